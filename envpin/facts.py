@@ -1,0 +1,274 @@
+"""HostFacts and its parts: what envpin believes about a machine.
+
+These frozen values are the contract between the probes (`envpin.host`), the `--facts FILE` option and
+everything downstream (resolver, doctor, check). `to_json`/`from_json` implement the JSON shape of
+`envpin detect --format json` documented in DESIGN.md; `from_json` rejects malformed or foreign
+documents with an `EnvpinInputError` naming the bad field.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from envpin.errors import EnvpinInputError
+
+SCHEMA_VERSION = 1
+OPERATING_SYSTEMS = ("linux", "windows", "macos")
+ARCHITECTURES = ("x86_64", "aarch64", "arm64")
+DRIVER_SOURCES = ("nvml", "nvidia-smi", "procfs", "sysfs", "override")
+ENV_TYPES = ("venv", "conda", "system", "unknown")
+
+_DRIVER_VERSION = re.compile(r"^\d{2,4}(\.\d{1,3}){0,2}$")
+_COMPUTE_CAPABILITY = re.compile(r"^\d{1,2}\.\d$")
+_PYTHON_VERSION = re.compile(r"^3\.\d{1,2}(\.\d{1,3})?[a-z0-9]*$")
+
+
+@dataclass(frozen=True)
+class Driver:
+    version: str
+    cuda: str | None  # the newest CUDA the driver supports, e.g. "12.2"
+    source: str
+
+
+@dataclass(frozen=True)
+class Gpu:
+    index: int
+    name: str
+    compute_capability: str | None  # None when neither the probe nor the database knows it
+    memory_mib: int | None = None
+
+
+@dataclass(frozen=True)
+class Toolkit:
+    version: str
+    root: str | None
+    nvcc: str | None = None
+
+
+@dataclass(frozen=True)
+class PythonInfo:
+    version: str
+    executable: str | None = None
+    env_type: str = "unknown"
+
+
+@dataclass(frozen=True)
+class Libc:
+    name: str
+    version: str | None
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    os: str
+    arch: str
+    python: PythonInfo
+    driver: Driver | None = None
+    gpus: tuple[Gpu, ...] = ()
+    wsl: bool = False
+    libc: Libc | None = None
+    toolkits: tuple[Toolkit, ...] = ()
+    env: dict[str, Any] = field(default_factory=dict)
+    files: dict[str, list[str]] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    def with_notes(self, *notes: str) -> HostFacts:
+        return replace(self, notes=self.notes + tuple(notes))
+
+
+def normalize_arch(arch: str) -> str:
+    """Map the many spellings of a CPU architecture onto envpin's three."""
+    lowered = arch.strip().lower()
+    aliases = {"amd64": "x86_64", "x64": "x86_64", "x86-64": "x86_64", "arm64": "arm64", "aarch64": "aarch64"}
+    return aliases.get(lowered, lowered)
+
+
+def is_driver_version(text: str) -> bool:
+    return bool(_DRIVER_VERSION.match(text))
+
+
+def is_compute_capability(text: str) -> bool:
+    return bool(_COMPUTE_CAPABILITY.match(text))
+
+
+def is_python_version(text: str) -> bool:
+    return bool(_PYTHON_VERSION.match(text))
+
+
+# ---------------------------------------------------------------- JSON
+
+
+def to_json(facts: HostFacts) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA_VERSION,
+        "os": facts.os,
+        "arch": facts.arch,
+        "wsl": facts.wsl,
+        "libc": None if facts.libc is None else {"name": facts.libc.name, "version": facts.libc.version},
+        "python": {
+            "version": facts.python.version,
+            "executable": facts.python.executable,
+            "env_type": facts.python.env_type,
+        },
+        "driver": None
+        if facts.driver is None
+        else {"version": facts.driver.version, "cuda": facts.driver.cuda, "source": facts.driver.source},
+        "gpus": [
+            {
+                "index": gpu.index,
+                "name": gpu.name,
+                "compute_capability": gpu.compute_capability,
+                "memory_mib": gpu.memory_mib,
+            }
+            for gpu in facts.gpus
+        ],
+        "toolkits": [{"version": t.version, "root": t.root, "nvcc": t.nvcc} for t in facts.toolkits],
+        "env": dict(facts.env),
+        "files": {directory: list(names) for directory, names in facts.files.items()},
+        "notes": list(facts.notes),
+    }
+
+
+def from_json(document: Any, origin: str = "facts") -> HostFacts:
+    """Parse a HostFacts document; every problem is reported as `origin: field: what is wrong`."""
+    reader = _Reader(origin)
+    if not isinstance(document, dict):
+        reader.fail("", "expected a JSON object (the output of `envpin detect --format json`)")
+    if "os" not in document and "schema" not in document:
+        reader.fail("", "not an envpin facts file: it has neither 'schema' nor 'os'")
+    schema = document.get("schema", SCHEMA_VERSION)
+    if schema != SCHEMA_VERSION:
+        reader.fail("schema", f"unsupported facts schema {schema!r} (this envpin reads {SCHEMA_VERSION})")
+    os_name = reader.choice(document, "os", OPERATING_SYSTEMS)
+    arch = normalize_arch(reader.string(document, "arch"))
+    if arch not in ARCHITECTURES:
+        reader.fail("arch", f"unknown architecture {arch!r}; expected one of {', '.join(ARCHITECTURES)}")
+    python_doc = reader.mapping(document, "python")
+    python_version = reader.string(python_doc, "version", path="python.version")
+    if not is_python_version(python_version):
+        reader.fail("python.version", f"{python_version!r} is not a Python 3 version")
+    python = PythonInfo(
+        version=python_version,
+        executable=reader.optional_string(python_doc, "executable", path="python.executable"),
+        env_type=python_doc.get("env_type") or "unknown",
+    )
+    return HostFacts(
+        os=os_name,
+        arch=arch,
+        python=python,
+        driver=_driver_from_json(reader, document.get("driver")),
+        gpus=tuple(_gpus_from_json(reader, document.get("gpus") or [])),
+        wsl=bool(document.get("wsl", False)),
+        libc=_libc_from_json(reader, document.get("libc")),
+        toolkits=tuple(_toolkits_from_json(reader, document.get("toolkits") or [])),
+        env=reader.optional_mapping(document, "env"),
+        files=reader.optional_mapping(document, "files"),
+        notes=tuple(str(note) for note in (document.get("notes") or [])),
+    )
+
+
+def _driver_from_json(reader: _Reader, doc: Any) -> Driver | None:
+    if doc is None:
+        return None
+    if not isinstance(doc, dict):
+        reader.fail("driver", "expected an object or null")
+    version = reader.string(doc, "version", path="driver.version")
+    if not is_driver_version(version):
+        reader.fail("driver.version", f"{version!r} is not an NVIDIA driver version such as 535.104.05")
+    cuda = reader.optional_string(doc, "cuda", path="driver.cuda")
+    return Driver(version=version, cuda=cuda, source=doc.get("source") or "override")
+
+
+def _gpus_from_json(reader: _Reader, docs: Any) -> list[Gpu]:
+    if not isinstance(docs, list):
+        reader.fail("gpus", "expected a list")
+    gpus = []
+    for position, doc in enumerate(docs):
+        path = f"gpus[{position}]"
+        if not isinstance(doc, dict):
+            reader.fail(path, "expected an object")
+        name = reader.string(doc, "name", path=f"{path}.name")
+        capability = reader.optional_string(doc, "compute_capability", path=f"{path}.compute_capability")
+        if capability is not None and not is_compute_capability(capability):
+            reader.fail(f"{path}.compute_capability", f"{capability!r} is not a compute capability such as 8.6")
+        memory = doc.get("memory_mib")
+        if memory is not None and not isinstance(memory, int):
+            reader.fail(f"{path}.memory_mib", "expected an integer")
+        index = doc.get("index", position)
+        if not isinstance(index, int):
+            reader.fail(f"{path}.index", "expected an integer")
+        gpus.append(Gpu(index=index, name=name, compute_capability=capability, memory_mib=memory))
+    return gpus
+
+
+def _libc_from_json(reader: _Reader, doc: Any) -> Libc | None:
+    if doc is None:
+        return None
+    if not isinstance(doc, dict):
+        reader.fail("libc", "expected an object or null")
+    return Libc(name=reader.string(doc, "name", path="libc.name"), version=doc.get("version"))
+
+
+def _toolkits_from_json(reader: _Reader, docs: Any) -> list[Toolkit]:
+    if not isinstance(docs, list):
+        reader.fail("toolkits", "expected a list")
+    toolkits = []
+    for position, doc in enumerate(docs):
+        path = f"toolkits[{position}]"
+        if not isinstance(doc, dict):
+            reader.fail(path, "expected an object")
+        toolkits.append(
+            Toolkit(
+                version=reader.string(doc, "version", path=f"{path}.version"),
+                root=reader.optional_string(doc, "root", path=f"{path}.root"),
+                nvcc=reader.optional_string(doc, "nvcc", path=f"{path}.nvcc"),
+            )
+        )
+    return toolkits
+
+
+class _Reader:
+    """Small typed accessors that turn a wrong type into an EnvpinInputError with the field's path."""
+
+    def __init__(self, origin: str):
+        self.origin = origin
+
+    def fail(self, path: str, message: str) -> None:
+        where = f"{self.origin}: {path}: " if path else f"{self.origin}: "
+        raise EnvpinInputError(where + message)
+
+    def string(self, doc: dict, key: str, path: str | None = None) -> str:
+        value = doc.get(key)
+        if not isinstance(value, str) or not value.strip():
+            self.fail(path or key, "expected a non-empty string")
+        return value.strip()
+
+    def optional_string(self, doc: dict, key: str, path: str | None = None) -> str | None:
+        value = doc.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            self.fail(path or key, "expected a string or null")
+        return value
+
+    def choice(self, doc: dict, key: str, choices: tuple[str, ...]) -> str:
+        value = self.string(doc, key)
+        if value not in choices:
+            self.fail(key, f"{value!r} is not one of {', '.join(choices)}")
+        return value
+
+    def mapping(self, doc: dict, key: str) -> dict:
+        value = doc.get(key)
+        if not isinstance(value, dict):
+            self.fail(key, "expected an object")
+        return value
+
+    def optional_mapping(self, doc: dict, key: str) -> dict:
+        value = doc.get(key)
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            self.fail(key, "expected an object")
+        return value
