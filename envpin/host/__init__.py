@@ -1,0 +1,182 @@
+"""Host probes: turn the real machine into HostFacts.
+
+Sources for the NVIDIA driver and GPUs, in order, each independent and each with a pure parser:
+NVML (pynvml) -> nvidia-smi (query CSV, XML, table header) -> /proc/driver/nvidia/version ->
+/sys/module/nvidia/version. A probe that fails adds a note; `detect_host` itself never raises for a
+probe failure, and every subprocess runs under `timeout`.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Mapping
+
+from envpin.facts import Driver, Gpu, HostFacts
+from envpin.host import nvidia_smi, nvml, platform_info, procfs
+from envpin.host.runner import CommandResult, CommandTimeout, Runner, SubprocessRunner
+
+__all__ = ["detect_host", "CommandResult", "CommandTimeout", "Runner", "SubprocessRunner"]
+
+WSL_LIB_DIR = "usr/lib/wsl/lib"
+ENV_KEYS = ("CUDA_PATH", "CUDA_HOME", "CONDA_PREFIX", "CUDA_VISIBLE_DEVICES")
+
+
+def detect_host(
+    *,
+    runner: Runner | None = None,
+    environ: Mapping[str, str] | None = None,
+    fs_root: str = "/",
+    timeout: float = 10.0,
+    nvml_module=None,
+    probe_environment: bool = True,
+) -> HostFacts:
+    """Detect this machine. `environ` and `fs_root` redirect what is read (tests); `runner` what is run.
+
+    `nvml_module` replaces pynvml (tests); pass False to skip NVML entirely. `probe_environment=False`
+    skips the CUDA toolkits and the library scan, which a solve does not need (and should not wait for).
+    """
+    runner = runner or SubprocessRunner()
+    environ = dict(os.environ if environ is None else environ)
+    os_label = platform_info.os_name()
+    wsl = os_label == "linux" and platform_info.is_wsl(procfs.read_text(fs_root, "proc/version"))
+    notes: list[str] = []
+
+    driver, gpus = _detect_driver(runner, environ, fs_root, timeout, os_label, wsl, nvml_module, notes)
+
+    if driver is None:
+        marker = platform_info.container_marker(fs_root) if os_label == "linux" else None
+        if marker:
+            notes.append(
+                f"running in a container ({marker}) without the NVIDIA driver mounted: "
+                "start it with --gpus all (Docker) or the NVIDIA Container Toolkit to see the GPU"
+            )
+
+    if not probe_environment:
+        return HostFacts(
+            os=os_label,
+            arch=platform_info.arch_name(),
+            python=platform_info.python_info(environ),
+            driver=driver,
+            gpus=tuple(gpus),
+            wsl=wsl,
+            notes=tuple(notes),
+        )
+    from envpin.host import libraries, toolkits
+
+    toolkit_report = _safe(lambda: toolkits.detect(runner, os_label, environ, fs_root, timeout), notes, "toolkit detection")
+    found_toolkits = toolkit_report.toolkits if toolkit_report else []
+    if toolkit_report:
+        notes.extend(toolkit_report.notes)
+
+    path_dirs = _split(environ, "PATH", os_label)
+    ld_dirs = _split(environ, "LD_LIBRARY_PATH", os_label)
+    env = {"PATH": path_dirs, "LD_LIBRARY_PATH": ld_dirs}
+    env.update({key: _get(environ, key) for key in ENV_KEYS})
+
+    wsl_lib = os.path.join(fs_root, WSL_LIB_DIR) if wsl else None
+    directories = libraries.search_dirs(
+        os_label, path_dirs, ld_dirs, toolkits.library_dirs(found_toolkits, os_label), wsl_lib
+    )
+    files = _safe(lambda: libraries.scan(directories, os_label), notes, "library scan") or {}
+
+    return HostFacts(
+        os=os_label,
+        arch=platform_info.arch_name(),
+        python=platform_info.python_info(environ),
+        driver=driver,
+        gpus=tuple(gpus),
+        wsl=wsl,
+        libc=platform_info.libc(os_label),
+        toolkits=tuple(found_toolkits),
+        env=env,
+        files=files,
+        notes=tuple(notes),
+    )
+
+
+def _detect_driver(runner, environ, fs_root, timeout, os_label, wsl, nvml_module, notes) -> tuple[Driver | None, list[Gpu]]:
+    """Walk the sources in order; stop at the first that gives the driver and the GPUs."""
+    failures: list[str] = []  # what failed on the way, reported only if it was not the normal "absent"
+    absent: list[str] = []
+    driver: Driver | None = None
+    gpus: list[Gpu] = []
+
+    if nvml_module is not False:
+        report = nvml.probe(nvml_module)
+        notes.extend(report.notes)
+        if report.driver:
+            driver = Driver(version=report.driver, cuda=report.cuda, source="nvml")
+            gpus = report.gpus
+        elif report.failure:
+            (absent if report.absent else failures).append(report.failure)
+        if driver and report.failure:
+            notes.append(report.failure)
+
+    if driver is None or not gpus:
+        executables = nvidia_smi.candidate_paths(os_label, environ, wsl=wsl, fs_root=fs_root)
+        if not executables:
+            absent.append("nvidia-smi not found" + (" (also looked in /usr/lib/wsl/lib)" if wsl else ""))
+        for executable in executables[:2]:  # the one on PATH, then one fallback location; never a long crawl
+            report = nvidia_smi.probe(runner, executable, timeout)
+            notes.extend(report.notes)
+            if report.driver:
+                if driver is None:
+                    driver = Driver(version=report.driver, cuda=report.cuda, source="nvidia-smi")
+                elif driver.cuda is None and report.cuda:
+                    driver = Driver(version=driver.version, cuda=report.cuda, source=driver.source)
+                gpus = gpus or report.gpus
+                break
+            failures.append(_name_executable(report.failure or "nvidia-smi failed", executable, executables))
+            if report.timed_out:
+                break  # a hung driver will hang the next nvidia-smi too
+
+    if driver is None and os_label == "linux":
+        for relative, parser, source in (
+            (procfs.PROC_DRIVER_VERSION, procfs.parse_proc_driver_version, "procfs"),
+            (procfs.SYS_MODULE_VERSION, procfs.parse_sys_module_version, "sysfs"),
+        ):
+            text = procfs.read_text(fs_root, relative)
+            if text is None:
+                absent.append(f"no /{relative}")
+                continue
+            version = parser(text)
+            if version:
+                driver = Driver(version=version, cuda=None, source=source)
+                if failures:
+                    failures[-1] += f"; used /{relative}"
+                break
+            failures.append(f"/{relative} has an unexpected format")
+
+    notes.extend(failures)
+    if driver is None and not failures:
+        notes.append("no NVIDIA driver found (" + "; ".join(absent) + ")")
+    elif driver is None:
+        notes.append("no NVIDIA driver found")
+    return driver, gpus
+
+
+def _name_executable(failure: str, executable: str, executables: list[str]) -> str:
+    # With several candidates, say which one failed; with one, the plain message reads better.
+    return failure if len(executables) == 1 else f"{failure} ({executable})"
+
+
+def _safe(action, notes: list[str], what: str):
+    """Run a probe step; an unexpected bug in it becomes a note instead of a failed `envpin detect`."""
+    try:
+        return action()
+    except Exception as error:  # noqa: BLE001 - detection must survive any single probe
+        notes.append(f"{what} failed: {type(error).__name__}: {error}")
+        return None
+
+
+def _get(environ: Mapping[str, str], key: str) -> str | None:
+    if key in environ:
+        return environ[key] or None
+    lowered = key.lower()
+    return next((value or None for name, value in environ.items() if name.lower() == lowered), None)
+
+
+def _split(environ: Mapping[str, str], key: str, os_label: str) -> list[str]:
+    value = _get(environ, key) or ""
+    separator = ";" if os_label == "windows" else ":"
+    return [part for part in value.split(separator) if part]

@@ -1,0 +1,86 @@
+"""Operating system, CPU architecture, WSL, libc, Python and container facts."""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import sys
+from typing import Mapping
+
+from envpin.facts import Libc, PythonInfo, normalize_arch
+from envpin.host.procfs import read_text
+
+
+def os_name(system: str | None = None) -> str:
+    """platform.system() -> envpin's names ('Linux' -> 'linux', 'Windows' -> 'windows', 'Darwin' -> 'macos')."""
+    system = (system or platform.system()).lower()
+    return {"darwin": "macos", "win32": "windows", "cygwin": "windows"}.get(system, system)
+
+
+def arch_name(machine: str | None = None) -> str:
+    """platform.machine(): 'AMD64' (Windows) and 'x86_64' are one thing; Linux says 'aarch64', macOS 'arm64'."""
+    return normalize_arch(machine or platform.machine())
+
+
+def is_wsl(proc_version: str | None) -> bool:
+    """/proc/version names Microsoft on WSL1 ('4.4.0-18985-Microsoft') and WSL2
+    ('5.4.72-microsoft-standard-WSL2'); case differs between them, so compare case-insensitively."""
+    return bool(proc_version) and bool(re.search(r"microsoft|wsl", proc_version, re.IGNORECASE))
+
+
+def libc(os_label: str) -> Libc | None:
+    if os_label != "linux":
+        return None
+    name, version = platform.libc_ver()
+    if name == "glibc" and version:
+        return Libc(name="glibc", version=version)
+    try:
+        confstr = os.confstr("CS_GNU_LIBC_VERSION") or ""  # e.g. "glibc 2.36"
+    except (AttributeError, ValueError, OSError):
+        confstr = ""
+    match = re.match(r"glibc (\S+)", confstr)
+    if match:
+        return Libc(name="glibc", version=match.group(1))
+    return Libc(name="musl", version=None) if _looks_like_musl() else Libc(name="unknown", version=None)
+
+
+def _looks_like_musl() -> bool:
+    return any(name.startswith("ld-musl") for name in _safe_listdir("/lib"))
+
+
+def _safe_listdir(path: str) -> list[str]:
+    try:
+        return os.listdir(path)
+    except OSError:
+        return []
+
+
+def python_info(environ: Mapping[str, str]) -> PythonInfo:
+    return PythonInfo(version=platform.python_version(), executable=sys.executable or None, env_type=env_type(environ))
+
+
+def env_type(environ: Mapping[str, str], prefix: str | None = None, base_prefix: str | None = None) -> str:
+    """venv when the interpreter runs from a virtual environment; conda when it is a conda env's own
+    Python (CONDA_PREFIX matches, or the prefix has conda-meta); otherwise the system Python."""
+    prefix = prefix if prefix is not None else sys.prefix
+    base_prefix = base_prefix if base_prefix is not None else getattr(sys, "base_prefix", sys.prefix)
+    if os.path.realpath(prefix) != os.path.realpath(base_prefix):
+        return "venv"
+    conda_prefix = environ.get("CONDA_PREFIX")
+    if conda_prefix and os.path.realpath(conda_prefix) == os.path.realpath(prefix):
+        return "conda"
+    if os.path.isdir(os.path.join(prefix, "conda-meta")):
+        return "conda"
+    return "system"
+
+
+def container_marker(fs_root: str) -> str | None:
+    """The file that says we run inside a container, if any (Docker, Podman)."""
+    for marker in (".dockerenv", "run/.containerenv"):
+        if os.path.exists(os.path.join(fs_root, marker)):
+            return "/" + marker
+    cgroup = read_text(fs_root, "proc/1/cgroup") or ""
+    if re.search(r"docker|kubepods|containerd", cgroup):
+        return "/proc/1/cgroup"
+    return None

@@ -1,0 +1,62 @@
+"""The human-readable text of `envpin detect` (the JSON form is `envpin.facts.to_json`)."""
+
+from __future__ import annotations
+
+from envpin.facts import HostFacts
+
+_SOURCE_NAMES = {
+    "nvml": "NVML",
+    "nvidia-smi": "nvidia-smi",
+    "procfs": "/proc/driver/nvidia/version",
+    "sysfs": "/sys/module/nvidia/version",
+    "override": "given on the command line",
+}
+
+
+def render_summary(facts: HostFacts) -> str:
+    lines = [f"System:   {_system(facts)}", f"Python:   {_python(facts)}", f"Driver:   {_driver(facts)}"]
+    if facts.gpus:
+        for gpu in facts.gpus:
+            lines.append(f"GPU {gpu.index}:    {gpu.name}{_gpu_details(gpu)}")
+    else:
+        lines.append("GPUs:     none seen")
+    if facts.toolkits:
+        for toolkit in facts.toolkits:
+            where = toolkit.root or toolkit.nvcc or "location unknown"
+            lines.append(f"Toolkit:  CUDA {toolkit.version} ({where})")
+    else:
+        lines.append("Toolkit:  no CUDA toolkit found")
+    for note in facts.notes:
+        lines.append(f"Note:     {note}")
+    return "\n".join(lines)
+
+
+def _system(facts: HostFacts) -> str:
+    text = f"{facts.os} {facts.arch}"
+    if facts.wsl:
+        text += " (WSL)"
+    if facts.libc and facts.libc.version:
+        text += f", {facts.libc.name} {facts.libc.version}"
+    return text
+
+
+def _python(facts: HostFacts) -> str:
+    text = f"{facts.python.version} ({facts.python.env_type})"
+    return f"{text} {facts.python.executable}" if facts.python.executable else text
+
+
+def _driver(facts: HostFacts) -> str:
+    driver = facts.driver
+    if driver is None:
+        return "no NVIDIA driver"
+    cuda = f", supports CUDA up to {driver.cuda}" if driver.cuda else ""
+    return f"NVIDIA {driver.version}{cuda} (from {_SOURCE_NAMES.get(driver.source, driver.source)})"
+
+
+def _gpu_details(gpu) -> str:
+    parts = []
+    if gpu.compute_capability:
+        parts.append(f"compute capability {gpu.compute_capability}")
+    if gpu.memory_mib:
+        parts.append(f"{gpu.memory_mib / 1024:.0f} GiB" if gpu.memory_mib >= 1024 else f"{gpu.memory_mib} MiB")
+    return f" ({', '.join(parts)})" if parts else ""
