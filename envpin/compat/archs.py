@@ -1,0 +1,49 @@
+"""Does a build's arch list hold code a GPU can run?
+
+NVIDIA's binary-compatibility rule (source `nvidia-binary-compat` in the database): a cubin built for
+compute capability X.y runs on any GPU X.z with z >= y, never across majors; PTX for X.y is JIT-compiled by
+the driver for any GPU of capability >= X.y. JIT needs a driver at least as new as the toolkit that made the
+PTX, which minor-version compatibility does not give, so PTX-only coverage also depends on the driver.
+The same source says binary compatibility "is not supported for Tegra", nor between desktop and Tegra: a
+Jetson GPU runs only cubins built for exactly its capability, or PTX.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from envpin.compat.model import ArchList, ComputeCapability
+
+
+# Compute capabilities that exist only on Tegra (Jetson) parts: TX1/Nano, TX2, Xavier, Orin, Thor.
+TEGRA_CAPABILITIES = frozenset(
+    ComputeCapability.parse(text) for text in ("5.3", "6.2", "7.2", "8.7", "10.1", "11.0")
+)
+
+
+@dataclass(frozen=True)
+class Coverage:
+    how: str  # "sass" (exact cubin), "sass-compatible" (same-major older cubin), "ptx" (JIT)
+    via: ComputeCapability
+
+    def describe(self, gpu: ComputeCapability) -> str:
+        if self.how == "sass":
+            return f"its {self.via.sm} cubin"
+        if self.how == "sass-compatible":
+            return f"its {self.via.sm} cubin (binary-compatible within major {gpu.major})"
+        return f"JIT from its compute_{self.via.major}{self.via.minor} PTX"
+
+
+def coverage(gpu: ComputeCapability, archs: ArchList) -> Coverage | None:
+    """How the arch list serves the GPU, preferring real cubins over PTX; None when it cannot."""
+    if gpu in archs.sass:
+        return Coverage("sass", gpu)
+    same_major = [c for c in archs.sass if c.major == gpu.major and c.minor < gpu.minor]
+    if gpu in TEGRA_CAPABILITIES:
+        same_major = []
+    if same_major:
+        return Coverage("sass-compatible", max(same_major))
+    jit = [c for c in archs.ptx if c <= gpu]
+    if jit:
+        return Coverage("ptx", max(jit))
+    return None

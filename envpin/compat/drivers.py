@@ -1,0 +1,89 @@
+"""NVIDIA driver ↔ CUDA queries over the database (NVIDIA's Tables 2 and 3).
+
+Two policies decide whether a driver can run a build made with CUDA X.Y:
+- `minor` (the default, as PyTorch, uv and light-the-torch do): minor-version compatibility, so any driver at or
+  above the CUDA major's baseline (Table 2) runs every X.y of that major;
+- `strict`: the driver the X.Y toolkit shipped with (Table 3, GA row).
+CUDA 10.x has no minor-version compatibility, so both policies use the toolkit's own driver there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from envpin.compat.model import Database, Provenance
+from envpin.errors import EnvpinInputError
+
+POLICIES = ("minor", "strict")
+
+
+@dataclass(frozen=True)
+class DriverRequirement:
+    minimum: str
+    rule: str  # a phrase for reasons: "CUDA 12.x by minor-version compatibility"
+    provenance: Provenance
+
+
+def parse_driver_version(text: str) -> tuple[int, ...]:
+    try:
+        parts = tuple(int(part) for part in text.strip().split("."))
+    except ValueError:
+        raise EnvpinInputError(f"{text!r} is not an NVIDIA driver version such as 535.104.05") from None
+    if not parts or not 100 <= parts[0] <= 9999 or len(parts) > 3:
+        raise EnvpinInputError(f"{text!r} is not an NVIDIA driver version such as 535.104.05")
+    return parts
+
+
+def driver_at_least(driver: str, minimum: str) -> bool:
+    return parse_driver_version(driver) >= parse_driver_version(minimum)
+
+
+def minimum_driver(database: Database, cuda: str, os_name: str, policy: str) -> DriverRequirement | None:
+    """The oldest driver that runs a build made with CUDA `cuda` on `os_name`, or None when unknown."""
+    major = int(cuda.split(".")[0])
+    compat = database.minor_version_compat.get(major)
+    toolkit = database.toolkits.get(cuda)
+    if policy == "minor" and compat is not None:
+        value = compat.windows if os_name == "windows" else compat.linux
+        if value:
+            return DriverRequirement(value, f"CUDA {major}.x by minor-version compatibility", compat.provenance)
+    if toolkit is not None:
+        value = toolkit.driver_windows if os_name == "windows" else toolkit.driver_linux
+        if value:
+            return DriverRequirement(value, f"the CUDA {cuda} toolkit's driver", toolkit.provenance)
+    if compat is not None:
+        # NVIDIA prints no per-toolkit Windows driver for 13.x ("N/A"); Table 2's major minimum is all there is.
+        value = compat.windows if os_name == "windows" else compat.linux
+        if value:
+            note = f"NVIDIA gives no {os_name} driver for the CUDA {cuda} toolkit; using the CUDA {major}.x minimum"
+            provenance = Provenance(compat.provenance.sources, _join(compat.provenance.unverified, note))
+            return DriverRequirement(value, f"CUDA {major}.x (no per-toolkit {os_name} figure)", provenance)
+    return None
+
+
+def driver_max_cuda(database: Database, driver: str, os_name: str) -> str | None:
+    """The newest CUDA x.y this driver supports: the newest toolkit whose driver it meets (Table 3),
+    or, where NVIDIA gives only the major's minimum (Table 2), that major's x.0."""
+    best: tuple[int, int] | None = None
+    for toolkit in database.toolkits.values():
+        minimum = toolkit.driver_windows if os_name == "windows" else toolkit.driver_linux
+        if minimum and driver_at_least(driver, minimum):
+            best = max(best or (0, 0), _cuda_tuple(toolkit.version))
+    for major, compat in database.minor_version_compat.items():
+        minimum = compat.windows if os_name == "windows" else compat.linux
+        if minimum and driver_at_least(driver, minimum):
+            best = max(best or (0, 0), (major, 0))
+    return None if best is None else f"{best[0]}.{best[1]}"
+
+
+def _cuda_tuple(version: str) -> tuple[int, int]:
+    major, _, minor = version.partition(".")
+    return int(major), int(minor or 0)
+
+
+def cuda_at_least(version: str, minimum: str) -> bool:
+    return _cuda_tuple(version) >= _cuda_tuple(minimum)
+
+
+def _join(first: str | None, second: str) -> str:
+    return f"{first}; {second}" if first else second

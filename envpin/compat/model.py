@@ -1,0 +1,166 @@
+"""The compatibility database as frozen values. Built by `envpin.compat.loader`, queried everywhere else."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from packaging.version import Version
+
+PLATFORMS = ("linux-x86_64", "linux-aarch64", "windows-x86_64", "macos-arm64", "macos-x86_64")
+
+
+@dataclass(frozen=True)
+class Source:
+    id: str
+    title: str
+    grade: str
+    url: str | None = None
+    ref: str | None = None
+    read: str | None = None
+    quote: str | None = None
+
+    @property
+    def where(self) -> str:
+        return self.url or self.ref or self.title
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a record comes from, and what about it nobody has verified yet."""
+
+    sources: tuple[str, ...]
+    unverified: str | None = None
+
+
+@dataclass(frozen=True, order=True)
+class ComputeCapability:
+    major: int
+    minor: int
+
+    @classmethod
+    def parse(cls, text: str) -> ComputeCapability:
+        major, _, minor = text.partition(".")
+        return cls(int(major), int(minor))
+
+    def __str__(self) -> str:
+        return f"{self.major}.{self.minor}"
+
+    @property
+    def sm(self) -> str:
+        return f"sm_{self.major}{self.minor}"
+
+
+@dataclass(frozen=True)
+class ArchList:
+    """A TORCH_CUDA_ARCH_LIST: cubins (SASS) for some capabilities and PTX for others."""
+
+    name: str
+    sass: tuple[ComputeCapability, ...]
+    ptx: tuple[ComputeCapability, ...]
+    provenance: Provenance
+
+    def describe(self) -> str:
+        parts = [c.sm for c in self.sass] + [f"compute_{c.major}{c.minor} (PTX)" for c in self.ptx]
+        return ", ".join(parts)
+
+
+@dataclass(frozen=True)
+class MinorVersionCompat:
+    """NVIDIA Table 2: the driver a whole CUDA major needs under minor-version compatibility."""
+
+    major: int
+    linux: str
+    windows: str | None
+    provenance: Provenance
+
+
+@dataclass(frozen=True)
+class CudaToolkit:
+    """NVIDIA Table 3 (GA row) plus the compute capabilities the toolkit can compile for."""
+
+    version: str
+    driver_linux: str | None
+    driver_windows: str | None
+    targets: tuple[ComputeCapability, ...]
+    provenance: Provenance
+
+    @property
+    def major(self) -> int:
+        return int(self.version.split(".")[0])
+
+
+@dataclass(frozen=True)
+class GpuModel:
+    compute_capability: ComputeCapability
+    architecture: str
+    names: tuple[str, ...]
+    provenance: Provenance
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One build of a torch release on the PyTorch index: cpu, cuXYZ or rocmX.Y."""
+
+    name: str
+    platforms: tuple[str, ...]
+    provenance: Provenance
+    cuda: str | None = None
+    rocm: str | None = None
+    cudnn: str | None = None
+    archs: dict[str, ArchList] = field(default_factory=dict)  # platform -> arch list
+    python: dict[str, tuple[str, ...]] = field(default_factory=dict)  # platform -> Pythons, when it differs
+
+    @property
+    def kind(self) -> str:
+        if self.cuda:
+            return "cuda"
+        if self.rocm:
+            return "rocm"
+        return "cpu"
+
+
+@dataclass(frozen=True)
+class Companion:
+    """torchvision / torchaudio release paired with a torch release."""
+
+    name: str
+    version: str
+    per_variant: bool
+    provenance: Provenance
+
+
+@dataclass(frozen=True)
+class KnownIssue:
+    platforms: tuple[str, ...]
+    text: str
+    provenance: Provenance
+
+
+@dataclass(frozen=True)
+class TorchRelease:
+    version: Version
+    released: str | None
+    python: dict[str, tuple[str, ...]]  # platform -> CPython minors with wheels
+    pypi: dict[str, str]  # platform -> variant name of the plain PyPI wheel
+    variants: dict[str, Variant]
+    companions: dict[str, Companion]
+    known_issues: tuple[KnownIssue, ...]
+    provenance: Provenance
+
+    def pythons_for(self, variant: Variant, platform: str) -> tuple[str, ...]:
+        return variant.python.get(platform, self.python.get(platform, ()))
+
+
+@dataclass(frozen=True)
+class Database:
+    version: str
+    sources: dict[str, Source]
+    minor_version_compat: dict[int, MinorVersionCompat]
+    toolkits: dict[str, CudaToolkit]
+    gpus: tuple[GpuModel, ...]
+    torch_releases: tuple[TorchRelease, ...]  # newest first
+    arch_sets: dict[str, ArchList]
+
+    def torch_release(self, version: str) -> TorchRelease | None:
+        wanted = Version(version)
+        return next((r for r in self.torch_releases if r.version == wanted), None)

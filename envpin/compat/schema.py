@@ -1,0 +1,415 @@
+"""Validate the database documents and build the frozen model (pure: dicts in, Database or errors out).
+
+Every problem is collected with its file and path (`torch.yaml: releases[3].variants.cu124.cuda`), so one
+`envpin db validate` run shows all of them. See data/compat_matrix/SCHEMA.md for the format.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from packaging.version import InvalidVersion, Version
+
+from envpin.compat.model import (
+    PLATFORMS,
+    ArchList,
+    Companion,
+    ComputeCapability,
+    CudaToolkit,
+    Database,
+    GpuModel,
+    KnownIssue,
+    MinorVersionCompat,
+    Provenance,
+    Source,
+    TorchRelease,
+    Variant,
+)
+
+SOURCE_GRADES = ("primary", "primary-copy", "pypi", "secondary")
+FILES = ("sources.yaml", "cuda.yaml", "gpus.yaml", "torch.yaml")
+
+_CC = re.compile(r"^(\d{1,2})\.(\d)$")
+_ARCH = re.compile(r"^(\d{1,2})\.(\d)(\+PTX)?$")
+_DRIVER = re.compile(r"^\d{3,4}(\.\d{1,3}){0,2}$")
+_CUDA = re.compile(r"^\d{1,2}\.\d$")
+_PYTHON = re.compile(r"^3\.\d{1,2}$")
+_VARIANT = re.compile(r"^(cpu|cu\d{3}|rocm\d+(\.\d+){1,2})$")
+
+
+class Problems:
+    """Collects schema problems instead of stopping at the first."""
+
+    def __init__(self) -> None:
+        self.items: list[str] = []
+
+    def add(self, where: str, message: str) -> None:
+        self.items.append(f"{where}: {message}")
+
+
+class _Node:
+    """A value in a document together with its path, for messages that point at the bad field."""
+
+    def __init__(self, value: Any, where: str, problems: Problems):
+        self.value = value
+        self.where = where
+        self.problems = problems
+
+    def child(self, key: str | int) -> _Node:
+        value = self.value.get(key) if isinstance(self.value, dict) else None
+        sep = "" if isinstance(key, int) else "."
+        label = f"[{key}]" if isinstance(key, int) else str(key)
+        return _Node(value, f"{self.where}{sep}{label}", self.problems)
+
+    def fail(self, message: str) -> None:
+        self.problems.add(self.where, message)
+
+    def has(self, key: str) -> bool:
+        return isinstance(self.value, dict) and key in self.value
+
+    def mapping(self) -> dict[str, Any]:
+        if not isinstance(self.value, dict):
+            self.fail("expected a mapping")
+            return {}
+        return self.value
+
+    def items(self) -> list[tuple[str, _Node]]:
+        return [(str(key), self.child(key)) for key in self.mapping()]
+
+    def sequence(self) -> list[_Node]:
+        if not isinstance(self.value, list):
+            self.fail("expected a list")
+            return []
+        return [_Node(item, f"{self.where}[{i}]", self.problems) for i, item in enumerate(self.value)]
+
+    def string(self, pattern: re.Pattern[str] | None = None, what: str = "a string") -> str:
+        if not isinstance(self.value, str) or not self.value:
+            self.fail(f"expected {what} (as a quoted string), got {self.value!r}")
+            return ""
+        if pattern is not None and not pattern.match(self.value):
+            self.fail(f"{self.value!r} is not {what}")
+        return self.value
+
+    def optional_string(self, pattern: re.Pattern[str] | None = None, what: str = "a string") -> str | None:
+        return None if self.value is None else self.string(pattern, what)
+
+    def strings(self, pattern: re.Pattern[str] | None = None, what: str = "a string") -> tuple[str, ...]:
+        return tuple(node.string(pattern, what) for node in self.sequence())
+
+
+def build_database(version: str, documents: dict[str, Any]) -> tuple[Database | None, list[str]]:
+    """Turn the parsed YAML documents (file name -> content) into a Database, or return the problems."""
+    problems = Problems()
+    if not re.match(r"^\d{4}\.\d{2}\.\d{2}$", version):
+        problems.add("VERSION", f"{version!r} is not a YYYY.MM.DD database version")
+    roots = {name: _Node(documents.get(name), name, problems) for name in FILES}
+    for name, root in roots.items():
+        if not isinstance(root.value, dict):
+            root.fail("expected a YAML mapping at the top level")
+            root.value = {}
+    sources = _sources(roots, problems)
+    cited = _Citations(sources)
+    minor_compat = _minor_version_compat(roots["cuda.yaml"].child("minor_version_compat"), cited)
+    toolkits = _toolkits(roots["cuda.yaml"].child("toolkits"), cited)
+    gpus = _gpus(roots["gpus.yaml"].child("gpus"), cited)
+    arch_sets = _arch_sets(roots["torch.yaml"].child("arch_sets"), cited)
+    releases = _torch_releases(roots["torch.yaml"].child("releases"), arch_sets, cited)
+    _check_cross_references(toolkits, releases, problems)
+    if problems.items:
+        return None, problems.items
+    database = Database(
+        version=version,
+        sources=sources,
+        minor_version_compat=minor_compat,
+        toolkits=toolkits,
+        gpus=gpus,
+        torch_releases=tuple(sorted(releases, key=lambda r: r.version, reverse=True)),
+        arch_sets=arch_sets,
+    )
+    return database, []
+
+
+# ---------------------------------------------------------------- sources and provenance
+
+
+def _sources(roots: dict[str, _Node], problems: Problems) -> dict[str, Source]:
+    sources: dict[str, Source] = {}
+    for root in roots.values():
+        if not root.has("sources"):
+            continue
+        for source_id, node in root.child("sources").items():
+            if source_id in sources:
+                node.fail(f"source id {source_id!r} is defined twice")
+            grade = node.child("grade").string(what="a grade")
+            if grade and grade not in SOURCE_GRADES:
+                node.child("grade").fail(f"{grade!r} is not one of {', '.join(SOURCE_GRADES)}")
+            url, ref = node.child("url").optional_string(), node.child("ref").optional_string()
+            if url is None and ref is None:
+                node.fail("a source needs a url or a ref (a file at a commit)")
+            sources[source_id] = Source(
+                id=source_id,
+                title=node.child("title").string(what="a title"),
+                grade=grade,
+                url=url,
+                ref=ref,
+                read=_text(node.child("read").value),
+                quote=node.child("quote").optional_string(),
+            )
+    return sources
+
+
+class _Citations:
+    def __init__(self, sources: dict[str, Source]):
+        self.sources = sources
+
+    def provenance(self, record: _Node) -> Provenance:
+        ids = record.child("sources").strings(what="a source id")
+        if not ids:
+            record.fail("a record needs a non-empty `sources:` list")
+        for source_id in ids:
+            if source_id and source_id not in self.sources:
+                record.child("sources").fail(f"unknown source id {source_id!r}")
+        unverified = record.child("unverified").optional_string(what="a text")
+        return Provenance(sources=ids, unverified=unverified)
+
+
+def _text(value: Any) -> str | None:
+    # YAML turns an unquoted 2026-11-29 into a date; accept both.
+    return None if value is None else str(value)
+
+
+# ---------------------------------------------------------------- NVIDIA
+
+
+def _minor_version_compat(node: _Node, cited: _Citations) -> dict[int, MinorVersionCompat]:
+    table: dict[int, MinorVersionCompat] = {}
+    for record in node.sequence():
+        major = record.child("major").value
+        if not isinstance(major, int):
+            record.child("major").fail("expected an integer CUDA major")
+            continue
+        table[major] = MinorVersionCompat(
+            major=major,
+            linux=record.child("linux").string(_DRIVER, "a driver version"),
+            windows=record.child("windows").optional_string(_DRIVER, "a driver version"),
+            provenance=cited.provenance(record),
+        )
+    return table
+
+
+def _toolkits(node: _Node, cited: _Citations) -> dict[str, CudaToolkit]:
+    toolkits: dict[str, CudaToolkit] = {}
+    for record in node.sequence():
+        version = record.child("version").string(_CUDA, "a CUDA x.y version")
+        if version in toolkits:
+            record.child("version").fail(f"CUDA {version} is listed twice")
+        driver = record.child("driver")
+        driver.mapping()
+        toolkits[version] = CudaToolkit(
+            version=version,
+            driver_linux=driver.child("linux").optional_string(_DRIVER, "a driver version"),
+            driver_windows=driver.child("windows").optional_string(_DRIVER, "a driver version"),
+            targets=_capabilities(record.child("targets")),
+            provenance=cited.provenance(record),
+        )
+    return toolkits
+
+
+def _capabilities(node: _Node) -> tuple[ComputeCapability, ...]:
+    return tuple(
+        ComputeCapability.parse(text) for text in node.strings(_CC, "a compute capability such as 8.6") if _CC.match(text)
+    )
+
+
+def _gpus(node: _Node, cited: _Citations) -> tuple[GpuModel, ...]:
+    from envpin.compat.gpus import gpu_name_key  # the matching key decides what counts as a duplicate
+
+    models, seen = [], {}
+    for record in node.sequence():
+        capability = record.child("cc").string(_CC, "a compute capability such as 8.6")
+        names = record.child("names").strings(what="a GPU name")
+        for position, name in enumerate(names):
+            key = gpu_name_key(name)
+            if key in seen:
+                record.child("names").child(position).fail(f"{name!r} matches {seen[key]!r} listed before")
+            seen[key] = name
+        if not _CC.match(capability):
+            continue
+        models.append(
+            GpuModel(
+                compute_capability=ComputeCapability.parse(capability),
+                architecture=record.child("architecture").string(what="an architecture name"),
+                names=names,
+                provenance=cited.provenance(record),
+            )
+        )
+    return tuple(models)
+
+
+# ---------------------------------------------------------------- PyTorch
+
+
+def _arch_sets(node: _Node, cited: _Citations) -> dict[str, ArchList]:
+    sets = {}
+    for name, record in node.items():
+        sass, ptx = [], []
+        for text in record.child("archs").strings(_ARCH, "an arch such as 8.6 or 12.0+PTX"):
+            match = _ARCH.match(text)
+            if match:
+                capability = ComputeCapability(int(match.group(1)), int(match.group(2)))
+                sass.append(capability)
+                if match.group(3):
+                    ptx.append(capability)
+        sets[name] = ArchList(name=name, sass=tuple(sorted(sass)), ptx=tuple(ptx), provenance=cited.provenance(record))
+    return sets
+
+
+def _torch_releases(node: _Node, arch_sets: dict[str, ArchList], cited: _Citations) -> list[TorchRelease]:
+    releases, seen = [], set()
+    for record in node.sequence():
+        version = _release_version(record.child("version"))
+        if version is None:
+            continue
+        if version in seen:
+            record.child("version").fail(f"torch {version} is listed twice")
+        seen.add(version)
+        variants = {name: _variant(name, child, arch_sets, cited) for name, child in record.child("variants").items()}
+        releases.append(
+            TorchRelease(
+                version=version,
+                released=_text(record.child("released").value),
+                python=_python_table(record.child("python")),
+                pypi=_pypi_table(record.child("pypi"), variants),
+                variants=variants,
+                companions=_companions(record, cited),
+                known_issues=_known_issues(record.child("known_issues"), cited),
+                provenance=cited.provenance(record),
+            )
+        )
+    return releases
+
+
+def _release_version(node: _Node) -> Version | None:
+    text = node.string(what="a release version")
+    try:
+        return Version(text) if text else None
+    except InvalidVersion:
+        node.fail(f"{text!r} is not a version")
+        return None
+
+
+def _variant(name: str, node: _Node, arch_sets: dict[str, ArchList], cited: _Citations) -> Variant:
+    if not _VARIANT.match(name):
+        node.fail(f"{name!r} is not a variant name (cpu, cuXYZ, rocmX.Y)")
+    platforms = _platforms(node.child("platforms"))
+    cuda = node.child("cuda").optional_string(_CUDA, "a CUDA x.y version")
+    if name.startswith("cu") and cuda is None:
+        node.fail("a cuXYZ variant needs `cuda:`")
+    if cuda and name != "cu" + cuda.replace(".", ""):
+        node.child("cuda").fail(f"CUDA {cuda} does not match the variant name {name}")
+    archs = {}
+    for platform, arch_node in node.child("archs").items() if node.has("archs") else []:
+        set_name = arch_node.string(what="an arch_sets name")
+        if set_name and set_name not in arch_sets:
+            arch_node.fail(f"unknown arch set {set_name!r}")
+        elif platform not in platforms:
+            arch_node.fail(f"{platform} is not among the variant's platforms")
+        else:
+            archs[platform] = arch_sets[set_name]
+    if cuda:
+        for platform in platforms:
+            if platform.startswith(("linux", "windows")) and platform not in archs:
+                node.child("archs").fail(f"a CUDA variant needs an arch list for {platform}")
+    return Variant(
+        name=name,
+        platforms=platforms,
+        provenance=cited.provenance(node),
+        cuda=cuda,
+        rocm=node.child("rocm").optional_string(what="a ROCm version"),
+        cudnn=node.child("cudnn").optional_string(what="a cuDNN version"),
+        archs=archs,
+        python=_python_table(node.child("python")) if node.has("python") else {},
+    )
+
+
+def _platforms(node: _Node) -> tuple[str, ...]:
+    platforms = node.strings(what="a platform")
+    for platform in platforms:
+        if platform not in PLATFORMS:
+            node.fail(f"{platform!r} is not one of {', '.join(PLATFORMS)}")
+    return platforms
+
+
+def _python_table(node: _Node) -> dict[str, tuple[str, ...]]:
+    table = {}
+    for platform, versions in node.items():
+        if platform not in PLATFORMS:
+            versions.fail(f"{platform!r} is not a platform")
+        table[platform] = versions.strings(_PYTHON, "a Python minor version such as 3.11")
+    return table
+
+
+def _pypi_table(node: _Node, variants: dict[str, Variant]) -> dict[str, str]:
+    table = {}
+    for platform, variant in node.items():
+        name = variant.string(what="a variant name")
+        if platform not in PLATFORMS:
+            variant.fail(f"{platform!r} is not a platform")
+        elif name and name not in variants:
+            variant.fail(f"the PyPI wheel is said to be {name!r}, which is not among the release's variants")
+        table[platform] = name
+    return table
+
+
+def _companions(record: _Node, cited: _Citations) -> dict[str, Companion]:
+    companions = {}
+    for name in ("torchvision", "torchaudio"):
+        if not record.has(name):
+            continue
+        node = record.child(name)
+        per_variant = node.child("per_variant").value
+        companions[name] = Companion(
+            name=name,
+            version=node.child("version").string(what="a version"),
+            per_variant=True if per_variant is None else bool(per_variant),
+            provenance=cited.provenance(node),
+        )
+    return companions
+
+
+def _known_issues(node: _Node, cited: _Citations) -> tuple[KnownIssue, ...]:
+    if node.value is None:
+        return ()
+    return tuple(
+        KnownIssue(
+            platforms=_platforms(issue.child("platforms")),
+            text=issue.child("text").string(what="a text"),
+            provenance=cited.provenance(issue),
+        )
+        for issue in node.sequence()
+    )
+
+
+# ---------------------------------------------------------------- cross-references
+
+
+def _check_cross_references(toolkits: dict[str, CudaToolkit], releases: list[TorchRelease], problems: Problems) -> None:
+    """Every variant's CUDA exists in cuda.yaml, and no arch list holds a capability its toolkit cannot target."""
+    for release in releases:
+        for variant in release.variants.values():
+            if not variant.cuda:
+                continue
+            where = f"torch.yaml: torch {release.version} {variant.name}"
+            toolkit = toolkits.get(variant.cuda)
+            if toolkit is None:
+                problems.add(where, f"CUDA {variant.cuda} is not in cuda.yaml toolkits")
+                continue
+            for platform, archs in variant.archs.items():
+                outside = [str(c) for c in archs.sass if c not in toolkit.targets]
+                if outside:
+                    problems.add(
+                        where,
+                        f"arch set {archs.name!r} ({platform}) has {', '.join(outside)}, "
+                        f"which CUDA {variant.cuda} cannot target",
+                    )
