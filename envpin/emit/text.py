@@ -1,0 +1,26 @@
+"""`--format text`: a short table of pins, the install command and the reasons."""
+
+from __future__ import annotations
+
+from envpin import __version__
+from envpin.emit.commands import pip_command
+from envpin.emit.common import describe_target
+from envpin.resolver.plan import Plan, Unsatisfiable
+from envpin.resolver.request import Request
+
+
+def render(answer: Plan | Unsatisfiable, request: Request) -> str:
+    lines = [f"envpin {__version__} · database {answer.db_version}", f"target: {describe_target(answer.target)}", ""]
+    if isinstance(answer, Unsatisfiable):
+        lines.append(f"no solution ({answer.code}): {answer.message}")
+        lines += ["", "fixes:"] + [f"  - {fix}" for fix in answer.fixes] if answer.fixes else []
+        return "\n".join(lines) + "\n"
+    width = max(len(p.name) for p in answer.packages)
+    version_width = max(len(p.version) for p in answer.packages)
+    for package in answer.packages:
+        lines.append(f"  {package.name:<{width}}  {package.version:<{version_width}}  {package.index_url or 'PyPI'}")
+    lines += ["", f"accelerator: {answer.accelerator}", "", "install:", f"  {pip_command(answer)}", "", "why:"]
+    lines += [f"  - {reason}" for reason in answer.reasons]
+    if answer.warnings:
+        lines += ["", "warnings:"] + [f"  - {warning}" for warning in answer.warnings]
+    return "\n".join(lines) + "\n"
