@@ -15,7 +15,7 @@ from typing import Any
 
 from envpin import __version__
 from envpin.compat.model import Database
-from envpin.compat.schema import FILES, build_database
+from envpin.compat.schema import FILES, OPTIONAL_FILES, build_database
 from envpin.errors import DatabaseError
 
 _LOADED: dict[str, Database] = {}
@@ -74,7 +74,7 @@ def _read_documents(directory: Path) -> dict[str, Any]:
     cached = _read_cache(cache_file)
     if cached is not None:
         return cached
-    documents = {name: _parse_yaml(directory / name) for name in FILES}
+    documents = {name: _parse_yaml(directory / name) for name in FILES if (directory / name).exists()}
     _write_cache(cache_file, documents)
     return documents
 
@@ -85,6 +85,9 @@ def _stamps(directory: Path) -> str:
         try:
             stat = (directory / name).stat()
         except OSError:
+            if name in OPTIONAL_FILES:
+                parts.append(f"{name}:absent")
+                continue
             raise DatabaseError(f"database {directory}: {name} is missing") from None
         parts.append(f"{name}:{stat.st_size}:{stat.st_mtime_ns}")
     return "\n".join(parts)
@@ -127,7 +130,7 @@ def _read_cache(cache_file: Path | None) -> dict[str, Any] | None:
             documents = json.load(handle)
     except (OSError, ValueError):
         return None
-    return documents if isinstance(documents, dict) and set(documents) == set(FILES) else None
+    return documents if isinstance(documents, dict) and set(FILES) - set(OPTIONAL_FILES) <= set(documents) else None
 
 
 def _write_cache(cache_file: Path | None, documents: dict[str, Any]) -> None:

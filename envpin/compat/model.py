@@ -109,6 +109,7 @@ class Variant:
     cudnn: str | None = None
     archs: dict[str, ArchList] = field(default_factory=dict)  # platform -> arch list
     python: dict[str, tuple[str, ...]] = field(default_factory=dict)  # platform -> Pythons, when it differs
+    pins: dict[str, str] = field(default_factory=dict)  # pip CUDA libraries the wheel pins (nvidia-cudnn-cu12: ==9.1.0.70)
 
     @property
     def kind(self) -> str:
@@ -160,7 +161,69 @@ class Database:
     gpus: tuple[GpuModel, ...]
     torch_releases: tuple[TorchRelease, ...]  # newest first
     arch_sets: dict[str, ArchList]
+    tensorflow_releases: tuple[TensorflowRelease, ...] = ()  # newest first
+    jax_releases: tuple[JaxRelease, ...] = ()  # newest first
 
     def torch_release(self, version: str) -> TorchRelease | None:
         wanted = Version(version)
         return next((r for r in self.torch_releases if r.version == wanted), None)
+
+
+@dataclass(frozen=True)
+class TensorflowGpuBuild:
+    """The tested CUDA/cuDNN of a TensorFlow release's GPU build on one platform."""
+
+    platform: str
+    cuda: str
+    cudnn: str | None
+    conda: str | None  # the conda packages that supply CUDA (native Windows ≤ 2.10)
+    provenance: Provenance
+
+
+@dataclass(frozen=True)
+class AndCudaExtra:
+    """`tensorflow[and-cuda]`: the pip-installed CUDA libraries, exactly as the wheel pins them."""
+
+    pins: dict[str, str]
+    pythons: tuple[str, ...] | None  # where the extra can install at all, when narrower than the release
+    installable: bool
+    note: str | None
+    provenance: Provenance
+
+
+@dataclass(frozen=True)
+class TensorflowRelease:
+    version: Version
+    released: str | None
+    python: dict[str, tuple[str, ...]]
+    gpu: dict[str, TensorflowGpuBuild]
+    and_cuda: AndCudaExtra | None
+    cpu_package: dict[str, str]
+    provenance: Provenance
+
+
+@dataclass(frozen=True)
+class JaxExtra:
+    """`jax[cuda12]` and friends: the CUDA plugin an extra installs and what it needs."""
+
+    name: str
+    cuda_major: int
+    plugin: str | None
+    min_driver: dict[str, str]  # os -> JAX's stated minimum driver
+    min_cc: str | None
+    min_cudnn: str | None
+    built_with: str | None
+    pins: dict[str, str]
+    platforms: tuple[str, ...]
+    provenance: Provenance
+
+
+@dataclass(frozen=True)
+class JaxRelease:
+    version: Version
+    released: str | None
+    python: tuple[str, ...]
+    platforms: tuple[str, ...]
+    extras: dict[str, JaxExtra]
+    missing_extras: dict[str, str]
+    provenance: Provenance

@@ -13,6 +13,11 @@ from packaging.version import InvalidVersion, Version
 
 from envpin.compat.model import (
     PLATFORMS,
+    AndCudaExtra,
+    JaxExtra,
+    JaxRelease,
+    TensorflowGpuBuild,
+    TensorflowRelease,
     ArchList,
     Companion,
     ComputeCapability,
@@ -28,7 +33,8 @@ from envpin.compat.model import (
 )
 
 SOURCE_GRADES = ("primary", "primary-copy", "pypi", "secondary")
-FILES = ("sources.yaml", "cuda.yaml", "gpus.yaml", "torch.yaml")
+FILES = ("sources.yaml", "cuda.yaml", "gpus.yaml", "torch.yaml", "tensorflow.yaml", "jax.yaml")
+OPTIONAL_FILES = ("tensorflow.yaml", "jax.yaml")  # a torch-only database (a team's fork) may leave them out
 
 _CC = re.compile(r"^(\d{1,2})\.(\d)$")
 _ARCH = re.compile(r"^(\d{1,2})\.(\d)(\+PTX)?$")
@@ -58,7 +64,7 @@ class _Node:
 
     def child(self, key: str | int) -> _Node:
         value = self.value.get(key) if isinstance(self.value, dict) else None
-        sep = "" if isinstance(key, int) else "."
+        sep = "" if isinstance(key, int) else ": " if self.where.endswith(".yaml") else "."
         label = f"[{key}]" if isinstance(key, int) else str(key)
         return _Node(value, f"{self.where}{sep}{label}", self.problems)
 
@@ -105,6 +111,8 @@ def build_database(version: str, documents: dict[str, Any]) -> tuple[Database | 
         problems.add("VERSION", f"{version!r} is not a YYYY.MM.DD database version")
     roots = {name: _Node(documents.get(name), name, problems) for name in FILES}
     for name, root in roots.items():
+        if root.value is None and name in OPTIONAL_FILES:
+            root.value = {"releases": []}
         if not isinstance(root.value, dict):
             root.fail("expected a YAML mapping at the top level")
             root.value = {}
@@ -115,6 +123,8 @@ def build_database(version: str, documents: dict[str, Any]) -> tuple[Database | 
     gpus = _gpus(roots["gpus.yaml"].child("gpus"), cited)
     arch_sets = _arch_sets(roots["torch.yaml"].child("arch_sets"), cited)
     releases = _torch_releases(roots["torch.yaml"].child("releases"), arch_sets, cited)
+    tensorflow = _tensorflow_releases(roots["tensorflow.yaml"].child("releases"), cited)
+    jax = _jax_releases(roots["jax.yaml"].child("releases"), cited)
     _check_cross_references(toolkits, releases, problems)
     if problems.items:
         return None, problems.items
@@ -126,6 +136,8 @@ def build_database(version: str, documents: dict[str, Any]) -> tuple[Database | 
         gpus=gpus,
         torch_releases=tuple(sorted(releases, key=lambda r: r.version, reverse=True)),
         arch_sets=arch_sets,
+        tensorflow_releases=tuple(sorted(tensorflow, key=lambda r: r.version, reverse=True)),
+        jax_releases=tuple(sorted(jax, key=lambda r: r.version, reverse=True)),
     )
     return database, []
 
@@ -330,6 +342,7 @@ def _variant(name: str, node: _Node, arch_sets: dict[str, ArchList], cited: _Cit
         cudnn=node.child("cudnn").optional_string(what="a cuDNN version"),
         archs=archs,
         python=_python_table(node.child("python")) if node.has("python") else {},
+        pins=_pins(node.child("pins")),
     )
 
 
@@ -388,6 +401,118 @@ def _known_issues(node: _Node, cited: _Citations) -> tuple[KnownIssue, ...]:
             provenance=cited.provenance(issue),
         )
         for issue in node.sequence()
+    )
+
+
+def _pins(node: _Node) -> dict[str, str]:
+    """`{nvidia-cudnn-cu12: "==9.1.0.70"}`: package -> PEP 440 specifier, both checked."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    pins = {}
+    if node.value is None:
+        return pins
+    for name, specifier in node.items():
+        text = specifier.string(what="a version specifier such as ==9.1.0.70")
+        try:
+            SpecifierSet(text)
+        except InvalidSpecifier:
+            specifier.fail(f"{text!r} is not a PEP 440 specifier")
+        pins[name] = text
+    return pins
+
+
+# ---------------------------------------------------------------- TensorFlow and JAX
+
+
+def _tensorflow_releases(node: _Node, cited: _Citations) -> list[TensorflowRelease]:
+    releases, seen = [], set()
+    for record in node.sequence():
+        version = _release_version(record.child("version"))
+        if version is None:
+            continue
+        if version in seen:
+            record.child("version").fail(f"tensorflow {version} is listed twice")
+        seen.add(version)
+        gpu = {}
+        for platform, build in record.child("gpu").items() if record.has("gpu") else []:
+            if platform not in PLATFORMS:
+                build.fail(f"{platform!r} is not a platform")
+            gpu[platform] = TensorflowGpuBuild(
+                platform=platform,
+                cuda=build.child("cuda").string(re.compile(r"^\d{1,2}(\.\d)?$"), "a CUDA version"),
+                cudnn=_text(build.child("cudnn").value),
+                conda=build.child("conda").optional_string(),
+                provenance=cited.provenance(build),
+            )
+        releases.append(
+            TensorflowRelease(
+                version=version,
+                released=_text(record.child("released").value),
+                python=_python_table(record.child("python")),
+                gpu=gpu,
+                and_cuda=_and_cuda(record.child("and_cuda"), cited),
+                cpu_package={p: n.string() for p, n in record.child("cpu_package").items()}
+                if record.has("cpu_package")
+                else {},
+                provenance=cited.provenance(record),
+            )
+        )
+    return releases
+
+
+def _and_cuda(node: _Node, cited: _Citations) -> AndCudaExtra | None:
+    if node.value is None:
+        return None
+    installable = node.child("installable").value
+    return AndCudaExtra(
+        pins=_pins(node.child("pins")),
+        pythons=node.child("pythons").strings(_PYTHON, "a Python minor version") if node.has("pythons") else None,
+        installable=True if installable is None else bool(installable),
+        note=node.child("note").optional_string(),
+        provenance=cited.provenance(node),
+    )
+
+
+def _jax_releases(node: _Node, cited: _Citations) -> list[JaxRelease]:
+    releases, seen = [], set()
+    for record in node.sequence():
+        version = _release_version(record.child("version"))
+        if version is None:
+            continue
+        if version in seen:
+            record.child("version").fail(f"jax {version} is listed twice")
+        seen.add(version)
+        missing = {n: m.string() for n, m in record.child("missing_extras").items()} if record.has("missing_extras") else {}
+        releases.append(
+            JaxRelease(
+                version=version,
+                released=_text(record.child("released").value),
+                python=record.child("python").strings(_PYTHON, "a Python minor version"),
+                platforms=_platforms(record.child("platforms")),
+                extras={name: _jax_extra(name, extra, cited) for name, extra in record.child("extras").items()}
+                if record.has("extras")
+                else {},
+                missing_extras=missing,
+                provenance=cited.provenance(record),
+            )
+        )
+    return releases
+
+
+def _jax_extra(name: str, node: _Node, cited: _Citations) -> JaxExtra:
+    major = node.child("cuda").string(re.compile(r"^\d{2}$"), "a CUDA major such as 12")
+    min_cc = node.child("min_cc").optional_string(_CC, "a compute capability")
+    return JaxExtra(
+        name=name,
+        cuda_major=int(major) if major.isdigit() else 0,
+        plugin=_text(node.child("plugin").value),
+        min_driver={os_name: v.string(_DRIVER, "a driver version") for os_name, v in node.child("min_driver").items()},
+        min_cc=min_cc,
+        min_cudnn=_text(node.child("min_cudnn").value),
+        built_with=_text(node.child("built_with").value),
+        pins=_pins(node.child("pins")),
+        platforms=_platforms(node.child("platforms")),
+        provenance=cited.provenance(node),
     )
 
 

@@ -25,5 +25,11 @@ def _requirements(plan: Plan) -> list[str]:
 
 
 def _index_options(plan: Plan) -> list[str]:
-    # The PyTorch index serves torch's own dependencies too, so it can be the only index, as on pytorch.org.
-    return ["--index-url", plan.index_url] if plan.index_url else []
+    # The PyTorch index serves torch's own dependencies too, so alone it can be the only index, as on
+    # pytorch.org; beside TensorFlow or JAX (PyPI only) it is an extra index, and the full local versions
+    # (2.5.1+cu124) exist only there.
+    if not plan.index_url:
+        return []
+    if all(p.index_url for p in plan.packages):
+        return ["--index-url", plan.index_url]
+    return ["--extra-index-url", plan.index_url]

@@ -19,8 +19,8 @@ def regenerate_command(request: Request, target: Target, output: str | None = No
     for framework in request.frameworks:
         words += ["--framework", framework]
     for name in request.packages:
-        if name in request.specifiers:
-            words += ["--spec", f"{name}{request.specifiers[name]}"]
+        if name in request.specifiers or name in request.extras:
+            words += ["--spec", request.spec_text(name)]
     words += ["--os", target.os, "--arch", target.arch, "--python", target.python]
     words += ["--driver", target.driver or "none"]
     for gpu in target.gpus:
@@ -73,7 +73,13 @@ def answer_json(answer: Plan | Unsatisfiable) -> dict[str, Any]:
         **head,
         "accelerator": answer.accelerator,
         "index_url": answer.index_url,
-        "packages": [{"name": p.name, "version": p.version, "index_url": p.index_url} for p in answer.packages],
+        "packages": [
+            {"name": p.name, "version": p.version, "index_url": p.index_url, "extras": list(p.extras),
+             "requirement": p.requirement}
+            for p in answer.packages
+        ],
+        "accelerators": dict(answer.accelerators or {}),
         "reasons": list(answer.reasons),
+        "steps": list(answer.notes),
         "warnings": list(answer.warnings),
     }

@@ -15,11 +15,16 @@ def render(answer: Plan | Unsatisfiable, request: Request) -> str:
         lines.append(f"no solution ({answer.code}): {answer.message}")
         lines += ["", "fixes:"] + [f"  - {fix}" for fix in answer.fixes] if answer.fixes else []
         return "\n".join(lines) + "\n"
-    width = max(len(p.name) for p in answer.packages)
+    names = [p.name + (f"[{','.join(p.extras)}]" if p.extras else "") for p in answer.packages]
+    width = max(len(name) for name in names)
     version_width = max(len(p.version) for p in answer.packages)
-    for package in answer.packages:
-        lines.append(f"  {package.name:<{width}}  {package.version:<{version_width}}  {package.index_url or 'PyPI'}")
-    lines += ["", f"accelerator: {answer.accelerator}", "", "install:", f"  {pip_command(answer)}", "", "why:"]
+    for name, package in zip(names, answer.packages):
+        lines.append(f"  {name:<{width}}  {package.version:<{version_width}}  {package.index_url or 'PyPI'}")
+    accelerators = answer.accelerators or {}
+    accelerator = ", ".join(f"{f} {a}" for f, a in accelerators.items()) if len(accelerators) > 1 else answer.accelerator
+    lines += ["", f"accelerator: {accelerator}", "", "install:"]
+    lines += [f"  {note}" for note in answer.notes]
+    lines += [f"  {pip_command(answer)}", "", "why:"]
     lines += [f"  - {reason}" for reason in answer.reasons]
     if answer.warnings:
         lines += ["", "warnings:"] + [f"  - {warning}" for warning in answer.warnings]

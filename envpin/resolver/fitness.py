@@ -1,8 +1,8 @@
-"""Does one build (torch release × variant) run on the target? Pure, and explains itself either way.
+"""Does one build run on the target? Pure, and explains itself either way.
 
-The checks run in a fixed order (platform, Python, kind of build, driver, GPUs) and the first failure is the
-verdict's rejection. `ignore` switches checks off, which is how the explainer asks "what if the driver were
-newer?" or "what if this were Python 3.12?".
+The checks run in a fixed order (platform, Python, installable, kind of build, driver, GPUs) and the
+first failure is the verdict's rejection. `ignore` switches checks off, which is how the explainer asks
+"what if the driver were newer?" or "what if this were Python 3.12?".
 """
 
 from __future__ import annotations
@@ -10,11 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from envpin.compat.archs import coverage
-from envpin.compat.drivers import cuda_at_least, driver_at_least, minimum_driver
-from envpin.compat.model import Database, TorchRelease, Variant
+from envpin.compat.drivers import DriverRequirement, cuda_at_least, driver_at_least, minimum_driver
+from envpin.compat.model import Database, Provenance
+from envpin.resolver.builds import Build
 from envpin.resolver.target import Target
 
-CHECKS = ("platform", "python", "kind", "driver", "gpu")
+CHECKS = ("platform", "python", "installable", "kind", "driver", "gpu")
 
 
 @dataclass(frozen=True)
@@ -24,10 +25,9 @@ class Rejection:
     needs_driver: str | None = None  # for `driver`: the oldest driver that would do
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Verdict:
-    release: TorchRelease
-    variant: Variant
+    build: Build
     reasons: tuple[str, ...] = ()
     unverified: tuple[str, ...] = ()
     rejection: Rejection | None = None
@@ -40,80 +40,106 @@ class Verdict:
 def assess(
     database: Database,
     target: Target,
-    release: TorchRelease,
-    variant: Variant,
+    build: Build,
     *,
     policy: str,
     allowed_kinds: frozenset[str],
     ignore: frozenset[str] = frozenset(),
 ) -> Verdict:
     reasons: list[str] = []
-    unverified: list[str] = [u for u in (release.provenance.unverified, variant.provenance.unverified) if u]
+    unverified: list[str] = [p.unverified for p in build.provenance if p.unverified]
 
-    def reject(check: str, message: str, needs_driver: str | None = None) -> Verdict:
-        return Verdict(release, variant, tuple(reasons), tuple(unverified), Rejection(check, message, needs_driver))
+    def verdict(rejection: Rejection | None = None) -> Verdict:
+        return Verdict(build, tuple(reasons), tuple(dict.fromkeys(unverified)), rejection)
 
-    label = f"torch {release.version}+{variant.name}"
     platform = target.platform
-    if "platform" not in ignore and platform not in variant.platforms:
-        return reject("platform", f"{label} is not built for {platform}")
-    pythons = release.pythons_for(variant, platform)
+    if "platform" not in ignore and platform not in build.platforms:
+        return verdict(Rejection("platform", f"{build.label} is not built for {platform}"))
+    pythons = build.pythons.get(platform, ())
     if "python" not in ignore and target.python not in pythons:
-        return reject("python", f"{label} has no wheel for Python {target.python} on {platform} ({_span(pythons)})")
-    if "kind" not in ignore and variant.kind not in allowed_kinds:
-        return reject("kind", f"{label} is a {variant.kind} build")
-    if variant.cuda and "driver" not in ignore:
-        rejection = _check_driver(database, target, variant, policy, reasons, unverified)
+        message = f"{build.label} has no wheel for Python {target.python} on {platform} ({_span(pythons)})"
+        return verdict(Rejection("python", message))
+    if "installable" not in ignore and build.blocked:
+        return verdict(Rejection("installable", f"{build.label} cannot be installed: {build.blocked}"))
+    if "kind" not in ignore and build.kind not in allowed_kinds:
+        return verdict(Rejection("kind", f"{build.label} is a {build.kind} build"))
+    if build.kind == "cuda" and "driver" not in ignore:
+        rejection = _check_driver(database, target, build, policy, reasons, unverified)
         if rejection:
-            return reject(*rejection)
-    if variant.cuda and "gpu" not in ignore:
-        message = _check_gpus(target, variant, reasons, unverified)
+            return verdict(rejection)
+    if build.kind == "cuda" and "gpu" not in ignore:
+        message = _check_gpus(target, build, reasons, unverified)
         if message:
-            return reject("gpu", message)
-    return Verdict(release, variant, tuple(reasons), tuple(unverified))
+            return verdict(Rejection("gpu", message))
+    return verdict()
+
+
+def driver_requirement(database: Database, target: Target, build: Build, policy: str) -> DriverRequirement | None:
+    """The framework's own stated minimum where it gives one (JAX), else NVIDIA's tables for the build's CUDA."""
+    stated = build.min_driver.get(target.os)
+    if stated:
+        rule = f"{build.framework} states ≥ {stated} for CUDA {build.cuda_major}"
+        return DriverRequirement(stated, rule, Provenance(()))
+    return minimum_driver(database, build.cuda, target.os, policy)
 
 
 def _check_driver(
-    database: Database, target: Target, variant: Variant, policy: str, reasons: list[str], unverified: list[str]
-) -> tuple[str, str, str | None] | None:
-    requirement = minimum_driver(database, variant.cuda, target.os, policy)
+    database: Database, target: Target, build: Build, policy: str, reasons: list[str], unverified: list[str]
+) -> Rejection | None:
+    requirement = driver_requirement(database, target, build, policy)
     if requirement is None:
-        return "driver", f"the database has no driver minimum for CUDA {variant.cuda} on {target.os}", None
+        return Rejection("driver", f"the database has no driver minimum for CUDA {build.cuda} on {target.os}")
     if requirement.provenance.unverified:
         unverified.append(requirement.provenance.unverified)
+    what = build.flavor if build.framework == "torch" else build.label
     if target.driver is None:
-        return "driver", f"{variant.name} needs an NVIDIA driver ≥ {requirement.minimum} and none was found", (
-            requirement.minimum
-        )
+        message = f"{what} needs an NVIDIA driver ≥ {requirement.minimum} and none was found"
+        return Rejection("driver", message, requirement.minimum)
     if not driver_at_least(target.driver, requirement.minimum):
-        return (
-            "driver",
-            f"{variant.name} needs driver ≥ {requirement.minimum} ({requirement.rule}); this machine has {target.driver}",
-            requirement.minimum,
-        )
-    reasons.append(f"driver {target.driver} runs {variant.name}: {requirement.rule} needs ≥ {requirement.minimum}")
+        message = f"{what} needs driver ≥ {requirement.minimum} ({requirement.rule}); this machine has {target.driver}"
+        return Rejection("driver", message, requirement.minimum)
+    reasons.append(f"driver {target.driver} runs {what}: {requirement.rule} needs ≥ {requirement.minimum}")
     return None
 
 
-def _check_gpus(target: Target, variant: Variant, reasons: list[str], unverified: list[str]) -> str | None:
-    archs = variant.archs.get(target.platform)
-    if archs is None:
-        return f"the database has no arch list for {variant.name} on {target.platform}"
-    if archs.provenance.unverified:
-        unverified.append(archs.provenance.unverified)
+def _check_gpus(target: Target, build: Build, reasons: list[str], unverified: list[str]) -> str | None:
     if not target.gpus:
         reasons.append("no GPU was named, so the compute capability was not checked")
+        return None
+    if build.archs:
+        return _check_arch_list(target, build, reasons, unverified)
+    if build.min_cc is not None:
+        for gpu in target.gpus:
+            if gpu.compute_capability < build.min_cc:
+                return (
+                    f"{build.label} supports GPUs from compute capability {build.min_cc}; "
+                    f"{gpu.name} is {gpu.compute_capability}"
+                )
+        reasons.append(f"{build.label} supports compute capability ≥ {build.min_cc}: every GPU here qualifies")
+        return None
+    unverified.append(f"the GPU architectures compiled into {build.framework} {build.version} are not in the database; "
+                      "the GPUs' compute capability was not checked")
+    return None
+
+
+def _check_arch_list(target: Target, build: Build, reasons: list[str], unverified: list[str]) -> str | None:
+    archs = build.archs.get(target.platform)
+    if archs is None:
+        return f"the database has no arch list for {build.flavor} on {target.platform}"
+    if archs.provenance.unverified:
+        unverified.append(archs.provenance.unverified)
     for gpu in target.gpus:
         covered = coverage(gpu.compute_capability, archs)
         if covered is None:
-            return f"{variant.name} has no code for {gpu.name} ({gpu.compute_capability.sm}); it targets {archs.describe()}"
-        if covered.how == "ptx" and target.driver_cuda and not cuda_at_least(target.driver_cuda, variant.cuda):
+            return f"{build.flavor} has no code for {gpu.name} ({gpu.compute_capability.sm}); it targets {archs.describe()}"
+        if covered.how == "ptx" and target.driver_cuda and not cuda_at_least(target.driver_cuda, build.cuda):
             return (
-                f"{variant.name} reaches {gpu.name} ({gpu.compute_capability.sm}) only through PTX, and JIT needs a "
-                f"driver for CUDA {variant.cuda} (this one supports {target.driver_cuda})"
+                f"{build.flavor} reaches {gpu.name} ({gpu.compute_capability.sm}) only through PTX, and JIT needs a "
+                f"driver for CUDA {build.cuda} (this one supports {target.driver_cuda})"
             )
         reasons.append(
-            f"{gpu.name} is {gpu.compute_capability.sm}; {variant.name} runs on it through {covered.describe(gpu.compute_capability)}"
+            f"{gpu.name} is {gpu.compute_capability.sm}; {build.flavor} runs on it through "
+            f"{covered.describe(gpu.compute_capability)}"
         )
     return None
 

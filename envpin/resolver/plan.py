@@ -12,22 +12,26 @@ class PinnedPackage:
     name: str
     version: str  # the full version to pin: "2.5.1+cu124", or "2.5.1" when PyPI serves the build
     index_url: str | None  # None: PyPI
+    extras: tuple[str, ...] = ()
 
     @property
     def requirement(self) -> str:
-        return f"{self.name}=={self.version}"
+        extras = f"[{','.join(self.extras)}]" if self.extras else ""
+        return f"{self.name}{extras}=={self.version}"
 
 
 @dataclass(frozen=True)
 class Plan:
     target: Target
     db_version: str
-    accelerator: str  # cpu, cuXYZ, rocmX.Y, mps
+    accelerator: str  # cpu, cuXYZ, rocmX.Y, mps (of the first framework; `accelerators` has each)
     index_url: str | None
     packages: tuple[PinnedPackage, ...]
     reasons: tuple[str, ...]
     warnings: tuple[str, ...] = ()
-    python_range: tuple[str, ...] = ()  # Pythons the chosen build supports on the target platform
+    python_range: tuple[str, ...] = ()  # Pythons the chosen builds support on the target platform
+    accelerators: dict[str, str] | None = None  # framework -> accelerator
+    notes: tuple[str, ...] = ()  # steps outside pip that the plan needs (conda CUDA for TF on Windows)
 
 
 @dataclass(frozen=True)

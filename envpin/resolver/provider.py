@@ -1,9 +1,11 @@
-"""The resolvelib provider: a thin adapter over the database and the fitness checks.
+"""The resolvelib provider: a thin adapter over the builds and their fitness checks.
 
-Candidates are builds: a package release tied to one variant (`torch 2.5.1+cu124`). A companion
-(torchvision, torchaudio) depends on torch of a paired release *and the same variant*, which is what keeps
-a `+cu121` torchvision from landing beside a `+cu124` torch. Candidates come out of `find_matches` in
-preference order (newest release, then newest qualifying variant), so resolvelib's first choice is
+Identifiers are the frameworks (torch, tensorflow, jax), torch's companions (torchvision, torchaudio), `cuda`
+(the CUDA major every GPU build of one environment must share) and the pip CUDA libraries the builds pin
+(`nvidia-cudnn-cu12` …). A companion depends on torch of a paired release *and the same variant*, which keeps
+a `+cu121` torchvision from landing beside a `+cu124` torch. A GPU build depends on its CUDA major and on its
+library pins, so two frameworks only meet where their pins intersect. Candidates come out of `find_matches`
+in preference order (newest release, then its newest qualifying build), so resolvelib's first choice is
 envpin's preferred answer and backtracking walks down that order.
 """
 
@@ -13,30 +15,35 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator, Mapping, Sequence
 
 from packaging.specifiers import SpecifierSet
-from packaging.version import Version
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
 from resolvelib import AbstractProvider
 
 from envpin.compat.model import Database, TorchRelease, Variant
+from envpin.resolver.builds import FRAMEWORKS, Build, builds_of
 from envpin.resolver.fitness import Verdict, assess
 from envpin.resolver.target import Target
 
 COMPANIONS = ("torchvision", "torchaudio")
+CUDA = "cuda"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Candidate:
     name: str
-    version: Version  # the package's own public version (0.20.1 for torchvision)
-    variant: Variant
-    torch_releases: tuple[TorchRelease, ...]  # the torch releases this build pairs with (itself for torch)
+    version: Version  # the package's own public version (0.20.1 for torchvision; 12 for `cuda`)
+    build: Build | None = None  # the framework build; for a companion, the torch build it sits beside
+    torch_releases: frozenset[Version] = frozenset()  # a companion: the torch releases it pairs with
 
     @property
     def local_version(self) -> Version:
-        return Version(f"{self.version}+{self.variant.name.replace('.', '')}")
+        if self.build is not None and self.build.framework == "torch":
+            return Version(f"{self.version}+{self.build.flavor}")
+        return self.version
 
     @property
     def key(self) -> tuple[str, Version, str]:
-        return self.name, self.version, self.variant.name
+        return self.name, self.version, self.build.flavor if self.build else ""
 
 
 @dataclass(frozen=True)
@@ -44,15 +51,19 @@ class Requirement:
     name: str
     specifier: SpecifierSet
     origin: str  # "the request" or the candidate that asked for it
-    variant: str | None = None
+    flavor: str | None = None  # the build flavour it must be (a companion's torch variant)
+    extras: frozenset[str] = frozenset()  # `jax[cuda12]`: the build must carry these extras
     torch_releases: frozenset[Version] | None = None
 
     def matches(self, candidate: Candidate) -> bool:
         if candidate.name != self.name:
             return False
-        if self.variant is not None and candidate.variant.name != self.variant:
+        build = candidate.build
+        if self.flavor is not None and (build is None or build.flavor != self.flavor):
             return False
-        if self.torch_releases is not None and not any(r.version in self.torch_releases for r in candidate.torch_releases):
+        if self.extras and (build is None or not self.extras <= set(build.extras)):
+            return False
+        if self.torch_releases is not None and candidate.version not in self.torch_releases:
             return False
         return self.specifier.contains(candidate.local_version, prereleases=True)
 
@@ -64,13 +75,19 @@ class BuildProvider(AbstractProvider):
         target: Target,
         *,
         policy: str,
-        allowed_kinds: frozenset[str],
+        allowed_kinds: Mapping[str, frozenset[str]],
+        order: Sequence[str] = FRAMEWORKS,
+        shared_libraries: bool = False,
     ):
         self.database = database
         self.target = target
         self.policy = policy
         self.allowed_kinds = allowed_kinds
-        self._verdicts: dict[tuple[Version, str], Verdict] = {}
+        self.order = tuple(order)
+        self.shared_libraries = shared_libraries  # several frameworks: their CUDA pins must agree
+        self._verdicts: dict[int, Verdict] = {}
+        self._builds: dict[str, list[Build]] = {}
+        self._library_versions: dict[str, list[Version]] | None = None
 
     # ------------------------------------------------------------ resolvelib interface
 
@@ -84,10 +101,14 @@ class BuildProvider(AbstractProvider):
         candidates: Mapping[str, Iterator[Candidate]],
         information: Mapping[str, Iterable],
         backtrack_causes: Sequence,
-    ) -> tuple[bool, bool, str]:
-        # Decide what the user constrained first (fewest choices), torch before its companions otherwise.
-        constrained = any(str(info.requirement.specifier) for info in information[identifier])
-        return (not constrained, identifier != "torch", identifier)
+    ) -> tuple[int, str]:
+        # Frameworks in the order asked (the first gets its newest release), then companions, then CUDA and
+        # the libraries, which only check that the choices agree.
+        if identifier in self.order:
+            return (self.order.index(identifier), identifier)
+        if identifier in COMPANIONS:
+            return (len(self.order), identifier)
+        return (len(self.order) + (1 if identifier == CUDA else 2), identifier)
 
     def find_matches(
         self,
@@ -99,7 +120,7 @@ class BuildProvider(AbstractProvider):
         excluded = {candidate.key for candidate in incompatibilities[identifier]}
         return [
             candidate
-            for candidate in self.builds(identifier)
+            for candidate in self.candidates(identifier)
             if candidate.key not in excluded and all(req.matches(candidate) for req in wanted)
         ]
 
@@ -107,61 +128,103 @@ class BuildProvider(AbstractProvider):
         return requirement.matches(candidate)
 
     def get_dependencies(self, candidate: Candidate) -> list[Requirement]:
-        if candidate.name == "torch":
+        if candidate.name in COMPANIONS:
+            return [
+                Requirement(
+                    name="torch",
+                    specifier=SpecifierSet(),
+                    origin=f"{candidate.name} {candidate.local_version}",
+                    flavor=candidate.build.flavor,
+                    torch_releases=candidate.torch_releases,
+                )
+            ]
+        build = candidate.build
+        if build is None or build.kind != "cuda" or not self.shared_libraries:
             return []
-        return [
-            Requirement(
-                name="torch",
-                specifier=SpecifierSet(),
-                origin=f"{candidate.name} {candidate.local_version}",
-                variant=candidate.variant.name,
-                torch_releases=frozenset(r.version for r in candidate.torch_releases),
-            )
-        ]
+        origin = build.label
+        needs = [Requirement(CUDA, SpecifierSet(f"=={build.cuda_major}"), origin)]
+        for name, specifier in build.pins.items():
+            needs.append(Requirement(library_name(name), SpecifierSet(specifier), origin))
+        return needs
 
     # ------------------------------------------------------------ candidates
 
-    def builds(self, name: str) -> list[Candidate]:
-        """Every build of `name` that runs on the target, in preference order."""
-        if name == "torch":
-            return [
-                Candidate("torch", release.version, verdict.variant, (release,))
-                for release in self.database.torch_releases
-                for verdict in self.fitting_variants(release)
-            ]
-        return self._companion_builds(name)
+    def candidates(self, identifier: str) -> list[Candidate]:
+        if identifier in FRAMEWORKS:
+            return [Candidate(identifier, v.build.version, v.build) for v in self.fitting(identifier)]
+        if identifier in COMPANIONS:
+            return self._companions(identifier)
+        if identifier == CUDA:
+            return [Candidate(CUDA, Version(major)) for major in ("13", "12", "11", "10")]
+        return [Candidate(identifier, version) for version in self.library_versions().get(identifier, [])]
 
-    def fitting_variants(self, release: TorchRelease) -> list[Verdict]:
-        verdicts = [self.verdict(release, variant) for variant in ordered_variants(release)]
-        return [verdict for verdict in verdicts if verdict.fits]
+    def builds(self, framework: str) -> list[Build]:
+        if framework not in self._builds:
+            self._builds[framework] = builds_of(self.database, framework)
+        return self._builds[framework]
 
-    def verdict(self, release: TorchRelease, variant: Variant) -> Verdict:
-        key = (release.version, variant.name)
+    def fitting(self, framework: str) -> list[Verdict]:
+        return [v for v in (self.verdict(b) for b in self.builds(framework)) if v.fits]
+
+    def verdict(self, build: Build) -> Verdict:
+        key = id(build)  # builds are made once per provider, so identity is the key
         if key not in self._verdicts:
             self._verdicts[key] = assess(
-                self.database, self.target, release, variant, policy=self.policy, allowed_kinds=self.allowed_kinds
+                self.database,
+                self.target,
+                build,
+                policy=self.policy,
+                allowed_kinds=self.allowed_kinds.get(build.framework, frozenset({"cpu"})),
             )
         return self._verdicts[key]
 
-    def _companion_builds(self, name: str) -> list[Candidate]:
-        grouped: dict[tuple[str, str], list[TorchRelease]] = {}
-        variants: dict[tuple[str, str], Variant] = {}
-        for release in self.database.torch_releases:
+    def _companions(self, name: str) -> list[Candidate]:
+        """Companion builds in torch's preference order; one candidate per (version, variant)."""
+        grouped: dict[tuple[str, str], list[Verdict]] = {}
+        for verdict in self.fitting("torch"):
+            release, _ = verdict.build.record
             companion = release.companions.get(name)
-            if companion is None:
-                continue
-            for verdict in self.fitting_variants(release):
-                key = (companion.version, verdict.variant.name)
-                grouped.setdefault(key, []).append(release)
-                variants.setdefault(key, verdict.variant)
+            if companion is not None:
+                grouped.setdefault((companion.version, verdict.build.flavor), []).append(verdict)
         return [
-            Candidate(name, Version(version), variants[(version, variant)], tuple(releases))
-            for (version, variant), releases in grouped.items()
+            Candidate(name, Version(version), verdicts[0].build, frozenset(v.build.version for v in verdicts))
+            for (version, _), verdicts in grouped.items()
         ]
+
+    def library_versions(self) -> dict[str, list[Version]]:
+        """Representative versions of each pinned library: every exact pin and lower bound in the database.
+
+        They stand in for the library's real releases, which the database does not list: two ranges
+        intersect exactly when one of these versions satisfies both.
+        """
+        if self._library_versions is None:
+            found: dict[str, set[Version]] = {}
+            for framework in FRAMEWORKS:
+                for build in self.builds(framework):
+                    for name, specifier in build.pins.items():
+                        found.setdefault(library_name(name), set()).update(_representatives(specifier))
+            self._library_versions = {name: sorted(versions, reverse=True) for name, versions in found.items()}
+        return self._library_versions
+
+
+def library_name(requirement_name: str) -> str:
+    """`cuda-toolkit[cublas,cudart]` → `cuda-toolkit`: the identifier is the distribution."""
+    return canonicalize_name(requirement_name.split("[", 1)[0])
+
+
+def _representatives(specifier: str) -> set[Version]:
+    versions = {Version("0")}
+    for clause in SpecifierSet(specifier):
+        if clause.operator in ("==", "===", ">=", "~=", "<=") and "*" not in clause.version:
+            try:
+                versions.add(Version(clause.version))
+            except InvalidVersion:
+                continue
+    return versions
 
 
 def ordered_variants(release: TorchRelease) -> list[Variant]:
-    """Newest CUDA first, then ROCm, then CPU: the preference among a release's builds."""
+    """Newest CUDA first, then ROCm, then CPU: the preference among a torch release's builds."""
 
     def rank(variant: Variant) -> tuple[int, tuple[int, ...]]:
         if variant.cuda:

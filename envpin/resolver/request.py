@@ -1,9 +1,9 @@
-"""What the user asked for: frameworks (`--framework torch`) and PEP 508 specs (`--spec 'torch>=2.4'`)."""
+"""What the user asked for: frameworks (`--framework torch`) and PEP 508 specs (`--spec 'jax[cuda12]>=0.6'`)."""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from packaging.requirements import InvalidRequirement
 from packaging.requirements import Requirement as Pep508
@@ -13,24 +13,32 @@ from packaging.utils import canonicalize_name
 from envpin.compat.drivers import POLICIES
 from envpin.errors import EnvpinInputError
 
-FRAMEWORKS = {"torch": ("torch", "torchvision", "torchaudio")}
-FRAMEWORK_ALIASES = {"pytorch": "torch"}
-SOLVABLE_PACKAGES = frozenset(name for packages in FRAMEWORKS.values() for name in packages)
+FRAMEWORKS = {"torch": ("torch", "torchvision", "torchaudio"), "tensorflow": ("tensorflow",), "jax": ("jax",)}
+FRAMEWORK_ALIASES = {"pytorch": "torch", "tf": "tensorflow"}
+PACKAGE_ORDER = [name for names in FRAMEWORKS.values() for name in names]
+FRAMEWORK_OF = {name: framework for framework, names in FRAMEWORKS.items() for name in names}
 DEFAULT_TORCH_INDEX = "https://download.pytorch.org/whl"
 
 
 @dataclass(frozen=True)
 class Request:
-    frameworks: tuple[str, ...]
-    packages: tuple[str, ...]  # what the answer pins, torch first
+    frameworks: tuple[str, ...]  # as asked with --framework
+    packages: tuple[str, ...]  # what the answer pins, in a stable order
     specifiers: dict[str, SpecifierSet]  # user constraints by package
-    required: frozenset[str]  # packages the solve must include (others are added when they exist)
+    required: frozenset[str]  # packages the solve must include (companions are added when they exist)
     policy: str = "minor"
     torch_index: str = DEFAULT_TORCH_INDEX
+    extras: dict[str, frozenset[str]] = field(default_factory=dict)  # `jax[cuda12]` -> {"jax": {"cuda12"}}
 
-    def describe(self) -> str:
-        parts = [f"{name}{self.specifiers[name]}" for name in self.packages if str(self.specifiers.get(name, ""))]
-        return ", ".join(parts) or "torch"
+    def spec_text(self, name: str) -> str:
+        """`jax[cuda12]>=0.6` as the user would write it."""
+        extras = self.extras.get(name)
+        extra_text = f"[{','.join(sorted(extras))}]" if extras else ""
+        return f"{name}{extra_text}{self.specifiers.get(name, '')}"
+
+    @property
+    def solved_frameworks(self) -> tuple[str, ...]:
+        return tuple(f for f in FRAMEWORKS if f in self.required)
 
 
 def parse_request(
@@ -50,32 +58,43 @@ def parse_request(
         chosen.append(name)
         packages.extend(p for p in FRAMEWORKS[name] if p not in packages)
     specifiers: dict[str, SpecifierSet] = {}
-    required = {"torch"}
+    extras: dict[str, frozenset[str]] = {}
+    required = {FRAMEWORKS[name][0] for name in chosen}
     for text in specs:
-        name, specifier = _parse_spec(text)
+        name, specifier, wanted_extras = _parse_spec(text)
         specifiers[name] = specifiers.get(name, SpecifierSet()) & specifier
-        required.add(name)
+        if wanted_extras:
+            extras[name] = extras.get(name, frozenset()) | wanted_extras
+        required.update({name, FRAMEWORK_OF[name]})
         if name not in packages:
             packages.append(name)
-    if "torch" not in packages:
-        packages.insert(0, "torch")
-    canonical_order = [name for names in FRAMEWORKS.values() for name in names]
-    packages.sort(key=canonical_order.index)
+    if not required:
+        raise EnvpinInputError("nothing to solve: give --framework or --spec")
+    packages.extend(p for p in required if p not in packages)
+    packages.sort(key=PACKAGE_ORDER.index)
     index = torch_index or os.environ.get("ENVPIN_TORCH_INDEX_URL") or DEFAULT_TORCH_INDEX
     if not index.startswith(("http://", "https://", "file://")):
         raise EnvpinInputError(f"torch index URL {index!r}: expected an http(s):// or file:// URL")
-    return Request(tuple(dict.fromkeys(chosen)), tuple(packages), specifiers, frozenset(required), policy, index.rstrip("/"))
+    return Request(
+        frameworks=tuple(dict.fromkeys(chosen)),
+        packages=tuple(packages),
+        specifiers=specifiers,
+        required=frozenset(required),
+        policy=policy,
+        torch_index=index.rstrip("/"),
+        extras=extras,
+    )
 
 
-def _parse_spec(text: str) -> tuple[str, SpecifierSet]:
+def _parse_spec(text: str) -> tuple[str, SpecifierSet, frozenset[str]]:
     try:
         requirement = Pep508(text)
     except InvalidRequirement as error:
         reason = str(error).splitlines()[0]
         raise EnvpinInputError(f"--spec {text!r}: not a PEP 508 requirement ({reason})") from None
     name = canonicalize_name(requirement.name)
-    if name not in SOLVABLE_PACKAGES:
-        raise EnvpinInputError(f"--spec {text!r}: envpin pins {', '.join(sorted(SOLVABLE_PACKAGES))}; not {name}")
+    if name not in FRAMEWORK_OF:
+        raise EnvpinInputError(f"--spec {text!r}: envpin pins {', '.join(PACKAGE_ORDER)}; not {name}")
     if requirement.marker is not None or requirement.url:
         raise EnvpinInputError(f"--spec {text!r}: markers and URLs are not supported here")
-    return name, requirement.specifier
+    return name, requirement.specifier, frozenset(canonicalize_name(e) for e in requirement.extras)

@@ -3,23 +3,22 @@
 from __future__ import annotations
 
 from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 from resolvelib import BaseReporter, ResolutionImpossible, ResolutionTooDeep, Resolver
 
-from envpin.compat.model import Database, TorchRelease, Variant
+from envpin.compat.model import Database
+from envpin.resolver.builds import Build
 from envpin.resolver.fitness import CHECKS, Verdict
 from envpin.resolver.plan import PinnedPackage, Plan, Unsatisfiable
-from envpin.resolver.provider import COMPANIONS, BuildProvider, Candidate, Requirement, ordered_variants
-from envpin.resolver.request import Request
+from envpin.resolver.provider import COMPANIONS, BuildProvider, Candidate, Requirement, library_name
+from envpin.resolver.request import FRAMEWORKS, PACKAGE_ORDER, Request
 from envpin.resolver.target import Target
 
 
 def solve(database: Database, target: Target, request: Request) -> Plan | Unsatisfiable:
-    provider = BuildProvider(database, target, policy=request.policy, allowed_kinds=allowed_kinds(target, request))
-    requirements = [
-        Requirement(name, request.specifiers.get(name, SpecifierSet()), "the request") for name in sorted(request.required)
-    ]
+    provider = make_provider(database, target, request)
     try:
-        result = Resolver(provider, BaseReporter()).resolve(requirements, max_rounds=2000)
+        result = Resolver(provider, BaseReporter()).resolve(requirements_of(request), max_rounds=5000)
     except (ResolutionImpossible, ResolutionTooDeep):
         from envpin.resolver.explain import explain_failure  # only on the unhappy path
 
@@ -27,74 +26,114 @@ def solve(database: Database, target: Target, request: Request) -> Plan | Unsati
     return _plan(database, target, request, provider, result.mapping)
 
 
-def allowed_kinds(target: Target, request: Request) -> frozenset[str]:
-    """CUDA builds for an NVIDIA machine, CPU otherwise, unless the specs name a variant (`==2.5.1+rocm6.2`)."""
+def make_provider(database: Database, target: Target, request: Request) -> BuildProvider:
+    frameworks = request.solved_frameworks
+    return BuildProvider(
+        database,
+        target,
+        policy=request.policy,
+        allowed_kinds={f: allowed_kinds(database, target, request, f) for f in frameworks},
+        order=frameworks,
+        shared_libraries=len(frameworks) > 1,
+    )
+
+
+def requirements_of(request: Request) -> list[Requirement]:
+    return [
+        Requirement(name, request.specifiers.get(name, SpecifierSet()), "the request", extras=request.extras.get(name, frozenset()))
+        for name in sorted(request.required, key=PACKAGE_ORDER.index)
+    ]
+
+
+def allowed_kinds(database: Database, target: Target, request: Request, framework: str) -> frozenset[str]:
+    """CUDA builds for an NVIDIA machine, CPU otherwise, unless the specs name a build (`+rocm6.2`, `[cuda12]`).
+
+    A framework with no CUDA build at all for the platform (JAX on native Windows, anything on macOS) gets
+    its CPU build on an NVIDIA machine too, and the plan says so.
+    """
+    named = _named_kinds(request, framework)
+    if named:
+        return named
+    if target.os == "macos" or not target.has_nvidia:
+        return frozenset({"cpu"})
+    if not has_cuda_builds(database, framework, target.platform):
+        return frozenset({"cpu"})
+    return frozenset({"cuda"})
+
+
+def has_cuda_builds(database: Database, framework: str, platform: str) -> bool:
+    from envpin.resolver.builds import builds_of
+
+    return any(b.kind == "cuda" and platform in b.platforms for b in builds_of(database, framework))
+
+
+def _named_kinds(request: Request, framework: str) -> frozenset[str]:
     named = set()
-    for specifier in request.specifiers.values():
-        for clause in specifier:
+    for name in FRAMEWORKS[framework]:
+        for clause in request.specifiers.get(name, SpecifierSet()):
             local = clause.version.partition("+")[2]
             if local:
                 named.add("cuda" if local.startswith("cu") else "rocm" if local.startswith("rocm") else "cpu")
-    if named:
-        return frozenset(named)
-    if target.os == "macos" or not target.has_nvidia:
-        return frozenset({"cpu"})
-    return frozenset({"cuda"})
+        if request.extras.get(name):
+            named.add("cuda")
+    return frozenset(named)
+
+
+# ---------------------------------------------------------------- the plan
 
 
 def _plan(
     database: Database, target: Target, request: Request, provider: BuildProvider, chosen: dict[str, Candidate]
 ) -> Plan:
-    torch = chosen["torch"]
-    release, variant = torch.torch_releases[0], torch.variant
-    verdict = provider.verdict(release, variant)
-    packages = [_pin(torch, release, target, request)]
-    reasons = [_target_line(target), *_build_kind_reasons(target, variant), *verdict.reasons]
-    reasons += _choice_reasons(provider, request, release, variant)
-    reasons += _index_reasons(release, variant, target, packages[0])
-    for name in request.packages:
-        if name == "torch":
-            continue
-        candidate = chosen.get(name) or _paired_companion(name, release, variant)
-        if candidate is None:
-            reasons.append(f"no {name} release is paired with torch {release.version} in the database; left out")
-            continue
-        packages.append(_pin(candidate, release, target, request))
-    pairs = [f"{p.name} {p.version}" for p in packages[1:]]
-    if pairs:
-        reasons.append(f"{' and '.join(pairs)} pair with torch {release.version} ({variant.name})")
-    if variant.cudnn:
-        reasons.append(f"torch {release.version}+{variant.name} uses cuDNN {variant.cudnn}")
-    warnings = _warnings(database, release, variant, verdict, target)
+    packages: list[PinnedPackage] = []
+    reasons = [_target_line(target)]
+    warnings: list[str] = []
+    notes: list[str] = []
+    accelerators: dict[str, str] = {}
+    pythons: set[str] | None = None
+    for framework in request.solved_frameworks:
+        build = chosen[framework].build
+        verdict = provider.verdict(build)
+        accelerators[framework] = accelerator_of(build, target)
+        reasons += _kind_reasons(database, target, build)
+        reasons += verdict.reasons
+        reasons += _choice_reasons(provider, request, build, chosen)
+        if framework == "torch":
+            torch_packages, torch_reasons = _torch_packages(request, target, build, chosen)
+            packages += torch_packages
+            reasons += torch_reasons
+        else:
+            package, framework_reasons, framework_notes = _other_package(target, build)
+            packages.append(package)
+            reasons += framework_reasons
+            notes += framework_notes
+        warnings += [f"unverified: {text}" for text in verdict.unverified]
+        warnings += _known_issues(build, target)
+        supported = set(build.pythons.get(target.platform, ()))
+        pythons = supported if pythons is None else pythons & supported
+    if len(request.solved_frameworks) > 1:
+        reasons += _shared_library_reasons(request, chosen)
+    first = request.solved_frameworks[0]
     return Plan(
         target=target,
         db_version=database.version,
-        accelerator="mps" if target.platform == "macos-arm64" else variant.name,
-        index_url=packages[0].index_url,
+        accelerator=accelerators[first],
+        index_url=next((p.index_url for p in packages if p.index_url), None),
         packages=tuple(packages),
-        reasons=tuple(reasons),
-        warnings=warnings,
-        python_range=release.pythons_for(variant, target.platform),
+        reasons=tuple(dict.fromkeys(reasons)),
+        warnings=tuple(dict.fromkeys(warnings)),
+        python_range=tuple(sorted(pythons or (), key=lambda v: int(v.split(".")[1]))),
+        accelerators=accelerators,
+        notes=tuple(notes),
     )
 
 
-def _pin(candidate: Candidate, release: TorchRelease, target: Target, request: Request) -> PinnedPackage:
-    """Full local version tied to its index, unless PyPI's own wheel is this very build."""
-    per_variant = candidate.name == "torch" or release.companions[candidate.name].per_variant
-    from_pypi = target.os == "macos" or release.pypi.get(target.platform) == candidate.variant.name
-    if from_pypi or not per_variant:
-        return PinnedPackage(candidate.name, str(candidate.version), None)
-    index = f"{request.torch_index}/{candidate.variant.name}"
-    return PinnedPackage(candidate.name, str(candidate.local_version), index)
-
-
-def _paired_companion(name: str, release: TorchRelease, variant: Variant) -> Candidate | None:
-    from packaging.version import Version
-
-    companion = release.companions.get(name)
-    if companion is None:
-        return None
-    return Candidate(name, Version(companion.version), variant, (release,))
+def accelerator_of(build: Build, target: Target) -> str:
+    if build.framework == "torch":
+        return "mps" if target.platform == "macos-arm64" else build.flavor
+    if build.kind != "cuda":
+        return "cpu"
+    return "cu" + build.cuda.replace(".", "")
 
 
 def _target_line(target: Target) -> str:
@@ -104,62 +143,129 @@ def _target_line(target: Target) -> str:
     return f"target: {target.platform}{wsl}, Python {target.python}, {driver}, {gpus}"
 
 
-def _build_kind_reasons(target: Target, variant: Variant) -> list[str]:
-    if variant.cuda:
+def _kind_reasons(database: Database, target: Target, build: Build) -> list[str]:
+    if build.kind == "cuda":
         return []
+    if build.kind == "rocm":
+        return [f"ROCm ({build.flavor}) was asked for by name; envpin does not check AMD GPUs"]
     if target.os == "macos":
-        return ["macOS has no CUDA: torch's macOS wheels are CPU builds, with Metal (MPS) on Apple silicon"]
-    if variant.rocm:
-        return [f"ROCm {variant.rocm} was asked for by name; envpin does not check AMD GPUs"]
+        mps = " with Metal (MPS) on Apple silicon" if build.framework == "torch" else ""
+        return [f"macOS has no CUDA: {build.framework}'s macOS wheels are CPU builds{mps}"]
+    if target.has_nvidia and not has_cuda_builds(database, build.framework, target.platform):
+        route = " (WSL2 is the way to the GPU on Windows)" if target.os == "windows" else ""
+        return [f"{build.framework} has no NVIDIA GPU build for {target.platform}: this is its CPU build{route}"]
     if not target.has_nvidia and target.gpus:
         return ["no NVIDIA driver was found, so the GPUs cannot be used: this is the CPU build (install a driver, or pass --driver)"]
     if not target.has_nvidia:
-        return ["no NVIDIA driver or GPU was found: this is the CPU build"]
-    return ["a CPU build was asked for by name"]
+        return [f"no NVIDIA driver or GPU was found: this is the CPU build of {build.framework}"]
+    return [f"a CPU build of {build.framework} was asked for by name"]
 
 
-def _choice_reasons(provider: BuildProvider, request: Request, release: TorchRelease, variant: Variant) -> list[str]:
-    spec = request.specifiers.get("torch")
-    reasons = [f"torch {release.version} is the newest release{f' matching torch{spec}' if spec else ''} that fits"]
-    newer = [r for r in provider.database.torch_releases if r.version > release.version and _matches(spec, r)]
+def _choice_reasons(provider: BuildProvider, request: Request, build: Build, chosen: dict[str, Candidate]) -> list[str]:
+    framework = build.framework
+    spec = request.specifiers.get(framework)
+    reasons = [f"{framework} {build.version} is the newest release{f' matching {framework}{spec}' if spec else ''} that fits"]
+    newer = sorted(
+        {b.version for b in provider.builds(framework) if b.version > build.version and _matches(spec, b)}, reverse=True
+    )
     if newer:
-        reasons.append(f"torch {newer[0].version} was passed over: {_closest_miss(provider, newer[0])}")
-    siblings = [v for v in ordered_variants(release) if v.kind == variant.kind]
-    passed = [provider.verdict(release, v) for v in siblings[: siblings.index(variant)]]
-    reasons += [f"{v.variant.name} was passed over: {v.rejection.message}" for v in passed if v.rejection]
-    if variant.kind == "cuda":
-        reasons.append(f"{variant.name} is the newest CUDA build of torch {release.version} that fits")
+        verdicts = [provider.verdict(b) for b in provider.builds(framework) if b.version == newer[0]]
+        reasons.append(f"{framework} {newer[0]} was passed over: {_why_not(verdicts, chosen, framework)}")
+    siblings = [b for b in provider.builds(framework) if b.version == build.version and b.kind == build.kind]
+    for sibling in siblings[: siblings.index(build)]:
+        rejection = provider.verdict(sibling).rejection
+        if rejection:
+            reasons.append(f"{sibling.label} was passed over: {rejection.message}")
+    if build.kind == "cuda" and framework == "torch":
+        reasons.append(f"{build.flavor} is the newest CUDA build of torch {build.version} that fits")
     return reasons
 
 
-def _matches(spec: SpecifierSet | None, release: TorchRelease) -> bool:
+def _matches(spec: SpecifierSet | None, build: Build) -> bool:
     if not spec:
         return True
-    return any(spec.contains(f"{release.version}+{v.name}", prereleases=True) for v in release.variants.values())
+    local = f"+{build.flavor}" if build.framework == "torch" else ""
+    return spec.contains(f"{build.version}{local}", prereleases=True)
 
 
-def _closest_miss(provider: BuildProvider, release: TorchRelease) -> str:
-    """The rejection of the build that got furthest through the checks: the most telling reason."""
-    return closest_miss([provider.verdict(release, v) for v in ordered_variants(release)])
+def _why_not(verdicts: list[Verdict], chosen: dict[str, Candidate], framework: str) -> str:
+    fitting = [v for v in verdicts if v.fits]
+    if fitting:
+        clash = pin_clash(fitting[0].build, [c.build for n, c in chosen.items() if c.build and n != framework])
+        return clash or "it fits alone, but not together with the rest of the request"
+    return closest_miss(verdicts).rejection.message
 
 
-def closest_miss(verdicts: list[Verdict]) -> str:
-    rejected = [v for v in verdicts if v.rejection]
-    if len(rejected) < len(verdicts) or not rejected:
-        return "it fits, but not together with the requested companion versions"
-    best = max(rejected, key=lambda v: (CHECKS.index(v.rejection.check), v.variant.kind == "cuda"))
-    return best.rejection.message
+def closest_miss(verdicts: list[Verdict]) -> Verdict:
+    """The build that got furthest through the checks: its rejection is the most telling reason."""
+    return max(verdicts, key=lambda v: (CHECKS.index(v.rejection.check), v.build.kind == "cuda"))
 
 
-def _index_reasons(release: TorchRelease, variant: Variant, target: Target, torch: PinnedPackage) -> list[str]:
+def pin_clash(build: Build, others: list[Build]) -> str | None:
+    """The first library two builds pin incompatibly, or a CUDA major they do not share, in words."""
+    if build.kind != "cuda":
+        return None
+    for other in others:
+        if other is None or other.kind != "cuda" or other is build:
+            continue
+        if other.cuda_major != build.cuda_major:
+            return f"{build.label} is CUDA {build.cuda_major} and {other.label} is CUDA {other.cuda_major}"
+        theirs = {library_name(n): s for n, s in other.pins.items()}
+        for name, specifier in build.pins.items():
+            other_spec = theirs.get(library_name(name))
+            if other_spec is not None and not _intersect(specifier, other_spec):
+                return f"{build.label} needs {library_name(name)}{specifier} but {other.label} pins {other_spec}"
+    return None
+
+
+def _intersect(first: str, second: str) -> bool:
+    from envpin.resolver.provider import _representatives
+
+    both = SpecifierSet(first) & SpecifierSet(second)
+    return any(both.contains(v, prereleases=True) for v in _representatives(first) | _representatives(second))
+
+
+def _torch_packages(
+    request: Request, target: Target, build: Build, chosen: dict[str, Candidate]
+) -> tuple[list[PinnedPackage], list[str]]:
+    release, variant = build.record
+    torch = _torch_pin("torch", build.version, build, release, target, request)
+    packages, reasons = [torch], _index_reasons(build, target, torch)
+    for name in request.packages:
+        if name not in COMPANIONS:
+            continue
+        companion = release.companions.get(name)
+        if companion is None:
+            reasons.append(f"no {name} release is paired with torch {build.version} in the database; left out")
+            continue
+        version = chosen[name].version if name in chosen else Version(companion.version)
+        packages.append(_torch_pin(name, version, build, release, target, request))
+    if len(packages) > 1:
+        pairs = " and ".join(f"{p.name} {p.version}" for p in packages[1:])
+        reasons.append(f"{pairs} pair with torch {build.version} ({variant.name})")
+    if variant.cudnn:
+        reasons.append(f"torch {build.version}+{variant.name} uses cuDNN {variant.cudnn}")
+    return packages, reasons
+
+
+def _torch_pin(name: str, version: Version, build: Build, release, target: Target, request: Request) -> PinnedPackage:
+    """Full local version tied to its index, unless PyPI's own wheel is this very build."""
+    per_variant = name == "torch" or release.companions[name].per_variant
+    from_pypi = target.os == "macos" or release.pypi.get(target.platform) == build.flavor
+    if from_pypi or not per_variant:
+        return PinnedPackage(name, str(version), None)
+    return PinnedPackage(name, f"{version}+{build.flavor}", f"{request.torch_index}/{build.flavor}")
+
+
+def _index_reasons(build: Build, target: Target, torch: PinnedPackage) -> list[str]:
+    release, variant = build.record
     platform = target.platform
-    pypi_variant = release.pypi.get(platform)
     if torch.index_url is None and target.os != "macos":
-        return [f"PyPI's torch {release.version} for {platform} is the {variant.name} build: no extra index needed"]
+        return [f"PyPI's torch {build.version} for {platform} is the {variant.name} build: no extra index needed"]
     if torch.index_url is None:
         return []
     reasons = []
-    if pypi_variant == "cpu" and variant.kind != "cpu":
+    if release.pypi.get(platform) == "cpu" and variant.kind != "cpu":
         reasons.append(
             f"PyPI's torch wheels for {platform} are CPU-only (plain `pip install torch` gives "
             "'Torch not compiled with CUDA enabled')"
@@ -171,12 +277,64 @@ def _index_reasons(release: TorchRelease, variant: Variant, target: Target, torc
     return reasons
 
 
-def _warnings(
-    database: Database, release: TorchRelease, variant: Variant, verdict: Verdict, target: Target
-) -> tuple[str, ...]:
-    notes = [f"unverified: {text}" for text in verdict.unverified]
-    for companion in release.companions.values():
-        if companion.provenance.unverified:
-            notes.append(f"unverified: {companion.provenance.unverified}")
-    notes += [f"known issue: {issue.text}" for issue in release.known_issues if target.platform in issue.platforms]
-    return tuple(dict.fromkeys(notes))
+def _other_package(target: Target, build: Build) -> tuple[PinnedPackage, list[str], list[str]]:
+    """The pin, reasons and extra steps for a TensorFlow or JAX build (always from PyPI)."""
+    release = build.record
+    if build.framework == "tensorflow":
+        return _tensorflow_package(target, build, release)
+    if build.kind == "cuda":
+        extra = release.extras[build.flavor]
+        cudnn = f", cuDNN ≥ {extra.min_cudnn}" if extra.min_cudnn else ""
+        reason = (
+            f"jax[{build.extras[0]}] {build.version} installs jax-cuda{extra.cuda_major}-plugin {extra.plugin} with "
+            f"CUDA {extra.cuda_major} libraries from PyPI{cudnn}"
+        )
+        return PinnedPackage("jax", str(build.version), None, build.extras), [reason], []
+    return PinnedPackage("jax", str(build.version), None), [f"jax {build.version} with the CPU jaxlib"], []
+
+
+def _tensorflow_package(target: Target, build: Build, release) -> tuple[PinnedPackage, list[str], list[str]]:
+    version = str(build.version)
+    gpu = release.gpu.get(target.platform)
+    if build.flavor == "and-cuda":
+        pins = ", ".join(f"{n}{s}" for n, s in sorted(build.pins.items()) if "cudnn" in n or "runtime" in n)
+        reason = (
+            f"tensorflow[and-cuda] {version} was tested with CUDA {gpu.cuda} and cuDNN {gpu.cudnn}, which the extra "
+            f"installs from PyPI ({pins})"
+        )
+        return PinnedPackage("tensorflow", version, None, ("and-cuda",)), [reason], []
+    if build.flavor == "cuda":
+        reason = f"tensorflow {version} was tested with CUDA {gpu.cuda} and cuDNN {gpu.cudnn}"
+        if gpu.conda:
+            step = f"conda install -c conda-forge {gpu.conda}"
+            return PinnedPackage("tensorflow", version, None), [reason], [f"before pip: {step}"]
+        step = f"install CUDA {gpu.cuda} and cuDNN {gpu.cudnn} on the system (tensorflow {version} has no [and-cuda] extra)"
+        return PinnedPackage("tensorflow", version, None), [reason], [step]
+    package = release.cpu_package.get(target.platform, "tensorflow")
+    return PinnedPackage(package, version, None), [f"{package} {version} is TensorFlow's CPU build"], []
+
+
+def _known_issues(build: Build, target: Target) -> list[str]:
+    if build.framework != "torch":
+        return []
+    release, _ = build.record
+    return [f"known issue: {issue.text}" for issue in release.known_issues if target.platform in issue.platforms]
+
+
+def _shared_library_reasons(request: Request, chosen: dict[str, Candidate]) -> list[str]:
+    builds = [chosen[f].build for f in request.solved_frameworks]
+    gpu_builds = [b for b in builds if b.kind == "cuda"]
+    if len(gpu_builds) < 2:
+        return []
+    reasons = [f"{', '.join(b.label for b in gpu_builds)} share CUDA {gpu_builds[0].cuda_major}"]
+    shared: dict[str, list[str]] = {}
+    for build in gpu_builds:
+        for name, specifier in build.pins.items():
+            shared.setdefault(library_name(name), []).append(f"{build.framework} {specifier}")
+    for name, specs in sorted(shared.items()):
+        if len(specs) > 1:
+            reasons.append(f"{name}: {' and '.join(specs)} agree")
+    unknown = [b.label for b in gpu_builds if not b.pins]
+    if unknown:
+        reasons.append(f"the database has no CUDA library pins for {', '.join(unknown)}; only the CUDA major was matched")
+    return reasons

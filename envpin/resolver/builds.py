@@ -1,0 +1,178 @@
+"""Every installable build of every framework, in one shape the fitness checks and the provider share.
+
+A build is one framework release in one flavour: torch `2.5.1` on `cu124`, tensorflow `2.17.0` with
+`[and-cuda]`, jax `0.6.2` with `[cuda12]`, or a CPU build. The database keeps each framework in its own
+terms; this module is the only place that translates them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+from envpin.compat.model import (
+    PLATFORMS,
+    ArchList,
+    ComputeCapability,
+    Database,
+    JaxRelease,
+    Provenance,
+    TensorflowRelease,
+    TorchRelease,
+    Variant,
+)
+
+FRAMEWORKS = ("torch", "tensorflow", "jax")
+
+
+@dataclass(frozen=True, eq=False)
+class Build:
+    framework: str
+    version: Version
+    flavor: str  # torch: cpu / cu124 / rocm6.2; tensorflow: and-cuda / cuda / cpu; jax: cuda12 / cpu
+    kind: str  # cuda / rocm / cpu
+    platforms: tuple[str, ...]
+    pythons: dict[str, tuple[str, ...]]  # platform -> CPython minors
+    provenance: tuple[Provenance, ...]
+    cuda: str | None = None  # "12.4", or only the major ("12") where that is all the framework states
+    min_driver: dict[str, str] = field(default_factory=dict)  # os -> the framework's own stated minimum
+    archs: dict[str, ArchList] = field(default_factory=dict)  # platform -> arch list (torch)
+    min_cc: ComputeCapability | None = None  # the framework's stated minimum GPU (jax)
+    pins: dict[str, str] = field(default_factory=dict)  # pip CUDA libraries -> specifier
+    extras: tuple[str, ...] = ()
+    blocked: str | None = None  # why this build cannot install at all, though it is published
+    record: Any = None  # the database record, for the emitters' details
+
+    @property
+    def cuda_major(self) -> str | None:
+        return self.cuda.split(".")[0] if self.cuda else None
+
+    @property
+    def label(self) -> str:
+        if self.framework == "torch":
+            return f"torch {self.version}+{self.flavor}"
+        extras = f"[{','.join(self.extras)}]" if self.extras else ""
+        return f"{self.framework}{extras} {self.version}" + (" (CPU)" if self.kind == "cpu" and not extras else "")
+
+
+def torch_build(release: TorchRelease, variant: Variant) -> Build:
+    pythons = {p: release.pythons_for(variant, p) for p in PLATFORMS}
+    return Build(
+        framework="torch",
+        version=release.version,
+        flavor=variant.name,
+        kind=variant.kind,
+        platforms=variant.platforms,
+        pythons=pythons,
+        provenance=(release.provenance, variant.provenance),
+        cuda=variant.cuda,
+        archs=variant.archs,
+        pins=variant.pins,
+        record=(release, variant),
+    )
+
+
+def tensorflow_builds(release: TensorflowRelease) -> list[Build]:
+    """`[and-cuda]` (pip CUDA, Linux), the plain GPU build (system or conda CUDA), then CPU."""
+    builds = []
+    and_cuda = release.and_cuda
+    linux = release.gpu.get("linux-x86_64")
+    if and_cuda is not None and linux is not None:
+        pythons = dict(release.python)
+        if and_cuda.pythons is not None:
+            pythons["linux-x86_64"] = tuple(p for p in pythons.get("linux-x86_64", ()) if p in and_cuda.pythons)
+        builds.append(
+            Build(
+                framework="tensorflow",
+                version=release.version,
+                flavor="and-cuda",
+                kind="cuda",
+                platforms=("linux-x86_64",),
+                pythons=pythons,
+                provenance=(release.provenance, and_cuda.provenance, linux.provenance),
+                cuda=linux.cuda,
+                pins=and_cuda.pins,
+                extras=("and-cuda",),
+                blocked=None if and_cuda.installable else (and_cuda.note or "its [and-cuda] pins cannot install"),
+                record=release,
+            )
+        )
+    for platform, gpu in release.gpu.items():
+        builds.append(
+            Build(
+                framework="tensorflow",
+                version=release.version,
+                flavor="cuda",
+                kind="cuda",
+                platforms=(platform,),
+                pythons=release.python,
+                provenance=(release.provenance, gpu.provenance),
+                cuda=gpu.cuda,
+                record=release,
+            )
+        )
+    builds.append(
+        Build(
+            framework="tensorflow",
+            version=release.version,
+            flavor="cpu",
+            kind="cpu",
+            platforms=tuple(release.python),
+            pythons=release.python,
+            provenance=(release.provenance,),
+            record=release,
+        )
+    )
+    return builds
+
+
+def jax_builds(release: JaxRelease) -> list[Build]:
+    """Newest CUDA extra first, then the CPU jaxlib."""
+    builds = []
+    for extra in sorted(release.extras.values(), key=lambda e: -e.cuda_major):
+        builds.append(
+            Build(
+                framework="jax",
+                version=release.version,
+                flavor=extra.name,
+                kind="cuda",
+                platforms=extra.platforms,
+                pythons={p: release.python for p in extra.platforms},
+                provenance=(release.provenance, extra.provenance),
+                cuda=str(extra.cuda_major),
+                min_driver=extra.min_driver,
+                min_cc=ComputeCapability.parse(extra.min_cc) if extra.min_cc else None,
+                pins=extra.pins,
+                extras=(canonicalize_name(extra.name),),
+                record=release,
+            )
+        )
+    builds.append(
+        Build(
+            framework="jax",
+            version=release.version,
+            flavor="cpu",
+            kind="cpu",
+            platforms=release.platforms,
+            pythons={p: release.python for p in release.platforms},
+            provenance=(release.provenance,),
+            record=release,
+        )
+    )
+    return builds
+
+
+def builds_of(database: Database, framework: str) -> list[Build]:
+    """All builds of a framework, newest release first, each release's builds in preference order."""
+    if framework == "torch":
+        from envpin.resolver.provider import ordered_variants
+
+        return [torch_build(r, v) for r in database.torch_releases for v in ordered_variants(r)]
+    if framework == "tensorflow":
+        return [b for r in database.tensorflow_releases for b in tensorflow_builds(r)]
+    if framework == "jax":
+        return [b for r in database.jax_releases for b in jax_builds(r)]
+    raise KeyError(framework)

@@ -1,0 +1,164 @@
+"""The envpin command as users run it: a real process, its stdout, stderr, exit code and files."""
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+TARGET_3090 = ["--os", "linux", "--arch", "x86_64", "--driver", "535.104.05", "--gpu", "NVIDIA GeForce RTX 3090",
+               "--python", "3.11"]
+
+
+def envpin(*args, env=None, stdin=None):
+    environment = {**os.environ, **(env or {})}
+    return subprocess.run([sys.executable, "-m", "envpin", *args], capture_output=True, text=True, env=environment,
+                          input=stdin, timeout=60)
+
+
+def test_json_contract_for_the_documented_example():
+    result = envpin("solve", "--framework", "torch", "--format", "json", *TARGET_3090)
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["status"] == "ok"
+    assert document["db_version"] == (REPO / "data/compat_matrix/VERSION").read_text().strip()
+    assert document["target"] == {"os": "linux", "arch": "x86_64", "driver": "535.104.05", "driver_cuda": "12.2",
+                                  "gpus": [{"name": "NVIDIA GeForce RTX 3090", "compute_capability": "8.6"}],
+                                  "python": "3.11"}
+    assert document["accelerator"].startswith("cu12")
+    torch = document["packages"][0]
+    assert torch["name"] == "torch" and torch["version"].endswith("+" + document["accelerator"])
+    assert torch["index_url"] == document["index_url"] == f"https://download.pytorch.org/whl/{document['accelerator']}"
+    assert [p["name"] for p in document["packages"]] == ["torch", "torchvision", "torchaudio"]
+    assert document["reasons"]
+
+
+def test_environment_yml_is_a_conda_environment(tmp_path):
+    output = tmp_path / "environment.yml"
+    result = envpin("solve", "--framework", "torch", *TARGET_3090, "-o", str(output))
+    assert result.returncode == 0, result.stderr
+    text = output.read_text()
+    header = [line for line in text.splitlines() if line.startswith("#")]
+    assert "envpin 0.1.0" in header[0] and "database 2026.11.29" in header[0]
+    assert "NVIDIA GeForce RTX 3090" in header[1]
+    assert header[2].startswith("# Regenerate: envpin solve --framework torch --os linux")
+    document = yaml.safe_load(text)
+    assert set(document) == {"name", "channels", "dependencies"}
+    assert "python=3.11" in document["dependencies"] and "pip" in document["dependencies"]
+    pip_section = next(d for d in document["dependencies"] if isinstance(d, dict))["pip"]
+    assert pip_section[0].startswith("--extra-index-url https://download.pytorch.org/whl/cu12")
+    assert any(line.startswith("torch==2.") and "+cu12" in line for line in pip_section)
+
+
+def test_regenerate_command_in_the_header_reproduces_the_file(tmp_path):
+    output = tmp_path / "env.yml"
+    envpin("solve", "--framework", "torch", *TARGET_3090, "-o", str(output))
+    original = output.read_text()
+    output.unlink()
+    words = shlex.split(original.splitlines()[2].removeprefix("# Regenerate: "))
+    assert words[:2] == ["envpin", "solve"]
+    result = envpin(*words[1:])
+    assert result.returncode == 0, result.stderr
+    assert output.read_text() == original
+
+
+def test_requirements_txt_and_commands():
+    requirements = envpin("solve", "--framework", "torch", *TARGET_3090, "--format", "requirements.txt").stdout
+    lines = [line for line in requirements.splitlines() if not line.startswith("#")]
+    assert lines[0].startswith("--extra-index-url https://download.pytorch.org/whl/cu12")
+    assert all("==" in line for line in lines[1:])
+    pip = envpin("solve", "--framework", "torch", *TARGET_3090, "--format", "pip").stdout
+    assert pip.startswith("pip install torch==") and "--index-url https://download.pytorch.org/whl/cu12" in pip
+    uv = envpin("solve", "--framework", "torch", *TARGET_3090, "--format", "uv").stdout
+    assert uv.startswith("uv pip install torch==")
+    url = envpin("solve", "--framework", "torch", *TARGET_3090, "--format", "index-url").stdout.strip()
+    assert url.startswith("https://download.pytorch.org/whl/cu12")
+
+
+def test_mirror_index_from_option_and_environment():
+    by_option = envpin("solve", *TARGET_3090, "--format", "index-url", "--torch-index-url", "http://127.0.0.1:9/whl/")
+    assert by_option.stdout.startswith("http://127.0.0.1:9/whl/cu12")
+    by_env = envpin("solve", *TARGET_3090, "--format", "index-url", env={"ENVPIN_TORCH_INDEX_URL": "https://m.example/t"})
+    assert by_env.stdout.startswith("https://m.example/t/cu12")
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["solve", "--framework", "caffe"], "unknown framework"),
+        (["solve", "--spec", "torch=>2"], "not a PEP 508"),
+        (["solve", "--spec", "numpy>=2"], "numpy"),
+        (["solve", *TARGET_3090[:-2], "--python", "3.11", "--gpu", "Imaginary GPU 9000"], "unknown GPU"),
+        (["solve", "--os", "linux", "--arch", "x86_64", "--python", "3.11", "--driver", "banana"], "driver version"),
+        (["solve", "--os", "beos"], "--os"),
+        (["solve", "--facts", "/nonexistent/facts.json"], "cannot be read"),
+        (["solve", "--format", "yaml"], "invalid choice"),
+        (["solve", "-o", "out.toml", *TARGET_3090], "cannot tell the format"),
+        (["solve", "--driver-policy", "loose", *TARGET_3090], "--driver-policy"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(args, words):
+    result = envpin(*args)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert words in result.stderr
+
+
+@pytest.mark.parametrize("content", ["{not json", "[]", '{"os": "linux"}', '{"schema": 1, "os": "linux", "arch": "x86_64", "python": {"version": "3.11"}, "gpus": [{"name": "X", "compute_capability": "high"}]}'])
+def test_malformed_facts_file(tmp_path, content):
+    facts = tmp_path / "facts.json"
+    facts.write_text(content)
+    result = envpin("solve", "--facts", str(facts))
+    assert result.returncode == 2 and "Traceback" not in result.stderr and str(facts) in result.stderr
+
+
+def test_unsatisfiable_exit_1_and_existing_file_untouched(tmp_path):
+    output = tmp_path / "environment.yml"
+    output.write_text("precious\n")
+    result = envpin("solve", "--spec", "torch==2.6.*", "--os", "linux", "--arch", "x86_64", "--python", "3.11",
+                    "--driver", "570.124.06", "--gpu", "NVIDIA GeForce RTX 5090", "-o", str(output))
+    assert result.returncode == 1
+    assert "sm_120" in result.stdout
+    assert output.read_text() == "precious\n"
+    assert list(tmp_path.iterdir()) == [output]
+
+
+def test_unsatisfiable_json():
+    result = envpin("solve", "--spec", "torch==2.6.*", "--os", "linux", "--arch", "x86_64", "--python", "3.11",
+                    "--driver", "570.124.06", "--gpu", "NVIDIA GeForce RTX 5090", "--format", "json")
+    document = json.loads(result.stdout)
+    assert result.returncode == 1
+    assert document["status"] == "unsatisfiable"
+    assert document["error"]["code"] == "gpu-unsupported" and document["error"]["fixes"]
+
+
+def test_this_machine_without_gpu_gets_the_cpu_build():
+    detected = json.loads(envpin("detect", "--format", "json").stdout)
+    if detected["driver"] is not None:
+        pytest.skip("this machine has an NVIDIA driver")
+    result = envpin("solve", "--framework", "torch", "--format", "json")
+    document = json.loads(result.stdout)
+    assert result.returncode == 0
+    assert document["accelerator"] in ("cpu", "mps")
+    assert any("no NVIDIA driver" in reason or "macOS" in reason for reason in document["reasons"])
+
+
+def test_facts_file_from_detect_drives_a_solve(tmp_path):
+    facts = tmp_path / "facts.json"
+    facts.write_text(envpin("detect", "--format", "json").stdout)
+    result = envpin("solve", "--facts", str(facts), "--driver", "535.104.05", "--gpu", "NVIDIA GeForce RTX 3090",
+                    "--format", "json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["target"]["driver"] == "535.104.05"
+
+
+def test_db_info_lists_unverified_records():
+    result = envpin("db", "info", "--format", "json")
+    info = json.loads(result.stdout)
+    assert info["counts"]["torch_releases"] >= 30 and info["unverified"]
