@@ -1,22 +1,26 @@
 """Read the compatibility database from disk, once per process.
 
-Parsing YAML is the slow part of a solve, so the parsed documents are cached as JSON under the user's cache
-directory, keyed by each file's size and modification time; validation (envpin.compat.schema) runs on
-every load all the same, so a cache can never smuggle in an invalid database.
+Parsing and validating the YAML is most of a solve's time, so the validated database is cached (pickled)
+under the user's cache directory, keyed by envpin's version and each file's path, size and modification
+time: any edit to the database, or a new envpin, misses the cache and validates again. Only a database
+that passed validation is ever written to the cache.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
+import pickle
+import zlib
 from pathlib import Path
 from typing import Any
 
 from envpin import __version__
 from envpin.compat.model import Database
-from envpin.compat.schema import FILES, OPTIONAL_FILES, build_database
 from envpin.errors import DatabaseError
+
+# Kept here rather than imported from the schema module, which a cache hit never needs to load.
+FILES = ("sources.yaml", "cuda.yaml", "gpus.yaml", "torch.yaml", "tensorflow.yaml", "jax.yaml")
+OPTIONAL_FILES = ("tensorflow.yaml", "jax.yaml")  # a torch-only database (a team's fork) may leave them out
 
 _LOADED: dict[str, Database] = {}
 
@@ -41,17 +45,26 @@ def load_database(path: str | os.PathLike[str] | None = None) -> Database:
 def _load(directory: Path) -> Database:
     if not directory.is_dir():
         raise DatabaseError(f"database {directory}: not a directory")
+    stamps = _stamps(directory)
+    cache_file = _cache_file(stamps)
+    cached = _read_cache(cache_file, stamps)
+    if cached is not None:
+        return cached
+    from envpin.compat.schema import build_database
+
     version = _read_text(directory / "VERSION").strip()
-    documents = _read_documents(directory)
-    database, problems = build_database(version, documents)
+    database, problems = build_database(version, _read_documents(directory))
     if database is None:
         more = f" (and {len(problems) - 1} more; run `envpin db validate {directory}`)" if len(problems) > 1 else ""
         raise DatabaseError(f"database {directory}: {problems[0]}{more}")
+    _write_cache(cache_file, stamps, database)
     return database
 
 
 def validate_database(path: str | os.PathLike[str] | None = None) -> list[str]:
-    """Every schema problem of a database directory (empty when it is valid)."""
+    """Every schema problem of a database directory (empty when it is valid); never uses the cache."""
+    from envpin.compat.schema import build_database
+
     directory = Path(path) if path is not None else default_database_path()
     try:
         version = _read_text(directory / "VERSION").strip()
@@ -69,14 +82,7 @@ def _read_text(path: Path) -> str:
 
 
 def _read_documents(directory: Path) -> dict[str, Any]:
-    stamps = _stamps(directory)
-    cache_file = _cache_file(stamps)
-    cached = _read_cache(cache_file)
-    if cached is not None:
-        return cached
-    documents = {name: _parse_yaml(directory / name) for name in FILES if (directory / name).exists()}
-    _write_cache(cache_file, documents)
-    return documents
+    return {name: _parse_yaml(directory / name) for name in FILES if (directory / name).exists()}
 
 
 def _stamps(directory: Path) -> str:
@@ -94,7 +100,7 @@ def _stamps(directory: Path) -> str:
 
 
 def _parse_yaml(path: Path) -> Any:
-    import yaml  # only when the cache misses: importing and parsing YAML is most of a cold solve
+    import yaml  # only when the cache misses
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
@@ -119,28 +125,29 @@ def _cache_file(stamps: str) -> Path | None:
     directory = _cache_dir()
     if directory is None:
         return None
-    return directory / f"db-{hashlib.sha256(stamps.encode()).hexdigest()[:24]}.json"
+    # The name only spreads entries out; the stamps stored inside decide whether an entry is this database.
+    return directory / f"db-{zlib.crc32(stamps.encode()):08x}.pickle"
 
 
-def _read_cache(cache_file: Path | None) -> dict[str, Any] | None:
+def _read_cache(cache_file: Path | None, stamps: str) -> Database | None:
     if cache_file is None:
         return None
     try:
-        with open(cache_file, encoding="utf-8") as handle:
-            documents = json.load(handle)
-    except (OSError, ValueError):
+        with open(cache_file, "rb") as handle:
+            cached_stamps, database = pickle.load(handle)
+    except Exception:  # noqa: BLE001 - a damaged or foreign cache is only a miss
         return None
-    return documents if isinstance(documents, dict) and set(FILES) - set(OPTIONAL_FILES) <= set(documents) else None
+    return database if cached_stamps == stamps and isinstance(database, Database) else None
 
 
-def _write_cache(cache_file: Path | None, documents: dict[str, Any]) -> None:
+def _write_cache(cache_file: Path | None, stamps: str, database: Database) -> None:
     """Best effort and atomic: a read-only home or a full disk only costs speed, never a half-written cache."""
     if cache_file is None:
         return
     try:
         cache_file.parent.mkdir(parents=True, exist_ok=True)
         temporary = cache_file.with_suffix(f".{os.getpid()}.tmp")
-        temporary.write_text(json.dumps(documents, default=str), encoding="utf-8")
+        temporary.write_bytes(pickle.dumps((stamps, database), protocol=pickle.HIGHEST_PROTOCOL))
         os.replace(temporary, cache_file)
     except OSError:
         pass

@@ -11,6 +11,7 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
+from envpin.compat.loader import FILES, OPTIONAL_FILES
 from envpin.compat.model import (
     PLATFORMS,
     AndCudaExtra,
@@ -33,8 +34,6 @@ from envpin.compat.model import (
 )
 
 SOURCE_GRADES = ("primary", "primary-copy", "pypi", "secondary")
-FILES = ("sources.yaml", "cuda.yaml", "gpus.yaml", "torch.yaml", "tensorflow.yaml", "jax.yaml")
-OPTIONAL_FILES = ("tensorflow.yaml", "jax.yaml")  # a torch-only database (a team's fork) may leave them out
 
 _CC = re.compile(r"^(\d{1,2})\.(\d)$")
 _ARCH = re.compile(r"^(\d{1,2})\.(\d)(\+PTX)?$")

@@ -9,13 +9,15 @@ probe failure, and every subprocess runs under `timeout`.
 from __future__ import annotations
 
 import os
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 from envpin.facts import Driver, Gpu, HostFacts
-from envpin.host import nvidia_smi, nvml, platform_info, procfs
-from envpin.host.runner import CommandResult, CommandTimeout, Runner, SubprocessRunner
+from envpin.host import locate, nvml, platform_info, procfs
 
-__all__ = ["detect_host", "CommandResult", "CommandTimeout", "Runner", "SubprocessRunner"]
+if TYPE_CHECKING:
+    from envpin.host.runner import Runner
+
+__all__ = ["detect_host"]
 
 WSL_LIB_DIR = "usr/lib/wsl/lib"
 ENV_KEYS = ("CUDA_PATH", "CUDA_HOME", "CONDA_PREFIX", "CUDA_VISIBLE_DEVICES")
@@ -35,7 +37,6 @@ def detect_host(
     `nvml_module` replaces pynvml (tests); pass False to skip NVML entirely. `probe_environment=False`
     skips the CUDA toolkits and the library scan, which a solve does not need (and should not wait for).
     """
-    runner = runner or SubprocessRunner()
     environ = dict(os.environ if environ is None else environ)
     os_label = platform_info.os_name()
     wsl = os_label == "linux" and platform_info.is_wsl(procfs.read_text(fs_root, "proc/version"))
@@ -62,6 +63,8 @@ def detect_host(
             notes=tuple(notes),
         )
     from envpin.host import libraries, toolkits
+
+    runner = runner or _default_runner()
 
     toolkit_report = _safe(lambda: toolkits.detect(runner, os_label, environ, fs_root, timeout), notes, "toolkit detection")
     found_toolkits = toolkit_report.toolkits if toolkit_report else []
@@ -101,6 +104,9 @@ def _detect_driver(runner, environ, fs_root, timeout, os_label, wsl, nvml_module
     driver: Driver | None = None
     gpus: list[Gpu] = []
 
+    if nvml_module is None and not nvml.worth_trying(os_label, fs_root):
+        absent.append("NVML not tried (no NVIDIA device nodes or /proc/driver/nvidia)")
+        nvml_module = False
     if nvml_module is not False:
         report = nvml.probe(nvml_module)
         notes.extend(report.notes)
@@ -113,9 +119,13 @@ def _detect_driver(runner, environ, fs_root, timeout, os_label, wsl, nvml_module
             notes.append(report.failure)
 
     if driver is None or not gpus:
-        executables = nvidia_smi.candidate_paths(os_label, environ, wsl=wsl, fs_root=fs_root)
+        executables = locate.candidate_paths(os_label, environ, wsl=wsl, fs_root=fs_root)
         if not executables:
             absent.append("nvidia-smi not found" + (" (also looked in /usr/lib/wsl/lib)" if wsl else ""))
+        if executables:
+            from envpin.host import nvidia_smi  # the parsers, only where there is something to parse
+
+            runner = runner or _default_runner()
         for executable in executables[:2]:  # the one on PATH, then one fallback location; never a long crawl
             report = nvidia_smi.probe(runner, executable, timeout)
             notes.extend(report.notes)
@@ -153,6 +163,12 @@ def _detect_driver(runner, environ, fs_root, timeout, os_label, wsl, nvml_module
     elif driver is None:
         notes.append("no NVIDIA driver found")
     return driver, gpus
+
+
+def _default_runner():
+    from envpin.host.runner import SubprocessRunner
+
+    return SubprocessRunner()
 
 
 def _name_executable(failure: str, executable: str, executables: list[str]) -> str:

@@ -7,6 +7,7 @@ libnvidia-ml, or any NVML error only produces a note, never a failed detection.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -24,6 +25,21 @@ class NvmlReport:
     failure: str | None = None
     absent: bool = False  # pynvml or libnvidia-ml missing: the normal state of a machine without NVIDIA
     notes: list[str] = field(default_factory=list)
+
+
+# What a Linux machine with a loaded NVIDIA driver has: its device nodes or its /proc entry; WSL2 has the
+# paravirtual /dev/dxg and the driver's libraries in /usr/lib/wsl/lib. Without any of them NVML cannot
+# answer, and importing pynvml (ctypes, threading) would only cost time.
+LINUX_DRIVER_MARKERS = ("dev/nvidiactl", "dev/nvidia0", "proc/driver/nvidia", "dev/dxg", "usr/lib/wsl/lib")
+
+
+def worth_trying(os_name: str, fs_root: str = "/") -> bool:
+    """Whether NVML can possibly answer here: always on Windows, never on macOS, on Linux only with a driver."""
+    if os_name == "windows":
+        return True
+    if os_name != "linux":
+        return False
+    return any(os.path.exists(os.path.join(fs_root, marker)) for marker in LINUX_DRIVER_MARKERS)
 
 
 def cuda_version_from_int(value: int) -> str | None:

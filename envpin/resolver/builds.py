@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from envpin.compat.model import (
@@ -131,6 +130,8 @@ def tensorflow_builds(release: TensorflowRelease) -> list[Build]:
 
 def jax_builds(release: JaxRelease) -> list[Build]:
     """Newest CUDA extra first, then the CPU jaxlib."""
+    from packaging.utils import canonicalize_name  # packaging.utils pulls in packaging.tags: keep it off torch's path
+
     builds = []
     for extra in sorted(release.extras.values(), key=lambda e: -e.cuda_major):
         builds.append(

@@ -12,10 +12,8 @@ envpin's preferred answer and backtracking walks down that order.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterable, Iterator, Mapping, Sequence
 
-from packaging.specifiers import SpecifierSet
-from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 from resolvelib import AbstractProvider
 
@@ -23,6 +21,9 @@ from envpin.compat.model import Database, TorchRelease, Variant
 from envpin.resolver.builds import FRAMEWORKS, Build, builds_of
 from envpin.resolver.fitness import Verdict, assess
 from envpin.resolver.target import Target
+
+if TYPE_CHECKING:
+    from packaging.specifiers import SpecifierSet
 
 COMPANIONS = ("torchvision", "torchaudio")
 CUDA = "cuda"
@@ -49,7 +50,7 @@ class Candidate:
 @dataclass(frozen=True)
 class Requirement:
     name: str
-    specifier: SpecifierSet
+    specifier: SpecifierSet | None  # None: any version (packaging.specifiers costs a solve time to import)
     origin: str  # "the request" or the candidate that asked for it
     flavor: str | None = None  # the build flavour it must be (a companion's torch variant)
     extras: frozenset[str] = frozenset()  # `jax[cuda12]`: the build must carry these extras
@@ -65,7 +66,7 @@ class Requirement:
             return False
         if self.torch_releases is not None and candidate.version not in self.torch_releases:
             return False
-        return self.specifier.contains(candidate.local_version, prereleases=True)
+        return self.specifier is None or self.specifier.contains(candidate.local_version, prereleases=True)
 
 
 class BuildProvider(AbstractProvider):
@@ -132,7 +133,7 @@ class BuildProvider(AbstractProvider):
             return [
                 Requirement(
                     name="torch",
-                    specifier=SpecifierSet(),
+                    specifier=None,
                     origin=f"{candidate.name} {candidate.local_version}",
                     flavor=candidate.build.flavor,
                     torch_releases=candidate.torch_releases,
@@ -141,6 +142,8 @@ class BuildProvider(AbstractProvider):
         build = candidate.build
         if build is None or build.kind != "cuda" or not self.shared_libraries:
             return []
+        from packaging.specifiers import SpecifierSet
+
         origin = build.label
         needs = [Requirement(CUDA, SpecifierSet(f"=={build.cuda_major}"), origin)]
         for name, specifier in build.pins.items():
@@ -209,10 +212,14 @@ class BuildProvider(AbstractProvider):
 
 def library_name(requirement_name: str) -> str:
     """`cuda-toolkit[cublas,cudart]` → `cuda-toolkit`: the identifier is the distribution."""
+    from packaging.utils import canonicalize_name
+
     return canonicalize_name(requirement_name.split("[", 1)[0])
 
 
 def _representatives(specifier: str) -> set[Version]:
+    from packaging.specifiers import SpecifierSet
+
     versions = {Version("0")}
     for clause in SpecifierSet(specifier):
         if clause.operator in ("==", "===", ">=", "~=", "<=") and "*" not in clause.version:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from packaging.requirements import InvalidRequirement
-from packaging.requirements import Requirement as Pep508
-from packaging.specifiers import SpecifierSet
-from packaging.utils import canonicalize_name
 
 from envpin.compat.drivers import POLICIES
 from envpin.errors import EnvpinInputError
+
+if TYPE_CHECKING:
+    from packaging.specifiers import SpecifierSet
 
 FRAMEWORKS = {"torch": ("torch", "torchvision", "torchaudio"), "tensorflow": ("tensorflow",), "jax": ("jax",)}
 FRAMEWORK_ALIASES = {"pytorch": "torch", "tf": "tensorflow"}
@@ -62,7 +62,7 @@ def parse_request(
     required = {FRAMEWORKS[name][0] for name in chosen}
     for text in specs:
         name, specifier, wanted_extras = _parse_spec(text)
-        specifiers[name] = specifiers.get(name, SpecifierSet()) & specifier
+        specifiers[name] = specifiers[name] & specifier if name in specifiers else specifier
         if wanted_extras:
             extras[name] = extras.get(name, frozenset()) | wanted_extras
         required.update({name, FRAMEWORK_OF[name]})
@@ -87,6 +87,10 @@ def parse_request(
 
 
 def _parse_spec(text: str) -> tuple[str, SpecifierSet, frozenset[str]]:
+    from packaging.requirements import InvalidRequirement  # costly to import; only specs need it
+    from packaging.requirements import Requirement as Pep508
+    from packaging.utils import canonicalize_name
+
     try:
         requirement = Pep508(text)
     except InvalidRequirement as error:

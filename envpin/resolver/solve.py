@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from packaging.specifiers import SpecifierSet
+from typing import TYPE_CHECKING
+
 from packaging.version import Version
 from resolvelib import BaseReporter, ResolutionImpossible, ResolutionTooDeep, Resolver
 
@@ -13,6 +14,9 @@ from envpin.resolver.plan import PinnedPackage, Plan, Unsatisfiable
 from envpin.resolver.provider import COMPANIONS, BuildProvider, Candidate, Requirement, library_name
 from envpin.resolver.request import FRAMEWORKS, PACKAGE_ORDER, Request
 from envpin.resolver.target import Target
+
+if TYPE_CHECKING:
+    from packaging.specifiers import SpecifierSet
 
 
 def solve(database: Database, target: Target, request: Request) -> Plan | Unsatisfiable:
@@ -40,7 +44,7 @@ def make_provider(database: Database, target: Target, request: Request) -> Build
 
 def requirements_of(request: Request) -> list[Requirement]:
     return [
-        Requirement(name, request.specifiers.get(name, SpecifierSet()), "the request", extras=request.extras.get(name, frozenset()))
+        Requirement(name, request.specifiers.get(name), "the request", extras=request.extras.get(name, frozenset()))
         for name in sorted(request.required, key=PACKAGE_ORDER.index)
     ]
 
@@ -70,7 +74,7 @@ def has_cuda_builds(database: Database, framework: str, platform: str) -> bool:
 def _named_kinds(request: Request, framework: str) -> frozenset[str]:
     named = set()
     for name in FRAMEWORKS[framework]:
-        for clause in request.specifiers.get(name, SpecifierSet()):
+        for clause in request.specifiers.get(name, ()):
             local = clause.version.partition("+")[2]
             if local:
                 named.add("cuda" if local.startswith("cu") else "rocm" if local.startswith("rocm") else "cpu")
@@ -220,6 +224,8 @@ def pin_clash(build: Build, others: list[Build]) -> str | None:
 
 def _intersect(first: str, second: str) -> bool:
     from envpin.resolver.provider import _representatives
+
+    from packaging.specifiers import SpecifierSet
 
     both = SpecifierSet(first) & SpecifierSet(second)
     return any(both.contains(v, prereleases=True) for v in _representatives(first) | _representatives(second))

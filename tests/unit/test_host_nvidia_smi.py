@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from envpin.facts import Gpu
-from envpin.host import nvidia_smi
+from envpin.host import locate, nvidia_smi
 from envpin.host.nvidia_smi import SmiHeader, SmiParseError
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "host"
@@ -222,20 +222,20 @@ def test_windows_candidates_cover_system32_nvsmi_and_driverstore(tmp_path):
     store = _touch(system_root / "System32" / "DriverStore" / "FileRepository" / "nvlti.inf_amd64_abc" / "nvidia-smi.exe")
     nvsmi = _touch(program_files / "NVIDIA Corporation" / "NVSMI" / "nvidia-smi.exe")
     environ = {"PATH": str(tmp_path / "empty"), "SYSTEMROOT": str(system_root), "ProgramFiles": str(program_files)}
-    assert nvidia_smi.candidate_paths("windows", environ) == [str(nvsmi), str(store)]
+    assert locate.candidate_paths("windows", environ) == [str(nvsmi), str(store)]
     system32 = _touch(system_root / "System32" / "nvidia-smi.exe")
-    assert nvidia_smi.candidate_paths("windows", environ)[0] == str(system32)
+    assert locate.candidate_paths("windows", environ)[0] == str(system32)
 
 
 def test_wsl_looks_in_usr_lib_wsl_lib(tmp_path):
     smi = _touch(tmp_path / "usr" / "lib" / "wsl" / "lib" / "nvidia-smi")
     environ = {"PATH": str(tmp_path / "bin")}
-    assert nvidia_smi.candidate_paths("linux", environ, wsl=True, fs_root=str(tmp_path)) == [str(smi)]
-    assert nvidia_smi.candidate_paths("linux", environ, wsl=False, fs_root=str(tmp_path)) == []
+    assert locate.candidate_paths("linux", environ, wsl=True, fs_root=str(tmp_path)) == [str(smi)]
+    assert locate.candidate_paths("linux", environ, wsl=False, fs_root=str(tmp_path)) == []
 
 
 def test_path_comes_first(tmp_path):
     on_path = _touch(tmp_path / "bin" / "nvidia-smi")
     wsl = _touch(tmp_path / "usr" / "lib" / "wsl" / "lib" / "nvidia-smi")
     environ = {"PATH": str(tmp_path / "bin")}
-    assert nvidia_smi.candidate_paths("linux", environ, wsl=True, fs_root=str(tmp_path)) == [str(on_path), str(wsl)]
+    assert locate.candidate_paths("linux", environ, wsl=True, fs_root=str(tmp_path)) == [str(on_path), str(wsl)]
