@@ -17,6 +17,8 @@ def database_info(database: Database) -> dict[str, Any]:
             "gpu_models": sum(len(model.names) for model in database.gpus),
             "torch_releases": len(releases),
             "torch_builds": sum(len(r.variants) for r in releases),
+            "tensorflow_releases": len(database.tensorflow_releases),
+            "jax_releases": len(database.jax_releases),
             "sources": len(database.sources),
         },
         "torch_range": [str(releases[-1].version), str(releases[0].version)] if releases else [],
@@ -44,6 +46,16 @@ def _unverified(database: Database) -> list[str]:
         records += [(f"torch {release.version}+{v.name}", v.provenance) for v in release.variants.values()]
         records += [(f"{c.name} {c.version}", c.provenance) for c in release.companions.values()]
         notes += [f"{label}: {p.unverified}" for label, p in records if p.unverified]
+    for tf in database.tensorflow_releases:
+        records = [(f"tensorflow {tf.version}", tf.provenance)]
+        records += [(f"tensorflow {tf.version} GPU on {g.platform}", g.provenance) for g in tf.gpu.values()]
+        if tf.and_cuda is not None:
+            records.append((f"tensorflow[and-cuda] {tf.version}", tf.and_cuda.provenance))
+        notes += [f"{label}: {p.unverified}" for label, p in records if p.unverified]
+    for jax in database.jax_releases:
+        records = [(f"jax {jax.version}", jax.provenance)]
+        records += [(f"jax[{e.name}] {jax.version}", e.provenance) for e in jax.extras.values()]
+        notes += [f"{label}: {p.unverified}" for label, p in records if p.unverified]
     return list(dict.fromkeys(notes))
 
 
@@ -54,6 +66,7 @@ def render_info(info: dict[str, Any]) -> str:
         f"  CUDA toolkits: {counts['cuda_toolkits']}   GPU names: {counts['gpu_models']}",
         f"  torch releases: {counts['torch_releases']} ({' … '.join(info['torch_range'])}), "
         f"builds: {counts['torch_builds']}",
+        f"  tensorflow releases: {counts['tensorflow_releases']}   jax releases: {counts['jax_releases']}",
         f"  sources: {counts['sources']} "
         + "(" + ", ".join(f"{grade}: {n}" for grade, n in sorted(info["sources_by_grade"].items())) + ")",
         f"unverified ({len(info['unverified'])}):",

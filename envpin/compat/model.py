@@ -200,6 +200,7 @@ class TensorflowRelease:
     and_cuda: AndCudaExtra | None
     cpu_package: dict[str, str]
     provenance: Provenance
+    known_issues: tuple[KnownIssue, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -227,3 +228,4 @@ class JaxRelease:
     extras: dict[str, JaxExtra]
     missing_extras: dict[str, str]
     provenance: Provenance
+    note: str | None = None

@@ -454,6 +454,7 @@ def _tensorflow_releases(node: _Node, cited: _Citations) -> list[TensorflowRelea
                 if record.has("cpu_package")
                 else {},
                 provenance=cited.provenance(record),
+                known_issues=_known_issues(record.child("known_issues"), cited),
             )
         )
     return releases
@@ -493,6 +494,7 @@ def _jax_releases(node: _Node, cited: _Citations) -> list[JaxRelease]:
                 else {},
                 missing_extras=missing,
                 provenance=cited.provenance(record),
+                note=record.child("note").optional_string(),
             )
         )
     return releases

@@ -25,6 +25,7 @@ from envpin.compat.model import (
 )
 
 FRAMEWORKS = ("torch", "tensorflow", "jax")
+_FIRST_TORCH_WITH_PIP_CUDA = Version("1.13")
 
 
 @dataclass(frozen=True, eq=False)
@@ -34,16 +35,17 @@ class Build:
     flavor: str  # torch: cpu / cu124 / rocm6.2; tensorflow: and-cuda / cuda / cpu; jax: cuda12 / cpu
     kind: str  # cuda / rocm / cpu
     platforms: tuple[str, ...]
-    pythons: dict[str, tuple[str, ...]]  # platform -> CPython minors
-    provenance: tuple[Provenance, ...]
+    pythons: dict[str, tuple[str, ...]] = field(repr=False)  # platform -> CPython minors
+    provenance: tuple[Provenance, ...] = field(repr=False)
     cuda: str | None = None  # "12.4", or only the major ("12") where that is all the framework states
     min_driver: dict[str, str] = field(default_factory=dict)  # os -> the framework's own stated minimum
-    archs: dict[str, ArchList] = field(default_factory=dict)  # platform -> arch list (torch)
+    archs: dict[str, ArchList] = field(default_factory=dict, repr=False)  # platform -> arch list (torch)
     min_cc: ComputeCapability | None = None  # the framework's stated minimum GPU (jax)
-    pins: dict[str, str] = field(default_factory=dict)  # pip CUDA libraries -> specifier
+    pins: dict[str, str] = field(default_factory=dict, repr=False)  # pip CUDA libraries -> specifier
+    pins_known: bool = True  # False: the build uses pip CUDA libraries, but which versions was not read
     extras: tuple[str, ...] = ()
     blocked: str | None = None  # why this build cannot install at all, though it is published
-    record: Any = None  # the database record, for the emitters' details
+    record: Any = field(default=None, repr=False)  # the database record, for the emitters' details
 
     @property
     def cuda_major(self) -> str | None:
@@ -70,6 +72,9 @@ def torch_build(release: TorchRelease, variant: Variant) -> Build:
         cuda=variant.cuda,
         archs=variant.archs,
         pins=variant.pins,
+        # Before 1.13 the CUDA libraries were inside the torch wheel; since then only the PyPI build's
+        # pins could be read from PyPI.
+        pins_known=bool(variant.pins) or variant.kind != "cuda" or release.version < _FIRST_TORCH_WITH_PIP_CUDA,
         record=(release, variant),
     )
 
@@ -100,6 +105,8 @@ def tensorflow_builds(release: TensorflowRelease) -> list[Build]:
             )
         )
     for platform, gpu in release.gpu.items():
+        if platform == "linux-x86_64" and and_cuda is not None:
+            continue  # from 2.14 on Linux, [and-cuda] is TensorFlow's way to CUDA; the system route is not offered
         builds.append(
             Build(
                 framework="tensorflow",

@@ -80,6 +80,13 @@ def _explain_framework(
     # that gets that far: "no build has code for this GPU" beats "the newest release needs a newer driver"
     # when no driver would help.
     miss = closest_miss([provider.verdict(b) for b in (possible or matching)])
+    also = ""
+    if miss.rejection.check == "driver":
+        # A newer driver is only the answer if some build would then fit; otherwise the GPU decides.
+        without_driver = [_relaxed(database, target, provider, b, "driver") for b in (possible or matching)]
+        if not any(v.fits for v in without_driver):
+            miss = closest_miss(without_driver)
+            also = f" (and driver {target.driver or 'none'} is too old for it as well)"
     newest_version = miss.build.version
     if not possible:
         code = "no-gpu-build"
@@ -89,7 +96,7 @@ def _explain_framework(
         several = len({b.version for b in matching}) > 1
         subject = f"no {scope} release fits this machine; the closest, {miss.build.label}," if several else (
             f"{framework} {newest_version} does not fit this machine:")
-        message = f"{subject} {_lower_first(miss.rejection.message, miss.build)}"
+        message = f"{subject} {_lower_first(miss.rejection.message, miss.build)}{also}"
     fixes = _driver_fixes(database, target, provider, matching)
     fixes += _python_fixes(database, target, provider, matching)
     fixes += _fixes_without_specs(database, target, request)
@@ -200,7 +207,7 @@ def _fixes_without_specs(database: Database, target: Target, request: Request) -
     accelerators = answer.accelerators or {}
     pins = ", ".join(f"{p.requirement} ({accelerators.get(p.name, answer.accelerator)})"
                      for p in answer.packages if p.name in FRAMEWORKS)
-    return [f"{pins} is the newest that runs on this machine: drop the version constraints"]
+    return [f"{pins} is the newest that runs on this machine (without the requested versions and extras)"]
 
 
 def _platform_fixes(database: Database, target: Target, framework: str) -> list[str]:
@@ -236,6 +243,26 @@ def _companion_conflict(database: Database, target: Target, request: Request, pr
 # ---------------------------------------------------------------- several frameworks
 
 
+def _fixes_keeping_one_framework(database: Database, target: Target, request: Request) -> list[str]:
+    """Keep one framework's versions as asked and free the others': what would sit beside it?"""
+    from envpin.resolver.solve import solve
+
+    constrained = [f for f in request.solved_frameworks if any(n in request.specifiers for n in FRAMEWORKS[f])]
+    if len(constrained) < 2:
+        return []  # freeing the others would change nothing (and would only ask this question again)
+    fixes = []
+    for framework in constrained:
+        names = FRAMEWORKS[framework]
+        kept = {n: s for n, s in request.specifiers.items() if n in names}
+        relaxed = replace(request, specifiers=kept, extras={n: e for n, e in request.extras.items() if n in names})
+        answer = solve(database, target, relaxed)
+        if isinstance(answer, Plan):
+            beside = ", ".join(p.requirement for p in answer.packages if p.name in FRAMEWORKS and p.name not in names)
+            asked = ", ".join(request.spec_text(n) for n in kept)
+            fixes.append(f"keeping {asked}: {beside} fits beside it")
+    return fixes
+
+
 def _explain_clash(database: Database, target: Target, request: Request, alone: dict[str, Plan]) -> Unsatisfiable:
     """Each framework fits alone; their CUDA majors or library pins do not meet."""
     from envpin.resolver.solve import make_provider, pin_clash
@@ -243,21 +270,12 @@ def _explain_clash(database: Database, target: Target, request: Request, alone: 
     builds = {}
     for framework in alone:
         provider = make_provider(database, target, _only(request, framework))
-        builds[framework] = [v.build for v in provider.fitting(framework)
-                             if _matches(request.specifiers.get(framework, SpecifierSet()), v.build)]
+        builds[framework] = [v.build for v in provider.fitting(framework) if v.build.pins_known
+                             and _matches(request.specifiers.get(framework, SpecifierSet()), v.build)]
     first, *others = alone
     newest = {f: builds[f][0] for f in builds if builds[f]}
     clash = next((c for o in others if (c := pin_clash(newest[o], [newest[first]]))), None)
     message = "the frameworks cannot share one environment: " + (clash or "no releases with agreeing CUDA library pins")
-    fixes = []
-    for other in others:
-        for build in builds[other]:
-            if pin_clash(build, [newest[first]]) is None:
-                fixes.append(f"use {build.label} beside {newest[first].label}: their pins agree")
-                break
-        for build in builds[first]:
-            if pin_clash(newest[other], [build]) is None:
-                fixes.append(f"or use {build.label} beside {newest[other].label}")
-                break
+    fixes = _fixes_keeping_one_framework(database, target, request)
     fixes += _fixes_without_specs(database, target, request)
     return _answer(database, target, "pins-clash", message, fixes)

@@ -78,7 +78,7 @@ def driver_requirement(database: Database, target: Target, build: Build, policy:
     """The framework's own stated minimum where it gives one (JAX), else NVIDIA's tables for the build's CUDA."""
     stated = build.min_driver.get(target.os)
     if stated:
-        rule = f"{build.framework} states ≥ {stated} for CUDA {build.cuda_major}"
+        rule = f"{build.framework}'s stated minimum for CUDA {build.cuda_major}"
         return DriverRequirement(stated, rule, Provenance(()))
     return minimum_driver(database, build.cuda, target.os, policy)
 
@@ -98,7 +98,7 @@ def _check_driver(
     if not driver_at_least(target.driver, requirement.minimum):
         message = f"{what} needs driver ≥ {requirement.minimum} ({requirement.rule}); this machine has {target.driver}"
         return Rejection("driver", message, requirement.minimum)
-    reasons.append(f"driver {target.driver} runs {what}: {requirement.rule} needs ≥ {requirement.minimum}")
+    reasons.append(f"driver {target.driver} runs {what} ({requirement.rule}: ≥ {requirement.minimum})")
     return None
 
 

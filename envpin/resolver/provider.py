@@ -154,7 +154,12 @@ class BuildProvider(AbstractProvider):
 
     def candidates(self, identifier: str) -> list[Candidate]:
         if identifier in FRAMEWORKS:
-            return [Candidate(identifier, v.build.version, v.build) for v in self.fitting(identifier)]
+            builds = [v.build for v in self.fitting(identifier)]
+            if self.shared_libraries:
+                # Beside another framework every CUDA library pin must be checked, so only builds whose
+                # pins were read take part (for torch since 1.13: the build PyPI serves).
+                builds = [b for b in builds if b.pins_known]
+            return [Candidate(identifier, b.version, b) for b in builds]
         if identifier in COMPANIONS:
             return self._companions(identifier)
         if identifier == CUDA:

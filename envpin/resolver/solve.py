@@ -175,6 +175,10 @@ def _choice_reasons(provider: BuildProvider, request: Request, build: Build, cho
     if newer:
         verdicts = [provider.verdict(b) for b in provider.builds(framework) if b.version == newer[0]]
         reasons.append(f"{framework} {newer[0]} was passed over: {_why_not(verdicts, chosen, framework)}")
+    fitting_newer = [v for v in newer[1:] if any(provider.verdict(b).fits for b in provider.builds(framework) if b.version == v)]
+    if fitting_newer:
+        verdicts = [provider.verdict(b) for b in provider.builds(framework) if b.version == fitting_newer[0]]
+        reasons.append(f"{framework} {fitting_newer[0]} was passed over: {_why_not(verdicts, chosen, framework)}")
     siblings = [b for b in provider.builds(framework) if b.version == build.version and b.kind == build.kind]
     for sibling in siblings[: siblings.index(build)]:
         rejection = provider.verdict(sibling).rejection
@@ -201,8 +205,17 @@ def _why_not(verdicts: list[Verdict], chosen: dict[str, Candidate], framework: s
 
 
 def closest_miss(verdicts: list[Verdict]) -> Verdict:
-    """The build that got furthest through the checks: its rejection is the most telling reason."""
-    return max(verdicts, key=lambda v: (CHECKS.index(v.rejection.check), v.build.kind == "cuda"))
+    """The build that got furthest through the checks: its rejection is the most telling reason.
+
+    Ties go to the newest release, and among its builds stopped by the driver, to the one that asks for the
+    oldest driver (the smallest upgrade)."""
+
+    def rank(verdict: Verdict) -> tuple:
+        needs = verdict.rejection.needs_driver
+        driver = tuple(-int(p) for p in needs.split(".")) if needs else ()
+        return (CHECKS.index(verdict.rejection.check), verdict.build.kind == "cuda", verdict.build.version, driver)
+
+    return max(verdicts, key=rank)
 
 
 def pin_clash(build: Build, others: list[Build]) -> str | None:
@@ -321,9 +334,9 @@ def _tensorflow_package(target: Target, build: Build, release) -> tuple[PinnedPa
 
 
 def _known_issues(build: Build, target: Target) -> list[str]:
-    if build.framework != "torch":
-        return []
-    release, _ = build.record
+    if build.framework == "jax":
+        return [f"note: {build.record.note}"] if build.record.note else []
+    release = build.record[0] if build.framework == "torch" else build.record
     return [f"known issue: {issue.text}" for issue in release.known_issues if target.platform in issue.platforms]
 
 
@@ -340,7 +353,7 @@ def _shared_library_reasons(request: Request, chosen: dict[str, Candidate]) -> l
     for name, specs in sorted(shared.items()):
         if len(specs) > 1:
             reasons.append(f"{name}: {' and '.join(specs)} agree")
-    unknown = [b.label for b in gpu_builds if not b.pins]
-    if unknown:
-        reasons.append(f"the database has no CUDA library pins for {', '.join(unknown)}; only the CUDA major was matched")
+    if any(b.framework == "torch" for b in gpu_builds):
+        reasons.append("beside another framework, envpin keeps to torch builds whose CUDA library pins were read "
+                       "from PyPI (the PyPI build), so that every shared pin is checked")
     return reasons

@@ -1,0 +1,174 @@
+"""Table-driven solve cases for TensorFlow, JAX and environments with several frameworks.
+
+Each case names the fact that decides it and where that fact comes from. `expect` lists the framework pins
+(`tensorflow[and-cuda]==2.21.0`), or is `!code` for an unsatisfiable answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from envpin.facts import HostFacts, PythonInfo
+from envpin.resolver.plan import Plan, Unsatisfiable
+from envpin.resolver.request import parse_request
+from envpin.resolver.solve import solve
+from envpin.resolver.target import TargetOverrides, apply_overrides, make_target
+
+RTX3090, GTX1080TI, V100 = "NVIDIA GeForce RTX 3090", "NVIDIA GeForce GTX 1080 Ti", "Tesla V100-SXM2-32GB"
+TF_SOURCE_MD = "tensorflow/docs source.md tested build configurations"
+JAX_INSTALL = "jax-ml/jax docs/installation.md"
+
+
+@dataclass
+class Case:
+    id: str
+    fact: str
+    expect: tuple[str, ...] | str
+    frameworks: tuple[str, ...] = ()
+    specs: tuple[str, ...] = ()
+    driver: str | None = "560.35.03"
+    gpus: tuple[str, ...] = (RTX3090,)
+    python: str = "3.11"
+    os: str = "linux"
+    arch: str = "x86_64"
+    says: str = ""  # a phrase the message, a fix, a reason or a step must hold
+
+
+TF = ("tensorflow",)
+JAX = ("jax",)
+CASES = [
+    # ---- TensorFlow
+    Case("tf-py311", f"2.21.0 is CUDA 12.5 on Linux with [and-cuda] ({TF_SOURCE_MD}; PyPI)", ("tensorflow[and-cuda]==2.21.0",), TF),
+    Case("tf-py39", "2.21.0 needs Python ≥ 3.10 (PyPI tags); 2.20.0 is the last for 3.9", ("tensorflow[and-cuda]==2.20.0",), TF,
+         python="3.9"),
+    Case("tf-py38", "2.13 is the last for 3.8 and has no [and-cuda]: system CUDA 11.8 / cuDNN 8.6", ("tensorflow==2.13.1",), TF,
+         python="3.8", says="install CUDA 11.8 and cuDNN 8.6"),
+    Case("tf-470-py310", "R470 runs CUDA 11.x: 2.14 is the last CUDA 11.8 TF, its [and-cuda] installs on ≤ 3.10",
+         ("tensorflow[and-cuda]==2.14.1",), TF, driver="470.82.01", python="3.10"),
+    Case("tf-470-py311", "2.14's [and-cuda] needs tensorrt 8.5.3.1 (cp ≤ 3.10 wheels only): 2.13.1 with system CUDA",
+         ("tensorflow==2.13.1",), TF, driver="470.82.01"),
+    Case("tf-2.14-py311", "tensorrt==8.5.3.1 has no cp311 wheel", "!python-unsupported", specs=("tensorflow==2.14.*",),
+         says="use Python 3.10"),
+    Case("tf-2.15.0-and-cuda", "2.15.0 pins tensorrt-libs==8.6.1, which is not on PyPI", "!not-installable",
+         specs=("tensorflow[and-cuda]==2.15.0",), says="tensorrt-libs"),
+    Case("tf-2.15-py311", "2.15.1 dropped the tensorrt pins (PR #62520)", ("tensorflow[and-cuda]==2.15.1",),
+         specs=("tensorflow==2.15.*",)),
+    Case("tf-and-cuda-2.13", "[and-cuda] first appears in 2.14.0 (PyPI metadata)", "!no-matching-release",
+         specs=("tensorflow[and-cuda]==2.13.*",), says="first release with it is 2.14.0"),
+    Case("tf-windows-py310", "native Windows GPU ends at 2.10 (source_windows.md), CUDA 11.2 / cuDNN 8.1 from conda",
+         ("tensorflow==2.10.1",), TF, os="windows", driver="560.94", python="3.10",
+         says="conda install -c conda-forge cudatoolkit=11.2 cudnn=8.1.0"),
+    Case("tf-windows-py311", "2.10 has no Python 3.11 wheels; WSL2 is the route", "!python-unsupported", TF, os="windows",
+         driver="560.94", says="WSL2"),
+    Case("tf-windows-cpu", "no NVIDIA driver: the CPU package", ("tensorflow-cpu==2.21.0",), TF, os="windows", driver=None,
+         gpus=(), python="3.12"),
+    Case("tf-linux-cpu", "no NVIDIA driver: tensorflow-cpu", ("tensorflow-cpu==2.21.0",), TF, driver=None, gpus=()),
+    Case("tf-macos", "no GPU support on macOS (pip.md)", ("tensorflow==2.21.0",), TF, os="macos", arch="arm64", driver=None,
+         gpus=()),
+    Case("tf-aarch64-gpu", "Linux aarch64 TensorFlow wheels are CPU builds", ("tensorflow==2.21.0",), TF, arch="aarch64",
+         driver="580.65.06", gpus=("NVIDIA GH200 480GB",), says="no NVIDIA GPU build for linux-aarch64"),
+    Case("tf-py314", "no TensorFlow wheel for 3.14", "!python-unsupported", TF, python="3.14", says="use Python 3.13"),
+    Case("tf-driver-450", "CUDA 12 TF needs ≥ 525.60.13; 2.14 is CUDA 11.8", ("tensorflow[and-cuda]==2.14.1",), TF,
+         driver="450.80.02", python="3.10"),
+    # ---- JAX
+    Case("jax-535-py311", f"jax[cuda12] needs driver ≥ 525 ({JAX_INSTALL}); 0.10.2 is the last for 3.11",
+         ("jax[cuda12]==0.10.2",), JAX, driver="535.104.05"),
+    Case("jax-580-py312", "R580 runs jax[cuda13]", ("jax[cuda13]==0.12.0.1",), JAX, driver="580.65.06", python="3.12"),
+    Case("jax-535-py312", "jax[cuda13] needs ≥ 580", ("jax[cuda12]==0.12.0.1",), JAX, driver="535.104.05", python="3.12"),
+    Case("jax-py310", "0.6.2 is the last jax for Python 3.10", ("jax[cuda12]==0.6.2",), JAX, driver="535.104.05",
+         python="3.10"),
+    Case("jax-470", "CUDA 12 jax needs ≥ 525", "!driver-too-old", JAX, driver="470.82.01", says="install NVIDIA driver 525"),
+    Case("jax-cuda13-535", "jax[cuda13] needs ≥ 580 on Linux", "!driver-too-old", specs=("jax[cuda13]",),
+         driver="535.104.05", says="jax[cuda12]"),
+    Case("jax-cuda13-0.7.0", "jax-cuda13-plugin 0.7.0 was never published; 0.7.2 is the first", "!no-matching-release",
+         specs=("jax[cuda13]==0.7.0",), driver="580.65.06", says="0.7.2"),
+    Case("jax-windows", "no NVIDIA GPU support on native Windows: the CPU jaxlib", ("jax==0.10.2",), JAX, os="windows",
+         driver="560.94", says="WSL2"),
+    Case("jax-macos", "Apple silicon: CPU jaxlib", ("jax==0.12.0.1",), JAX, os="macos", arch="arm64", driver=None, gpus=(),
+         python="3.12"),
+    Case("jax-no-driver", "no driver: CPU jaxlib", ("jax==0.10.2",), JAX, driver=None, gpus=()),
+    Case("jax-1080ti-580", "jax[cuda13] needs SM ≥ 7.5; CUDA 12 supports ≥ 5.2", ("jax[cuda12]==0.12.0.1",), JAX,
+         driver="580.65.06", gpus=(GTX1080TI,), python="3.12"),
+    Case("jax-cuda13-1080ti", "jax[cuda13] needs SM ≥ 7.5", "!gpu-unsupported", specs=("jax[cuda13]",),
+         driver="580.65.06", gpus=(GTX1080TI,), python="3.12", says="7.5"),
+    Case("jax-v100-580", "Volta (7.0) is below CUDA 13's 7.5", ("jax[cuda12]==0.12.0.1",), JAX, driver="580.65.06",
+         gpus=(V100,), python="3.12"),
+    Case("jax-gtx780", "Kepler is below SM 5.2", "!gpu-unsupported", JAX, driver="470.82.01",
+         gpus=("NVIDIA GeForce GTX 780",)),
+    Case("jax-aarch64", "the CUDA plugins have Linux aarch64 wheels", ("jax[cuda13]==0.12.0.1",), JAX, arch="aarch64",
+         driver="580.65.06", gpus=("NVIDIA GH200 480GB",), python="3.12"),
+    Case("jax-py38", "no jax in the database for Python 3.8", "!python-unsupported", JAX, python="3.8"),
+    # ---- several frameworks: CUDA majors and nvidia-* pins must meet
+    Case("torch2.5.1+jax", "torch 2.5.1 pins nvidia-cudnn-cu12==9.1.0.70; jax ≥ 0.6 needs ≥ 9.8: jax 0.5.3",
+         ("torch==2.5.1", "jax[cuda12]==0.5.3"), JAX, specs=("torch==2.5.1",), says="needs nvidia-cudnn-cu12"),
+    Case("torch2.1.2+jax", "torch 2.1.2 pins cuDNN 8.9.2.26; jax 0.4.28 is the newest whose plugin wants cuDNN < 9",
+         ("torch==2.1.2", "jax[cuda12]==0.4.28"), JAX, specs=("torch==2.1.2",)),
+    Case("torch2.8+tf", "TF 2.21 needs nvidia-nccl-cu12 ≥ 2.27.7; torch 2.8.0 pins 2.27.3: TF 2.20.0",
+         ("torch==2.8.0", "tensorflow[and-cuda]==2.20.0"), TF, specs=("torch==2.8.0",), says="nvidia-nccl-cu12"),
+    Case("torch2.8+tf2.19", "TF 2.19 pins nvidia-cublas-cu12==12.5.3.2, torch 2.8.0 pins 12.8.4.1", "!pins-clash",
+         specs=("torch==2.8.0", "tensorflow==2.19.*"), says="nvidia-cublas-cu12"),
+    Case("torch2.8+jax0.4.27", "jax 0.4.27 wants cuDNN < 9, torch 2.8.0 pins 9.10.2.21", "!pins-clash",
+         specs=("torch==2.8.0", "jax==0.4.27"), says="keeping torch==2.8.0"),
+    Case("torch+jax-580", "both on CUDA 13: torch 2.15.0 (cu132) and jax[cuda13]", ("torch==2.15.0", "jax[cuda13]==0.12.0.1"),
+         ("torch", "jax"), driver="580.65.06", python="3.12"),
+    Case("torch2.5.1+jax-cuda13", "torch 2.5.1 is CUDA 12, jax[cuda13] CUDA 13: one major per environment", "!pins-clash",
+         specs=("torch==2.5.1", "jax[cuda13]"), driver="580.65.06", says="CUDA 13"),
+]
+
+
+def run(database, case: Case) -> Plan | Unsatisfiable:
+    facts = HostFacts(os=case.os, arch=case.arch, python=PythonInfo(case.python))
+    overrides = TargetOverrides(driver=case.driver or "none", gpus=case.gpus)
+    target = make_target(database, apply_overrides(facts, overrides))
+    return solve(database, target, parse_request(list(case.frameworks), list(case.specs)))
+
+
+def _texts(answer: Plan | Unsatisfiable) -> str:
+    if isinstance(answer, Unsatisfiable):
+        return "\n".join([answer.message, *answer.fixes])
+    return "\n".join([*answer.reasons, *answer.notes, *answer.warnings])
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_solve(database, case):
+    answer = run(database, case)
+    if isinstance(case.expect, str):
+        assert isinstance(answer, Unsatisfiable), f"{case.fact}: got {[p.requirement for p in answer.packages]}"
+        assert answer.code == case.expect[1:], f"{case.fact}: {answer.message}"
+    else:
+        assert isinstance(answer, Plan), f"{case.fact}: {answer.code}: {answer.message}"
+        pins = tuple(p.requirement for p in answer.packages if p.name not in ("torchvision", "torchaudio"))
+        assert pins == case.expect, case.fact
+    assert case.says in _texts(answer)
+
+
+def test_enough_cases():
+    single = [c for c in CASES if len(set(c.frameworks) | {s.split("[")[0].split("=")[0] for s in c.specs}) == 1]
+    several = [c for c in CASES if c not in single]
+    assert len(single) >= 30 and len(several) >= 5
+
+
+# The pins that decide the two-framework cases, as read from the wheels' METADATA on PyPI (Requires-Dist).
+PYPI_PINS = [
+    ("torch", "2.5.1", "nvidia-cudnn-cu12", "==9.1.0.70"),
+    ("torch", "2.1.2", "nvidia-cudnn-cu12", "==8.9.2.26"),
+    ("torch", "2.8.0", "nvidia-nccl-cu12", "==2.27.3"),
+    ("torch", "2.8.0", "nvidia-cublas-cu12", "==12.8.4.1"),
+    ("torch", "2.8.0", "nvidia-cudnn-cu12", "==9.10.2.21"),
+    ("tensorflow", "2.21.0", "nvidia-nccl-cu12", ">=2.27.7"),
+    ("tensorflow", "2.19.1", "nvidia-cublas-cu12", "==12.5.3.2"),
+    ("jax", "0.6.0", "nvidia-cudnn-cu12", ">=9.8"),
+    ("jax", "0.4.28", "nvidia-cudnn-cu12", "<9.0"),
+]
+
+
+@pytest.mark.parametrize("framework, version, library, clause", PYPI_PINS)
+def test_database_holds_the_pypi_pins(database, framework, version, library, clause):
+    from envpin.resolver.builds import builds_of
+
+    builds = [b for b in builds_of(database, framework) if str(b.version) == version and b.pins]
+    assert builds, f"no pinned build of {framework} {version}"
+    specifier = builds[0].pins[library]
+    assert clause in specifier.split(","), f"{framework} {version} {library}{specifier}"
