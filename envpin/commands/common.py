@@ -1,0 +1,85 @@
+"""What several commands share: the target options, reading a facts file, atomic writes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from envpin.errors import EnvpinInputError
+
+
+def add_target_options(parser: argparse.ArgumentParser) -> None:
+    """The target options of DESIGN.md: flags override --facts, which overrides detection."""
+    group = parser.add_argument_group("target (default: this machine)")
+    group.add_argument("--os", help="linux, windows or macos")
+    group.add_argument("--arch", help="x86_64, aarch64 or arm64")
+    group.add_argument("--driver", help="NVIDIA driver version, or 'none'")
+    group.add_argument("--gpu", action="append", default=[], help="GPU name as nvidia-smi prints it (repeatable)")
+    group.add_argument("--compute-capability", action="append", default=[], help="X.Y (repeatable)")
+    group.add_argument("--python", help="Python version, e.g. 3.11")
+    group.add_argument("--facts", help="a file from `envpin detect --format json` taken on the target")
+
+
+def add_db_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", help="use the compatibility database in this directory")
+
+
+def target_facts(args: argparse.Namespace):
+    """HostFacts for the target the options describe (detecting this machine only for what they leave open)."""
+    from envpin.resolver.target import TargetOverrides, apply_overrides
+
+    overrides = TargetOverrides(
+        os=args.os,
+        arch=args.arch,
+        driver=args.driver,
+        gpus=tuple(args.gpu),
+        compute_capabilities=tuple(args.compute_capability),
+        python=args.python,
+    )
+    return apply_overrides(_base_facts(args, overrides), overrides)
+
+
+def _base_facts(args: argparse.Namespace, overrides):
+    from envpin.facts import HostFacts, PythonInfo
+
+    if args.facts:
+        return read_facts(args.facts)
+    fully_given = overrides.os and overrides.arch and overrides.python and overrides.driver is not None
+    if fully_given and (overrides.gpus or overrides.compute_capabilities or overrides.driver == "none"):
+        # Every fact a solve needs was given: a solve for another machine does not probe this one.
+        return HostFacts(os=overrides.os, arch=overrides.arch, python=PythonInfo(overrides.python))
+    from envpin.host import detect_host
+
+    return detect_host(probe_environment=False)
+
+
+def read_facts(path: str):
+    from envpin.facts import from_json
+
+    return from_json(read_json(path, "--facts"), origin=f"--facts {path}")
+
+
+def read_json(path: str, option: str):
+    """A JSON document from a file, or stdin for `-`; unreadable or malformed input is a one-line error."""
+    try:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise EnvpinInputError(f"{option} {path}: cannot be read ({error.__class__.__name__})") from None
+    try:
+        return json.loads(text)
+    except ValueError as error:
+        raise EnvpinInputError(f"{option} {path}: not JSON ({error})") from None
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write beside the target and rename, so a failure never leaves a half-written file."""
+    temporary = path.with_name(f".{path.name}.envpin-{os.getpid()}.tmp")
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, path)
+    except OSError as error:
+        temporary.unlink(missing_ok=True)
+        raise EnvpinInputError(f"-o {path}: cannot write ({error.strerror or error})") from None
