@@ -83,3 +83,25 @@ def write_atomically(path: Path, text: str) -> None:
     except OSError as error:
         temporary.unlink(missing_ok=True)
         raise EnvpinInputError(f"-o {path}: cannot write ({error.strerror or error})") from None
+
+
+def fleet_targets(args: argparse.Namespace, database) -> list:
+    """(name, Target) for every entry of a `--targets` inventory; target flags apply to every entry."""
+    from envpin.facts import from_json
+    from envpin.resolver.target import TargetOverrides, apply_overrides, make_target
+
+    document = read_json(args.targets, "--targets")
+    entries = document.get("targets") if isinstance(document, dict) else document
+    if not isinstance(entries, list) or not entries:
+        raise EnvpinInputError(f"--targets {args.targets}: expected a non-empty JSON list of facts documents")
+    overrides = TargetOverrides(
+        os=args.os, arch=args.arch, driver=args.driver, gpus=tuple(args.gpu),
+        compute_capabilities=tuple(args.compute_capability), python=args.python,
+    )
+    machines = []
+    for position, entry in enumerate(entries):
+        origin = f"--targets {args.targets}: targets[{position}]"
+        facts = apply_overrides(from_json(entry, origin=origin), overrides)
+        name = entry.get("name") if isinstance(entry, dict) and isinstance(entry.get("name"), str) else f"target {position}"
+        machines.append((name, make_target(database, facts)))
+    return machines

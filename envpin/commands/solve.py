@@ -22,6 +22,9 @@ def register(commands, parser_class) -> None:
     solve.add_argument("--driver-policy", default="minor", help="minor (default) or strict")
     solve.add_argument("--torch-index-url", help="base URL of the PyTorch index (or ENVPIN_TORCH_INDEX_URL)")
     solve.add_argument("--name", default="envpin", help="environment name in environment.yml")
+    solve.add_argument(
+        "--targets", help="a fleet inventory: JSON list of facts documents (each may have a \"name\"); one answer per distinct result"
+    )
     add_target_options(solve)
     add_db_option(solve)
     solve.set_defaults(handler=run)
@@ -38,6 +41,8 @@ def run(args: argparse.Namespace) -> int:
     frameworks = args.framework or ([] if args.spec else ["torch"])
     request = parse_request(frameworks, args.spec, args.driver_policy, args.torch_index_url)
     database = load_database(args.db)
+    if args.targets:
+        return run_fleet(args, database, request, output_format)
     target = make_target(database, target_facts(args))
     answer = solve(database, target, request)
     text = render(output_format, answer, request, args)
@@ -82,3 +87,46 @@ def render(output_format: str, answer, request, args: argparse.Namespace) -> str
     if output_format == "pip":
         return commands.pip_command(answer) + "\n"
     return commands.uv_command(answer) + "\n"
+
+
+def run_fleet(args: argparse.Namespace, database, request, output_format: str) -> int:
+    """`--targets FILE`: solve every machine class, print or write one result per distinct answer."""
+    from envpin.commands.common import fleet_targets
+    from envpin.emit.common import answer_json
+    from envpin.resolver.fleet import solve_fleet
+    from envpin.resolver.plan import Unsatisfiable
+
+    results = solve_fleet(database, fleet_targets(args, database), request)
+    failed = any(isinstance(r.answer, Unsatisfiable) for r in results)
+    if args.output:
+        for path, result in zip(fleet_paths(Path(args.output), results), results):
+            if isinstance(result.answer, Unsatisfiable):
+                continue
+            write_atomically(path, render(output_format, result.answer, request, _with_output(args, path)))
+            print(f"wrote {path} for {', '.join(result.names)}", file=sys.stderr)
+    if output_format == "json" and not args.output:
+        document = {"results": [{"targets": list(r.names), **answer_json(r.answer)} for r in results]}
+        sys.stdout.write(json.dumps(document, indent=2) + "\n")
+    elif not args.output or failed:
+        for result in results:
+            if args.output and not isinstance(result.answer, Unsatisfiable):
+                continue
+            sys.stdout.write(f"== {', '.join(result.names)}\n")
+            sys.stdout.write(render("text" if args.output else output_format, result.answer, request, args) + "\n")
+    return 1 if failed else 0
+
+
+def fleet_paths(output: Path, results) -> list[Path]:
+    """`environment.yml` → `environment.cu126.yml`, `environment.cpu.yml` …, numbered if two share an accelerator."""
+    paths, seen = [], {}
+    for result in results:
+        label = getattr(result.answer, "accelerator", "none")
+        seen[label] = seen.get(label, 0) + 1
+        if seen[label] > 1:
+            label = f"{label}-{seen[label]}"
+        paths.append(output.with_name(f"{output.stem}.{label}{output.suffix}"))
+    return paths
+
+
+def _with_output(args: argparse.Namespace, path: Path) -> argparse.Namespace:
+    return argparse.Namespace(**{**vars(args), "output": str(path)})

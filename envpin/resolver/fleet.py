@@ -1,0 +1,43 @@
+"""Solve for a fleet: many machine classes, one answer per distinct result.
+
+Machines that look the same to the solver (same platform, Python, driver and GPU capabilities) are solved
+once, and machines whose answers pin the same packages share one result, which is how a cluster ends up
+with one environment file per kind of node rather than one per node.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from envpin.compat.model import Database
+from envpin.resolver.plan import Plan, Unsatisfiable
+from envpin.resolver.request import Request
+from envpin.resolver.solve import solve
+from envpin.resolver.target import Target
+
+
+@dataclass(frozen=True)
+class FleetResult:
+    names: tuple[str, ...]  # the machine classes this answer serves
+    answer: Plan | Unsatisfiable
+
+
+def solve_fleet(database: Database, machines: list[tuple[str, Target]], request: Request) -> list[FleetResult]:
+    answers: dict[Target, Plan | Unsatisfiable] = {}
+    for _, target in machines:
+        if target not in answers:
+            answers[target] = solve(database, target, request)
+    grouped: dict[object, list[str]] = {}
+    representative: dict[object, Plan | Unsatisfiable] = {}
+    for name, target in machines:
+        answer = answers[target]
+        key = _answer_key(answer)
+        grouped.setdefault(key, []).append(name)
+        representative.setdefault(key, answer)
+    return [FleetResult(tuple(names), representative[key]) for key, names in grouped.items()]
+
+
+def _answer_key(answer: Plan | Unsatisfiable) -> object:
+    if isinstance(answer, Unsatisfiable):
+        return ("unsatisfiable", answer.code, answer.message)
+    return ("plan", answer.packages)

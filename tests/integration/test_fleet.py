@@ -1,0 +1,58 @@
+"""`envpin solve --targets FILE`: a fleet inventory in, one answer per distinct result out."""
+
+import json
+
+from tests.integration.test_cli import envpin
+
+FLEET = [
+    {"name": "a100-nodes", "os": "linux", "arch": "x86_64", "python": {"version": "3.11"},
+     "driver": {"version": "535.104.05"}, "gpus": [{"name": "NVIDIA A100-SXM4-80GB"}]},
+    {"name": "3090-workstations", "os": "linux", "arch": "x86_64", "python": {"version": "3.11"},
+     "driver": {"version": "550.54.14"}, "gpus": [{"name": "NVIDIA GeForce RTX 3090"}]},
+    {"name": "laptops", "os": "linux", "arch": "x86_64", "python": {"version": "3.11"}, "driver": None},
+    {"name": "pascal-box", "os": "linux", "arch": "x86_64", "python": {"version": "3.11"},
+     "driver": {"version": "580.65.06"}, "gpus": [{"name": "NVIDIA GeForce GTX 1080 Ti"}, {"name": "NVIDIA H200"}]},
+    {"name": "h200-nodes", "os": "linux", "arch": "x86_64", "python": {"version": "3.11"},
+     "driver": {"version": "580.65.06"}, "gpus": [{"name": "NVIDIA H200"}]},
+]
+
+
+def test_machines_with_the_same_answer_share_one_result(tmp_path):
+    inventory = tmp_path / "fleet.json"
+    inventory.write_text(json.dumps(FLEET))
+    result = envpin("solve", "--targets", str(inventory), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    results = json.loads(result.stdout)["results"]
+    by_names = {tuple(r["targets"]): r for r in results}
+    # The Pascal card keeps the mixed box on a build with sm_60 code, whatever its H200 could use alone.
+    assert set(by_names) == {("a100-nodes", "3090-workstations", "pascal-box"), ("laptops",), ("h200-nodes",)}
+    assert by_names[("laptops",)]["accelerator"] == "cpu"
+    assert by_names[("a100-nodes", "3090-workstations", "pascal-box")]["accelerator"] == "cu126"
+    assert by_names[("h200-nodes",)]["packages"][0]["version"].startswith("2.15")
+
+
+def test_one_file_per_distinct_answer(tmp_path):
+    inventory = tmp_path / "fleet.json"
+    inventory.write_text(json.dumps(FLEET))
+    result = envpin("solve", "--targets", str(inventory), "-o", str(tmp_path / "environment.yml"))
+    assert result.returncode == 0, result.stderr
+    written = sorted(p.name for p in tmp_path.glob("environment.*.yml"))
+    assert written == ["environment.cpu.yml", "environment.cu126.yml", "environment.cu132.yml"]
+
+
+def test_unsatisfiable_member_exits_1_and_is_named(tmp_path):
+    fleet = FLEET[:1] + [{"name": "old-driver", "os": "linux", "arch": "x86_64", "python": {"version": "3.11"},
+                          "driver": {"version": "418.39"}, "gpus": [{"name": "NVIDIA GeForce RTX 3090"}]}]
+    inventory = tmp_path / "fleet.json"
+    inventory.write_text(json.dumps(fleet))
+    result = envpin("solve", "--targets", str(inventory))
+    assert result.returncode == 1
+    assert "== old-driver" in result.stdout and "driver-too-old" in result.stdout
+
+
+def test_malformed_inventory_is_one_line(tmp_path):
+    inventory = tmp_path / "fleet.json"
+    for content in ("[]", '{"targets": 3}', '[{"name": "x", "os": "linux"}]', "nope"):
+        inventory.write_text(content)
+        result = envpin("solve", "--targets", str(inventory))
+        assert result.returncode == 2 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
