@@ -72,6 +72,8 @@ def read_json(path: str, option: str):
         return json.loads(text)
     except ValueError as error:
         raise EnvpinInputError(f"{option} {path}: not JSON ({error})") from None
+    except RecursionError:  # json raises this, not ValueError, for arrays or objects nested too deep
+        raise EnvpinInputError(f"{option} {path}: not JSON (nested too deep)") from None
 
 
 def write_atomically(path: Path, text: str) -> None:

@@ -22,6 +22,12 @@ def register(commands, parser_class) -> None:
     solve.add_argument("--driver-policy", default="minor", help="minor (default) or strict")
     solve.add_argument("--torch-index-url", help="base URL of the PyTorch index (or ENVPIN_TORCH_INDEX_URL)")
     solve.add_argument("--name", default="envpin", help="environment name in environment.yml")
+    solve.add_argument("--project", nargs="?", const=".", metavar="DIR",
+                       help="solve a repository's requirements: its GPU frameworks pinned, the rest kept (default: .)")
+    solve.add_argument("-r", "--requirement", action="append", default=[], metavar="FILE",
+                       help="a requirements file of the project (repeatable)")
+    solve.add_argument("--extra", action="append", default=[], help="a pyproject optional-dependencies group (repeatable)")
+    solve.add_argument("--group", action="append", default=[], help="a PEP 735 dependency group (repeatable)")
     solve.add_argument(
         "--targets", help="a fleet inventory: JSON list of facts documents (each may have a \"name\"); one answer per distinct result"
     )
@@ -31,27 +37,90 @@ def register(commands, parser_class) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from envpin.compat.loader import load_database
     from envpin.resolver.plan import Unsatisfiable
-    from envpin.resolver.request import parse_request
-    from envpin.resolver.solve import solve
-    from envpin.resolver.target import make_target
 
-    output_format = output_format_for(args.format, args.output)
-    frameworks = args.framework or ([] if args.spec else ["torch"])
-    request = parse_request(frameworks, args.spec, args.driver_policy, args.torch_index_url)
-    database = load_database(args.db)
     if args.targets:
-        return run_fleet(args, database, request, output_format)
-    target = make_target(database, target_facts(args))
-    answer = solve(database, target, request)
-    text = render(output_format, answer, request, args)
+        return run_fleet(args, *prepare(args))
+    answer, text = solve_to_text(args)
     if args.output and not isinstance(answer, Unsatisfiable):
         write_atomically(Path(args.output), text)
         print(f"wrote {args.output} ({answer.packages[0].requirement}, {answer.accelerator})", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 1 if isinstance(answer, Unsatisfiable) else 0
+
+
+def prepare(args: argparse.Namespace):
+    """(database, request, output format) from the options, the project's files included."""
+    from envpin.compat.loader import load_database
+    from envpin.resolver.request import parse_request
+
+    output_format = output_format_for(args.format, args.output)
+    project, project_specs, origins = read_project(args)
+    args.origins = origins
+    frameworks = args.framework or ([] if args.spec or project else ["torch"])
+    request = parse_request(frameworks, project_specs + args.spec, args.driver_policy, args.torch_index_url)
+    return load_database(args.db), request, output_format
+
+
+def solve_to_text(args: argparse.Namespace):
+    """(answer, rendered text) for one target: what `solve` prints or writes, and what `init` writes."""
+    from envpin.resolver.solve import solve
+    from envpin.resolver.target import make_target
+
+    database, request, output_format = prepare(args)
+    target = make_target(database, target_facts(args))
+    answer = name_project_pins(solve(database, target, request), args.origins)
+    return answer, render(output_format, answer, request, args)
+
+
+def read_project(args: argparse.Namespace):
+    """(Project or None, its GPU specs, where each GPU package is asked for); fills --python from an
+    environment.yml's `python=X.Y` when no --python was given."""
+    if args.project is None and not args.requirement:
+        args.project_object, args.source_args = None, None
+        return None, [], {}
+    from envpin.project.collect import collect_project
+    from envpin.project.gpu import gpu_specs
+
+    directory = Path(args.project) if args.project is not None else None
+    project = collect_project(directory, tuple(args.requirement), tuple(args.extra), tuple(args.group))
+    specs, notes, origins = gpu_specs(project)
+    if project.python and args.python is None and not args.facts:
+        args.python = project.python
+    args.project_object = _with_notes(project, notes)
+    args.source_args = source_args(args)
+    return args.project_object, specs, origins
+
+
+def _with_notes(project, notes: list[str]):
+    from dataclasses import replace
+
+    return replace(project, notes=project.notes + tuple(notes))
+
+
+def source_args(args: argparse.Namespace) -> tuple[str, ...]:
+    """The request as the user phrased it, for the regenerate command of a project's file."""
+    words: list[str] = []
+    if args.project is not None:
+        words += ["--project", args.project]
+    for option, values in (("-r", args.requirement), ("--extra", args.extra), ("--group", args.group),
+                           ("--framework", args.framework), ("--spec", args.spec)):
+        for value in values:
+            words += [option, value]
+    return tuple(words)
+
+
+def name_project_pins(answer, origins: dict[str, list[str]]):
+    """An unsatisfiable answer for a project says which of its lines asked for what."""
+    from dataclasses import replace
+
+    from envpin.resolver.plan import Unsatisfiable
+
+    if not origins or not isinstance(answer, Unsatisfiable):
+        return answer
+    asked = "; ".join(", ".join(where) for where in origins.values())
+    return replace(answer, message=f"the project asks for {asked}: {answer.message}")
 
 
 def output_format_for(chosen: str | None, output: str | None) -> str:
@@ -78,10 +147,11 @@ def render(output_format: str, answer, request, args: argparse.Namespace) -> str
         return json.dumps(answer_json(answer), indent=2) + "\n"
     if output_format == "text" or isinstance(answer, Unsatisfiable):
         return text.render(answer, request)
+    project, words = getattr(args, "project_object", None), getattr(args, "source_args", None)
     if output_format == "environment.yml":
-        return environment_yml.render(answer, request, args.output, name=args.name)
+        return environment_yml.render(answer, request, args.output, name=args.name, project=project, source_args=words)
     if output_format == "requirements.txt":
-        return requirements.render(answer, request, args.output)
+        return requirements.render(answer, request, args.output, project=project, source_args=words)
     if output_format == "index-url":
         return commands.index_url(answer) + "\n"
     if output_format == "pip":

@@ -4,25 +4,29 @@ from __future__ import annotations
 
 import json
 
-from envpin.emit.common import file_header
+from envpin.emit.common import file_header, pip_lines
 from envpin.resolver.plan import Plan
 from envpin.resolver.request import Request
 
 
-def render(plan: Plan, request: Request, output: str | None = None, name: str = "envpin") -> str:
-    pip_lines = [f"--extra-index-url {url}" for url in dict.fromkeys(p.index_url for p in plan.packages if p.index_url)]
-    pip_lines += [package.requirement for package in plan.packages]
-    lines = [f"# {line}" for line in file_header(plan, request, output)]
-    lines += [
-        f"name: {_scalar(name)}",
-        "channels:",
-        "  - conda-forge",
-        "dependencies:",
-        f"  - python={plan.target.python}",
-        "  - pip",
-        "  - pip:",
-    ]
-    lines += [f"      - {_scalar(line)}" for line in pip_lines]
+def render(
+    plan: Plan,
+    request: Request,
+    output: str | None = None,
+    name: str = "envpin",
+    project=None,
+    source_args: tuple[str, ...] | None = None,
+) -> str:
+    """`project` adds the repository's own requirements (pip) and conda packages, and keeps its channels."""
+    channels = list(project.channels) if project is not None and project.channels else ["conda-forge"]
+    conda = sorted(project.conda_packages) if project is not None else []
+    lines = [f"# {line}" for line in file_header(plan, request, output, source_args)]
+    lines += [f"name: {_scalar(name)}", "channels:"]
+    lines += [f"  - {_scalar(channel)}" for channel in channels]
+    lines += ["dependencies:", f"  - python={plan.target.python}", "  - pip"]
+    lines += [f"  - {_scalar(package)}" for package in conda]
+    lines += ["  - pip:"]
+    lines += [f"      - {_scalar(line)}" for line in pip_lines(plan, project)]
     return "\n".join(lines) + "\n"
 
 
