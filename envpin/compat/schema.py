@@ -276,15 +276,23 @@ def _arch_sets(node: _Node, cited: _Citations) -> dict[str, ArchList]:
     return sets
 
 
-def _torch_releases(node: _Node, arch_sets: dict[str, ArchList], cited: _Citations) -> list[TorchRelease]:
-    releases, seen = [], set()
+def _releases(node: _Node, framework: str) -> list[tuple[_Node, Version]]:
+    """Each release record with its parsed version; a missing, malformed or repeated version is a problem."""
+    found, seen = [], set()
     for record in node.sequence():
         version = _release_version(record.child("version"))
         if version is None:
             continue
         if version in seen:
-            record.child("version").fail(f"torch {version} is listed twice")
+            record.child("version").fail(f"{framework} {version} is listed twice")
         seen.add(version)
+        found.append((record, version))
+    return found
+
+
+def _torch_releases(node: _Node, arch_sets: dict[str, ArchList], cited: _Citations) -> list[TorchRelease]:
+    releases = []
+    for record, version in _releases(node, "torch"):
         variants = {name: _variant(name, child, arch_sets, cited) for name, child in record.child("variants").items()}
         releases.append(
             TorchRelease(
@@ -424,14 +432,8 @@ def _pins(node: _Node) -> dict[str, str]:
 
 
 def _tensorflow_releases(node: _Node, cited: _Citations) -> list[TensorflowRelease]:
-    releases, seen = [], set()
-    for record in node.sequence():
-        version = _release_version(record.child("version"))
-        if version is None:
-            continue
-        if version in seen:
-            record.child("version").fail(f"tensorflow {version} is listed twice")
-        seen.add(version)
+    releases = []
+    for record, version in _releases(node, "tensorflow"):
         gpu = {}
         for platform, build in record.child("gpu").items() if record.has("gpu") else []:
             if platform not in PLATFORMS:
@@ -474,14 +476,8 @@ def _and_cuda(node: _Node, cited: _Citations) -> AndCudaExtra | None:
 
 
 def _jax_releases(node: _Node, cited: _Citations) -> list[JaxRelease]:
-    releases, seen = [], set()
-    for record in node.sequence():
-        version = _release_version(record.child("version"))
-        if version is None:
-            continue
-        if version in seen:
-            record.child("version").fail(f"jax {version} is listed twice")
-        seen.add(version)
+    releases = []
+    for record, version in _releases(node, "jax"):
         missing = {n: m.string() for n, m in record.child("missing_extras").items()} if record.has("missing_extras") else {}
         releases.append(
             JaxRelease(

@@ -9,6 +9,7 @@ probe failure, and every subprocess runs under `timeout`.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from typing import TYPE_CHECKING, Mapping
 
 from envpin.facts import Driver, Gpu, HostFacts
@@ -52,16 +53,16 @@ def detect_host(
                 "start it with --gpus all (Docker) or the NVIDIA Container Toolkit to see the GPU"
             )
 
+    facts = HostFacts(
+        os=os_label,
+        arch=platform_info.arch_name(),
+        python=platform_info.python_info(environ),
+        driver=driver,
+        gpus=tuple(gpus),
+        wsl=wsl,
+    )
     if not probe_environment:
-        return HostFacts(
-            os=os_label,
-            arch=platform_info.arch_name(),
-            python=platform_info.python_info(environ),
-            driver=driver,
-            gpus=tuple(gpus),
-            wsl=wsl,
-            notes=tuple(notes),
-        )
+        return replace(facts, notes=tuple(notes))
     from envpin.host import libraries, toolkits
 
     runner = runner or _default_runner()
@@ -81,14 +82,8 @@ def detect_host(
         os_label, path_dirs, ld_dirs, toolkits.library_dirs(found_toolkits, os_label), wsl_lib
     )
     files = _safe(lambda: libraries.scan(directories, os_label), notes, "library scan") or {}
-
-    return HostFacts(
-        os=os_label,
-        arch=platform_info.arch_name(),
-        python=platform_info.python_info(environ),
-        driver=driver,
-        gpus=tuple(gpus),
-        wsl=wsl,
+    return replace(
+        facts,
         libc=platform_info.libc(os_label),
         toolkits=tuple(found_toolkits),
         env=env,
