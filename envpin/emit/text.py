@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from envpin import __version__
 from envpin.emit.commands import pip_command
-from envpin.emit.common import describe_target
 from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.request import Request
 
 
 def render(answer: Plan | Unsatisfiable, request: Request) -> str:
-    lines = [f"envpin {__version__} · database {answer.db_version}", f"target: {describe_target(answer.target)}", ""]
+    lines = [f"envpin {__version__} · database {answer.db_version}", f"target: {answer.target.describe()}", ""]
     if isinstance(answer, Unsatisfiable):
         lines.append(f"no solution ({answer.code}): {answer.message}")
         lines += ["", "fixes:"] + [f"  - {fix}" for fix in answer.fixes] if answer.fixes else []

@@ -29,7 +29,6 @@ class Plan:
     packages: tuple[PinnedPackage, ...]
     reasons: tuple[str, ...]
     warnings: tuple[str, ...] = ()
-    python_range: tuple[str, ...] = ()  # Pythons the chosen builds support on the target platform
     accelerators: dict[str, str] | None = None  # framework -> accelerator
     notes: tuple[str, ...] = ()  # steps outside pip that the plan needs (conda CUDA for TF on Windows)
 

@@ -90,11 +90,10 @@ def _plan(
     database: Database, target: Target, request: Request, provider: BuildProvider, chosen: dict[str, Candidate]
 ) -> Plan:
     packages: list[PinnedPackage] = []
-    reasons = [_target_line(target)]
+    reasons = [f"target: {target.describe()}"]
     warnings: list[str] = []
     notes: list[str] = []
     accelerators: dict[str, str] = {}
-    pythons: set[str] | None = None
     for framework in request.solved_frameworks:
         build = chosen[framework].build
         verdict = provider.verdict(build)
@@ -113,8 +112,6 @@ def _plan(
             notes += framework_notes
         warnings += [f"unverified: {text}" for text in verdict.unverified]
         warnings += _known_issues(build, target)
-        supported = set(build.pythons.get(target.platform, ()))
-        pythons = supported if pythons is None else pythons & supported
     if len(request.solved_frameworks) > 1:
         reasons += _shared_library_reasons(request, chosen)
     first = request.solved_frameworks[0]
@@ -126,7 +123,6 @@ def _plan(
         packages=tuple(packages),
         reasons=tuple(dict.fromkeys(reasons)),
         warnings=tuple(dict.fromkeys(warnings)),
-        python_range=tuple(sorted(pythons or (), key=lambda v: int(v.split(".")[1]))),
         accelerators=accelerators,
         notes=tuple(notes),
     )
@@ -138,13 +134,6 @@ def accelerator_of(build: Build, target: Target) -> str:
     if build.kind != "cuda":
         return "cpu"
     return "cu" + build.cuda.replace(".", "")
-
-
-def _target_line(target: Target) -> str:
-    driver = f"driver {target.driver} (CUDA {target.driver_cuda or '?'})" if target.driver else "no NVIDIA driver"
-    gpus = ", ".join(f"{g.name} ({g.compute_capability.sm})" for g in target.gpus) or "no NVIDIA GPU"
-    wsl = " (WSL2)" if target.wsl else ""
-    return f"target: {target.platform}{wsl}, Python {target.python}, {driver}, {gpus}"
 
 
 def _kind_reasons(database: Database, target: Target, build: Build) -> list[str]:

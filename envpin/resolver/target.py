@@ -48,6 +48,11 @@ class Target:
     def has_nvidia(self) -> bool:
         return self.driver is not None
 
+    def describe(self) -> str:
+        driver = f"driver {self.driver} (CUDA {self.driver_cuda or '?'})" if self.driver else "no NVIDIA driver"
+        gpus = ", ".join(f"{g.name} ({g.compute_capability.sm})" for g in self.gpus) or "no NVIDIA GPU"
+        return f"{self.platform}{' (WSL2)' if self.wsl else ''}, Python {self.python}, {driver}, {gpus}"
+
 
 @dataclass(frozen=True)
 class TargetOverrides:
