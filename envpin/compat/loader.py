@@ -19,8 +19,8 @@ from envpin.compat.model import Database
 from envpin.errors import DatabaseError
 
 # Kept here rather than imported from the schema module, which a cache hit never needs to load.
-FILES = ("sources.yaml", "cuda.yaml", "gpus.yaml", "torch.yaml", "tensorflow.yaml", "jax.yaml")
-OPTIONAL_FILES = ("tensorflow.yaml", "jax.yaml")  # a torch-only database (a team's fork) may leave them out
+FILES = ("sources.yaml", "cuda.yaml", "gpus.yaml", "torch.yaml", "tensorflow.yaml", "jax.yaml", "conda.yaml")
+OPTIONAL_FILES = ("tensorflow.yaml", "jax.yaml", "conda.yaml")  # a torch-only database (a team's fork) may leave them out
 
 _LOADED: dict[str, Database] = {}
 
@@ -86,7 +86,11 @@ def _read_documents(directory: Path) -> dict[str, Any]:
 
 
 def _stamps(directory: Path) -> str:
+    # The code that shapes the cached objects is part of the key too: an edited schema or model (a
+    # development checkout, an upgrade that kept the version number) must not meet an old pickle.
+    code = [Path(__file__).with_name(name) for name in ("model.py", "schema.py")]
     parts = [__version__, str(directory.resolve())]
+    parts += [f"{path.name}:{path.stat().st_size}:{path.stat().st_mtime_ns}" for path in code]
     for name in FILES:
         try:
             stat = (directory / name).stat()

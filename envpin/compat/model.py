@@ -110,6 +110,7 @@ class Variant:
     archs: dict[str, ArchList] = field(default_factory=dict)  # platform -> arch list
     python: dict[str, tuple[str, ...]] = field(default_factory=dict)  # platform -> Pythons, when it differs
     pins: dict[str, str] = field(default_factory=dict)  # pip CUDA libraries the wheel pins (nvidia-cudnn-cu12: ==9.1.0.70)
+    added: str | None = None  # the database version that added this build to an existing release (YYYY.MM.DD)
 
     @property
     def kind(self) -> str:
@@ -135,6 +136,7 @@ class KnownIssue:
     platforms: tuple[str, ...]
     text: str
     provenance: Provenance
+    added: str | None = None  # the database version that recorded it (YYYY.MM.DD); None: from the start
 
 
 @dataclass(frozen=True)
@@ -147,6 +149,7 @@ class TorchRelease:
     companions: dict[str, Companion]
     known_issues: tuple[KnownIssue, ...]
     provenance: Provenance
+    added: str | None = None  # the database version that added the release (YYYY.MM.DD); None: from the start
 
     def pythons_for(self, variant: Variant, platform: str) -> tuple[str, ...]:
         return variant.python.get(platform, self.python.get(platform, ()))
@@ -163,10 +166,19 @@ class Database:
     arch_sets: dict[str, ArchList]
     tensorflow_releases: tuple[TensorflowRelease, ...] = ()  # newest first
     jax_releases: tuple[JaxRelease, ...] = ()  # newest first
+    conda_releases: tuple[CondaRelease, ...] = ()  # conda.yaml: builds per channel strategy, newest first
 
     def torch_release(self, version: str) -> TorchRelease | None:
         wanted = Version(version)
         return next((r for r in self.torch_releases if r.version == wanted), None)
+
+    def conda_release(self, strategy: str, framework: str, version: str) -> CondaRelease | None:
+        """The conda builds a channel strategy (`conda-forge`, `pytorch-channel`) has for one release."""
+        wanted = Version(version)
+        return next(
+            (r for r in self.conda_releases if (r.strategy, r.framework, r.version) == (strategy, framework, wanted)),
+            None,
+        )
 
 
 @dataclass(frozen=True)
@@ -201,6 +213,7 @@ class TensorflowRelease:
     cpu_package: dict[str, str]
     provenance: Provenance
     known_issues: tuple[KnownIssue, ...] = ()
+    added: str | None = None  # the database version that added the release (YYYY.MM.DD)
 
 
 @dataclass(frozen=True)
@@ -229,3 +242,24 @@ class JaxRelease:
     missing_extras: dict[str, str]
     provenance: Provenance
     note: str | None = None
+    added: str | None = None  # the database version that added the release (YYYY.MM.DD)
+
+
+CONDA_FRAMEWORKS = {  # conda.yaml: channel strategy -> the frameworks it records
+    "conda-forge": ("torch", "torchvision", "torchaudio", "tensorflow", "jax"),
+    "pytorch-channel": ("torch",),
+}
+
+
+@dataclass(frozen=True)
+class CondaRelease:
+    """The conda builds one channel strategy has for one release (conda.yaml)."""
+
+    strategy: str  # conda-forge | pytorch-channel
+    framework: str  # torch, torchvision, torchaudio, tensorflow, jax (jaxlib on conda-forge)
+    version: Version  # the conda version: no local `+cu124` part
+    cuda: dict[str, tuple[str, ...]]  # platform -> CUDA X.Y of its GPU builds, oldest first
+    cpu: tuple[str, ...]  # platforms with a CPU build
+    provenance: Provenance
+    cuda_package: str | None = None  # pytorch-channel: pytorch-cuda or the legacy cudatoolkit
+    companions: dict[str, str] = field(default_factory=dict)  # pytorch-channel: torchvision / torchaudio it pairs with

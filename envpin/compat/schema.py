@@ -13,7 +13,9 @@ from packaging.version import InvalidVersion, Version
 
 from envpin.compat.loader import FILES, OPTIONAL_FILES
 from envpin.compat.model import (
+    CONDA_FRAMEWORKS,
     PLATFORMS,
+    CondaRelease,
     AndCudaExtra,
     JaxExtra,
     JaxRelease,
@@ -41,6 +43,7 @@ _DRIVER = re.compile(r"^\d{3,4}(\.\d{1,3}){0,2}$")
 _CUDA = re.compile(r"^\d{1,2}\.\d$")
 _PYTHON = re.compile(r"^3\.\d{1,2}$")
 _VARIANT = re.compile(r"^(cpu|cu\d{3}|rocm\d+(\.\d+){1,2})$")
+_DB_VERSION = re.compile(r"^\d{4}\.\d{2}\.\d{2}$")
 
 
 class Problems:
@@ -124,7 +127,9 @@ def build_database(version: str, documents: dict[str, Any]) -> tuple[Database | 
     releases = _torch_releases(roots["torch.yaml"].child("releases"), arch_sets, cited)
     tensorflow = _tensorflow_releases(roots["tensorflow.yaml"].child("releases"), cited)
     jax = _jax_releases(roots["jax.yaml"].child("releases"), cited)
+    conda = _conda_releases(roots["conda.yaml"], cited, toolkits)
     _check_cross_references(toolkits, releases, problems)
+    _check_added(version, releases, tensorflow, jax, problems)
     if problems.items:
         return None, problems.items
     database = Database(
@@ -137,6 +142,7 @@ def build_database(version: str, documents: dict[str, Any]) -> tuple[Database | 
         arch_sets=arch_sets,
         tensorflow_releases=tuple(sorted(tensorflow, key=lambda r: r.version, reverse=True)),
         jax_releases=tuple(sorted(jax, key=lambda r: r.version, reverse=True)),
+        conda_releases=tuple(sorted(conda, key=lambda r: r.version, reverse=True)),
     )
     return database, []
 
@@ -304,6 +310,7 @@ def _torch_releases(node: _Node, arch_sets: dict[str, ArchList], cited: _Citatio
                 companions=_companions(record, cited),
                 known_issues=_known_issues(record.child("known_issues"), cited),
                 provenance=cited.provenance(record),
+                added=_added(record),
             )
         )
     return releases
@@ -330,7 +337,9 @@ def _variant(name: str, node: _Node, arch_sets: dict[str, ArchList], cited: _Cit
     archs = {}
     for platform, arch_node in node.child("archs").items() if node.has("archs") else []:
         set_name = arch_node.string(what="an arch_sets name")
-        if set_name and set_name not in arch_sets:
+        if not set_name:
+            continue  # not a string: `string` has reported it
+        if set_name not in arch_sets:
             arch_node.fail(f"unknown arch set {set_name!r}")
         elif platform not in platforms:
             arch_node.fail(f"{platform} is not among the variant's platforms")
@@ -350,6 +359,7 @@ def _variant(name: str, node: _Node, arch_sets: dict[str, ArchList], cited: _Cit
         archs=archs,
         python=_python_table(node.child("python")) if node.has("python") else {},
         pins=_pins(node.child("pins")),
+        added=_added(node),
     )
 
 
@@ -406,9 +416,15 @@ def _known_issues(node: _Node, cited: _Citations) -> tuple[KnownIssue, ...]:
             platforms=_platforms(issue.child("platforms")),
             text=issue.child("text").string(what="a text"),
             provenance=cited.provenance(issue),
+            added=_added(issue),
         )
         for issue in node.sequence()
     )
+
+
+def _added(record: _Node) -> str | None:
+    """Optional `added: "YYYY.MM.DD"`: the database version that added the record (envpin.compat.news)."""
+    return _text(record.child("added").optional_string(_DB_VERSION, "a database version such as 2026.12.22"))
 
 
 def _pins(node: _Node) -> dict[str, str]:
@@ -457,6 +473,7 @@ def _tensorflow_releases(node: _Node, cited: _Citations) -> list[TensorflowRelea
                 else {},
                 provenance=cited.provenance(record),
                 known_issues=_known_issues(record.child("known_issues"), cited),
+                added=_added(record),
             )
         )
     return releases
@@ -491,6 +508,7 @@ def _jax_releases(node: _Node, cited: _Citations) -> list[JaxRelease]:
                 missing_extras=missing,
                 provenance=cited.provenance(record),
                 note=record.child("note").optional_string(),
+                added=_added(record),
             )
         )
     return releases
@@ -535,3 +553,74 @@ def _check_cross_references(toolkits: dict[str, CudaToolkit], releases: list[Tor
                         f"arch set {archs.name!r} ({platform}) has {', '.join(outside)}, "
                         f"which CUDA {variant.cuda} cannot target",
                     )
+
+
+def _check_added(version: str, torch: list[TorchRelease], tensorflow: list[TensorflowRelease],
+                 jax: list[JaxRelease], problems: Problems) -> None:
+    """A record cannot have been added by a database version newer than the database itself."""
+    if not _DB_VERSION.match(version):
+        return
+    for file, releases in (("torch.yaml", torch), ("tensorflow.yaml", tensorflow), ("jax.yaml", jax)):
+        for release in releases:
+            records = [(f"{release.version}", release.added)]
+            records += [(f"{release.version} {issue.text[:40]!r}", issue.added) for issue in getattr(release, "known_issues", ())]
+            records += [(f"{release.version}+{v.name}", v.added) for v in getattr(release, "variants", {}).values()]
+            for label, added in records:
+                if added and added > version:
+                    problems.add(f"{file}: {label}", f"added {added} is after the database version {version}")
+
+
+# ---------------------------------------------------------------- conda.yaml
+
+
+def _conda_releases(root: _Node, cited: _Citations, toolkits: dict[str, CudaToolkit]) -> list[CondaRelease]:
+    """`conda-forge:` and `pytorch-channel:`, each a mapping framework -> list of release records."""
+    for key, node in root.items():
+        if key not in ("sources", "releases", *CONDA_FRAMEWORKS):  # `releases: []` stands in for an absent file
+            node.fail(f"unknown key {key!r}; expected sources, {' or '.join(CONDA_FRAMEWORKS)}")
+    releases = []
+    for strategy, frameworks in CONDA_FRAMEWORKS.items():
+        if not root.has(strategy):
+            continue
+        for framework, records in root.child(strategy).items():
+            if framework not in frameworks:
+                records.fail(f"{strategy} records {', '.join(frameworks)}, not {framework!r}")
+                continue
+            seen: set[Version] = set()
+            for record, version in _releases(records, f"{strategy} {framework}"):
+                if version in seen:
+                    continue  # _releases reported it
+                seen.add(version)
+                releases.append(_conda_release(strategy, framework, version, record, cited, toolkits))
+    return releases
+
+
+def _conda_release(
+    strategy: str, framework: str, version: Version, record: _Node, cited: _Citations, toolkits: dict[str, CudaToolkit]
+) -> CondaRelease:
+    cuda = {}
+    for platform, versions in record.child("cuda").items():
+        if platform not in PLATFORMS:
+            versions.fail(f"{platform!r} is not one of {', '.join(PLATFORMS)}")
+        listed = versions.strings(_CUDA, "a CUDA x.y version")
+        for position, text in enumerate(listed):
+            if _CUDA.match(text) and text not in toolkits:
+                versions.child(position).fail(f"CUDA {text} is not in cuda.yaml toolkits")
+        cuda[platform] = tuple(sorted((t for t in listed if _CUDA.match(t)), key=lambda t: tuple(map(int, t.split(".")))))
+    cuda_package = record.child("cuda_package").optional_string(what="a conda package name")
+    companions = {n: record.child(n).string(what="a version") for n in ("torchvision", "torchaudio") if record.has(n)}
+    if strategy == "pytorch-channel":
+        if cuda_package not in ("pytorch-cuda", "cudatoolkit"):
+            record.child("cuda_package").fail("a pytorch-channel record needs `cuda_package: pytorch-cuda` or `cudatoolkit`")
+    elif cuda_package is not None or companions:
+        record.fail("`cuda_package`, `torchvision` and `torchaudio` belong to pytorch-channel records only")
+    return CondaRelease(
+        strategy=strategy,
+        framework=framework,
+        version=version,
+        cuda=cuda,
+        cpu=_platforms(record.child("cpu")) if record.has("cpu") else (),
+        provenance=cited.provenance(record),
+        cuda_package=cuda_package,
+        companions=companions,
+    )

@@ -1,0 +1,5 @@
+import sys
+
+from envpin.refresh.cli import main
+
+sys.exit(main())

@@ -1,0 +1,143 @@
+"""`python -m envpin.refresh` (what `scripts/refresh` runs): read PyPI, propose, validate, write, report.
+
+Exit codes: 0 every PyPI read succeeded and the proposal (if any) was written; 1 the proposed database did
+not pass validation, so nothing was written; 2 bad input (an unreadable database, an --output that is not
+empty, a malformed option) or some PyPI reads failed: the report lists each failure, and records that needed
+a failed read are held back. stderr gets one line; the report goes to --report FILE or stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+from envpin.errors import EnvpinError, EnvpinInputError
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:
+        self.exit(2, f"envpin refresh: error: {message} (see `python -m envpin.refresh --help`)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from envpin.refresh.client import DEFAULT_JSON_URL, DEFAULT_SIMPLE_URL
+    from envpin.refresh.plan import PACKAGES
+
+    parser = _Parser(prog="envpin-refresh", description="Propose compatibility-database records from PyPI.")
+    parser.add_argument("--db", help="the database to refresh (default: the one envpin ships)")
+    parser.add_argument("--output", help="where to write the proposal: the database itself (the default) or a "
+                                         "new or empty directory that receives a full copy")
+    parser.add_argument("--dry-run", action="store_true", help="validate the proposal but write nothing")
+    parser.add_argument("--report", help="write the markdown report here (default: stdout)")
+    parser.add_argument("--packages", default=",".join(PACKAGES),
+                        help=f"comma-separated subset of {', '.join(PACKAGES)}")
+    parser.add_argument("--recheck", type=int, default=1, metavar="N",
+                        help="re-read the N newest releases the database lists per framework and report where PyPI "
+                             "disagrees (default 1; 0: none)")
+    parser.add_argument("--date", help="the read date for sources and the new version, YYYY-MM-DD (default: today, UTC)")
+    parser.add_argument("--json-url", default=DEFAULT_JSON_URL, help=f"PyPI JSON API base (default {DEFAULT_JSON_URL})")
+    parser.add_argument("--simple-url", default=DEFAULT_SIMPLE_URL,
+                        help=f"PEP 691 simple API base (default {DEFAULT_SIMPLE_URL})")
+    parser.add_argument("--timeout", type=float, default=20.0, help="seconds per request (default 20)")
+    parser.add_argument("--attempts", type=int, default=3, help="tries per request (default 3)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="print each read on stderr")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return run(args)
+    except EnvpinError as error:
+        print(f"envpin refresh: error: {error}", file=sys.stderr)
+        return error.exit_code
+    except KeyboardInterrupt:
+        print("envpin refresh: interrupted; nothing was written", file=sys.stderr)
+        return 130
+
+
+def run(args: argparse.Namespace) -> int:
+    from envpin.compat.loader import default_database_path, load_database
+    from envpin.refresh.client import ClientSettings, PyPIClient
+    from envpin.refresh.collect import collect
+    from envpin.refresh.diff import propose
+    from envpin.refresh.report import RunInfo, render_report
+    from envpin.refresh.write import check_output, write_proposal
+
+    packages = _packages(args.packages)
+    read_date = _date(args.date)
+    if args.timeout <= 0 or not 1 <= args.attempts <= 10 or args.recheck < 0:
+        raise EnvpinInputError("--timeout must be positive, --attempts between 1 and 10, --recheck 0 or more")
+    database_dir = Path(args.db) if args.db else default_database_path()
+    database = load_database(database_dir)  # a corrupt database is a one-line error (exit 2) before any request
+    output = None if args.dry_run else Path(args.output) if args.output else database_dir
+    if output is not None:
+        check_output(database_dir, output)
+    report_path = Path(args.report) if args.report else None
+    if report_path is not None and not report_path.parent.is_dir():
+        raise EnvpinInputError(f"--report {report_path}: the directory {report_path.parent} does not exist")
+
+    client = PyPIClient(ClientSettings(json_url=args.json_url, simple_url=args.simple_url, timeout=args.timeout,
+                                       attempts=args.attempts, backoff=min(1.0, args.timeout)))
+    progress = (lambda line: print(f"  {line}", file=sys.stderr)) if args.verbose else (lambda line: None)
+    observations = collect(client, database, packages, recheck=args.recheck, progress=progress)
+    proposal = propose(database, observations, read_date, recheck=args.recheck)
+    result = write_proposal(proposal, database_dir, output)
+    code = 1 if result.problems else 2 if observations.problems else 0
+    report = render_report(proposal, observations, result,
+                           RunInfo(str(database_dir), args.json_url, args.simple_url, client.requests_made, code))
+    if report_path is not None:
+        _write_report(report_path, report)
+    else:
+        sys.stdout.write(report)
+    print(f"envpin refresh: {_summary(proposal, observations, result, report_path)}", file=sys.stderr)
+    return code
+
+
+def _summary(proposal, observations, result, report_path) -> str:
+    where = f"; report: {report_path}" if report_path else ""
+    if result.problems:
+        return f"the proposal does not validate ({result.problems[0]}); nothing written{where}"
+    subjects = ", ".join(f"{r.family} {r.version}" for r in proposal.records) or "nothing new"
+    line = f"{len(proposal.records)} new record(s) ({subjects})"
+    if proposal.records:
+        line += f" written to {result.destination}" if result.destination else " (dry run: not written)"
+    if proposal.disagreements:
+        line += f"; {len(proposal.disagreements)} disagreement(s) with existing records"
+    if observations.problems:
+        line += f"; {len(observations.problems)} PyPI read(s) failed (first: {observations.problems[0].message})"
+    return line + where
+
+
+def _packages(text: str) -> tuple[str, ...]:
+    from envpin.refresh.plan import PACKAGES
+
+    names = tuple(dict.fromkeys(name.strip() for name in text.split(",") if name.strip()))
+    unknown = [name for name in names if name not in PACKAGES]
+    if unknown or not names:
+        raise EnvpinInputError(f"--packages: {', '.join(unknown) or '(empty)'} not among {', '.join(PACKAGES)}")
+    return names
+
+
+def _date(text: str | None) -> str:
+    if text is None:
+        return datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    if not re.match(r"^\d{4}-\d{2}-\d{2}$", text):
+        raise EnvpinInputError(f"--date {text!r}: expected YYYY-MM-DD")
+    try:
+        datetime.strptime(text, "%Y-%m-%d")
+    except ValueError:
+        raise EnvpinInputError(f"--date {text!r}: not a calendar date") from None
+    return text
+
+
+def _write_report(path: Path, text: str) -> None:
+    from envpin.commands.common import write_atomically
+
+    try:
+        write_atomically(path, text)
+    except EnvpinInputError:
+        raise EnvpinInputError(f"--report {path}: cannot write") from None

@@ -1,0 +1,61 @@
+"""The refresh's I/O: read the API documents of each package, then the METADATA plan.py asks for, in rounds.
+
+Nothing here decides anything: a failure becomes a Problem (one line naming the URL and the reason) and the
+package or file is simply absent from the Observations, so diff.py holds back every record that needs it.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+from envpin.compat.model import Database
+from envpin.refresh.client import FetchError, PyPIClient
+from envpin.refresh.index import index_from_documents
+from envpin.refresh.metadata import parse_metadata
+from envpin.refresh.plan import PACKAGES, MetadataRead, Observations, Problem, metadata_wanted
+
+MAX_ROUNDS = 4  # jax needs two (its own METADATA, then its plugins'); more would mean a planning loop
+
+
+def collect(
+    client: PyPIClient,
+    database: Database,
+    packages: Iterable[str] = PACKAGES,
+    recheck: int = 1,
+    progress: Callable[[str], None] = lambda line: None,
+) -> Observations:
+    packages = tuple(packages)
+    indexes, problems = {}, []
+    for package in packages:
+        documents = []
+        for read in (client.project_json, client.simple_project):
+            try:
+                fetched = read(package)
+                documents.append((fetched.url, fetched.data))
+            except FetchError as error:
+                problems.append(Problem(package, str(error)))
+                documents.append(None)
+        if any(documents):
+            indexes[package] = index_from_documents(package, documents[0], documents[1])
+        progress(f"{package}: {'read' if any(documents) else 'could not be read'}")
+    metadata, failed = {}, {}
+    for _ in range(MAX_ROUNDS):
+        observed = Observations(indexes, metadata, tuple(problems), failed, packages)
+        wanted = metadata_wanted(database, observed, recheck)
+        if not wanted:
+            break
+        for wheel in wanted:
+            try:
+                text, how = client.wheel_metadata(wheel.url, wheel.core_metadata)
+                metadata[wheel.filename] = MetadataRead(parse_metadata(text), how, wheel.url)
+                progress(f"{wheel.filename}: METADATA ({how})")
+            except FetchError as error:
+                failed[wheel.filename] = error.reason
+                problems.append(Problem(_project_of(wheel.filename), str(error)))
+    return Observations(indexes, metadata, tuple(problems), failed, packages)
+
+
+def _project_of(filename: str) -> str:
+    from packaging.utils import canonicalize_name
+
+    return canonicalize_name(filename.split("-", 1)[0])

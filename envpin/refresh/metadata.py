@@ -1,0 +1,146 @@
+"""Wheel METADATA -> the requirements the database records (pure).
+
+Pins are written as the database writes them (SCHEMA.md "nvidia_pins"): the normalised project name, the
+specifier as packaging prints it (`<14,>=13.0.3`), markers dropped, extras dropped from the name
+(`cuda-toolkit[cublas,...]==13.2.2` -> `cuda-toolkit: "==13.2.2"`), and `>=0` for a requirement with no
+specifier. Which requirements apply on a platform is decided by evaluating their markers there, for every
+Python the release has wheels for: `triton; platform_system == "Linux"` is not a Windows requirement.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from email.parser import HeaderParser
+from typing import Callable, Iterable
+
+from packaging.markers import Marker
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+# PEP 508 marker environments of envpin's platforms (CPython).
+_ENVIRONMENTS = {
+    "linux-x86_64": {"platform_system": "Linux", "sys_platform": "linux", "platform_machine": "x86_64", "os_name": "posix"},
+    "linux-aarch64": {"platform_system": "Linux", "sys_platform": "linux", "platform_machine": "aarch64", "os_name": "posix"},
+    "windows-x86_64": {"platform_system": "Windows", "sys_platform": "win32", "platform_machine": "AMD64", "os_name": "nt"},
+    "macos-arm64": {"platform_system": "Darwin", "sys_platform": "darwin", "platform_machine": "arm64", "os_name": "posix"},
+    "macos-x86_64": {"platform_system": "Darwin", "sys_platform": "darwin", "platform_machine": "x86_64", "os_name": "posix"},
+}
+
+
+@dataclass(frozen=True)
+class Metadata:
+    name: str
+    version: str
+    requires_python: str | None
+    requires_dist: tuple[str, ...]
+    provides_extra: tuple[str, ...]
+
+
+def parse_metadata(text: str) -> Metadata:
+    headers = HeaderParser().parsestr(text, headersonly=True)
+    return Metadata(
+        name=str(headers.get("Name", "")).strip(),
+        version=str(headers.get("Version", "")).strip(),
+        requires_python=(str(headers.get("Requires-Python")).strip() or None) if headers.get("Requires-Python") else None,
+        requires_dist=tuple(str(v).strip() for v in headers.get_all("Requires-Dist") or ()),
+        provides_extra=tuple(str(v).strip() for v in headers.get_all("Provides-Extra") or ()),
+    )
+
+
+def requirements(metadata: Metadata) -> list[Requirement]:
+    """The Requires-Dist lines that parse (a malformed line is skipped: it cannot be installed either)."""
+    parsed = []
+    for line in metadata.requires_dist:
+        try:
+            parsed.append(Requirement(line))
+        except InvalidRequirement:
+            continue
+    return parsed
+
+
+def environment(platform: str, python: str, extra: str = "") -> dict[str, str]:
+    return {
+        **_ENVIRONMENTS[platform],
+        "python_version": python,
+        "python_full_version": f"{python}.0",
+        "implementation_name": "cpython",
+        "platform_python_implementation": "CPython",
+        "platform_release": "",
+        "platform_version": "",
+        "implementation_version": f"{python}.0",
+        "extra": extra,
+    }
+
+
+def applies(marker: Marker | None, platform: str, pythons: Iterable[str], extra: str = "") -> bool:
+    """Whether a requirement with this marker is installed on the platform for at least one of the Pythons."""
+    if marker is None:
+        return not extra
+    return any(marker.evaluate(environment(platform, python, extra)) for python in pythons)
+
+
+def base_pins(metadata: Metadata, platform: str, pythons: Iterable[str],
+              wanted: Callable[[str], bool]) -> dict[str, str]:
+    """The requirements outside any extra that apply on the platform, for the projects `wanted` names."""
+    pythons = tuple(pythons) or ("3.12",)
+    pins = {}
+    for requirement in requirements(metadata):
+        name = canonicalize_name(requirement.name)
+        if wanted(name) and applies(requirement.marker, platform, pythons):
+            pins[name] = specifier_text(requirement)
+    return pins
+
+
+def extra_pins(metadata: Metadata, extra: str, platform: str = "linux-x86_64",
+               pythons: Iterable[str] = ("3.12",)) -> dict[str, str]:
+    """Every requirement that belongs to the extra (on the platform): its marker holds with the extra and
+    not without it."""
+    pythons = tuple(pythons)
+    pins = {}
+    for requirement in requirements(metadata):
+        marker = requirement.marker
+        if marker is None:
+            continue
+        if applies(marker, platform, pythons, extra) and not applies(marker, platform, pythons):
+            pins[canonicalize_name(requirement.name)] = specifier_text(requirement)
+    return pins
+
+
+def extra_requirement(metadata: Metadata, extra: str, project: str) -> Requirement | None:
+    """The extra's requirement on one project (jax[cuda12] -> jax-cuda12-plugin[with-cuda]==V)."""
+    wanted = canonicalize_name(project)
+    for requirement in requirements(metadata):
+        if canonicalize_name(requirement.name) != wanted or requirement.marker is None:
+            continue
+        if applies(requirement.marker, "linux-x86_64", ("3.12", "3.13", "3.14"), extra):
+            return requirement
+    return None
+
+
+def base_requirement(metadata: Metadata, project: str) -> Requirement | None:
+    """The requirement on one project outside any extra (torchvision -> torch==2.14.0)."""
+    wanted = canonicalize_name(project)
+    for requirement in requirements(metadata):
+        if canonicalize_name(requirement.name) == wanted and (
+            requirement.marker is None or not _mentions_extra(requirement.marker)
+        ):
+            return requirement
+    return None
+
+
+def cuda_extras(metadata: Metadata) -> list[tuple[str, int]]:
+    """The `cudaNN` extras a jax release provides, with their CUDA major (local-CUDA and pip aliases aside)."""
+    found = []
+    for extra in metadata.provides_extra:
+        name = canonicalize_name(extra)
+        if name.startswith("cuda") and name[4:].isdigit() and len(name) == 6:
+            found.append((name, int(name[4:])))
+    return sorted(found)
+
+
+def specifier_text(requirement: Requirement) -> str:
+    return str(requirement.specifier) or ">=0"
+
+
+def _mentions_extra(marker: Marker) -> bool:
+    return "extra" in str(marker)
