@@ -1,0 +1,58 @@
+"""`envpin check`: committed environment files and lockfiles → problems, offline and without running anything.
+
+    text ──formats.kind_of──► kind ──<format>.parse──► Contents (pins, index options, format problems)
+         ──rules.check_contents (+ database, + targets)──► Problems ──ignores──► FileReport
+
+One module per format (requirements, environment_yml, pylock, conda_lock, explicit, uv_lock); `rules` holds
+the problem ids and the checks every format shares; `config` reads `[tool.envpin]`. Only `config` and the
+command touch the file system.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from envpin.check.model import FileReport, MalformedFile, Problem
+from envpin.check.rules import check_contents, needs_database, problem
+from envpin.check.targets import CheckTarget
+
+__all__ = ["check_text", "FileReport", "Problem", "CheckTarget"]
+
+
+def check_text(
+    path: str,
+    text: str,
+    *,
+    load_database: Callable[[], object],
+    kind: str | None = None,
+    targets: Sequence[CheckTarget] = (),
+    policy: str = "minor",
+    ignore: frozenset[str] = frozenset(),
+) -> FileReport:
+    """Every problem of one file. `load_database` is called only when the file pins something the database
+    knows about, so a plain requirements file is checked without loading it."""
+    from envpin.check.formats import KINDS, kind_of, read_contents
+
+    kind = kind or kind_of(path, text)
+    if kind is None:
+        return FileReport(path, (problem(
+            "CHK-FILE-UNREADABLE", "", "envpin cannot tell what kind of file this is",
+            f"name it as the tools do (requirements*.txt, environment*.yml, pylock.toml, conda-lock.yml, uv.lock, "
+            f"an @EXPLICIT file) or pass --kind ({', '.join(KINDS)})",
+        ),), unreadable=True)
+    try:
+        contents = read_contents(kind, text)
+    except MalformedFile as error:
+        return FileReport(path, (problem(
+            "CHK-FILE-MALFORMED", error.where, f"not a valid {kind} file: {error.message}",
+            "fix the syntax (or regenerate the file with its tool)",
+        ),), unreadable=True)
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError) as error:
+        # A shape no reader expected: still one line and exit 2, never a traceback (and a bug worth a report).
+        return FileReport(path, (problem(
+            "CHK-FILE-MALFORMED", "", f"envpin could not read it as {kind} ({error.__class__.__name__}: {error}); "
+            "if the file is valid, this is a bug in envpin", "check the file's syntax, or report the bug",
+        ),), unreadable=True)
+    database = load_database() if needs_database(contents) else None
+    problems = check_contents(contents, database, targets, policy=policy)
+    return FileReport(path, tuple(p for p in problems if p.id not in ignore))

@@ -1,0 +1,243 @@
+"""`[tool.envpin]` in the checked repository's pyproject.toml: the machines its locks must run on and the
+problem ids it ignores.
+
+    [tool.envpin]
+    ignore = ["CHK-LOCAL-VERSION-MISSING"]          # problem ids dropped for every file
+    driver-policy = "minor"                          # or "strict" (see `envpin solve --driver-policy`)
+
+    [tool.envpin.per-file-ignores]
+    "legacy/requirements-*.txt" = ["CHK-HASH-MISSING"]   # glob, relative to the pyproject.toml
+
+    [[tool.envpin.targets]]                          # each lock is checked against each target
+    name = "training cluster"
+    os = "linux"
+    arch = "x86_64"
+    driver = "535.104.05"                            # or "none"
+    gpu = ["NVIDIA A100-SXM4-80GB"]                  # a name or a list, as nvidia-smi prints them
+    compute-capability = "8.0"                       # optional: for a GPU the database does not know
+    python = "3.11"                                  # optional: else the Python the lock pins, if any
+    # facts = "ops/node.json"                        # or `envpin detect --format json` taken there
+
+Reading is I/O (the file, a facts file); validating is pure and reports every bad field at once, each with
+its path (`[tool.envpin].targets[0].os`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from envpin.errors import EnvpinInputError
+
+TABLE = "[tool.envpin]"
+_TARGET_KEYS = ("name", "os", "arch", "driver", "gpu", "compute-capability", "python", "facts")
+_KEYS = ("ignore", "per-file-ignores", "targets", "driver-policy")
+
+
+@dataclass(frozen=True)
+class TargetSpec:
+    name: str
+    os: str | None = None
+    arch: str | None = None
+    driver: str | None = None
+    gpus: tuple[str, ...] = ()
+    compute_capabilities: tuple[str, ...] = ()
+    python: str | None = None
+    facts: Path | None = None
+
+    @property
+    def flags(self) -> str:
+        """The same machine as target options, for a fix that says `envpin solve …`."""
+        words: list[str] = []
+        if self.facts:
+            words += ["--facts", str(self.facts)]
+        for option, value in (("--os", self.os), ("--arch", self.arch), ("--driver", self.driver), ("--python", self.python)):
+            if value:
+                words += [option, value]
+        for gpu in self.gpus:
+            words += ["--gpu", gpu]
+        for capability in self.compute_capabilities:
+            words += ["--compute-capability", capability]
+        return shlex.join(words)
+
+
+@dataclass(frozen=True)
+class CheckConfig:
+    path: Path | None = None
+    ignore: frozenset[str] = frozenset()
+    per_file_ignores: dict[str, frozenset[str]] = field(default_factory=dict)
+    targets: tuple[TargetSpec, ...] = ()
+    driver_policy: str | None = None
+
+    def ignored_for(self, file: str) -> frozenset[str]:
+        """The ids ignored for one file: the global list plus every per-file pattern its path matches
+        (relative to the pyproject.toml's directory)."""
+        if not self.per_file_ignores:
+            return self.ignore
+        relative = _relative(Path(file), self.path.parent if self.path else Path.cwd())
+        extra = {i for pattern, ids in self.per_file_ignores.items() if fnmatch.fnmatch(relative, pattern) for i in ids}
+        return self.ignore | extra
+
+
+def _relative(file: Path, base: Path) -> str:
+    try:
+        return PurePosixPath(file.resolve().relative_to(base.resolve())).as_posix()
+    except ValueError:
+        return file.as_posix()
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest pyproject.toml with a [tool.envpin] table, from `start` up to the repository root."""
+    for directory in (start, *start.parents):
+        candidate = directory / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                if "[tool.envpin" in candidate.read_text(encoding="utf-8"):
+                    return candidate
+            except (OSError, UnicodeDecodeError):
+                return candidate  # read_config reports it
+        if (directory / ".git").exists():
+            return None
+    return None
+
+
+def read_config(path: Path) -> CheckConfig:
+    import tomllib
+
+    origin = f"{path}"
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise EnvpinInputError(f"{origin}: cannot be read ({error.__class__.__name__})") from None
+    except (tomllib.TOMLDecodeError, ValueError, RecursionError) as error:
+        raise EnvpinInputError(f"{origin}: malformed TOML ({str(error).splitlines()[0] or type(error).__name__})") from None
+    table = data.get("tool", {}).get("envpin") if isinstance(data.get("tool"), dict) else None
+    if table is None:
+        return CheckConfig(path=path)
+    config, problems = parse_config(table, path.parent)
+    if problems:
+        more = f" (and {len(problems) - 1} more: {'; '.join(problems[1:])})" if len(problems) > 1 else ""
+        raise EnvpinInputError(f"{origin} {problems[0]}{more}")
+    return CheckConfig(path=path, ignore=config.ignore, per_file_ignores=config.per_file_ignores,
+                       targets=config.targets, driver_policy=config.driver_policy)
+
+
+def parse_config(table: Any, base: Path) -> tuple[CheckConfig, list[str]]:
+    """The config and every problem in it, each naming its field."""
+    from envpin.check.rules import PROBLEMS
+    from envpin.compat.drivers import POLICIES
+
+    problems: list[str] = []
+    if not isinstance(table, dict):
+        return CheckConfig(), [f"{TABLE}: must be a table"]
+    for key in table:
+        if key not in _KEYS:
+            problems.append(f"{TABLE}.{key}: unknown key (expected {', '.join(_KEYS)})")
+    ignore = _ids(table.get("ignore", []), f"{TABLE}.ignore", PROBLEMS, problems)
+    per_file: dict[str, frozenset[str]] = {}
+    raw_per_file = table.get("per-file-ignores", {})
+    if not isinstance(raw_per_file, dict):
+        problems.append(f"{TABLE}.per-file-ignores: must be a table of glob = [ids]")
+    else:
+        for pattern, ids in raw_per_file.items():
+            per_file[pattern] = _ids(ids, f"{TABLE}.per-file-ignores.{pattern!r}", PROBLEMS, problems)
+    policy = table.get("driver-policy")
+    if policy is not None and policy not in POLICIES:
+        problems.append(f"{TABLE}.driver-policy: {policy!r} is not one of {', '.join(POLICIES)}")
+    targets = []
+    raw_targets = table.get("targets", [])
+    if not isinstance(raw_targets, list):
+        problems.append(f"{TABLE}.targets: must be an array of tables ([[tool.envpin.targets]])")
+        raw_targets = []
+    for position, raw in enumerate(raw_targets):
+        target = _target(raw, f"{TABLE}.targets[{position}]", base, problems)
+        if target is not None:
+            targets.append(target)
+    return CheckConfig(ignore=ignore, per_file_ignores=per_file, targets=tuple(targets), driver_policy=policy), problems
+
+
+def _ids(value: Any, where: str, known: dict, problems: list[str]) -> frozenset[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        problems.append(f"{where}: must be a list of problem ids")
+        return frozenset()
+    for problem_id in value:
+        if problem_id not in known:
+            problems.append(f"{where}: {problem_id!r} is not an envpin check id (see docs/check.md)")
+    return frozenset(value)
+
+
+def _target(raw: Any, where: str, base: Path, problems: list[str]) -> TargetSpec | None:
+    from envpin.compat.drivers import parse_driver_version
+    from envpin.facts import ARCHITECTURES, OPERATING_SYSTEMS, is_compute_capability, is_python_version, normalize_arch
+
+    if not isinstance(raw, dict):
+        problems.append(f"{where}: must be a table")
+        return None
+    before = len(problems)
+    for key in raw:
+        if key not in _TARGET_KEYS:
+            problems.append(f"{where}.{key}: unknown key (expected {', '.join(_TARGET_KEYS)})")
+    text = {key: raw.get(key) for key in ("name", "os", "arch", "driver", "python", "facts")}
+    for key, value in text.items():
+        if value is not None and not isinstance(value, str):
+            problems.append(f"{where}.{key}: must be a string")
+    gpus = _strings(raw.get("gpu", []), f"{where}.gpu", problems)
+    capabilities = _strings(raw.get("compute-capability", []), f"{where}.compute-capability", problems)
+    if len(problems) > before:
+        return None
+    if not text["facts"]:
+        for key in ("os", "arch", "driver"):
+            if not text[key]:
+                problems.append(f"{where}.{key}: required (or give facts = \"FILE\" from `envpin detect --format json`)")
+    if text["os"] and text["os"] not in OPERATING_SYSTEMS:
+        problems.append(f"{where}.os: {text['os']!r} is not one of {', '.join(OPERATING_SYSTEMS)}")
+    if text["arch"] and normalize_arch(text["arch"]) not in ARCHITECTURES:
+        problems.append(f"{where}.arch: {text['arch']!r} is not one of {', '.join(ARCHITECTURES)}")
+    if text["driver"] and text["driver"].lower() != "none":
+        try:
+            parse_driver_version(text["driver"])
+        except EnvpinInputError as error:
+            problems.append(f"{where}.driver: {error}")
+    if text["python"] and not is_python_version(text["python"]):
+        problems.append(f"{where}.python: {text['python']!r} is not a Python version such as 3.11")
+    for capability in capabilities:
+        if not is_compute_capability(capability):
+            problems.append(f"{where}.compute-capability: {capability!r} is not X.Y such as 8.6")
+    if gpus and capabilities and len(capabilities) not in (1, len(gpus)):
+        problems.append(f"{where}.compute-capability: give one for all GPUs, or one per GPU")
+    if len(problems) > before:
+        return None
+    return TargetSpec(
+        name=text["name"] or f"target {where.rsplit('[', 1)[-1].rstrip(']')}",
+        os=text["os"], arch=text["arch"], driver=text["driver"], gpus=gpus, compute_capabilities=capabilities,
+        python=text["python"], facts=(base / text["facts"]) if text["facts"] else None,
+    )
+
+
+def _strings(value: Any, where: str, problems: list[str]) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    problems.append(f"{where}: must be a string or a list of strings")
+    return ()
+
+
+def target_facts(spec: TargetSpec):
+    """HostFacts for a configured target: its facts file (if any) with the given fields laid over it. Nothing
+    is detected: a config target describes another machine. Without a facts file, os, arch and driver were
+    required by the validation; a missing Python is a placeholder the check is told to ignore."""
+    from envpin.commands.common import read_json
+    from envpin.facts import HostFacts, PythonInfo, from_json
+    from envpin.resolver.target import TargetOverrides, apply_overrides
+
+    if spec.facts:
+        base = from_json(read_json(str(spec.facts), f"{TABLE} facts"), origin=f"{TABLE} facts {spec.facts}")
+    else:
+        base = HostFacts(os=str(spec.os), arch=str(spec.arch), python=PythonInfo(spec.python or "3.0"))
+    overrides = TargetOverrides(os=spec.os, arch=spec.arch, driver=spec.driver, gpus=spec.gpus,
+                                compute_capabilities=spec.compute_capabilities, python=spec.python)
+    return apply_overrides(base, overrides)

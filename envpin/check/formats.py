@@ -1,0 +1,58 @@
+"""Which kind of file a path holds, and the one reader for each kind (one module per format)."""
+
+from __future__ import annotations
+
+import importlib
+import re
+from pathlib import PurePath
+
+from envpin.check.model import Contents
+from envpin.check.rules import problem
+
+# kind -> the module whose parse(text) reads it
+READERS = {
+    "environment.yml": "envpin.check.environment_yml",
+    "requirements": "envpin.check.requirements",
+    "pylock": "envpin.check.pylock",
+    "conda-lock": "envpin.check.conda_lock",
+    "explicit": "envpin.check.explicit",
+    "uv.lock": "envpin.check.uv_lock",
+}
+KINDS = tuple(READERS)
+_PYLOCK_NAME = re.compile(r"^pylock\.[^.]+\.toml$")  # PEP 751: pylock.toml or pylock.<name>.toml
+_EXPLICIT = re.compile(r"^@EXPLICIT\s*$", re.M)
+_CONFLICT = re.compile(r"^(<{7}|={7}|>{7})(?: |$)", re.M)
+
+
+def kind_of(path: str, text: str) -> str | None:
+    """The kind of file, from its name first and its first lines where the name leaves it open."""
+    name = PurePath(path).name.lower()
+    if name == "uv.lock":
+        return "uv.lock"
+    if name == "pylock.toml" or _PYLOCK_NAME.match(name):
+        return "pylock"
+    if _EXPLICIT.search(text[:4096]):
+        return "explicit"
+    if name.endswith((".yml", ".yaml")):
+        return "conda-lock" if "conda-lock" in name or _looks_like_conda_lock(text) else "environment.yml"
+    if name.endswith(".lock") and name.startswith("conda-"):
+        return "explicit"  # conda-lock render's name (conda-linux-64.lock); the reader reports a missing @EXPLICIT
+    if name.endswith((".txt", ".in")):
+        return "requirements"
+    return None
+
+
+def _looks_like_conda_lock(text: str) -> bool:
+    return bool(re.search(r"^metadata:", text, re.M) and re.search(r"^package:", text, re.M))
+
+
+def read_contents(kind: str, text: str) -> Contents:
+    """The file's Contents; committed merge-conflict markers are reported instead of a parse error."""
+    conflicts = [text.count("\n", 0, m.start()) + 1 for m in _CONFLICT.finditer(text) if m.group(1)[0] == "<"]
+    if conflicts:
+        return Contents(kind, problems=tuple(
+            problem("CHK-MERGE-CONFLICT", f"line {line}", "an unresolved git merge conflict was committed",
+                    "resolve it (keep one side, or regenerate the file) and commit again")
+            for line in conflicts
+        ))
+    return importlib.import_module(READERS[kind]).parse(text)

@@ -1,0 +1,98 @@
+"""The values `envpin check` passes between its stages: file text → Contents (pins + what the format found)
+→ Problems. Every value is frozen and JSON-friendly; nothing here reads a file or the database."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+SEVERITIES = ("error", "warning", "info")
+
+
+@dataclass(frozen=True)
+class Problem:
+    id: str  # a stable id from rules.PROBLEMS, e.g. CHK-TORCH-COMPANION-MISMATCH
+    severity: str  # error / warning / info
+    message: str  # what is wrong, naming the facts that show it
+    where: str  # the path of the bad field: "packages[3].wheels[0].hashes", "line 12", "dependencies[4].pip[1]"
+    fix: str  # a concrete action
+
+    @property
+    def text(self) -> str:
+        """The message and its fix in one sentence pair, as the JSON contract carries them."""
+        return f"{self.message}. Fix: {self.fix}"
+
+
+@dataclass(frozen=True)
+class Pin:
+    """One package a file installs (or asks for), reduced to what the cross-format rules need."""
+
+    name: str  # canonical project name; conda's `pytorch` is `torch`
+    where: str
+    label: str = ""  # the requirement as written, for messages ("torch==2.5.1+cu121", "pytorch=2.1.0=py3.10_cuda12.1_0")
+    version: str | None = None  # the exact version ("2.5.1+cu124"); None when a range or unpinned
+    manager: str = "pip"  # pip or conda
+    index: str | None = None  # the index this entry is bound to (uv.lock source, pylock `index`, a file URL's directory)
+    build: str | None = None  # the conda build string
+    extras: frozenset[str] = frozenset()
+    scope: frozenset[str] = frozenset()  # the exclusive environments it belongs to (marker, platform, extra); empty: all
+    platforms: tuple[str, ...] = ()  # envpin platforms its files are for, where the entry says (wheel tags, conda subdir)
+
+    @property
+    def shown(self) -> str:
+        return self.label or (f"{self.name}=={self.version}" if self.version else self.name)
+
+
+def can_coexist(first: Pin, second: Pin) -> bool:
+    """Whether two pins can land in one environment. Scopes are labels of mutually exclusive environments
+    (a marker, a conda platform, a conflicting extra): pins with disjoint labels never meet. Comparing
+    labels, not marker logic, can miss a clash between two different markers; it never invents one."""
+    return not first.scope or not second.scope or bool(first.scope & second.scope)
+
+
+OS_MARKERS = {"linux": ("linux",), "windows": ("win32", "windows"), "macos": ("darwin",)}
+
+
+def scope_oses(pin: Pin) -> set[str]:
+    """The operating systems a pin's markers plainly name (`sys_platform == 'darwin'`, `platform_system ==
+    'Windows'`); empty when they name none. Other marker logic is not evaluated."""
+    text = " ".join(pin.scope).lower().replace('"', "'")
+    return {os_name for os_name, words in OS_MARKERS.items() if any(f"== '{w}'" in text for w in words)}
+
+
+@dataclass(frozen=True)
+class IndexOption:
+    """A requirement-file option that decides where pip looks: --index-url, --extra-index-url, --find-links, --no-index."""
+
+    option: str  # index-url / extra-index-url / find-links / no-index
+    url: str | None
+    where: str
+
+
+@dataclass(frozen=True)
+class Contents:
+    kind: str  # environment.yml / requirements / pylock / conda-lock / explicit / uv.lock
+    pins: tuple[Pin, ...] = ()
+    indexes: tuple[IndexOption, ...] = ()  # file-wide index options (requirements, environment.yml pip section)
+    platforms: tuple[str, ...] = ()  # the platforms the whole file is for, when it says (conda-lock, @EXPLICIT)
+    problems: tuple[Problem, ...] = ()  # what the format's own checks found (structure, hashes)
+    binds_indexes: bool = False  # True for locks: every entry names its own source, file-wide indexes do not apply
+
+
+@dataclass(frozen=True)
+class FileReport:
+    path: str
+    problems: tuple[Problem, ...] = field(default_factory=tuple)
+    unreadable: bool = False  # the file could not be read or parsed at all (exit 2)
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for p in self.problems if p.severity == "error")
+
+
+class MalformedFile(Exception):
+    """The text is not the format at all (YAML/TOML syntax, wrong top-level type): bad input, exit 2."""
+
+    def __init__(self, message: str, where: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.where = where

@@ -1,0 +1,288 @@
+"""requirements*.txt (and the `pip:` list of an environment.yml) as pip reads them: text → Contents.
+
+Follows pip's own reader (pypa/pip src/pip/_internal/req/req_file.py): a trailing backslash joins lines, `#`
+at the start or after whitespace starts a comment, a line that starts with `-` is an option line, and on a
+requirement line everything from the first token that starts with `-` is options. Only --hash,
+--config-settings and --global-option act on a requirement; pip ignores index options there
+(`handle_line`'s docstring: "Other options from SUPPORTED_OPTIONS may be present, but are ignored").
+Hash-checking mode (`--require-hashes`, or any `--hash`) needs every requirement hashed and pinned with ==.
+Included files (-r, -c) are not followed: each file is checked on its own.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from typing import Iterable
+
+from envpin.check.hashes import PIP_ALGORITHMS, digest_problem, split_hash
+from envpin.check.model import Contents, IndexOption, Pin, Problem
+from envpin.check.rules import problem
+from envpin.check.variants import file_name, parse_wheel
+
+_COMMENT = re.compile(r"(^|\s+)#.*$")
+# option -> (takes a value, what it is); pip's SUPPORTED_OPTIONS for a requirements file
+_FILE_OPTIONS = {
+    "-i": "index-url", "--index-url": "index-url", "--extra-index-url": "extra-index-url",
+    "--no-index": "no-index", "-f": "find-links", "--find-links": "find-links",
+    "-c": "constraint", "--constraint": "constraint", "-r": "requirement", "--requirement": "requirement",
+    "-e": "editable", "--editable": "editable", "--no-binary": "no-binary", "--only-binary": "only-binary",
+    "--prefer-binary": "prefer-binary", "--require-hashes": "require-hashes", "--pre": "pre",
+    "--trusted-host": "trusted-host", "--use-feature": "use-feature",
+}
+_FLAGS = frozenset({"no-index", "prefer-binary", "require-hashes", "pre"})
+_INDEX_OPTIONS = frozenset({"index-url", "extra-index-url", "no-index", "find-links"})
+# pip's SUPPORTED_OPTIONS_REQ: the options that act on one requirement
+_REQUIREMENT_OPTIONS = {"--hash": "hash", "--config-settings": "config-settings", "-C": "config-settings",
+                        "--global-option": "global-option"}
+
+
+@dataclass(frozen=True)
+class Line:
+    """One logical requirements line, read."""
+
+    where: str
+    pin: Pin | None = None
+    is_requirement: bool = False
+    pinned: bool = False  # == / === or a direct URL: what hash-checking mode accepts
+    editable: bool = False
+    options: tuple[IndexOption, ...] = ()
+    hashes: tuple[str, ...] = ()  # the --hash values as written
+    require_hashes: bool = False
+    problems: tuple[Problem, ...] = ()
+
+
+def parse(text: str) -> Contents:
+    return read_lines(logical_lines(text), kind="requirements")
+
+
+def logical_lines(text: str) -> list[tuple[str, str]]:
+    """(where, text) per logical line, as pip's join_lines and ignore_comments make them: a line ending in a
+    backslash continues on the next (unless it is a comment line), then comments and blank lines go."""
+    lines: list[tuple[str, str]] = []
+    pending: list[str] = []
+    start = 0
+
+    def emit(number: int, line: str) -> None:
+        stripped = _COMMENT.sub("", line).strip()
+        if stripped:
+            lines.append((f"line {number}", stripped))
+
+    for number, raw in enumerate(text.splitlines(), 1):
+        if not raw.endswith("\\") or _COMMENT.match(raw):
+            if _COMMENT.match(raw):
+                raw = " " + raw  # so the comment is still seen as one after joining
+            if pending:
+                emit(start, "".join(pending + [raw]))
+                pending = []
+            else:
+                emit(number, raw)
+        else:
+            if not pending:
+                start = number
+            pending.append(raw.strip("\\"))
+    if pending:
+        emit(start, "".join(pending))
+    return lines
+
+
+def read_lines(lines: Iterable[tuple[str, str]], *, kind: str) -> Contents:
+    read = [read_line(text, where) for where, text in lines]
+    problems = [p for line in read for p in line.problems]
+    problems += hash_mode_problems(read)
+    return Contents(
+        kind=kind,
+        pins=tuple(line.pin for line in read if line.pin is not None),
+        indexes=tuple(option for line in read for option in line.options),
+        problems=tuple(problems),
+    )
+
+
+def read_line(text: str, where: str) -> Line:
+    if text.startswith("-"):
+        return _option_line(text, where)
+    requirement, _, option_text = _break_args_options(text)
+    line = _requirement(requirement, where)
+    if not option_text:
+        return line
+    return _with_requirement_options(line, option_text, where)
+
+
+def _break_args_options(text: str) -> tuple[str, str, str]:
+    """pip's break_args_options: the requirement runs up to the first space-separated token starting with `-`."""
+    tokens = text.split(" ")
+    for position, token in enumerate(tokens):
+        if token.startswith("-"):
+            return " ".join(tokens[:position]).strip(), " ", " ".join(tokens[position:])
+    return text, "", ""
+
+
+def _tokens(text: str, where: str) -> tuple[list[str] | None, Problem | None]:
+    try:
+        return shlex.split(text), None
+    except ValueError as error:
+        return None, problem("CHK-REQUIREMENT-INVALID", where, f"options {text!r} cannot be split ({error})",
+                             "fix the quoting")
+
+
+def _options(tokens: list[str], table: dict[str, str]) -> Iterable[tuple[str | None, str, str | None]]:
+    """(what, option as written, value) per option, read as optparse reads them (`--opt=v`, `--opt v`, `-iURL`,
+    `-i URL`); what is None for an option not in the table."""
+    position = 0
+    while position < len(tokens):
+        token = tokens[position]
+        position += 1
+        if token.startswith("--"):
+            name, _, value = token.partition("=")
+        elif token.startswith("-") and len(token) > 2:
+            name, value = token[:2], token[2:]
+        else:
+            name, value = token, ""
+        what = table.get(name)
+        if what is None:
+            yield None, token, None
+            continue
+        takes_value = what not in _FLAGS
+        if takes_value and not value:
+            value = tokens[position] if position < len(tokens) else ""
+            position += 1
+        yield what, name, value if takes_value else None
+
+
+def _option_line(text: str, where: str) -> Line:
+    tokens, failure = _tokens(text, where)
+    if failure:
+        return Line(where, problems=(failure,))
+    options: list[IndexOption] = []
+    problems: list[Problem] = []
+    require_hashes = editable = False
+    for what, written, value in _options(tokens, _FILE_OPTIONS):
+        if what is None:
+            problems.append(problem("CHK-REQUIREMENT-INVALID", where, f"pip does not take {written} in a requirements file",
+                                    "remove it, or pass it on the pip command line"))
+        elif what in _INDEX_OPTIONS:
+            if what != "no-index" and not value:
+                problems.append(problem("CHK-REQUIREMENT-INVALID", where, f"{written} needs a URL", f"write {written} URL"))
+            else:
+                options.append(IndexOption(what, value, where))
+        elif what == "require-hashes":
+            require_hashes = True
+        elif what == "editable":
+            editable = True
+    if editable:
+        return Line(where, is_requirement=True, editable=True, options=tuple(options), problems=tuple(problems))
+    return Line(where, options=tuple(options), require_hashes=require_hashes, problems=tuple(problems))
+
+
+def _requirement(text: str, where: str) -> Line:
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+
+    if _is_url_or_path(text):
+        return _direct_reference(text, text, where)
+    try:
+        requirement = Requirement(text)
+    except InvalidRequirement as error:
+        reason = str(error).splitlines()[0]
+        return Line(where, is_requirement=True, problems=(problem(
+            "CHK-REQUIREMENT-INVALID", where, f"{text!r} is not a requirement pip can read ({reason})",
+            "write it as NAME==VERSION (PEP 508), or a URL",
+        ),))
+    scope = frozenset({str(requirement.marker)}) if requirement.marker else frozenset()
+    extras = frozenset(canonicalize_name(e) for e in requirement.extras)
+    name = canonicalize_name(requirement.name)
+    if requirement.url:
+        return _direct_reference(requirement.url, text, where, name=name, extras=extras, scope=scope)
+    specifiers = list(requirement.specifier)
+    exact = None
+    if len(specifiers) == 1 and specifiers[0].operator in ("==", "===") and "*" not in specifiers[0].version:
+        exact = specifiers[0].version
+    pin = Pin(name=name, where=where, label=text, version=exact, extras=extras, scope=scope)
+    return Line(where, pin=pin, is_requirement=True, pinned=exact is not None)
+
+
+def _is_url_or_path(text: str) -> bool:
+    return "://" in text.split(" @ ")[0] or text.startswith((".", "/")) or text.endswith((".whl", ".tar.gz", ".zip"))
+
+
+def _direct_reference(url: str, text: str, where: str, *, name: str | None = None,
+                      extras: frozenset[str] = frozenset(), scope: frozenset[str] = frozenset()) -> Line:
+    """A URL or path requirement: a wheel's file name says its project and version (and the URL's directory
+    which PyTorch index it is on)."""
+    location = url.split("#", 1)[0]
+    wheel = parse_wheel(file_name(location)) if location.endswith(".whl") else None
+    if wheel is None:
+        pin = Pin(name=name, where=where, label=text, extras=extras, scope=scope) if name else None
+        return Line(where, pin=pin, is_requirement=True, pinned=True)
+    project, version, platforms, _ = wheel
+    pin = Pin(name=name or project, where=where, label=text, version=version, index=location.rsplit("/", 1)[0],
+              extras=extras, scope=scope, platforms=platforms)
+    return Line(where, pin=pin, is_requirement=True, pinned=True)
+
+
+def _with_requirement_options(line: Line, option_text: str, where: str) -> Line:
+    tokens, failure = _tokens(option_text, where)
+    if failure:
+        return _replace(line, problems=line.problems + (failure,))
+    hashes: list[str] = []
+    problems = list(line.problems)
+    for what, written, value in _options(tokens, {**_REQUIREMENT_OPTIONS, **_FILE_OPTIONS}):
+        if what == "hash":
+            hashes.append(value or "")
+        elif what in _INDEX_OPTIONS:
+            problems.append(problem(
+                "CHK-INDEX-OPTION-IGNORED", where,
+                f"pip ignores {written} on a requirement line: only --hash, --config-settings and --global-option "
+                "act on one requirement, so this index is never consulted",
+                f"put `{written} {value or ''}`".rstrip() + " on a line of its own"
+                + (" (pip applies it to the whole file)" if what != "no-index" else ""),
+            ))
+        elif what is None:
+            problems.append(problem("CHK-REQUIREMENT-INVALID", where, f"pip does not take {written} after a requirement",
+                                    "remove it"))
+    return _replace(line, hashes=tuple(hashes), problems=tuple(problems))
+
+
+def _replace(line: Line, **changes) -> Line:
+    from dataclasses import replace
+
+    return replace(line, **changes)
+
+
+def hash_mode_problems(lines: list[Line]) -> list[Problem]:
+    problems = [p for line in lines for value in line.hashes for p in _hash_value_problems(value, line.where)]
+    if not any(line.require_hashes or line.hashes for line in lines):
+        return problems
+    for line in (line for line in lines if line.is_requirement):
+        shown = line.pin.shown if line.pin else "this requirement"
+        if line.editable:
+            problems.append(problem("CHK-HASH-MISSING", line.where,
+                                    "hash-checking mode is on and pip cannot hash an editable requirement",
+                                    "install the editable project in a separate step, or drop hashes from this file"))
+            continue
+        if not line.hashes:
+            problems.append(problem("CHK-HASH-MISSING", line.where,
+                                    f"{shown} has no --hash, but hash-checking mode is on (--require-hashes or another "
+                                    "line's --hash): pip refuses the whole file",
+                                    "regenerate the file with hashes (`pip-compile --generate-hashes`, "
+                                    "`uv pip compile --generate-hashes`)"))
+        if not line.pinned:
+            problems.append(problem("CHK-HASH-UNPINNED", line.where,
+                                    f"{shown} is not pinned with ==, which hash-checking mode requires",
+                                    "pin an exact version and hash its files"))
+    return problems
+
+
+def _hash_value_problems(value: str, where: str) -> list[Problem]:
+    parts = split_hash(value)
+    if parts is None:
+        return [problem("CHK-HASH-MALFORMED", where, f"--hash={value} is not algorithm:digest",
+                        "write --hash=sha256:<64 hex digits>")]
+    algorithm, digest = parts
+    if algorithm not in PIP_ALGORITHMS:
+        return [problem("CHK-HASH-ALGORITHM", where,
+                        f"--hash={algorithm}:…: pip allows only {', '.join(PIP_ALGORITHMS)} and rejects the file",
+                        "regenerate the hashes as sha256")]
+    reason = digest_problem(algorithm, digest)
+    return [problem("CHK-HASH-MALFORMED", where, f"--hash: {reason}", "copy the digest again from the index")] if reason else []

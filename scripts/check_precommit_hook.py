@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""The `envpin-check` pre-commit hook, run the way users run it: `pre-commit try-repo <envpin> envpin-check
+--all-files` in a sample git repository.
+
+pre-commit installs the hook repository into a virtualenv of its own (pip from PyPI: envpin's dependencies
+and its build backend), which takes about a minute the first time, so this runs from `.ci/run` rather than in
+the pytest suite. `try-repo` wants a git repository with the hook file committed: the working tree of this
+checkout (tracked and untracked files, what .gitignore leaves out excepted) is copied into a temporary
+repository and committed there, so this works from a fresh clone and with uncommitted changes; nothing in the
+checkout is changed. `try-repo` builds the hook's environment afresh on every call (it uses a temporary
+store), so this makes two calls. Shows:
+
+1. the hook passes on a repository of good files (requirements, environment.yml, pylock, conda-lock, uv.lock);
+2. it fails, naming the file, the field, the problem id and the fix, when a broken file is added.
+
+(`[tool.envpin]` read from the checked repository's pyproject.toml is tested in tests/integration/test_check_cli.py.)
+
+    .venv/bin/python scripts/check_precommit_hook.py      # needs pre-commit (pip install pre-commit)
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = REPO / "tests" / "fixtures" / "check"
+GOOD = {
+    "requirements.txt": CORPUS / "requirements" / "requirements-good-cu124.txt",
+    "env/environment.yml": CORPUS / "environment" / "environment-good-pip-cu121.yml",
+    "pylock.toml": CORPUS / "pylock" / "pylock.toml",
+    "conda-lock.yml": CORPUS / "conda-lock" / "conda-lock.yml",
+    "service/uv.lock": CORPUS / "uv-lock" / "good-cu124" / "uv.lock",
+    "README.md": None,  # not a file the hook looks at
+}
+BROKEN = ("requirements-gpu.txt", CORPUS / "requirements" / "requirements-companion-mismatch.txt")
+TIMEOUT_S = 600  # bounds the first run, which builds the hook's environment
+
+
+def git(*args: str, cwd: Path) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True,
+                   env={**os.environ, "GIT_AUTHOR_NAME": "envpin", "GIT_AUTHOR_EMAIL": "envpin@example.invalid",
+                        "GIT_COMMITTER_NAME": "envpin", "GIT_COMMITTER_EMAIL": "envpin@example.invalid"})
+
+
+def snapshot(target: Path) -> None:
+    """This checkout's files (as git sees them, ignored ones left out) as a one-commit repository."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
+                            check=True, capture_output=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        source = REPO / name
+        if source.is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    git("init", "-q", cwd=target)
+    git("add", "-A", cwd=target)
+    git("commit", "-q", "-m", "envpin snapshot for pre-commit try-repo", cwd=target)
+
+
+def try_repo(envpin: Path, sample: Path, home: Path) -> tuple[int, str, float]:
+    git("add", "-A", cwd=sample)
+    env = {**os.environ, "PRE_COMMIT_HOME": str(home)}
+    start = time.perf_counter()
+    result = subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(envpin), "envpin-check",
+                             "--all-files", "--color", "never"], cwd=sample, env=env, capture_output=True, text=True,
+                            timeout=TIMEOUT_S)
+    return result.returncode, result.stdout + result.stderr, time.perf_counter() - start
+
+
+def expect(condition: bool, what: str, output: str) -> None:
+    if not condition:
+        sys.exit(f"check_precommit_hook: FAILED: {what}\n--- pre-commit output ---\n{output}")
+    print(f"ok: {what}")
+
+
+def main() -> int:
+    import importlib.util
+
+    if importlib.util.find_spec("pre_commit") is None:
+        print("check_precommit_hook: pre-commit is not installed in this Python (pip install pre-commit)",
+              file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="envpin-hook-") as tmp:
+        root = Path(tmp)
+        envpin, sample, home = root / "envpin", root / "sample", root / "pre-commit-home"
+        envpin.mkdir()
+        sample.mkdir()
+        snapshot(envpin)
+        for name, source in GOOD.items():
+            (sample / name).parent.mkdir(parents=True, exist_ok=True)
+            (sample / name).write_text(source.read_text(encoding="utf-8") if source else "# sample\n", encoding="utf-8")
+        git("init", "-q", cwd=sample)
+
+        code, output, seconds = try_repo(envpin, sample, home)
+        expect(code == 0 and "envpin check" in output and "Passed" in output,
+               f"the hook passes on {len(GOOD) - 1} good files ({seconds:.0f} s, including building its environment)",
+               output)
+
+        name, source = BROKEN
+        (sample / name).write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
+        code, output, seconds = try_repo(envpin, sample, home)
+        expect(code == 1 and "Failed" in output
+               and f"{name}:line 4: error CHK-TORCH-COMPANION-MISMATCH: torchvision==0.15.2+cu118 is built for "
+                   "torch 2.0.1" in output
+               and "fix: pin torchvision==0.16.0+cu118" in output,
+               f"the hook fails on a broken {name} with the file, field, id and fix ({seconds:.0f} s)", output)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

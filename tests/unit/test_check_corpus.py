@@ -1,0 +1,55 @@
+"""The corpus of good and broken environment files and lockfiles (tests/fixtures/check, SOURCES.md says where
+each comes from): every file gives exactly the problems expected.toml lists, at the field it names."""
+
+from __future__ import annotations
+
+import tomllib
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from envpin.check import check_text
+from envpin.check.formats import kind_of
+from envpin.check.rules import PROBLEMS
+
+CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "check"
+EXPECTED = tomllib.loads((CORPUS / "expected.toml").read_text(encoding="utf-8"))
+
+
+def shown(problem) -> str:
+    default = PROBLEMS[problem.id][0]
+    return f"{problem.id}@{problem.where}" + ("" if problem.severity == default else f"!{problem.severity}")
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_each_file_gives_exactly_the_expected_problems(name, database):
+    path = CORPUS / name
+    report = check_text(str(path), path.read_text(encoding="utf-8"), load_database=lambda: database)
+    assert sorted(map(shown, report.problems)) == sorted(EXPECTED[name]["problems"])
+    for problem in report.problems:
+        assert problem.message and problem.fix, problem  # every problem says what is wrong and what to do
+
+
+def test_the_corpus_is_large_and_spans_every_format():
+    files = [p for p in CORPUS.rglob("*") if p.is_file() and p.suffix not in (".md", ".py") and p.name != "expected.toml"]
+    assert sorted(str(p.relative_to(CORPUS)) for p in files) == sorted(EXPECTED), "every fixture has expectations"
+    assert len(files) >= 40
+    kinds = Counter(kind_of(str(p), p.read_text(encoding="utf-8")) for p in files)
+    assert set(kinds) == {"requirements", "environment.yml", "pylock", "conda-lock", "explicit", "uv.lock"}
+    good = Counter(kind_of(str(CORPUS / n), (CORPUS / n).read_text(encoding="utf-8")) for n, e in EXPECTED.items() if not e["problems"])
+    bad = Counter(kind_of(str(CORPUS / n), (CORPUS / n).read_text(encoding="utf-8")) for n, e in EXPECTED.items() if e["problems"])
+    assert all(good[k] >= 1 and bad[k] >= 3 for k in kinds), (good, bad)
+
+
+def test_the_corpus_exercises_most_problem_ids():
+    seen = {entry.split("@")[0] for e in EXPECTED.values() for entry in e["problems"]}
+    # the ids reached only with a target or an unreadable file are tested in test_check_targets / test_check_cli
+    untested_here = {"CHK-FILE-UNREADABLE", "CHK-RELEASE-UNKNOWN"} | {i for i in PROBLEMS if i.startswith("CHK-TARGET-")}
+    assert set(PROBLEMS) - seen == untested_here
+
+
+def test_every_problem_id_is_documented():
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "check.md").read_text(encoding="utf-8")
+    missing = [i for i in PROBLEMS if f"`{i}`" not in docs]
+    assert missing == []

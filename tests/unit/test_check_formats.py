@@ -1,0 +1,112 @@
+"""The format readers: what each takes from a file, where it says a field is, and that no input makes one crash."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from envpin.check import check_text
+from envpin.check.environment_yml import parse_match_spec
+from envpin.check.formats import READERS, kind_of, read_contents
+from envpin.check.model import MalformedFile
+from envpin.check.requirements import logical_lines
+
+
+def test_requirement_lines_join_continuations_and_drop_comments_as_pip_does():
+    text = "# header\ntorch==2.5.1+cu124 \\\n    --hash=sha256:aa \\\n    --hash=sha256:bb\n  # via x\nnumpy  # pinned\n"
+    assert logical_lines(text) == [("line 2", "torch==2.5.1+cu124     --hash=sha256:aa     --hash=sha256:bb"),
+                                   ("line 6", "numpy")]
+
+
+@pytest.mark.parametrize("line", ["-ihttps://download.pytorch.org/whl/cu124", "-i https://download.pytorch.org/whl/cu124",
+                                  "--index-url=https://download.pytorch.org/whl/cu124",
+                                  "--index-url https://download.pytorch.org/whl/cu124"])
+def test_index_options_are_read_in_every_spelling_pip_accepts(line, database):
+    text = f"{line}\ntorch==2.5.1+cu124\n"
+    report = check_text("requirements.txt", text, load_database=lambda: database)
+    assert report.problems == ()
+
+
+def test_markers_keep_per_platform_pins_apart(database):
+    text = ("--extra-index-url https://download.pytorch.org/whl/cu124\n"
+            "torch==2.5.1+cu124; sys_platform == 'linux'\n"
+            "torch==2.5.1; sys_platform == 'darwin'\n"
+            "torchvision==0.20.1+cu124; sys_platform == 'linux'\n"
+            "torchvision==0.20.1; sys_platform == 'darwin'\n")
+    report = check_text("requirements.txt", text, load_database=lambda: database)
+    assert report.problems == ()
+
+
+def test_two_exact_pins_of_one_package_are_a_duplicate(database):
+    report = check_text("requirements.txt", "numpy==1.26.4\nrequests\nnumpy==2.1.2\n", load_database=lambda: database)
+    assert [(p.id, p.where) for p in report.problems] == [("CHK-DUPLICATE-PACKAGE", "line 3")]
+
+
+def test_a_plain_requirements_file_never_loads_the_database():
+    def refuse():
+        raise AssertionError("the database was loaded for a file that pins no GPU package")
+
+    assert check_text("requirements.txt", "requests==2.31.0\nrich\n", load_database=refuse).problems == ()
+
+
+@pytest.mark.parametrize("spec, parsed", [
+    ("pytorch", ("pytorch", None, None)),
+    ("pytorch=2.1.0", ("pytorch", "2.1.0", None)),
+    ("pytorch==2.1.0", ("pytorch", "2.1.0", None)),
+    ("pytorch=2.1.0=py3.10_cuda12.1_cudnn8.9.2_0", ("pytorch", "2.1.0", "py3.10_cuda12.1_cudnn8.9.2_0")),
+    ("pytorch 2.1.0 py3.10_cuda12.1_cudnn8.9.2_0", ("pytorch", "2.1.0", "py3.10_cuda12.1_cudnn8.9.2_0")),
+    ("pytorch::pytorch>=1.13", ("pytorch", None, None)),
+    ("nvidia/label/cuda-12.0.1::cuda-toolkit = 11.8", ("cuda-toolkit", "11.8", None)),
+    ("pytorch::pytorch-mutex = *=*cuda*", ("pytorch-mutex", None, "*cuda*")),
+    ("pytorch[version='2.1.0', build=*cuda*]", ("pytorch", "2.1.0", "*cuda*")),
+    ("python=3.10.*", ("python", "3.10", None)),
+])
+def test_conda_match_specs(spec, parsed):
+    assert parse_match_spec(spec) == parsed
+
+
+@pytest.mark.parametrize("name, text, kind", [
+    ("requirements/base.txt", "numpy\n", "requirements"),
+    ("environment-gpu.yaml", "dependencies: []\n", "environment.yml"),
+    ("conda-lock.yml", "version: 1\n", "conda-lock"),
+    ("locks/linux.yml", "version: 1\nmetadata: {}\npackage: []\n", "conda-lock"),
+    ("conda-linux-64.lock", "@EXPLICIT\n", "explicit"),
+    ("spec-file.txt", "# platform: linux-64\n@EXPLICIT\nhttps://x/y-1-0.conda\n", "explicit"),
+    ("pylock.toml", "", "pylock"),
+    ("pylock.dev.toml", "", "pylock"),
+    ("uv.lock", "", "uv.lock"),
+    ("poetry.lock", "", None),
+    ("pylock.a.b.toml", "", None),
+])
+def test_kind_from_name_and_first_lines(name, text, kind):
+    assert kind_of(name, text) == kind
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(kind=st.sampled_from(sorted(READERS)), text=st.text(max_size=400))
+def test_no_text_makes_a_reader_raise_anything_but_malformed_file(kind, text):
+    try:
+        read_contents(kind, text)
+    except MalformedFile:
+        pass
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(kind=st.sampled_from(["pylock", "uv.lock", "conda-lock", "environment.yml"]),
+       key=st.sampled_from(["packages", "package", "dependencies", "metadata", "version", "conflicts"]),
+       value=st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+                          lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+                              st.sampled_from(["name", "version", "wheels", "hashes", "hash", "source", "url", "pip",
+                                               "sdist", "marker", "platform", "manager", "registry", "extra"]),
+                              inner, max_size=4),
+                          max_leaves=16))
+def test_documents_of_any_shape_are_problems_not_crashes(kind, key, value):
+    """What YAML or TOML can hold, in any arrangement, read as each format: a Contents or MalformedFile."""
+    import importlib
+
+    reader = importlib.import_module(READERS[kind])
+    try:
+        reader.read({key: value, "lock-version": "1.0", "created-by": "x"})
+    except MalformedFile:
+        pass

@@ -1,0 +1,149 @@
+"""Can the pinned builds run on a given machine? The target checks reuse the resolver's fitness checks
+(driver, compute capability, OS, Python) on the builds a file pins; each case is a real trap."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from envpin.check import CheckTarget, check_text
+from envpin.check.config import TargetSpec, parse_config, target_facts
+from envpin.resolver.target import make_target
+
+CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "check"
+
+
+def machine(database, name="target", **fields) -> CheckTarget:
+    spec = TargetSpec(name=name, **fields)
+    return CheckTarget(f"on {name}", make_target(database, target_facts(spec)), bool(spec.python), spec.flags)
+
+
+def ids(database, text: str, target: CheckTarget, path: str = "requirements.txt") -> list[tuple[str, str, str]]:
+    report = check_text(path, text, load_database=lambda: database, targets=[target])
+    return sorted((p.id, p.severity, p.where) for p in report.problems)
+
+
+def test_a_cu128_build_has_no_code_for_a_pascal_gpu(database):
+    # torch 2.8 dropped Maxwell/Pascal from its CUDA 12.8 wheels (failure catalogue A2): a GTX 1080 is sm_61.
+    text = "--extra-index-url https://download.pytorch.org/whl/cu128\ntorch==2.8.0+cu128\n"
+    target = machine(database, os="linux", arch="x86_64", driver="570.86.10", gpus=("NVIDIA GeForce GTX 1080",),
+                     python="3.11")
+    report = check_text("requirements.txt", text, load_database=lambda: database, targets=[target])
+    [problem] = report.problems
+    assert problem.id == "CHK-TARGET-GPU" and problem.where == "line 2"
+    assert "sm_61" in problem.message and "envpin solve --framework torch" in problem.fix
+    assert "--gpu 'NVIDIA GeForce GTX 1080'" in problem.fix
+
+
+def test_a_driver_too_old_for_the_cuda_of_the_pin_names_the_driver_to_install(database):
+    text = "--extra-index-url https://download.pytorch.org/whl/cu124\ntorch==2.5.1+cu124\n"
+    target = machine(database, os="linux", arch="x86_64", driver="470.82.01", gpus=("NVIDIA GeForce RTX 3090",),
+                     python="3.11")
+    report = check_text("requirements.txt", text, load_database=lambda: database, targets=[target])
+    [problem] = report.problems
+    assert problem.id == "CHK-TARGET-DRIVER"
+    assert "470.82.01" in problem.message and "525.60.13" in problem.fix  # NVIDIA's CUDA 12.x minimum on Linux
+
+
+def test_the_same_pin_fits_a_machine_that_can_run_it(database):
+    text = "--extra-index-url https://download.pytorch.org/whl/cu124\ntorch==2.5.1+cu124\ntorchvision==0.20.1+cu124\n"
+    target = machine(database, os="linux", arch="x86_64", driver="550.54.14", gpus=("NVIDIA GeForce RTX 3090",),
+                     python="3.11")
+    assert ids(database, text, target) == []
+
+
+def test_a_plain_pin_installs_pypis_cpu_build_on_windows_with_a_gpu(database):
+    # Windows PyPI wheels are CPU builds (the database's `pypi` map): `torch==2.5.1` gives no CUDA there.
+    target = machine(database, os="windows", arch="x86_64", driver="551.61", gpus=("NVIDIA GeForce RTX 3090",),
+                     python="3.11")
+    assert ids(database, "torch==2.5.1\n", target) == [("CHK-TARGET-CPU-BUILD", "warning", "line 1")]
+
+
+def test_the_windows_regression_of_2_4_0_is_an_error_for_a_windows_target(database):
+    target = machine(database, os="windows", arch="x86_64", driver="none", python="3.11")
+    assert ids(database, "torch==2.4.0\n", target) == [("CHK-KNOWN-ISSUE", "error", "line 1")]
+    linux = machine(database, os="linux", arch="x86_64", driver="none", python="3.11")
+    # on Linux, PyPI's 2.4.0 is the cu121 build: without a driver it runs, on the CPU only
+    assert ids(database, "torch==2.4.0\n", linux) == [("CHK-TARGET-DRIVER", "warning", "line 1")]
+
+
+def test_the_targets_python_must_have_wheels(database):
+    text = "--extra-index-url https://download.pytorch.org/whl/cu121\ntorch==2.4.1+cu121\n"
+    target = machine(database, os="linux", arch="x86_64", driver="550.54.14", python="3.13")
+    assert ids(database, text, target) == [("CHK-TARGET-PYTHON", "error", "line 2")]
+
+
+def test_without_a_python_the_target_leaves_python_to_the_file(database):
+    text = "--extra-index-url https://download.pytorch.org/whl/cu121\ntorch==2.4.1+cu121\n"
+    target = machine(database, os="linux", arch="x86_64", driver="550.54.14")
+    assert ids(database, text, target) == []
+
+
+def test_a_cuda_build_is_not_built_for_macos(database):
+    text = "--extra-index-url https://download.pytorch.org/whl/cu124\ntorch==2.5.1+cu124\n"
+    target = machine(database, os="macos", arch="arm64", driver="none", python="3.11")
+    assert ids(database, text, target) == [("CHK-TARGET-PLATFORM", "error", "line 2")]
+
+
+def test_jax_cuda12_needs_jaxs_own_driver_minimum(database):
+    target = machine(database, os="linux", arch="x86_64", driver="470.82.01", gpus=("NVIDIA A100-SXM4-80GB",),
+                     python="3.11")
+    assert ids(database, "jax[cuda12]==0.4.30\n", target) == [("CHK-TARGET-DRIVER", "error", "line 1")]
+
+
+def test_a_lock_with_no_torch_for_the_targets_platform(database):
+    lock = (CORPUS / "uv-lock" / "good-cu124" / "uv.lock").read_text(encoding="utf-8")
+    target = machine(database, os="windows", arch="x86_64", driver="551.61", python="3.11")
+    found = ids(database, lock, target, path="uv.lock")
+    assert found == [("CHK-TARGET-PLATFORM", "error", "package[1]")]
+
+
+def test_each_world_of_a_lock_with_conflicting_extras_is_judged_on_its_own(database):
+    # uv's PyTorch guide layout (astral-sh/uv#9307): cpu / cu118 / cu124 extras. On a Pascal GPU with a new
+    # driver every build that claims that GPU must cover sm_61; cu118 and cu124 2.5.1 both do.
+    lock = (CORPUS / "uv-lock" / "conflicting-extras" / "uv.lock").read_text(encoding="utf-8")
+    target = machine(database, os="linux", arch="x86_64", driver="550.54.14", gpus=("NVIDIA GeForce GTX 1080",),
+                     python="3.11")
+    found = ids(database, lock, target, path="uv.lock")
+    assert found == [("CHK-TARGET-CPU-BUILD", "warning", "package[4]")]  # the cpu extra's torch on a GPU machine
+
+
+def test_config_problems_are_collected_with_the_path_of_each_field():
+    table = {
+        "ignore": ["CHK-NOT-A-THING"],
+        "colour": "blue",
+        "targets": [{"name": "a", "os": "plan9", "arch": "x86_64", "driver": "535.104.05"},
+                    {"name": "b", "os": "linux", "arch": "x86_64"},
+                    {"name": "c", "os": "linux", "arch": "x86_64", "driver": "banana", "gpu": 3}],
+    }
+    config, problems = parse_config(table, Path("."))
+    assert config.targets == ()
+    assert problems == [
+        "[tool.envpin].colour: unknown key (expected ignore, per-file-ignores, targets, driver-policy)",
+        "[tool.envpin].ignore: 'CHK-NOT-A-THING' is not an envpin check id (see docs/check.md)",
+        "[tool.envpin].targets[0].os: 'plan9' is not one of linux, windows, macos",
+        '[tool.envpin].targets[1].driver: required (or give facts = "FILE" from `envpin detect --format json`)',
+        "[tool.envpin].targets[2].gpu: must be a string or a list of strings",
+    ]
+
+
+def test_per_file_ignores_match_globs_relative_to_the_pyproject(tmp_path):
+    from envpin.check.config import CheckConfig
+
+    config = CheckConfig(path=tmp_path / "pyproject.toml", ignore=frozenset({"CHK-LOCAL-VERSION-MISSING"}),
+                         per_file_ignores={"legacy/requirements-*.txt": frozenset({"CHK-HASH-MISSING"})})
+    (tmp_path / "legacy").mkdir()
+    assert config.ignored_for(str(tmp_path / "legacy" / "requirements-old.txt")) == {
+        "CHK-LOCAL-VERSION-MISSING", "CHK-HASH-MISSING"}
+    assert config.ignored_for(str(tmp_path / "requirements.txt")) == {"CHK-LOCAL-VERSION-MISSING"}
+
+
+@pytest.mark.parametrize("driver", ["535.104.05", "none"])
+def test_a_config_target_describes_another_machine_without_probing_this_one(database, driver):
+    spec = TargetSpec(name="cluster", os="linux", arch="aarch64", driver=driver, gpus=("NVIDIA GH200 480GB",),
+                      compute_capabilities=("9.0",), python="3.12")
+    facts = target_facts(spec)
+    assert (facts.os, facts.arch, facts.python.version) == ("linux", "aarch64", "3.12")
+    assert (facts.driver is None) == (driver == "none")
+    assert spec.flags.startswith("--os linux --arch aarch64 --driver")
