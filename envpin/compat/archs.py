@@ -47,3 +47,24 @@ def coverage(gpu: ComputeCapability, archs: ArchList) -> Coverage | None:
     if jit:
         return Coverage("ptx", max(jit))
     return None
+
+
+def parse_arch_names(names, name: str = "reported"):
+    """An ArchList from the names a framework reports at run time: torch.cuda.get_arch_list() gives
+    'sm_86' for a cubin and 'compute_90' for PTX; TensorFlow's build info the same spellings. The last
+    digit is the minor ('sm_120' is 12.0, 'sm_90a' is 9.0 with arch-specific features); names that are not
+    CUDA targets (ROCm's 'gfx90a') are left out. Returns (ArchList, [names not understood])."""
+    import re
+
+    from envpin.compat.model import Provenance
+
+    sass, ptx, other = [], [], []
+    for text in names:
+        match = re.fullmatch(r"(sm|compute)_(\d+)(\d)[af]?", text.strip())
+        if not match:
+            other.append(text)
+            continue
+        capability = ComputeCapability(int(match.group(2)), int(match.group(3)))
+        (sass if match.group(1) == "sm" else ptx).append(capability)
+    archs = ArchList(name, tuple(sorted(set(sass))), tuple(sorted(set(ptx))), Provenance(("probe",)))
+    return archs, other

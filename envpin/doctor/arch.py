@@ -1,0 +1,203 @@
+"""GPU architecture (catalogue §2.4, A1–A6): does the build hold code this GPU can run?
+
+The arch list is read at run time (torch.cuda.get_arch_list(), through the probe), as the catalogue asks;
+only when no probe ran does it come from the database's record of the installed build. Coverage is
+`envpin.compat.archs.coverage` (exact cubin, same-major older cubin, or PTX the driver can JIT), and the
+GPU's capability comes from the probe or the database's GPU table. A GPU newer than every entry is A1; older
+than every entry is A2 when another build of the same release still covers it (the arch was dropped), A3
+otherwise; anything else uncovered is the generic A4.
+"""
+
+from __future__ import annotations
+
+import re
+
+from envpin.compat.archs import coverage, parse_arch_names
+from envpin.compat.model import ArchList, ComputeCapability
+from envpin.doctor.fixes import install_fix
+from envpin.doctor.model import CONFIRMED, LIKELY, MATCHED, PROVEN, Case, Finding, version_tuple
+
+A1, A2, A3, A4, A5, A6 = ("ARCH-GPU-NEWER-THAN-WHEEL", "ARCH-GPU-DROPPED-FROM-WHEEL", "ARCH-GPU-BELOW-MIN-CC",
+                          "ARCH-NO-KERNEL-IMAGE", "TRITON-GPU-TOO-OLD", "EXT-NVCC-UNSUPPORTED-ARCH")
+EXTENSION_FILE = re.compile(r"([\w.\-]+\.(?:cpython-[\w-]+\.so|so|pyd))\b")
+
+
+def findings(case: Case) -> list[Finding]:
+    found = _coverage_findings(case)
+    found += [f for f in (_no_kernel_image(case, found), _triton(case), _nvcc_arch(case)) if f]
+    return found
+
+
+def torch_arch_list(case: Case) -> tuple[ArchList | None, str]:
+    """The installed torch's arch list and where it came from."""
+    torch = case.torch
+    if torch is not None and torch.import_ok and torch.arch_list:
+        return parse_arch_names(torch.arch_list)[0], "torch.cuda.get_arch_list() (probe): " + " ".join(torch.arch_list)
+    tag = case.local_tag("torch")
+    release = case.database.torch_release(str(case.release("torch"))) if case.release("torch") else None
+    if release is None:
+        return None, ""
+    platform = f"{case.os}-{case.host.arch}"
+    variant = release.variants.get(tag) if tag else release.variants.get(release.pypi.get(platform, ""))
+    archs = variant.archs.get(platform) if variant else None
+    if archs is None:
+        return None, ""
+    return archs, f"torch {release.version}+{variant.name} on {platform} (database {case.database.version}): {archs.describe()}"
+
+
+def _coverage_findings(case: Case) -> list[Finding]:
+    torch = case.torch
+    is_cuda_build = (torch is not None and torch.import_ok and bool(torch.cuda)) or (case.local_tag("torch") or "").startswith("cu")
+    hit_newer = case.search(A1)
+    hit_old = case.search(A3)
+    if not (is_cuda_build or hit_newer or hit_old):
+        return []
+    archs, source = torch_arch_list(case)
+    if archs is None and hit_newer:
+        archs = parse_arch_names(hit_newer.group(3).split())[0]
+        source = f"the warning's list: {hit_newer.group(3).strip()}"
+    results = []
+    for gpu in case.gpus:
+        if gpu.capability is None or archs is None:
+            continue
+        if coverage(gpu.capability, archs) is not None:
+            continue
+        results.append(_uncovered(case, gpu.name, gpu.capability, archs, source, hit_newer, hit_old))
+    if not results and hit_newer and archs is not None:  # no GPU facts: the warning itself names the GPU
+        sm = hit_newer.group(2)
+        capability = ComputeCapability(int(sm[:-1]), int(sm[-1]))
+        if coverage(capability, archs) is None:
+            results.append(_uncovered(case, hit_newer.group(1).strip(), capability, archs, source, hit_newer, hit_old))
+    if not results and hit_old:
+        capability = ComputeCapability(int(hit_old.group(3)), int(hit_old.group(4)))
+        results.append(_uncovered(case, hit_old.group(2).strip(), capability, archs, source, hit_newer, hit_old))
+    return results
+
+
+def _uncovered(case: Case, name: str, capability: ComputeCapability, archs: ArchList | None, source: str,
+               hit_newer, hit_old) -> Finding:
+    everything = (archs.sass + archs.ptx) if archs else ()
+    evidence = [f"{name} is compute capability {capability} ({capability.sm})"]
+    if source:
+        evidence.append(f"arch list from {source}")
+    fix = install_fix(case)
+    if everything and capability > max(everything):
+        hit = hit_newer
+        evidence.append(f"{capability.sm} is newer than every entry; cubins of another major do not run on it "
+                        "(NVIDIA's binary compatibility holds within a major only)")
+        signature, title = A1, f"torch has no kernels for {name} ({capability.sm}): the GPU is newer than the build"
+        if capability.major >= 10:
+            fix.append("replace compiled extensions (xformers, flash-attn, mmcv …) with builds for "
+                       f"{capability.sm} as well")
+    elif everything and capability < min(everything) and _other_build_covers(case, capability):
+        hit = hit_newer
+        evidence.append(f"{capability.sm} is older than every entry: this build dropped it, another build of the "
+                        "same release still has it (database)")
+        signature, title = A2, f"this torch build dropped {name} ({capability.sm})"
+        fix.append("plan a GPU upgrade: the builds that keep this architecture are the ones being retired first")
+    elif everything and capability < min(everything):
+        hit = hit_old or hit_newer
+        evidence.append(f"{capability.sm} is older than the oldest architecture in the build ({min(everything).sm})")
+        signature, title = A3, f"{name} ({capability.sm}) is too old for this torch"
+        fix.append(f"or build torch from source with TORCH_CUDA_ARCH_LIST=\"{capability}\", or run on the CPU")
+    else:
+        hit = hit_newer
+        signature, title = A4, f"torch has no code for {name} ({capability.sm})"
+    if hit:
+        evidence.insert(0, hit.evidence())
+    return Finding(signature, "error", title, tuple(evidence), tuple(fix), CONFIRMED if hit else PROVEN)
+
+
+def _other_build_covers(case: Case, capability: ComputeCapability) -> bool:
+    release = case.database.torch_release(str(case.release("torch"))) if case.release("torch") else None
+    platform = f"{case.os}-{case.host.arch}"
+    if release is None:
+        return False
+    return any(coverage(capability, v.archs[platform]) is not None
+               for v in release.variants.values() if platform in v.archs)
+
+
+def _no_kernel_image(case: Case, arch_findings: list[Finding]) -> Finding | None:
+    hit = case.search(A4)
+    if not hit:
+        return None
+    if arch_findings:  # torch's own list explains it: the more specific A1/A2/A3 stands (catalogue §4.6)
+        return None
+    evidence = [hit.evidence()]
+    archs, source = torch_arch_list(case)
+    covered = []
+    for gpu in case.gpus:
+        if gpu.capability and archs and coverage(gpu.capability, archs):
+            covered.append(gpu)
+    if covered and source:
+        evidence.append(f"torch itself covers {', '.join(f'{g.name} ({g.capability.sm})' for g in covered)} ({source})")
+    extension = _extension_in(hit, case)
+    if extension:
+        evidence.append(f"the failing binary is probably {extension} (named in the traceback)")
+    capability = covered[0].capability if covered else (case.gpus[0].capability if case.gpus else None)
+    arch = f'"{capability}"' if capability else '"<your GPU\'s X.Y>"'
+    fix = [f"rebuild the extension for this GPU: `TORCH_CUDA_ARCH_LIST={arch} {case.pip('install', '--no-build-isolation', '--no-cache-dir', '--force-reinstall', extension.split('.')[0] if extension else '<package>')}`",
+           "or install a prebuilt wheel of it that lists this architecture (check with `cuobjdump --list-elf <file>.so`)"]
+    return Finding(A4, "error", "a compiled extension has no kernel for this GPU" if covered else "no kernel image for this GPU",
+                   tuple(evidence), tuple(fix), CONFIRMED if covered else MATCHED)
+
+
+def _extension_in(hit, case: Case) -> str | None:
+    for source, text in case.texts:
+        names = [n for n in EXTENSION_FILE.findall(text) if not n.startswith(("libtorch", "libc10", "_C."))]
+        if names:
+            return names[-1]
+    return None
+
+
+def _triton(case: Case) -> Finding | None:
+    hit = case.search(A5)
+    script_compiles = bool(case.script_text and "torch.compile" in case.script_text)
+    old = [g for g in case.gpus if g.capability and g.capability < ComputeCapability(7, 0)]
+    if not hit and not (script_compiles and old):
+        return None
+    evidence = ([hit.evidence()] if hit else []) + [f"{g.name} is {g.capability.sm}; Triton needs 7.0 or newer" for g in old]
+    if script_compiles:
+        evidence.append(f"{case.script_path} calls torch.compile")
+    return Finding(A5, "error", "torch.compile needs Triton, which does not support this GPU (compute capability < 7.0)",
+                   tuple(evidence),
+                   ("run without compiling: `TORCHDYNAMO_DISABLE=1`, or `torch.compile(model, backend=\"eager\")`, or the "
+                    "project's own switch (nnU-Net: `nnUNet_compile=f`)",
+                    "or use a GPU of compute capability 7.0 (Volta) or newer"),
+                   CONFIRMED if hit and old else MATCHED if hit else LIKELY)
+
+
+def _nvcc_arch(case: Case) -> Finding | None:
+    hit = case.search(A6)
+    if not hit:
+        return None
+    digits = hit.group(1)
+    capability = ComputeCapability(int(digits[:-1]), int(digits[-1]))
+    evidence = [hit.evidence()]
+    toolkits = sorted(case.host.toolkits, key=lambda t: version_tuple(t.version))
+    if toolkits:
+        evidence.append("CUDA toolkits here: " + ", ".join(f"{t.version} ({t.nvcc or t.root})" for t in toolkits))
+    first = _first_toolkit_for(case, capability)
+    last = _last_toolkit_for(case, capability)
+    fix = []
+    if first and toolkits and version_tuple(toolkits[-1].version) < version_tuple(first):
+        evidence.append(f"{capability.sm} needs CUDA ≥ {first} (database)")
+        fix.append(f"install CUDA toolkit {first} or newer and point CUDA_HOME at it")
+    elif last and toolkits and version_tuple(toolkits[-1].version) > version_tuple(last):
+        evidence.append(f"compute_{digits} was removed after CUDA {last} (database): it is in TORCH_CUDA_ARCH_LIST but this nvcc dropped it")
+        fix.append(f"remove {capability} from TORCH_CUDA_ARCH_LIST (an old default); build for the GPUs you have")
+    gpu_archs = ";".join(sorted({str(g.capability) for g in case.gpus if g.capability}))
+    here = f' (this machine: "{gpu_archs}")' if gpu_archs else ""
+    fix.append(f"set TORCH_CUDA_ARCH_LIST to architectures this nvcc knows{here}")
+    return Finding(A6, "error", f"nvcc does not know the target architecture compute_{digits}", tuple(evidence), tuple(fix),
+                   CONFIRMED if toolkits else MATCHED)
+
+
+def _first_toolkit_for(case: Case, capability: ComputeCapability) -> str | None:
+    versions = [t.version for t in case.database.toolkits.values() if capability in t.targets]
+    return min(versions, key=version_tuple) if versions else None
+
+
+def _last_toolkit_for(case: Case, capability: ComputeCapability) -> str | None:
+    versions = [t.version for t in case.database.toolkits.values() if capability in t.targets]
+    return max(versions, key=version_tuple) if versions else None

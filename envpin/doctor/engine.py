@@ -1,0 +1,73 @@
+"""Run every rule group over a Case and rank what they find: most likely cause first.
+
+Ranking follows the catalogue's §4.6: a signature confirmed by facts first, then a signature alone, then
+faults the facts prove without any error text, then likely ones, then notes; severity breaks ties, then the
+group order below (most specific groups first: a shadowed library explains a failed import better than the
+generic "no kernel image"). Two rules reporting the same id keep the more likely one.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+from envpin.doctor.model import SEVERITIES, Case, Finding
+
+# One module per group of the catalogue; each exposes findings(case) -> list[Finding].
+GROUPS = (
+    "windows_dll",
+    "linux_libs",
+    "wsl_container",
+    "driver",
+    "arch",
+    "builds",
+    "interpreter",
+    "abi",
+    "tensorflow",
+    "jax",
+    "pairing",
+    "extensions",
+    "user_code",
+    "install",
+)
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    findings: tuple[Finding, ...]
+
+    @property
+    def has_error(self) -> bool:
+        return any(f.severity == "error" for f in self.findings)
+
+    @property
+    def verdict(self) -> str:
+        if not self.findings:
+            return "no problem found: nothing in the facts or the error text matches a known failure"
+        first = self.findings[0]
+        errors = sum(1 for f in self.findings if f.severity == "error")
+        if errors:
+            return f"{errors} problem{'s' if errors > 1 else ''} found; most likely: {first.title} [{first.id}]"
+        return f"no error found; {len(self.findings)} note{'s' if len(self.findings) > 1 else ''}: {first.title} [{first.id}]"
+
+    def to_json(self) -> dict:
+        return {"findings": [finding.to_json() for finding in self.findings]}
+
+
+def diagnose(case: Case) -> Diagnosis:
+    collected: list[tuple[int, Finding]] = []
+    for position, group in enumerate(GROUPS):
+        module = importlib.import_module(f"envpin.doctor.{group}")
+        for finding in module.findings(case):
+            collected.append((position, finding))
+    best: dict[str, tuple[int, Finding]] = {}
+    for position, finding in collected:
+        kept = best.get(finding.id)
+        if kept is None or _rank(finding, position) < _rank(kept[1], kept[0]):
+            best[finding.id] = (position, finding)
+    ordered = sorted(best.values(), key=lambda item: _rank(item[1], item[0]))
+    return Diagnosis(tuple(finding for _, finding in ordered))
+
+
+def _rank(finding: Finding, position: int) -> tuple[int, int, int]:
+    return (-finding.likelihood, SEVERITIES.index(finding.severity), position)

@@ -1,0 +1,116 @@
+"""Install fixes produced by the solver for this machine: the exact pins and index URL, never a guess.
+
+`install_fix` solves for the machine in the case (its driver, GPUs, OS and the environment's Python) and
+turns the plan into one `python -m pip install` command for the environment's own interpreter. It keeps the
+installed release when a build of it fits, so a fix changes the build, not the version, unless it must.
+`gpu_machine_builds` answers the other question a machine without an NVIDIA driver raises: what would a GPU
+machine install? It reads the release's CUDA builds from the database, each with the driver it needs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from envpin.doctor.model import Case
+from envpin.errors import EnvpinInputError
+from envpin.facts import PythonInfo, is_python_version
+
+COMPANIONS = {"torch": ("torchvision", "torchaudio")}
+
+
+def install_fix(case: Case, framework: str = "torch", keep_release: bool = True, extra_specs: tuple[str, ...] = ()) -> list[str]:
+    """['<python> -m pip install ... --index-url ...', 'why'] for the build that fits this machine, or the
+    solver's explanation and its fixes when none does."""
+    from envpin.resolver.plan import Unsatisfiable
+    from envpin.resolver.request import parse_request
+    from envpin.resolver.solve import solve
+    from envpin.resolver.target import make_target
+
+    facts = case.host
+    if case.env is not None and is_python_version(case.env.python.version):
+        facts = replace(facts, python=PythonInfo(case.env.python.version, case.env.python.executable, case.env.python.env_type))
+    try:
+        target = make_target(case.database, facts)
+    except EnvpinInputError as error:
+        return [f"`envpin solve --framework {framework}` picks the build once it knows the GPU: {error}"]
+    release = case.release(framework if framework != "torch" else "torch")
+    attempts = []
+    if keep_release and release is not None:
+        attempts.append([f"{framework}=={release}", *extra_specs])
+    attempts.append(list(extra_specs))
+    answer = None
+    passed_over = None
+    for specs in attempts:
+        try:
+            request = parse_request([framework], specs)
+        except EnvpinInputError:
+            continue
+        answer = solve(case.database, target, request)
+        if not isinstance(answer, Unsatisfiable):
+            break
+        if specs and specs[0].startswith(f"{framework}=="):
+            passed_over = f"no build of {framework} {release} fits this machine: {answer.message}"
+    if answer is None:
+        return [f"run `envpin solve --framework {framework}` on this machine for the build that fits"]
+    if isinstance(answer, Unsatisfiable):
+        return [f"no {framework} build fits this machine: {answer.message}", *answer.fixes]
+    return [pip_install(case, answer, framework), _why(answer)] + ([passed_over] if passed_over else [])
+
+
+def pip_install(case: Case, plan, framework: str) -> str:
+    """The plan as one pip command for the environment's interpreter, limited to what is installed there."""
+    wanted = {framework} | {name for name in COMPANIONS.get(framework, ()) if case.env is None or case.package(name)}
+    packages = [p for p in plan.packages if p.name in wanted]
+    words = ["install", "--force-reinstall", *[_quoted(p.requirement) for p in packages]]
+    urls = list(dict.fromkeys(p.index_url for p in packages if p.index_url))
+    if urls and all(p.index_url for p in packages):
+        words += ["--index-url", urls[0]]
+    elif urls:
+        words += ["--extra-index-url", urls[0]]
+    return case.pip(*words)
+
+
+def _quoted(requirement: str) -> str:
+    return f'"{requirement}"' if "[" in requirement else requirement
+
+
+def _why(plan) -> str:
+    target = plan.target
+    gpus = ", ".join(f"{g.name} ({g.compute_capability.sm})" for g in target.gpus) or "no NVIDIA GPU"
+    driver = f"driver {target.driver} (CUDA {target.driver_cuda or '?'})" if target.driver else "no NVIDIA driver"
+    return (f"solved by envpin (database {plan.db_version}) for this machine: {target.platform}, Python {target.python}, "
+            f"{driver}, {gpus}; `envpin solve --framework {plan.packages[0].name}` shows every reason")
+
+
+def gpu_machine_builds(case: Case, framework: str = "torch") -> list[str]:
+    """For a machine without an NVIDIA driver: the CUDA builds of the installed torch release for this platform,
+    newest CUDA first, each with the driver it needs and the install command (database, not a guess)."""
+    from envpin.compat.drivers import minimum_driver
+    from envpin.resolver.provider import ordered_variants
+    from envpin.resolver.request import DEFAULT_TORCH_INDEX
+
+    if framework != "torch":
+        return []
+    release_version = case.release("torch")
+    release = case.database.torch_release(str(release_version)) if release_version else None
+    if release is None:
+        release = case.database.torch_releases[0]
+    platform = f"{case.os}-{'x86_64' if case.host.arch == 'x86_64' else case.host.arch}"
+    if case.os == "linux" and case.host.arch == "arm64":
+        platform = "linux-aarch64"
+    lines = []
+    for variant in ordered_variants(release):
+        if variant.kind != "cuda" or platform not in variant.platforms:
+            continue
+        requirement = minimum_driver(case.database, variant.cuda, case.os, "minor")
+        archs = variant.archs.get(platform)
+        covers = f", GPUs {archs.sass[0].sm}–{archs.sass[-1].sm}" if archs and archs.sass else ""
+        driver = f"driver ≥ {requirement.minimum}" if requirement else "a driver for CUDA " + variant.cuda
+        if release.pypi.get(platform) == variant.name:
+            command = f"pip install torch=={release.version}"
+        else:
+            command = f"pip install torch=={release.version}+{variant.name} --index-url {DEFAULT_TORCH_INDEX}/{variant.name}"
+        lines.append(f"on a GPU machine with {driver}{covers} (CUDA {variant.cuda}): {command}")
+    if not lines:
+        return [f"torch {release.version} has no CUDA build for {platform}"]
+    return lines + ["on the GPU machine itself, `envpin solve --framework torch` picks the one that fits its driver and GPU"]

@@ -1,0 +1,130 @@
+"""JAX (catalogue §2.8, J1–J4): CUDA libraries older than jaxlib's build, CPU-only installs, version lock-step.
+
+jax, jaxlib and the CUDA plugins (`jax-cuda12-plugin`, `jax-cuda12-pjrt`) move in lock-step; the plugin's
+CUDA library requirements come from the database (the `jax[cuda12]` extra's pins read from PyPI), so J1's
+"which library is too old" is checked against them, not guessed.
+"""
+
+from __future__ import annotations
+
+from envpin.doctor.fixes import install_fix
+from envpin.doctor.model import CONFIRMED, LIKELY, MATCHED, PROVEN, Case, Finding, version_tuple
+
+J1, J2, J3, J4 = "JAX-CUDA-LIB-OLDER-THAN-BUILD", "JAX-CPU-ONLY-INSTALL", "JAX-JAXLIB-TOO-OLD", "JAX-PLUGIN-MISMATCH"
+PLUGINS = ("jax-cuda12-plugin", "jax-cuda12-pjrt", "jax-cuda13-plugin", "jax-cuda13-pjrt")
+
+
+def findings(case: Case) -> list[Finding]:
+    return [f for f in (_libs_older(case), _cpu_only(case), _jaxlib_old(case), _plugin_mismatch(case)) if f]
+
+
+def _versions(case: Case) -> dict[str, str]:
+    names = ("jax", "jaxlib") + PLUGINS
+    return {name: case.package(name) for name in names if case.package(name)}
+
+
+def _extra(case: Case):
+    version = case.package("jax")
+    release = next((r for r in case.database.jax_releases if str(r.version) == version), None) if version else None
+    if release is None:
+        return None
+    for major in ("13", "12"):
+        if case.package(f"jax-cuda{major}-plugin") and f"cuda{major}" in release.extras:
+            return release.extras[f"cuda{major}"]
+    return None
+
+
+def _libs_older(case: Case) -> Finding | None:
+    hit = case.search(J1) or case.search_pattern(r"Loaded runtime CuDNN library: ([\d.]+) but source was compiled with: ([\d.]+)")
+    if not hit:
+        return None
+    evidence = [hit.evidence()]
+    extra = _extra(case)
+    stale = []
+    if extra is not None:
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+        for name, specifier in sorted(extra.pins.items()):
+            installed = case.package(name)
+            try:
+                if installed and not SpecifierSet(specifier).contains(installed, prereleases=True):
+                    stale.append((name, installed, specifier))
+            except InvalidSpecifier:
+                continue
+        for name, installed, specifier in stale:
+            evidence.append(f"{name} {installed} does not satisfy jax-cuda{extra.cuda_major}-plugin's {name}{specifier} (database)")
+    torch = case.package("torch")
+    if torch and any("cudnn" in name for name, _, _ in stale):
+        evidence.append(f"torch {torch} in the same environment pins its own nvidia-cudnn version exactly")
+    ld = case.path_list("LD_LIBRARY_PATH")
+    if ld:
+        evidence.append(f"LD_LIBRARY_PATH={':'.join(ld)} (searched before the wheels' own libraries)")
+    fix = []
+    if stale:
+        fix.append(case.pip("install", *[f'"{name}{specifier}"' for name, _, specifier in stale]))
+    else:
+        fix.append(case.pip("install", "--upgrade", "nvidia-cudnn-cu12", "nvidia-cublas-cu12")
+                   + " (to at least the versions jaxlib was built against)")
+    if ld:
+        fix.append("`unset LD_LIBRARY_PATH` so a system CUDA/cuDNN does not shadow the wheels")
+    if torch:
+        fix.append("if torch pins the older library, keep JAX and torch in separate environments, or pick a torch whose "
+                   "pin satisfies JAX (`envpin solve --framework torch --framework jax` finds one)")
+    return Finding(J1, "error", "a CUDA library older than the one jaxlib was built against is loaded", tuple(evidence),
+                   tuple(fix), CONFIRMED if stale or ld else MATCHED)
+
+
+def _cpu_only(case: Case) -> Finding | None:
+    hit = case.search(J2)
+    jax = case.framework("jax")
+    has_plugin = any(case.package(name) for name in PLUGINS) or "+cuda" in (case.package("jaxlib") or "")
+    predicted = bool(case.package("jax") and case.env is not None and not has_plugin and case.nvidia and case.host.gpus)
+    if not hit and not predicted:
+        return None
+    evidence = ([hit.evidence()] if hit else []) + ["installed: " + (", ".join(f"{n} {v}" for n, v in _versions(case).items()) or "?")]
+    evidence.append(case.driver_line)
+    if jax is not None and jax.import_ok:
+        evidence.append(f"jax.devices() has {jax.device_count or 0} GPU(s) (probe)")
+    if case.windows:
+        evidence.append("JAX has no NVIDIA GPU support on native Windows (docs.jax.dev installation table); WSL2 is experimental")
+        fix = ("use Linux or WSL2 and install `jax[cuda12]` there",)
+    else:
+        earlier = case.search_pattern(r"Jax plugin configuration error[^\n]*")
+        if earlier:
+            evidence.append(f"an earlier plugin error: {earlier.line}")
+        fix = tuple(install_fix(case, "jax")) + (("fix the earlier 'Jax plugin configuration error' first",) if earlier else ())
+    return Finding(J2, "error" if case.nvidia else "warning", "only the CPU jaxlib is installed", tuple(evidence), fix,
+                   CONFIRMED if hit and not has_plugin else MATCHED if hit else PROVEN)
+
+
+def _jaxlib_old(case: Case) -> Finding | None:
+    hit = case.search(J3)
+    jax, jaxlib = case.package("jax"), case.package("jaxlib")
+    behind = bool(jax and jaxlib and version_tuple(jaxlib) < version_tuple(jax)[:3] and version_tuple(jaxlib)[:2] != version_tuple(jax)[:2])
+    if not hit and not behind:
+        return None
+    evidence = ([hit.evidence()] if hit else []) + ([f"jax {jax}, jaxlib {jaxlib}"] if jax else [])
+    target = jax or (hit.group(2) if hit else "X")
+    return Finding(J3, "error", "jaxlib is older than jax requires", tuple(evidence),
+                   (case.pip("install", f"jax=={target}", f"jaxlib=={target}") + " (and the CUDA plugins at the same version)",
+                    "install jax, jaxlib and the plugins together, never one alone"),
+                   CONFIRMED if hit and jax else MATCHED if hit else LIKELY)
+
+
+def _plugin_mismatch(case: Case) -> Finding | None:
+    hit = case.search(J4)
+    versions = _versions(case)
+    jaxlib = versions.get("jaxlib")
+    off = {n: v for n, v in versions.items() if n in PLUGINS and jaxlib and version_tuple(v)[:3] != version_tuple(jaxlib)[:3]}
+    if not hit and not off:
+        return None
+    evidence = ([hit.evidence()] if hit else []) + ["installed: " + ", ".join(f"{n} {v}" for n, v in versions.items())]
+    crashed = case.framework("jax")
+    if crashed and crashed.import_error and "killed its process" in crashed.import_error:
+        evidence.append(f"import jax crashed: {crashed.import_error.splitlines()[0]} (newer plugins segfault instead of raising)")
+    target = versions.get("jax") or jaxlib or "X"
+    major = "13" if any("cuda13" in n for n in versions) else "12"
+    return Finding(J4, "error", "the JAX CUDA plugin's version differs from jaxlib's", tuple(evidence),
+                   (case.pip("install", f'"jax[cuda{major}]=={target}"') + f" (pins plugin == pjrt == jaxlib == {target})",
+                    "`JAX_PLATFORMS=cpu` skips the GPU backend meanwhile"),
+                   CONFIRMED if hit and off else MATCHED if hit else PROVEN)

@@ -1,0 +1,286 @@
+"""Linux shared libraries (catalogue §2.2: L1–L6, L11, L12), reasoned with the loader model in `ld_search`.
+
+The central fact: LD_LIBRARY_PATH is searched before the DT_RUNPATH through which torch and the pip
+`nvidia-*` wheels find each other, so a toolkit directory on LD_LIBRARY_PATH that holds the same soname
+(libnvJitLink.so.12, libcublasLt.so.12, libcudnn.so.9, libnccl.so.2) wins over the wheel's newer copy. The
+rules name the directory that wins, the versions on both sides (from file names and wheel versions), and,
+when the probe saw it, the copy the process really mapped.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from envpin.doctor import ld_search
+from envpin.doctor.ld_search import LinuxLoader, SharedObject
+from envpin.doctor.model import CONFIRMED, LIKELY, MATCHED, PROVEN, Case, Finding
+
+L1, L2, L3, L4, L5, L6, L11, L12 = (
+    "LNX-NVJITLINK-SHADOWED", "LNX-CUBLASLT-SHADOWED", "LNX-CUDNN-SHADOWED", "LNX-TORCH201-NO-NVIDIA-WHEELS",
+    "LNX-CUDNN-NOT-ON-LOADER-PATH", "ORT-CUDA-MAJOR-MISMATCH", "NCCL-DUPLICATE-OR-OLD", "CONDA-LIBSTDCXX-TOO-OLD",
+)
+
+
+@dataclass(frozen=True)
+class WheelLibrary:
+    """A library a pip CUDA wheel ships, which an LD_LIBRARY_PATH copy can shadow."""
+
+    signature: str
+    sonames: tuple[str, ...]
+    wheel_dir: str  # under site-packages/nvidia/
+    distributions: tuple[str, ...]
+    what: str
+
+
+SHADOWABLE = (
+    WheelLibrary(L1, ("libnvJitLink.so.12", "libnvJitLink.so.13"), "nvjitlink", ("nvidia-nvjitlink-cu12", "nvidia-nvjitlink"), "nvJitLink"),
+    WheelLibrary(L2, ("libcublasLt.so.12", "libcublasLt.so.11", "libcublasLt.so.13"), "cublas", ("nvidia-cublas-cu12", "nvidia-cublas-cu11", "nvidia-cublas"), "cuBLASLt"),
+    WheelLibrary(L3, ("libcudnn.so.9", "libcudnn.so.8"), "cudnn", ("nvidia-cudnn-cu12", "nvidia-cudnn-cu11", "nvidia-cudnn-cu13"), "cuDNN"),
+    WheelLibrary(L11, ("libnccl.so.2",), "nccl", ("nvidia-nccl-cu12", "nvidia-nccl-cu11", "nvidia-nccl-cu13"), "NCCL"),
+)
+
+
+def findings(case: Case) -> list[Finding]:
+    if not case.linux and not any(case.search(s) for s in (L1, L2, L3, L4, L5, L6, L11, L12)):
+        return []
+    found = [_shadowed(case, library) for library in SHADOWABLE]
+    found += [_torch201(case), _cudnn_not_on_path(case), _ort_major(case), _nccl_duplicates(case), _libstdcxx(case)]
+    return [f for f in found if f]
+
+
+def loader_of(case: Case) -> LinuxLoader:
+    return LinuxLoader(
+        ld_library_path=tuple(case.path_list("LD_LIBRARY_PATH")),
+        listing=ld_search.listing_from_facts(case.host.files, case.env_dirs),
+    )
+
+
+def wheel_dir(case: Case, member: str) -> str | None:
+    return next((d for d in case.env_dirs if d.rstrip("/").endswith(f"/nvidia/{member}/lib")), None)
+
+
+def _wheel_version(case: Case, library: WheelLibrary) -> tuple[str, str] | None:
+    for name in library.distributions:
+        version = case.package(name)
+        if version:
+            return name, version
+    return None
+
+
+def _loaded_copy(case: Case, soname: str) -> str | None:
+    stem = soname.split(".so")[0] + ".so"
+    for framework in ("torch", "tensorflow", "jax"):
+        facts = case.framework(framework)
+        for path in facts.loaded if facts else ():
+            if path.rsplit("/", 1)[-1].startswith(stem):
+                return path
+    return None
+
+
+def _shadow_of(case: Case, library: WheelLibrary) -> tuple[SharedObject | None, str | None]:
+    loader = loader_of(case)
+    own = wheel_dir(case, library.wheel_dir)
+    for soname in library.sonames:
+        if own is not None:
+            winner = ld_search.shadowing(loader, soname, own)
+        else:  # no probe: any LD_LIBRARY_PATH copy is a candidate for shadowing the wheel's
+            winner = ld_search.resolve(loader, soname)
+            winner = winner if winner.found and winner.how.startswith("LD_LIBRARY_PATH") else None
+        if winner is not None:
+            return winner, own
+    return None, own
+
+
+def _shadowed(case: Case, library: WheelLibrary) -> Finding | None:
+    hit = case.search(library.signature) if library.signature != L11 else case.search(L11)
+    winner, own = _shadow_of(case, library)
+    wheel = _wheel_version(case, library)
+    if not hit and not (winner and (own or wheel)):
+        return None
+    if library.signature == L11 and not winner and hit:
+        return None  # NCCL without a shadowing copy: the duplicate-package rule below explains it
+    evidence = [hit.evidence()] if hit else []
+    needed = _needed_version(hit, library)
+    if winner:
+        version = ".".join(map(str, winner.version)) or "?"
+        evidence.append(f"{winner.how} {winner.directory} holds {winner.file} ({library.what} {version}); LD_LIBRARY_PATH is "
+                        "searched before the wheels' DT_RUNPATH, so this copy wins")
+    if wheel:
+        where = f" in {own}" if own else ""
+        evidence.append(f"the environment's own {library.what}: {wheel[0]} {wheel[1]}{where}")
+    if needed:
+        evidence.append(f"the symbol asks for {library.what} ≥ {needed}")
+    loaded = _loaded_copy(case, library.sonames[0])
+    if loaded and winner and loaded.startswith(winner.directory):
+        evidence.append(f"the probe saw {loaded} mapped into the process")
+    if library.signature == L3 and hit:
+        evidence.append(f"torch was compiled against cuDNN {'.'.join(hit.match.groups()[:3])}; the loaded one is "
+                        f"{'.'.join(hit.match.groups()[4:7])}")
+    fix = []
+    if winner:
+        rest = [d for d in case.path_list("LD_LIBRARY_PATH") if d.rstrip("/") != winner.directory.rstrip("/")]
+        fix.append(f"remove {winner.directory} from LD_LIBRARY_PATH for this environment: "
+                   + (f"`export LD_LIBRARY_PATH={':'.join(rest)}`" if rest else "`unset LD_LIBRARY_PATH`")
+                   + " (and from the shell profile, module file or conda activate.d script that sets it)")
+    else:
+        fix.append("remove CUDA toolkit directories (/usr/local/cuda*/lib64, $CONDA_PREFIX/lib) from LD_LIBRARY_PATH")
+    if library.signature == L1:
+        target = f">={needed}" if needed else ""
+        upgrade = case.pip("install", f'"nvidia-nvjitlink-cu12{target}"') if needed else case.pip("install", "--upgrade", "nvidia-nvjitlink-cu12")
+        fix.append(f"or make the wheel's nvJitLink new enough: {upgrade}")
+        fix.append("newer torch releases preload their own nvJitLink (pytorch/pytorch PR #141063): upgrading torch also avoids it")
+    if library.signature == L3:
+        fix.append("or, for conda: delete the `export LD_LIBRARY_PATH=$CONDA_PREFIX/lib…` line from "
+                   "$CONDA_PREFIX/etc/conda/activate.d/*.sh (a TensorFlow-era recipe)")
+    if library.signature == L11:
+        fix.append("install exactly the nvidia-nccl-cuXX that torch requires (`pip show torch` lists it) and remove the others")
+    severity = "error" if hit or (winner and needed) else "warning"
+    if hit and winner:
+        likelihood = CONFIRMED
+    elif hit:
+        likelihood = MATCHED
+    elif loaded and winner and loaded.startswith(winner.directory):
+        likelihood = PROVEN
+    else:
+        likelihood = LIKELY
+    titles = {
+        L1: "an older libnvJitLink on LD_LIBRARY_PATH shadows the one the CUDA wheels need",
+        L2: "an older libcublasLt on LD_LIBRARY_PATH shadows the wheel's cuBLAS",
+        L3: "a cuDNN on LD_LIBRARY_PATH shadows the cuDNN torch was built with",
+        L11: "an NCCL on LD_LIBRARY_PATH shadows the one torch needs",
+    }
+    if not winner and hit:
+        titles = {**titles, L1: "libcusparse needs a newer libnvJitLink than the one loaded",
+                  L2: "libcublas was paired with an older libcublasLt"}
+    if severity == "warning":
+        title = f"{library.what} on LD_LIBRARY_PATH ({winner.directory}) takes precedence over the environment's own"
+    else:
+        title = titles[library.signature]
+    return Finding(library.signature, severity, title, tuple(evidence), tuple(fix), likelihood)
+
+
+def _needed_version(hit, library: WheelLibrary) -> str | None:
+    if hit is None or library.signature != L1:
+        return None
+    match = re.search(r"_12_(\d+)", hit.line)
+    return f"12.{match.group(1)}" if match else None
+
+
+def _torch201(case: Case) -> Finding | None:
+    hit = case.search(L4)
+    if not hit:
+        return None
+    evidence = [hit.evidence()]
+    torch = case.package("torch")
+    missing = [name for name in ("nvidia-cudnn-cu11", "nvidia-cublas-cu11") if case.env and not case.package(name)]
+    if torch:
+        evidence.append(f"torch {torch}" + (" (the 2.0.1 PyPI wheel's metadata did not carry its nvidia-*-cu11 requirements "
+                                            "for every resolver, pytorch/pytorch#104259)" if case.release("torch") == _v("2.0.1") else ""))
+    if missing:
+        evidence.append(f"not installed: {', '.join(missing)}")
+    fix = ["move to torch ≥ 2.1 (or 2.0.0): " + case.pip("install", '"torch>=2.1"'),
+           "or add the CUDA 11 wheels explicitly: " + case.pip("install", "nvidia-cudnn-cu11==8.5.0.96", "nvidia-cublas-cu11==11.10.3.66",
+                                                                 "nvidia-cuda-nvrtc-cu11==11.7.99", "nvidia-cuda-runtime-cu11==11.7.99"),
+           "or install from https://download.pytorch.org/whl/cu118, whose wheels carry the CUDA libraries"]
+    return Finding(L4, "error", "torch 2.0.1 was installed without its nvidia-*-cu11 libraries", tuple(evidence), tuple(fix),
+                   CONFIRMED if case.release("torch") == _v("2.0.1") else MATCHED)
+
+
+def _cudnn_not_on_path(case: Case) -> Finding | None:
+    hit = case.search(L5)
+    if not hit:
+        return None
+    major = re.search(r"\.so\.(\d)", hit.line).group(1)
+    evidence = [hit.evidence()]
+    own = wheel_dir(case, "cudnn")
+    cudnn = case.package("nvidia-cudnn-cu12") or case.package("nvidia-cudnn-cu11")
+    loader = loader_of(case)
+    system = ld_search.resolve(loader, f"libcudnn.so.{major}")
+    if own:
+        evidence.append(f"cuDNN is installed in {own} ({cudnn or 'nvidia-cudnn'}), reachable only through torch's RUNPATH")
+    if not system.found:
+        evidence.append(f"libcudnn.so.{major} is not on LD_LIBRARY_PATH or in the system directories envpin listed")
+    raiser = case.search_pattern(r"(onnxruntime|tensorrt|ctranslate2|faster_whisper)")
+    if raiser:
+        evidence.append(f"raised from {raiser.group(1)}, which expects cuDNN on the system loader path")
+    fix = ["`import torch` before the library that fails, so torch's cuDNN is already loaded"]
+    if own:
+        fix.append(f"or expose the wheel's cuDNN: `export LD_LIBRARY_PATH={own}:$LD_LIBRARY_PATH`")
+    fix.append(f"or install cuDNN {major} for the library: " + case.pip("install", f'"nvidia-cudnn-cu12=={major}.*"' if major == "9" else '"nvidia-cudnn-cu12==8.9.*"'))
+    return Finding(L5, "error", f"libcudnn.so.{major} is not on the loader path of the library that needs it", tuple(evidence),
+                   tuple(fix), CONFIRMED if own or raiser else MATCHED)
+
+
+def _ort_major(case: Case) -> Finding | None:
+    hit = case.search(L6)
+    if not hit:
+        return None
+    library, major = hit.group(1), hit.group(2)
+    evidence = [hit.evidence()]
+    ort = case.package("onnxruntime-gpu")
+    if ort:
+        evidence.append(f"onnxruntime-gpu {ort} asks for lib{library}.so.{major}")
+    available = sorted({m for d, names in {**case.host.files, **case.env_dirs}.items() for n in names
+                        for m in re.findall(rf"^lib{library}\.so\.(\d+)", n)})
+    if available:
+        evidence.append(f"lib{library} majors present: {', '.join(available)}")
+    if case.host.driver and case.host.driver.cuda:
+        evidence.append(case.driver_line)
+    return Finding(L6, "error", f"onnxruntime-gpu was built for a CUDA/cuDNN major this machine does not have (lib{library}.so.{major})",
+                   tuple(evidence),
+                   ("install the onnxruntime-gpu build for the CUDA major present (ORT's CUDA EP requirements table: PyPI ≥ 1.19 = "
+                    "CUDA 12 + cuDNN 9; CUDA 11 builds are on a separate feed)",
+                    f"or add the missing major's libraries ({'nvidia-cudnn-cu12==' + major + '.*' if library == 'cudnn' else 'nvidia-' + library.lower() + '-cu' + major})"),
+                   CONFIRMED if ort else MATCHED)
+
+
+def _nccl_duplicates(case: Case) -> Finding | None:
+    hit = case.search(L11)
+    if case.env is None:
+        return Finding(L11, "error", "libtorch_cuda.so needs a newer NCCL than the one loaded", (hit.evidence(),),
+                       ("install exactly the nvidia-nccl-cuXX torch requires (`pip show torch`), remove extra NCCL packages, "
+                        "and strip NCCL directories from LD_LIBRARY_PATH",), MATCHED) if hit else None
+    nccl = {name: version for name, version in case.env.packages.pip.items() if re.fullmatch(r"nvidia-nccl-cu\d+|nvidia-nccl", name)}
+    if not hit and len(nccl) < 2:
+        return None
+    evidence = [hit.evidence()] if hit else []
+    if nccl:
+        evidence.append("installed: " + ", ".join(f"{n} {v}" for n, v in sorted(nccl.items())))
+    from envpin.doctor.driver import torch_cuda as build_cuda
+
+    torch_cuda = build_cuda(case)
+    keep = f"nvidia-nccl-cu{torch_cuda.split('.')[0]}" if torch_cuda else "the one torch requires"
+    extras = [n for n in nccl if n != keep]
+    fix = [f"keep {keep} at the version torch pins (`{case.python_command} -m pip show torch` lists it under Requires)"]
+    if extras and len(nccl) > 1:
+        fix.insert(0, case.pip("uninstall", "-y", *extras))
+    fix.append("and strip NCCL directories from LD_LIBRARY_PATH")
+    return Finding(L11, "error" if hit or len(nccl) > 1 else "warning",
+                   "several NCCL packages, or one older than torch needs" if len(nccl) > 1 else "libtorch_cuda.so needs a newer NCCL",
+                   tuple(evidence), tuple(fix), CONFIRMED if hit and len(nccl) > 1 else MATCHED if hit else PROVEN)
+
+
+def _libstdcxx(case: Case) -> Finding | None:
+    hit = case.search(L12)
+    if not hit:
+        return None
+    evidence = [hit.evidence()]
+    conda = case.env is not None and case.env.python.env_type == "conda"
+    loaded = _loaded_copy(case, "libstdc++.so.6")
+    if conda:
+        evidence.append(f"the environment is a conda environment ({case.prefix}) with its own libstdc++")
+    if loaded:
+        evidence.append(f"the probe saw {loaded} mapped")
+    needed = re.search(r"GLIBCXX_3\.4\.\d+", hit.line)
+    fix = ["in the conda environment: `conda install -c conda-forge libstdcxx-ng` (a newer runtime"
+           + (f" that provides {needed.group(0)})" if needed else ")"),
+           "do not mix extensions compiled with the system gcc with an older conda C++ runtime"]
+    return Finding(L12, "error", "the C++ runtime (libstdc++) is older than a compiled module needs", tuple(evidence), tuple(fix),
+                   CONFIRMED if conda else MATCHED)
+
+
+def _v(text: str):
+    from packaging.version import Version
+
+    return Version(text)

@@ -1,0 +1,244 @@
+"""What the doctor reasons over (a Case) and what it concludes (Findings).
+
+A Case is everything known about one broken (or healthy) environment: the machine (HostFacts), the
+environment as the probe saw it (EnvFacts, absent when only a machine was given), the error text the user
+saw, and optionally the user's script. Rules are pure functions Case -> Findings. The text searched for
+signatures is the user's error text first, then what the probe captured (import errors, warnings), each
+labelled so the evidence says where a line came from.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from dataclasses import dataclass
+from functools import cached_property
+
+from envpin.compat.model import Database
+from envpin.doctor.catalogue import BY_ID, compiled
+from envpin.facts import FRAMEWORK_KEYS, EnvFacts, FrameworkFacts, HostFacts
+
+SEVERITIES = ("error", "warning", "info")
+
+# How sure a rule is; findings are ranked by this, then by severity. The catalogue's §4.6: a signature
+# confirmed by facts beats a signature alone, which beats a cause predicted from facts alone.
+CONFIRMED = 40  # the error text matches and the facts show the cause
+MATCHED = 30  # the error text matches; the facts neither confirm nor contradict
+PROVEN = 25  # no error text needed: the facts alone show a fault that will bite
+LIKELY = 15  # the facts make it likely
+NOTED = 5  # worth knowing, not a fault
+
+
+@dataclass(frozen=True)
+class Finding:
+    id: str
+    severity: str
+    title: str
+    evidence: tuple[str, ...]
+    fix: tuple[str, ...]
+    likelihood: int = MATCHED
+
+    def __post_init__(self):
+        if self.id not in BY_ID:
+            raise ValueError(f"{self.id} is not a failure-catalogue id")
+        if self.severity not in SEVERITIES:
+            raise ValueError(f"severity {self.severity!r}")
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "severity": self.severity, "title": self.title, "evidence": list(self.evidence),
+                "fix": list(self.fix)}
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A signature found in some text: the match and where the text came from."""
+
+    match: re.Match
+    source: str
+
+    @property
+    def line(self) -> str:
+        text = self.match.group(0).strip()
+        first = text.splitlines()[0] if text else ""
+        return first if len(first) <= 300 else first[:297] + "..."
+
+    def evidence(self) -> str:
+        return f"{self.source}: {self.line}"
+
+    def group(self, index: int) -> str | None:
+        return self.match.group(index)
+
+
+@dataclass(frozen=True)
+class Case:
+    host: HostFacts
+    env: EnvFacts | None
+    database: Database
+    error_text: str = ""
+    script_path: str | None = None
+    script_text: str | None = None
+
+    # ------------------------------------------------------------ text
+
+    @cached_property
+    def texts(self) -> tuple[tuple[str, str], ...]:
+        texts = []
+        if self.error_text.strip():
+            texts.append(("error text", self.error_text))
+        for name in FRAMEWORK_KEYS:
+            facts = self.framework(name)
+            if facts is None:
+                continue
+            if facts.import_error:
+                texts.append((f"import {name} (probe)", facts.import_error))
+            if facts.warnings:
+                texts.append((f"{name} warnings (probe)", "\n".join(facts.warnings)))
+            failures = [result for result in facts.smoke.values() if result != "ok"]
+            if failures:
+                texts.append((f"{name} GPU test (probe)", "\n".join(failures)))
+        return tuple(texts)
+
+    def search(self, signature_id: str) -> Hit | None:
+        pattern = compiled(signature_id)
+        return self.search_pattern(pattern) if pattern else None
+
+    def search_pattern(self, pattern: re.Pattern | str) -> Hit | None:
+        if isinstance(pattern, str):
+            pattern = re.compile(pattern, re.MULTILINE)
+        for source, text in self.texts:
+            match = pattern.search(text)
+            if match:
+                return Hit(match, source)
+        return None
+
+    def search_all(self, pattern: re.Pattern | str) -> list[Hit]:
+        if isinstance(pattern, str):
+            pattern = re.compile(pattern, re.MULTILINE)
+        return [Hit(match, source) for source, text in self.texts for match in pattern.finditer(text)]
+
+    @property
+    def has_error_text(self) -> bool:
+        return bool(self.error_text.strip())
+
+    # ------------------------------------------------------------ machine
+
+    @property
+    def os(self) -> str:
+        return self.host.os
+
+    @property
+    def windows(self) -> bool:
+        return self.host.os == "windows"
+
+    @property
+    def linux(self) -> bool:
+        return self.host.os == "linux"
+
+    @property
+    def nvidia(self) -> bool:
+        return self.host.driver is not None
+
+    @cached_property
+    def gpus(self):
+        from envpin.verify.report import machine_gpus
+
+        return machine_gpus(self.host, self.env, self.database)
+
+    @property
+    def driver_line(self) -> str:
+        driver = self.host.driver
+        if driver is None:
+            return "no NVIDIA driver found"
+        return f"NVIDIA driver {driver.version}" + (f" (supports CUDA ≤ {driver.cuda})" if driver.cuda else "")
+
+    def env_var(self, name: str):
+        return self.host.env.get(name)
+
+    def path_list(self, name: str) -> list[str]:
+        value = self.host.env.get(name) or []
+        if isinstance(value, str):
+            return [part for part in value.split(";" if self.windows else ":") if part]
+        return [str(part) for part in value]
+
+    @property
+    def in_container(self) -> bool:
+        return any("running in a container" in note for note in self.host.notes)
+
+    # ------------------------------------------------------------ environment
+
+    def framework(self, name: str) -> FrameworkFacts | None:
+        return self.env.framework(name) if self.env else None
+
+    @property
+    def torch(self) -> FrameworkFacts | None:
+        return self.framework("torch")
+
+    def package(self, name: str) -> str | None:
+        """The installed version of a distribution (pip, then conda), or the framework's own report."""
+        if self.env is None:
+            return None
+        version = self.env.packages.version(name)
+        if version is None and name in FRAMEWORK_KEYS:
+            facts = self.framework(name)
+            version = facts.version if facts else None
+        return version
+
+    def release(self, name: str):
+        """The installed version as a packaging Version without its local part (2.5.1+cu124 -> 2.5.1)."""
+        from packaging.version import InvalidVersion, Version
+
+        text = self.package(name)
+        if not text:
+            return None
+        try:
+            return Version(Version(text).base_version)
+        except InvalidVersion:
+            return None
+
+    def local_tag(self, name: str) -> str | None:
+        text = self.package(name) or ""
+        return text.partition("+")[2] or None
+
+    @property
+    def python_command(self) -> str:
+        """How to run the environment's interpreter in a fix: its full path when known."""
+        executable = self.env.python.executable if self.env else None
+        if not executable:
+            return "python"
+        if self.windows:
+            return f'"{executable}"' if " " in executable else executable
+        return shlex.quote(executable)
+
+    def pip(self, *words: str) -> str:
+        return " ".join([self.python_command, "-m", "pip", *words])
+
+    @property
+    def env_dirs(self) -> dict[str, list[str]]:
+        return self.env.library_dirs if self.env else {}
+
+    @property
+    def prefix(self) -> str | None:
+        return self.env.python.prefix if self.env else None
+
+
+def version_tuple(text: str | None) -> tuple[int, ...]:
+    """'12.4' -> (12, 4); '2.5.1+cu124' -> (2, 5, 1); junk -> ()."""
+    if not text:
+        return ()
+    numbers = re.findall(r"\d+", text.split("+")[0])
+    return tuple(int(n) for n in numbers[:4])
+
+
+def join_dir(directory: str, name: str) -> str:
+    """A file path in the style of its directory (Windows paths keep their backslashes)."""
+    separator = "\\" if ("\\" in directory or re.match(r"^[A-Za-z]:", directory)) else "/"
+    return directory.rstrip("\\/") + separator + name
+
+
+def same_path(first: str | None, second: str | None) -> bool:
+    if not first or not second:
+        return False
+    def norm(path: str) -> str:
+        return os.path.normcase(path.replace("\\", "/").rstrip("/")).lower()
+    return norm(first) == norm(second)
