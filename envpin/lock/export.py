@@ -1,0 +1,32 @@
+"""A lock as a pip requirements file with hashes (pure): what `pip install --require-hashes -r` installs.
+
+Each package is pinned to its exact version with the sha256 of every file the lock lists for it, so pip
+accepts only those files; `--index-url` is the lock's default index and each accelerator index is an
+`--extra-index-url` (its full local versions exist nowhere else, and the hashes rule out any other file).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def requirements_text(document: dict[str, Any], header: list[str]) -> str:
+    lines = [f"# {line}" for line in header]
+    lines += index_options(document)
+    for package in document["packages"]:
+        marker = f" ; {package['marker']}" if package.get("marker") else ""
+        lines.append(f"{package['name']}=={package['version']}{marker} \\")
+        hashes = sorted({f["hashes"]["sha256"] for f in _files(package)})
+        lines += [f"    --hash=sha256:{h}" + (" \\" if i < len(hashes) - 1 else "") for i, h in enumerate(hashes)]
+    return "\n".join(lines) + "\n"
+
+
+def index_options(document: dict[str, Any]) -> list[str]:
+    indexes = list(dict.fromkeys(p["index"] for p in document["packages"] if p.get("index")))
+    default = document.get("tool", {}).get("envpin", {}).get("default-index") or (indexes[0] if indexes else None)
+    options = [f"--index-url {default}"] if default else []
+    return options + [f"--extra-index-url {url}" for url in indexes if url != default]
+
+
+def _files(package: dict[str, Any]) -> list[dict[str, Any]]:
+    return package.get("wheels", []) + ([package["sdist"]] if "sdist" in package else [])

@@ -1,0 +1,57 @@
+"""Which index each package of a lock may come from (pure).
+
+The accelerator packages of a plan (`torch==2.5.1+cu124`) are bound to their index and only to it; every
+other package comes from the default index (PyPI or its mirror). Bound this way, the CPU wheel of the same
+version on another index can never be chosen, which is the trap of DESIGN.md: a resolver that may look in
+several indexes can land on `2.5.1` from PyPI when it backtracks.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+PYPI_SIMPLE = "https://pypi.org/simple"
+
+
+@dataclass(frozen=True)
+class IndexPlan:
+    default_index: str
+    bindings: tuple[tuple[str, str], ...]  # (package name, index URL), in the plan's order
+
+    @property
+    def accelerator_indexes(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(url for _, url in self.bindings))
+
+    def index_for(self, package: str) -> str | None:
+        """The index a package is bound to, or None when it comes from the default index."""
+        return dict(self.bindings).get(_canonical(package))
+
+    def index_of(self, package: str, file_urls: tuple[str, ...] = ()) -> str:
+        """The index a locked package was found on: its binding, else an accelerator index whose URL its
+        files live under, else the default index."""
+        bound = self.index_for(package)
+        if bound:
+            return bound
+        for url in self.accelerator_indexes:
+            if file_urls and all(u.startswith(url.rstrip("/") + "/") for u in file_urls):
+                return url
+        return self.default_index
+
+
+def index_plan(pins, default_index: str | None = None) -> IndexPlan:
+    """`pins` are a Plan's PinnedPackages: those with an index_url are bound to it."""
+    default = (default_index or PYPI_SIMPLE).rstrip("/")
+    bindings = tuple((_canonical(p.name), p.index_url.rstrip("/")) for p in pins if p.index_url)
+    return IndexPlan(default, bindings)
+
+
+def index_name(url: str) -> str:
+    """A stable name for an index (uv wants one): `https://download.pytorch.org/whl/cu124` -> `whl-cu124`."""
+    path = re.sub(r"^[a-z+]+://[^/]*", "", url).strip("/")
+    words = [w for w in re.split(r"[^A-Za-z0-9]+", path) if w][-2:]
+    return "-".join(words).lower() or "accelerator"
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()

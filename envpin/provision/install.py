@@ -1,0 +1,118 @@
+"""Provision: run a backend's steps into a staging directory, verify, swap into the prefix."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from envpin.errors import EnvpinError, EnvpinInputError
+from envpin.provision.atomic import staged
+from envpin.provision.backends import (
+    CONDA_TOOLS,
+    Backend,
+    CondaBackend,
+    InstallInputs,
+    UvBackend,
+    VenvBackend,
+    python_in,
+)
+from envpin.provision.check import Verification, verify_environment
+from envpin.provision.progress import Progress
+from envpin.provision.runner import run_streaming
+
+
+class InstallFailed(EnvpinError):
+    """An installer step failed (unreachable index, hash mismatch, no wheel): exit 2, prefix untouched."""
+
+
+class VerifyFailed(EnvpinError):
+    """The new environment does not hold the lock or its framework does not import: exit 1."""
+
+    exit_code = 1
+
+
+@dataclass(frozen=True)
+class Installed:
+    prefix: Path
+    backend: str
+    verification: Verification
+
+
+def provision(prefix: Path, backend: Backend, inputs: InstallInputs, document: dict[str, Any] | None,
+              progress: Progress, timeout: float = 3600) -> Installed:
+    from envpin.lock.engines import engine_environment
+
+    environment = engine_environment()
+    with staged(prefix) as staging:
+        for step in backend.steps(staging.path, inputs):
+            progress.step(step.title)
+            try:
+                result = run_streaming(step.argv, progress.output, timeout, environment)
+            except OSError as error:
+                raise InstallFailed(f"{step.argv[0]}: cannot run ({error.strerror or error})") from None
+            if result.timed_out:
+                raise InstallFailed(f"{step.title}: stopped after {timeout:g} s (is the index reachable?)")
+            if result.returncode != 0:
+                raise InstallFailed(f"{step.title} failed: {failure_line(result.tail)}")
+        progress.step("verify the environment")
+        verification = verify_environment(python_in(staging.path), document) if document else Verification({}, ())
+        if not verification.ok:
+            raise VerifyFailed(f"the new environment is wrong, nothing replaced: {'; '.join(verification.problems[:4])}")
+        progress.step(f"move into place at {staging.prefix}")
+        staging.commit()
+        return Installed(staging.prefix, backend.name, verification)
+
+
+def failure_line(tail: tuple[str, ...]) -> str:
+    """The most telling lines of an installer's failure, as one line (pure)."""
+    text = [re.sub(r"\x1b\[[0-9;]*m", "", line).strip() for line in tail]
+    text = [line for line in text if line and not set(line) <= set("━─- ") and not line.startswith("warning:")]
+    telling = [line for line in text if re.search(r"error|hash|expected|got|mismatch|not found|failed|No solution|"
+                                                 r"connect|timed out|refused", line, re.IGNORECASE)]
+    chosen = telling or text[-3:] or ["no output"]
+    return re.sub(r"\s+", " ", " ".join(dict.fromkeys(chosen)))[:500]
+
+
+def choose_backend(name: str | None, python: str, interpreter: str | None) -> Backend:
+    """`--backend`; by default uv when it is installed, else venv + pip."""
+    from envpin.lock.engines import find_uv
+
+    if name in (None, "uv"):
+        uv = find_uv()
+        if uv:
+            return UvBackend(uv)
+        if name == "uv":
+            raise EnvpinInputError("--backend uv: uv is not installed (pip install uv), or use --backend venv")
+    if name in (None, "venv"):
+        return VenvBackend(find_interpreter(python, interpreter))
+    if name in CONDA_TOOLS:
+        binary = shutil.which(name)
+        if not binary:
+            raise EnvpinInputError(f"--backend {name}: `{name}` is not on PATH")
+        return CondaBackend(name, binary)
+    raise EnvpinInputError(f"--backend {name!r}: expected uv, venv, {', '.join(CONDA_TOOLS)}")
+
+
+def find_interpreter(python: str, given: str | None) -> str:
+    """A base Python of the lock's version: --interpreter, the running one, or pythonX.Y on PATH."""
+    candidates = [given] if given else [sys.executable, shutil.which(f"python{python}")]
+    for candidate in filter(None, candidates):
+        if interpreter_version(candidate) == python:
+            return candidate
+    if given:
+        raise EnvpinInputError(f"--interpreter {given}: not Python {python}, which the lock is for")
+    raise EnvpinInputError(f"no Python {python} found (the lock is for it): pass --interpreter PATH")
+
+
+def interpreter_version(python: str) -> str | None:
+    try:
+        result = subprocess.run([python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                                capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return result.stdout.strip() or None
