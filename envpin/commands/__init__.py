@@ -2,4 +2,4 @@
 (`parser_class` for nested subcommands) and sets `handler`; modules keep heavy imports inside their
 handlers so `envpin --help` and a solve stay fast. To add a command, add its module and its name here."""
 
-COMMANDS = ("solve", "detect", "db", "init")
+COMMANDS = ("solve", "detect", "db", "init", "lock", "install", "check", "verify", "doctor", "conda")

@@ -83,7 +83,10 @@ def write_atomically(path: Path, text: str) -> None:
         temporary.write_text(text, encoding="utf-8")
         os.replace(temporary, path)
     except OSError as error:
-        temporary.unlink(missing_ok=True)
+        try:
+            temporary.unlink(missing_ok=True)
+        except OSError:  # a read-only file system refuses even the unlink of a file it never created
+            pass
         raise EnvpinInputError(f"-o {path}: cannot write ({error.strerror or error})") from None
 
 

@@ -22,6 +22,9 @@ def register(commands, parser_class) -> None:
     solve.add_argument("--driver-policy", default="minor", help="minor (default) or strict")
     solve.add_argument("--torch-index-url", help="base URL of the PyTorch index (or ENVPIN_TORCH_INDEX_URL)")
     solve.add_argument("--name", default="envpin", help="environment name in environment.yml")
+    solve.add_argument("--conda-source", choices=("pip", "conda-forge", "pytorch-channel"),
+                       help="environment.yml: frameworks as pip wheels (pip, the default), conda-forge builds, "
+                            "or the pytorch channel (torch <= 2.5.1)")
     solve.add_argument("--project", nargs="?", const=".", metavar="DIR",
                        help="solve a repository's requirements: its GPU frameworks pinned, the rest kept (default: .)")
     solve.add_argument("-r", "--requirement", action="append", default=[], metavar="FILE",
@@ -148,6 +151,12 @@ def render(output_format: str, answer, request, args: argparse.Namespace) -> str
     if output_format == "text" or isinstance(answer, Unsatisfiable):
         return text.render(answer, request)
     project, words = getattr(args, "project_object", None), getattr(args, "source_args", None)
+    if getattr(args, "conda_source", None) not in (None, "pip"):
+        from envpin.commands.conda import conda_environment_yml  # the conda-native strategies
+
+        if output_format != "environment.yml":
+            raise EnvpinInputError("--conda-source is for environment.yml output (--format environment.yml or -o *.yml)")
+        return conda_environment_yml(answer, request, args, project, words)
     if output_format == "environment.yml":
         return environment_yml.render(answer, request, args.output, name=args.name, project=project, source_args=words)
     if output_format == "requirements.txt":

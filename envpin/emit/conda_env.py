@@ -1,0 +1,57 @@
+"""conda-native output: an environment.yml for a channel strategy (`--conda-source conda-forge|pytorch-channel`),
+and the `virtual-packages.yml` conda-lock reads instead of its defaults (which assume `__cuda` 11.4)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+
+from envpin.conda.specs import CondaEnvironment
+from envpin.conda.virtual import VirtualPackage, conda_lock_spec
+from envpin.emit.common import file_header
+from envpin.emit.environment_yml import _scalar
+from envpin.resolver.plan import Plan
+from envpin.resolver.request import Request
+
+
+def render(
+    environment: CondaEnvironment,
+    plan: Plan,
+    request: Request,
+    output: str | None = None,
+    name: str = "envpin",
+    source_args: tuple[str, ...] | None = None,
+) -> str:
+    """The environment.yml: envpin's header (its regenerate command names the strategy), why each conda pin is what
+    it is and what is unverified, then name, channels, dependencies and a `pip:` section when there is one."""
+    lines = [f"# {line}" for line in _header(plan, request, output, source_args, environment.strategy)]
+    lines += [f"# {text}" for text in (*environment.reasons, *environment.warnings)]
+    lines += [f"name: {_scalar(name)}", "channels:"]
+    lines += [f"  - {_scalar(channel)}" for channel in environment.channels]
+    lines += ["dependencies:"]
+    lines += [f"  - {_scalar(spec)}" for spec in environment.dependencies]
+    if environment.pip:
+        lines += ["  - pip:"]
+        lines += [f"      - {_scalar(line)}" for line in environment.pip]
+    return "\n".join(lines) + "\n"
+
+
+def _header(plan: Plan, request: Request, output: str | None, source_args, strategy: str) -> list[str]:
+    header = file_header(plan, request, None, source_args)
+    words = ["--conda-source", strategy] + (["-o", output] if output else [])
+    return header[:-1] + [f"{header[-1]} {shlex.join(words)}"]
+
+
+def render_virtual_packages(packages: tuple[VirtualPackage, ...], subdir: str, header: list[str]) -> str:
+    """conda-lock's `--virtual-package-spec` file for one subdir, from the target's virtual packages."""
+    document = conda_lock_spec(packages, subdir)
+    lines = [f"# {line}" for line in header]
+    lines += [
+        "# conda-lock: `conda-lock lock --virtual-package-spec virtual-packages.yml -p " + subdir + " -f environment.yml`",
+        "# (it also reads a virtual-packages.yml in the current directory).",
+        "subdirs:",
+    ]
+    for name, spec in document["subdirs"].items():
+        lines += [f"  {name}:", "    packages:"]
+        lines += [f"      {package}: {json.dumps(version)}" for package, version in spec["packages"].items()]
+    return "\n".join(lines) + "\n"
