@@ -10,6 +10,7 @@ command touch the file system.
 
 from __future__ import annotations
 
+import re
 from typing import Callable, Sequence
 
 from envpin.check.model import FileReport, MalformedFile, Problem
@@ -55,4 +56,25 @@ def check_text(
         ),), unreadable=True)
     database = load_database() if needs_database(contents) else None
     problems = check_contents(contents, database, targets, policy=policy)
+    if database is not None:
+        problems += database_news_problems(text, contents, database)
     return FileReport(path, tuple(p for p in problems if p.id not in ignore))
+
+
+# envpin's file header ("compatibility database 2026.11.29") and its pylock table (db-version = "2026.11.29").
+_MADE_WITH = re.compile(r"compatibility database (\d{4}\.\d{2}\.\d{2})|db-version\s*=\s*\"(\d{4}\.\d{2}\.\d{2})\"")
+
+
+def database_news_problems(text: str, contents, database) -> tuple[Problem, ...]:
+    """What the database learned about the file's pins since the database the file was made with."""
+    from envpin.compat.news import database_news
+
+    match = _MADE_WITH.search(text)
+    if not match:
+        return ()
+    since = match.group(1) or match.group(2)
+    pins = [(pin.name, pin.version) for pin in contents.pins if pin.version]
+    return tuple(
+        problem("CHK-DATABASE-NEWS", "header", news, "regenerate the file with the command in its header")
+        for news in database_news(database, since, pins)
+    )
