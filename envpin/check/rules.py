@@ -69,6 +69,7 @@ PROBLEMS: dict[str, tuple[str, str]] = {
     "CHK-TARGET-DRIVER": ("error", "the target's NVIDIA driver is too old for the pinned build's CUDA (or there is none)"),
     "CHK-TARGET-GPU": ("error", "the pinned build has no code for the target's GPU (compute capability)"),
     "CHK-TARGET-CPU-BUILD": ("warning", "the lock installs a CPU build on a target with an NVIDIA GPU"),
+    "CHK-CONDA-UNSOLVABLE": ("error", "with --solve: the environment.yml does not solve for the target's virtual packages (py-rattler)"),
     "CHK-DATABASE-NEWS": ("warning", "the file was made with an older compatibility database, which has since learned something about its pins"),
 }
 

@@ -30,6 +30,13 @@ def register(commands, parser_class) -> None:
                        "current directory, up to the repository root)")
     check.add_argument("--no-config", action="store_true", help="do not read [tool.envpin]")
     check.add_argument("--driver-policy", help="minor or strict, for the target checks (default: minor)")
+    check.add_argument("--solve", action="store_true",
+                       help="also solve each environment.yml for the target with py-rattler (envpin[conda])")
+    from envpin.commands.conda import add_channels
+
+    add_channels(check)
+    check.add_argument("--glibc", help="with --solve: the target's glibc version (when --facts does not say)")
+    check.add_argument("--macos-version", help="with --solve: the target's macOS version, for __osx")
     add_target_options(check)
     add_db_option(check)
     check.set_defaults(handler=run)
@@ -55,8 +62,11 @@ def run(args: argparse.Namespace) -> int:
             reports.append(failure)
             continue
         ignore = config.ignored_for(path) | frozenset(args.ignore)
-        reports.append(check_text(path, text, load_database=lambda: _database(args), kind=args.kind,
-                                  targets=targets, policy=policy, ignore=ignore))
+        report = check_text(path, text, load_database=lambda: _database(args), kind=args.kind,
+                            targets=targets, policy=policy, ignore=ignore)
+        if args.solve and not report.unreadable:
+            report = _with_conda_solve(report, text, args, ignore)
+        reports.append(report)
     for report in reports:
         if report.unreadable:
             print(f"envpin: error: {report.path}: {report.problems[0].message}", file=sys.stderr)
@@ -67,6 +77,26 @@ def run(args: argparse.Namespace) -> int:
     if any(r.unreadable for r in reports):
         return 2
     return 1 if any(r.errors for r in reports) else 0
+
+
+def _with_conda_solve(report, text: str, args: argparse.Namespace, ignore: frozenset[str]):
+    """`--solve`: an environment.yml must solve for the target, with the virtual packages envpin builds."""
+    from dataclasses import replace
+
+    from envpin.check.formats import kind_of
+    from envpin.check.rules import problem
+    from envpin.conda.errors import CondaSolveFailed
+    from envpin.commands.conda import solve_file
+
+    if (args.kind or kind_of(report.path, text)) != "environment.yml" or "CHK-CONDA-UNSOLVABLE" in ignore:
+        return report
+    try:
+        solve_file(args, report.path, text)
+    except CondaSolveFailed as error:
+        found = problem("CHK-CONDA-UNSOLVABLE", "dependencies", str(error),
+                        "regenerate it for this target (envpin solve --conda-source …) or relax the pins named")
+        return replace(report, problems=report.problems + (found,))
+    return report
 
 
 def _database(args: argparse.Namespace):

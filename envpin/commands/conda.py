@@ -41,14 +41,14 @@ def register(commands, parser_class) -> None:
     virtual = actions.add_parser("virtual-packages", help="the target's conda virtual packages (conda-lock's spec file)")
     virtual.add_argument("--format", choices=("yaml", "json"), default="yaml")
     virtual.add_argument("-o", "--output", help="write to FILE (atomically), e.g. virtual-packages.yml")
-    _add_target(virtual)
+    add_conda_target(virtual)
     virtual.set_defaults(handler=run_virtual_packages)
 
     solve = actions.add_parser("solve", help="solve an environment.yml for the target")
     solve.add_argument("file", help="an environment.yml")
     solve.add_argument("--format", choices=("text", "json"), default="text")
-    _add_channels(solve)
-    _add_target(solve)
+    add_channels(solve)
+    add_conda_target(solve)
     solve.set_defaults(handler=run_solve)
 
     lock = actions.add_parser("lock", help="solve an environment.yml for the target and write a lock")
@@ -57,8 +57,8 @@ def register(commands, parser_class) -> None:
     lock.add_argument("--format", choices=LOCK_FORMATS, help="default: from the file name")
     lock.add_argument("--public-urls", action="store_true",
                       help="record packages solved from a local channel folder at https://conda.anaconda.org/NAME/")
-    _add_channels(lock)
-    _add_target(lock)
+    add_channels(lock)
+    add_conda_target(lock)
     lock.set_defaults(handler=run_lock)
 
     create = actions.add_parser("create", help="create the environment at a prefix, atomically")
@@ -66,19 +66,19 @@ def register(commands, parser_class) -> None:
     create.add_argument("--prefix", required=True, help="the environment's folder (must not exist, or be empty)")
     create.add_argument("--backend", choices=BACKENDS, default="rattler")
     create.add_argument("--environment", default="default", help="the environment of a pixi.lock")
-    _add_channels(create)
-    _add_target(create)
+    add_channels(create)
+    add_conda_target(create)
     create.set_defaults(handler=run_create)
 
 
-def _add_target(parser: argparse.ArgumentParser) -> None:
+def add_conda_target(parser: argparse.ArgumentParser) -> None:
     add_target_options(parser)
     parser.add_argument("--glibc", help="the target's glibc version (when --facts does not say)")
     parser.add_argument("--macos-version", help="the target's macOS version, for __osx")
     add_db_option(parser)
 
 
-def _add_channels(parser: argparse.ArgumentParser) -> None:
+def add_channels(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--channels", metavar="DIR", help="a folder with one local channel per channel name")
     parser.add_argument("--channel", action="append", default=[], metavar="NAME=LOCATION",
                         help="where one channel of the file is (a folder or URL); repeatable")
@@ -139,11 +139,15 @@ def _read(path: str) -> str:
 
 
 def _solve(args: argparse.Namespace):
+    return solve_file(args, args.file, _read(args.file))
+
+
+def solve_file(args: argparse.Namespace, origin: str, text: str):
+    """(Target, Solution) of an environment.yml's text for the target the options describe."""
     from envpin.conda.rattler_solve import solve_environment
 
     target, subdir, packages = target_and_virtual_packages(args)
-    solution = solve_environment(_read(args.file), _channels(args), packages, subdir, origin=args.file,
-                                 cache_dir=args.cache_dir)
+    solution = solve_environment(text, _channels(args), packages, subdir, origin=origin, cache_dir=args.cache_dir)
     return target, solution
 
 

@@ -326,3 +326,15 @@ def test_conda_tool_backend_creates_from_a_local_channel(tool, tmp_path, local_c
                     "--driver", "none", *TARGET, env={"CONDA_OVERRIDE_CUDA": "11.4", "CONDA_PKGS_DIRS": str(tmp_path / "pkgs")})
     assert result.returncode == 0, result.stderr
     assert (prefix / "share/demo/lib.txt").read_text() == f"prefix={prefix}\n"
+
+
+def test_check_solve_reports_an_environment_that_does_not_solve_for_the_target(tmp_path, conda_forge_file):
+    ok = envpin("check", str(conda_forge_file), "--solve", "--channels", str(LOCK_DERIVED), "--driver", "530.30.02",
+                *TARGET)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    # The same file on a machine without a driver: conda-forge's CUDA builds need __cuda.
+    failed = envpin("check", str(conda_forge_file), "--solve", "--format", "json", "--channels", str(LOCK_DERIVED),
+                    "--driver", "none", *TARGET[:6], "--glibc", GLIBC)
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    problems = json.loads(failed.stdout)["files"][0]["problems"]
+    assert [p["id"] for p in problems if p["id"] == "CHK-CONDA-UNSOLVABLE"] == ["CHK-CONDA-UNSOLVABLE"]
