@@ -37,6 +37,8 @@ def add_lock_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--driver-policy", default="minor", help="minor (default) or strict")
     parser.add_argument("--torch-index-url", help="base URL of the PyTorch index (or ENVPIN_TORCH_INDEX_URL)")
     parser.add_argument("--index-url", help="the default index: PyPI or a mirror of it (or ENVPIN_INDEX_URL)")
+    parser.add_argument("--allow-insecure-index", action="store_true",
+                        help="accept a plain-http index URL on a remote host (with a warning)")
     parser.add_argument("--locker", choices=("uv", "pip"), help="uv (default when installed) or pip >= 25.1")
     parser.add_argument("--lock-timeout", type=float, default=900, metavar="S", help="give up locking after S seconds")
     add_target_options(parser)
@@ -82,13 +84,18 @@ def lock_from_args(args: argparse.Namespace, output: str | None = None):
 
     project, project_specs, origins = read_project(args)
     frameworks = args.framework or ([] if args.spec or project else ["torch"])
-    request = parse_request(frameworks, project_specs + args.spec, args.driver_policy, args.torch_index_url)
+    request = parse_request(frameworks, project_specs + args.spec, args.driver_policy, args.torch_index_url,
+                            args.allow_insecure_index)
     database = load_database(args.db)
     target = make_target(database, target_facts(args))
     answer = name_project_pins(solve(database, target, request), origins)
     if isinstance(answer, Unsatisfiable):
         return answer, request, None, []
     requirements, left_out, default_index = project_inputs(project, args.index_url)
+    if default_index is not None:
+        from envpin.resolver.urls import checked_index_url
+
+        default_index = checked_index_url(default_index, "index URL", args.allow_insecure_index)
     engine = choose_engine(args.locker)
     regenerate = regenerate_command(args, request, answer, output)
     lock = make_lock(answer, requirements, engine, default_index, regenerate, left_out, args.lock_timeout)

@@ -22,6 +22,8 @@ def register(commands, parser_class) -> None:
     solve.add_argument("--driver-policy", default="minor", help="minor (default) or strict")
     solve.add_argument("--torch-index-url", help="base URL of the PyTorch index (or ENVPIN_TORCH_INDEX_URL)")
     solve.add_argument("--name", default="envpin", help="environment name in environment.yml")
+    solve.add_argument("--allow-insecure-index", action="store_true",
+                       help="accept a plain-http index URL on a remote host (with a warning)")
     solve.add_argument("--conda-source", choices=("pip", "conda-forge", "pytorch-channel"),
                        help="environment.yml: frameworks as pip wheels (pip, the default), conda-forge builds, "
                             "or the pytorch channel (torch <= 2.5.1)")
@@ -62,7 +64,8 @@ def prepare(args: argparse.Namespace):
     project, project_specs, origins = read_project(args)
     args.origins = origins
     frameworks = args.framework or ([] if args.spec or project else ["torch"])
-    request = parse_request(frameworks, project_specs + args.spec, args.driver_policy, args.torch_index_url)
+    request = parse_request(frameworks, project_specs + args.spec, args.driver_policy, args.torch_index_url,
+                            getattr(args, "allow_insecure_index", False))
     return load_database(args.db), request, output_format
 
 

@@ -46,6 +46,7 @@ def parse_request(
     specs: list[str],
     policy: str = "minor",
     torch_index: str | None = None,
+    allow_insecure_index: bool = False,
 ) -> Request:
     if policy not in POLICIES:
         raise EnvpinInputError(f"--driver-policy {policy!r}: expected one of {', '.join(POLICIES)}")
@@ -72,9 +73,10 @@ def parse_request(
         raise EnvpinInputError("nothing to solve: give --framework or --spec")
     packages.extend(p for p in required if p not in packages)
     packages.sort(key=PACKAGE_ORDER.index)
+    from envpin.resolver.urls import checked_index_url
+
     index = torch_index or os.environ.get("ENVPIN_TORCH_INDEX_URL") or DEFAULT_TORCH_INDEX
-    if not index.startswith(("http://", "https://", "file://")):
-        raise EnvpinInputError(f"torch index URL {index!r}: expected an http(s):// or file:// URL")
+    index = checked_index_url(index, "torch index URL", allow_insecure_index)
     return Request(
         frameworks=tuple(dict.fromkeys(chosen)),
         packages=tuple(packages),
