@@ -15,6 +15,7 @@ def register(commands, parser_class) -> None:
     verify.add_argument("--timeout", type=float, default=120.0, help="seconds allowed for each framework's import (default 120)")
     verify.add_argument("--no-smoke", action="store_true", help="skip the small GPU computations")
     verify.add_argument("--db", help="use the compatibility database in this directory")
+    verify.add_argument("--lock", metavar="FILE", help="also compare what is installed with this pylock.toml")
     verify.set_defaults(handler=run)
 
 
@@ -33,6 +34,15 @@ def run(args: argparse.Namespace) -> int:
     env = run_probe(interpreter, import_timeout=args.timeout, smoke=not args.no_smoke)
     host = detect_host(probe_environment=False)
     report = verify(env, host, database)
+    if args.lock:
+        from dataclasses import replace
+        from pathlib import Path
+
+        from envpin.lock.pylock import read_lock
+        from envpin.verify.report import lock_checks
+
+        locked = {p["name"]: p["version"] for p in read_lock(args.lock).get("packages", []) if "version" in p}
+        report = replace(report, checks=report.checks + tuple(lock_checks(env.packages.pip, locked, Path(args.lock).name)))
     if args.format == "json":
         print(json.dumps({**env_facts_to_json(env), **report_json(report)}, indent=2))
     else:

@@ -213,3 +213,31 @@ def render_text(env: EnvFacts, host: HostFacts, report: VerifyReport) -> str:
         lines.append(f"  {marks[check.status]:<7}  {check.message}")
     lines += ["", report.verdict]
     return "\n".join(lines) + "\n"
+
+
+def lock_checks(installed: dict[str, str], locked: dict[str, str], lock_name: str) -> list[Check]:
+    """What is installed against what the lock pins (names canonical, versions as written): a missing package
+    or another version is a problem; a package the lock does not list is only said."""
+    from packaging.utils import canonicalize_name
+    from packaging.version import InvalidVersion, Version
+
+    def same(first: str, second: str) -> bool:
+        try:
+            return Version(first) == Version(second)
+        except InvalidVersion:
+            return first == second
+
+    have = {canonicalize_name(name): version for name, version in installed.items()}
+    checks = []
+    for name, version in sorted(locked.items()):
+        found = have.get(canonicalize_name(name))
+        if found is None:
+            checks.append(Check(None, "problem", f"{name}=={version} is in {lock_name} but not installed"))
+        elif not same(found, version):
+            checks.append(Check(None, "problem", f"{name} is {found}, {lock_name} pins {version}"))
+    extra = sorted(set(have) - {canonicalize_name(n) for n in locked} - {"pip", "setuptools", "wheel"})
+    if extra:
+        checks.append(Check(None, "info", f"installed but not in {lock_name}: {', '.join(extra)}"))
+    if not any(c.status == "problem" for c in checks):
+        checks.append(Check(None, "ok", f"every package of {lock_name} is installed at its locked version"))
+    return checks

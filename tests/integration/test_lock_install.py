@@ -4,6 +4,7 @@ torch 2.13.0+cpu wheel from this machine's disk."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -390,3 +391,7 @@ def test_real_torch_lock_install_verify(real_torch_index, tool_env, tmp_path):
                             " float(torch.ones(2, 2).matmul(torch.ones(2, 2)).sum()))")
     assert report == f"{version} None False 8.0"
     assert leftovers(prefix) == []
+    verified = envpin("verify", "--prefix", str(prefix), "--lock", str(lock), "--no-smoke", "--format", "json",
+                      env=tool_env)
+    checks = json.loads(verified.stdout)["checks"]
+    assert any("installed at its locked version" in c["message"] and c["status"] == "ok" for c in checks), checks
