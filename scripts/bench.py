@@ -2,16 +2,30 @@
 
 Each command runs as a fresh process (what a user or a pre-commit hook pays), interleaved with the
 baseline so that machine load hits both alike; the figure is median(command) / median(baseline).
+
+Beyond the rows against the baseline:
+- comparisons: a solve on a synthetic database 10x the real one (generated into a temporary directory
+  from the real YAML: every torch, TensorFlow and JAX release repeated with its major version shifted
+  by 100, 200, ... and every GPU record repeated under new names) against the same solve on the real
+  database, both passed with --db and both written by the same generator; with the validated-database
+  cache (what every solve after the first pays) and without it (what the first solve after a database
+  edit pays). Goal: the 10x database costs at most 3x the real one.
+- import time: `python -X importtime` of `import envpin` and of a solve with full target flags, with the
+  modules that cost the most.
 Usage: scripts/bench [--runs N] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import json
+import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -27,19 +41,134 @@ FIXED_TARGETS = {
 }
 
 
+REPO = Path(__file__).resolve().parent.parent
+REAL_DB = REPO / "data" / "compat_matrix"
+SYNTHETIC_FACTOR = 10
+SOLVE_3090 = [ENVPIN, "solve", "--framework", "torch", "--arch", "x86_64", "--python", "3.11",
+              *FIXED_TARGETS["linux RTX 3090, driver 535"]]
+RELEASE_FILES = ("torch.yaml", "tensorflow.yaml", "jax.yaml")
+
+
 def commands() -> dict[str, list[str]]:
     solve = [ENVPIN, "solve", "--framework", "torch"]
     found = {"solve (detected host)": solve}
     for label, flags in FIXED_TARGETS.items():
         found[f"solve ({label})"] = solve + ["--arch", "x86_64", "--python", "3.11", *flags]
     found["detect"] = [ENVPIN, "detect", "--format", "json"]
+    found["import envpin"] = [sys.executable, "-c", "import envpin"]
+    found.update(fleet_commands())
     return found
 
 
-def timed(command: list[str]) -> float:
+# ---------------------------------------------------------------- FLEET HOOK
+# The fleet row (`envpin solve --targets FILE` over 50 targets vs 50 single solves; goal: fleet of 50
+# <= 10x a single solve) goes here: return {label: argv}; each is timed like every other row, against
+# the baseline. Write any inventory it needs into a temporary directory made here.
+def fleet_commands() -> dict[str, list[str]]:
+    return {}
+# ---------------------------------------------------------------- end of FLEET HOOK
+
+
+# Every command runs with Python's bytecode caches, as an installed wheel has them (pip compiles at install):
+# an environment with PYTHONDONTWRITEBYTECODE set would otherwise charge every run the compilation of
+# envpin's modules (measured here: ~0.2 s), a cost no user pays twice.
+CHILD_ENV = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+
+
+def timed(command: list[str], env: dict[str, str] | None = None) -> float:
     start = time.perf_counter()
-    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, env=env or CHILD_ENV)
     return time.perf_counter() - start
+
+
+# ---------------------------------------------------------------- synthetic database
+
+
+def write_database(into: Path, factor: int) -> dict[str, int]:
+    """The real database with every release and GPU record repeated `factor` times; returns its size.
+
+    Copy k (k >= 1) of a release has its major version raised by 100*k (2.5.1 -> 102.5.1, 202.5.1, ...),
+    so versions stay unique and valid; copy k of a GPU record gets " S<k>" after each name. Everything
+    else (sources, CUDA tables, arch sets) is shared, as in a real database that grew.
+    """
+    import yaml
+
+    shutil.copytree(REAL_DB, into)
+    releases = 0
+    for name in RELEASE_FILES:
+        document = yaml.load((REAL_DB / name).read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
+        real = document.get("releases") or []
+        document["releases"] = [_shifted(record, 100 * k) for k in range(factor) for record in real]
+        releases += len(document["releases"])
+        _dump(document, into / name)
+    gpus = yaml.load((REAL_DB / "gpus.yaml").read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
+    gpus["gpus"] = [
+        record if k == 0 else {**copy.deepcopy(record), "names": [f"{n} S{k}" for n in record["names"]]}
+        for k in range(factor) for record in gpus["gpus"]
+    ]
+    _dump(gpus, into / "gpus.yaml")
+    size = sum(path.stat().st_size for path in into.glob("*.yaml"))
+    return {"bytes": size, "releases": releases, "gpu_records": len(gpus["gpus"])}
+
+
+def _shifted(record: dict, by: int) -> dict:
+    # A deep copy: shared objects would be written as YAML aliases, a file far smaller than 10x.
+    record = copy.deepcopy(record)
+    if by:
+        major, _, rest = str(record["version"]).partition(".")
+        record["version"] = f"{int(major) + by}.{rest}" if rest else str(int(major) + by)
+    return record
+
+
+def _dump(document, path: Path) -> None:
+    import yaml
+
+    path.write_text(yaml.dump(document, Dumper=yaml.CSafeDumper, sort_keys=False, allow_unicode=True), encoding="utf-8")
+
+
+def check_database(directory: Path) -> None:
+    result = subprocess.run([ENVPIN, "db", "validate", str(directory)], capture_output=True, text=True, env=CHILD_ENV)
+    if result.returncode != 0:
+        raise SystemExit(f"bench: the generated database {directory} is not valid:\n{result.stdout}{result.stderr}")
+
+
+# ---------------------------------------------------------------- import time
+
+
+def import_times(argv: list[str], cache_dir: str | None = None) -> tuple[float, list[tuple[str, float, float]]]:
+    """Total import time (ms) of a fresh `python -X importtime ARGV`, and (module, self ms, cumulative ms)."""
+    env = dict(CHILD_ENV)
+    if cache_dir:
+        env["ENVPIN_CACHE_DIR"] = cache_dir
+    result = subprocess.run([sys.executable, "-X", "importtime", *argv], capture_output=True, text=True, env=env)
+    modules = []
+    for line in result.stderr.splitlines():
+        if not line.startswith("import time:") or "imported package" in line:
+            continue
+        self_us, cumulative_us, name = (part.strip() for part in line.removeprefix("import time:").split("|"))
+        modules.append((name, int(self_us) / 1000, int(cumulative_us) / 1000))
+    return sum(m[1] for m in modules), modules
+
+
+def import_report(runs: int) -> dict:
+    solve_argv = ["-m", "envpin", *SOLVE_3090[1:]]
+    report = {}
+    for label, argv in (("import envpin", ["-c", "import envpin"]), ("envpin solve (full target flags)", solve_argv)):
+        totals, last = [], []
+        for _ in range(max(3, runs // 3)):
+            total, modules = import_times(argv)
+            totals.append(total)
+            last = modules
+        heavy = sorted({m[0].split(".")[0] for m in last} & {"requests", "yaml", "rattler", "rich", "pynvml"})
+        top = sorted(last, key=lambda m: m[1], reverse=True)[:10]
+        report[label] = {
+            "median_total_ms": round(statistics.median(totals), 1),
+            "modules": len(last),
+            "heavy_imported": heavy,
+            "top_self_ms": [{"module": name, "self_ms": round(own, 2), "cumulative_ms": round(cum, 2)}
+                            for name, own, cum in top],
+        }
+    return report
 
 
 def main() -> int:
@@ -47,26 +176,64 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    measured = commands()
-    for command in measured.values():  # warm the database cache and the OS file cache
-        timed(command)
-    samples: dict[str, list[float]] = {"baseline": [], **{label: [] for label in measured}}
-    for _ in range(args.runs):
-        for label, command in measured.items():
-            samples["baseline"].append(timed(BASELINE))
-            samples[label].append(timed(command))
+    with tempfile.TemporaryDirectory(prefix="envpin-bench-") as scratch:
+        databases = {"real": Path(scratch) / "db-1x", "10x": Path(scratch) / f"db-{SYNTHETIC_FACTOR}x"}
+        sizes = {"real": write_database(databases["real"], 1), "10x": write_database(databases["10x"], SYNTHETIC_FACTOR)}
+        for directory in databases.values():
+            check_database(directory)
+        measured = commands()
+        no_cache = {**CHILD_ENV, "ENVPIN_NO_CACHE": "1"}
+        database_rows = {  # label: (argv, env)
+            "solve, real database (--db)": (SOLVE_3090 + ["--db", str(databases["real"])], None),
+            f"solve, {SYNTHETIC_FACTOR}x database (--db)": (SOLVE_3090 + ["--db", str(databases["10x"])], None),
+            "solve, real database, no cache": (SOLVE_3090 + ["--db", str(databases["real"])], no_cache),
+            f"solve, {SYNTHETIC_FACTOR}x database, no cache": (SOLVE_3090 + ["--db", str(databases["10x"])], no_cache),
+        }
+        plain = {label: (command, None) for label, command in measured.items()}
+        everything = {**plain, **database_rows}
+        for command, env in everything.values():  # warm the database caches and the OS file cache
+            timed(command, env)
+        # A cold solve of the 10x database takes seconds: a third of the runs is enough for its median.
+        cold = {label for label in database_rows if "no cache" in label}
+        cold_runs = max(3, args.runs // 3)
+        samples: dict[str, list[float]] = {"baseline": [], **{label: [] for label in everything}}
+        for run in range(args.runs):
+            for label, (command, env) in everything.items():
+                if label in cold and run >= cold_runs:
+                    continue
+                samples["baseline"].append(timed(BASELINE))
+                samples[label].append(timed(command, env))
     baseline = statistics.median(samples["baseline"])
+    median = {label: statistics.median(times) for label, times in samples.items()}
     rows = [
-        {"what": label, "median_ms": round(statistics.median(times) * 1000, 1),
-         "ratio": round(statistics.median(times) / baseline, 2)}
-        for label, times in samples.items()
+        {"what": label, "median_ms": round(median[label] * 1000, 1), "ratio": round(median[label] / baseline, 2)}
+        for label in samples
     ]
+    comparisons = [
+        {"what": f"{SYNTHETIC_FACTOR}x database / real database (cached)", "goal": "<= 3",
+         "ratio": round(median[f"solve, {SYNTHETIC_FACTOR}x database (--db)"] / median["solve, real database (--db)"], 2)},
+        {"what": f"{SYNTHETIC_FACTOR}x database / real database (no cache)", "goal": f"<= {SYNTHETIC_FACTOR} (linear)",
+         "ratio": round(median[f"solve, {SYNTHETIC_FACTOR}x database, no cache"] / median["solve, real database, no cache"], 2)},
+    ]
+    imports = import_report(args.runs)
     if args.json:
-        print(json.dumps({"baseline": "python -c 'import yaml'", "runs": args.runs, "rows": rows}, indent=2))
+        print(json.dumps({"baseline": "python -c 'import yaml'", "runs": args.runs, "rows": rows,
+                          "comparisons": comparisons, "databases": sizes, "import_time": imports}, indent=2))
     else:
         print(f"{'what':<48} {'median ms':>10} {'× baseline':>11}")
         for row in rows:
             print(f"{row['what']:<48} {row['median_ms']:>10} {row['ratio']:>11}")
+        print()
+        print(f"{'comparison':<48} {'ratio':>10} {'goal':>11}")
+        for row in comparisons:
+            print(f"{row['what']:<48} {row['ratio']:>10} {row['goal']:>11}")
+        print(f"\ndatabases: real {sizes['real']}, {SYNTHETIC_FACTOR}x {sizes['10x']}")
+        for label, report in imports.items():
+            heavy = ", ".join(report["heavy_imported"]) or "none"
+            print(f"\nimport time, {label}: {report['median_total_ms']} ms over {report['modules']} modules "
+                  f"(heavy modules imported: {heavy}); most costly (self ms):")
+            for module in report["top_self_ms"]:
+                print(f"  {module['module']:<44} {module['self_ms']:>8}")
     return 0
 
 

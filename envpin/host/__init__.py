@@ -102,8 +102,10 @@ def _detect_driver(runner, environ, fs_root, timeout, os_label, wsl, nvml_module
     if nvml_module is None and not nvml.worth_trying(os_label, fs_root):
         absent.append("NVML not tried (no NVIDIA device nodes or /proc/driver/nvidia)")
         nvml_module = False
+    nvml_hung = False
     if nvml_module is not False:
-        report = nvml.probe(nvml_module)
+        report = nvml.probe_within(nvml_module, timeout)
+        nvml_hung = report.timed_out
         notes.extend(report.notes)
         if report.driver:
             driver = Driver(version=report.driver, cuda=report.cuda, source="nvml")
@@ -113,7 +115,7 @@ def _detect_driver(runner, environ, fs_root, timeout, os_label, wsl, nvml_module
         if driver and report.failure:
             notes.append(report.failure)
 
-    if driver is None or not gpus:
+    if (driver is None or not gpus) and not nvml_hung:  # nvidia-smi calls the same hung NVML
         executables = locate.candidate_paths(os_label, environ, wsl=wsl, fs_root=fs_root)
         if not executables:
             absent.append("nvidia-smi not found" + (" (also looked in /usr/lib/wsl/lib)" if wsl else ""))

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from envpin.facts import Gpu, is_compute_capability, is_driver_version
-from envpin.host.runner import CommandTimeout, Runner
+from envpin.host.runner import CommandTimeout, OutputTooLarge, Runner
 
 QUERY_FIELDS = ("index", "name", "driver_version", "compute_cap", "memory.total")
 # Drivers before ~510 do not know compute_cap; they answer with an error instead of a blank column.
@@ -53,12 +53,15 @@ def parse_query_csv(text: str, fields: Sequence[str]) -> list[dict[str, str | No
     if refused:
         raise SmiParseError(f'nvidia-smi does not know the field "{refused}"')
     rows = []
-    for record in csv.reader(io.StringIO(text), skipinitialspace=True):
-        if not record or all(not cell.strip() for cell in record):
-            continue
-        if len(record) != len(fields):
-            raise SmiParseError(f"expected {len(fields)} comma-separated values, got {len(record)}: {','.join(record)[:80]!r}")
-        rows.append({name: clean_value(cell) for name, cell in zip(fields, record)})
+    try:
+        for record in csv.reader(io.StringIO(text), skipinitialspace=True):
+            if not record or all(not cell.strip() for cell in record):
+                continue
+            if len(record) != len(fields):
+                raise SmiParseError(f"expected {len(fields)} comma-separated values, got {len(record)}: {','.join(record)[:80]!r}")
+            rows.append({name: clean_value(cell) for name, cell in zip(fields, record)})
+    except csv.Error as error:  # a NUL byte, or a cell past the csv module's 128 KiB field limit
+        raise SmiParseError(f"not CSV ({error})") from None
     if not rows:
         raise SmiParseError("no GPU rows in nvidia-smi output")
     return rows
@@ -78,8 +81,14 @@ def memory_mib(value: str | None) -> int | None:
     """'24564', '24564 MiB' -> 24564."""
     if value is None:
         return None
-    match = re.match(r"^\s*(\d+)(?:\s*MiB)?\s*$", value)
+    # Bounded: a garbled run of thousands of digits is not a size, and int() refuses > 4300 digits anyway.
+    match = re.match(r"^\s*(\d{1,12})(?:\s*MiB)?\s*$", value)
     return int(match.group(1)) if match else None
+
+
+def gpu_index(text: str | None) -> int | None:
+    """'0' -> 0; None for anything that is not a plain small number ('²' passes str.isdigit, not int())."""
+    return int(text) if text and re.fullmatch(r"[0-9]{1,6}", text) else None
 
 
 def gpus_from_rows(rows: Sequence[Mapping[str, str | None]]) -> list[Gpu]:
@@ -89,8 +98,8 @@ def gpus_from_rows(rows: Sequence[Mapping[str, str | None]]) -> list[Gpu]:
         name = row.get("name")
         if not name:
             raise SmiParseError(f"GPU row {position} has no name")
-        index_text = row.get("index")
-        index = int(index_text) if index_text and index_text.isdigit() else position
+        index = gpu_index(row.get("index"))
+        index = position if index is None else index
         capability = row.get("compute_cap")
         gpus.append(
             Gpu(
@@ -149,8 +158,9 @@ def parse_header(text: str) -> SmiHeader | None:
     return None
 
 
-_TABLE_GPU_ROW = re.compile(r"^\|\s+(\d+)\s+(.+?)\s+(?:On|Off|WDDM|TCC|MCDM|N/A)\s+\|")
-_TABLE_MEMORY = re.compile(r"(\d+)MiB\s*/\s*(\d+)MiB")
+# Digit runs are bounded: int() refuses more than 4300 digits, and no GPU index or size is that long.
+_TABLE_GPU_ROW = re.compile(r"^\|\s+(\d{1,6})\s+(.+?)\s+(?:On|Off|WDDM|TCC|MCDM|N/A)\s+\|")
+_TABLE_MEMORY = re.compile(r"(?<!\d)(\d{1,12})MiB\s*/\s*(\d{1,12})MiB")
 
 
 def parse_table_gpus(text: str) -> list[Gpu]:
@@ -274,6 +284,8 @@ def probe(runner: Runner, executable: str, timeout: float) -> SmiReport:
     except CommandTimeout:
         report.timed_out = True
         report.failure = f"nvidia-smi timed out after {timeout:g} s"
+    except OutputTooLarge as error:
+        report.failure = f"nvidia-smi printed more than {error.limit // (1024 * 1024)} MiB; stopped it"
     except OSError as error:
         report.failure = f"nvidia-smi could not be run ({error.strerror or error})"
     if report.driver is None and report.failure is None:

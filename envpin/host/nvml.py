@@ -25,6 +25,7 @@ class NvmlReport:
     failure: str | None = None
     absent: bool = False  # pynvml or libnvidia-ml missing: the normal state of a machine without NVIDIA
     notes: list[str] = field(default_factory=list)
+    timed_out: bool = False  # NVML did not answer in time (a wedged GPU or driver)
 
 
 # What a Linux machine with a loaded NVIDIA driver has: its device nodes or its /proc entry; WSL2 has the
@@ -58,6 +59,21 @@ def compute_capability(major: Any, minor: Any) -> str | None:
     if isinstance(major, int) and isinstance(minor, int) and major > 0 and minor >= 0:
         return f"{major}.{minor}"
     return None
+
+
+def probe_within(module: ModuleType | None, timeout: float) -> NvmlReport:
+    """`probe` with a time limit. A wedged GPU or driver can hang NVML calls (the reason nvidia-smi hangs too),
+    and a thread stuck in a ctypes call cannot be interrupted: after `timeout` it is left behind (a daemon,
+    so it does not keep envpin from exiting) and the report says NVML did not answer."""
+    import threading
+
+    answers: list[NvmlReport] = []
+    thread = threading.Thread(target=lambda: answers.append(probe(module)), name="envpin-nvml", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if answers:
+        return answers[0]
+    return NvmlReport(failure=f"NVML did not answer within {timeout:g} s", timed_out=True)
 
 
 def probe(module: ModuleType | None = None) -> NvmlReport:

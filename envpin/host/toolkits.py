@@ -41,7 +41,7 @@ def parse_version_json(text: str) -> str | None:
     try:
         document = json.loads(text)
         version = document["cuda"]["version"]
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):  # RecursionError: JSON nested too deep
         return None
     match = re.match(r"^(\d+)\.(\d+)", str(version))
     return f"{match.group(1)}.{match.group(2)}" if match else None

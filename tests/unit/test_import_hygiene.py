@@ -1,0 +1,61 @@
+"""A solve for a fully described target must not import heavy or unrelated modules (issue 9).
+
+`envpin solve` runs in pre-commit hooks and CI, where every import is paid on every run. With the target
+given by flags nothing probes the machine (no pynvml), nothing goes to the network (no requests), the
+database comes from its validated cache (no yaml), and nothing needs rattler or rich. Measured with
+`python -X importtime`, which lists every module the interpreter imported, in a real process.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+FULL_TARGET = ["--os", "linux", "--arch", "x86_64", "--driver", "535.104.05", "--gpu", "NVIDIA GeForce RTX 3090",
+               "--python", "3.11"]
+HEAVY = ("requests", "yaml", "rattler", "rich", "pynvml")
+
+
+def imported_modules(*args: str, env: dict[str, str] | None = None) -> set[str]:
+    """Every module a fresh `python -X importtime -m envpin ARGS` imported."""
+    result = subprocess.run([sys.executable, "-X", "importtime", "-m", "envpin", *args], capture_output=True, text=True,
+                            cwd=REPO, env={**os.environ, **(env or {})}, timeout=60)
+    assert result.returncode == 0, result.stderr[-2000:]
+    modules = set()
+    for line in result.stderr.splitlines():
+        if line.startswith("import time:") and "|" in line:
+            name = line.rsplit("|", 1)[1].strip()
+            if name != "imported package":
+                modules.add(name)
+    assert "envpin.cli" in modules, "no -X importtime output was read"
+    return modules
+
+
+def heavy_among(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if m.split(".")[0] in HEAVY)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def warm_cache():
+    # The validated database is cached per user; a solve after the first reads the cache, not the YAML.
+    subprocess.run([sys.executable, "-m", "envpin", "solve", "--framework", "torch", *FULL_TARGET], cwd=REPO,
+                   capture_output=True, timeout=60, check=True)
+
+
+@pytest.mark.parametrize("output", [[], ["--format", "json"], ["--format", "requirements.txt"], ["-o", "{tmp}/environment.yml"]],
+                         ids=["text", "json", "requirements", "environment.yml-file"])
+def test_solve_with_full_target_flags_imports_nothing_heavy(tmp_path, output):
+    args = [part.replace("{tmp}", str(tmp_path)) for part in output]
+    modules = imported_modules("solve", "--framework", "torch", *FULL_TARGET, *args)
+    assert heavy_among(modules) == []
+
+
+def test_the_measurement_sees_yaml_when_the_cache_is_off():
+    # Without the cache the YAML must be parsed: proof that the check above can see an import of yaml.
+    modules = imported_modules("solve", "--framework", "torch", *FULL_TARGET, env={"ENVPIN_NO_CACHE": "1"})
+    assert "yaml" in heavy_among(modules)
