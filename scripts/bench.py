@@ -60,13 +60,30 @@ def commands() -> dict[str, list[str]]:
     return found
 
 
-# ---------------------------------------------------------------- FLEET HOOK
-# The fleet row (`envpin solve --targets FILE` over 50 targets vs 50 single solves; goal: fleet of 50
-# <= 10x a single solve) goes here: return {label: argv}; each is timed like every other row, against
-# the baseline. Write any inventory it needs into a temporary directory made here.
+FLEET_ROW = "solve --targets (fleet of 50)"
+FLEET_GPUS = ["NVIDIA GeForce RTX 3090", "NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3", "Tesla V100-SXM2-32GB",
+              "NVIDIA GeForce GTX 1080 Ti", "NVIDIA GeForce RTX 5090", "Tesla T4", "NVIDIA L4", "NVIDIA B200", None]
+FLEET_DRIVERS = ["535.104.05", "550.54.15", "570.124.06", "580.65.06", "470.82.01"]
+
+
 def fleet_commands() -> dict[str, list[str]]:
-    return {}
-# ---------------------------------------------------------------- end of FLEET HOOK
+    """`envpin solve --targets` over 50 machine classes (every GPU × driver above, Python 3.10–3.13), to set
+    against one single solve: 50 single solves cost 50 of them, the fleet must cost at most 10."""
+    import tempfile
+
+    targets = []
+    for number in range(50):
+        gpu = FLEET_GPUS[number % len(FLEET_GPUS)]
+        driver = FLEET_DRIVERS[(number // len(FLEET_GPUS)) % len(FLEET_DRIVERS)]
+        targets.append({
+            "name": f"class-{number}", "os": "linux", "arch": "x86_64",
+            "python": {"version": f"3.{10 + number % 4}"},
+            "driver": {"version": driver} if gpu else None,
+            "gpus": [{"name": gpu}] if gpu else [],
+        })
+    inventory = Path(tempfile.mkdtemp(prefix="envpin-bench-fleet-")) / "fleet.json"
+    inventory.write_text(json.dumps(targets))
+    return {FLEET_ROW: [ENVPIN, "solve", "--targets", str(inventory), "--format", "json"]}
 
 
 # Every command runs with Python's bytecode caches, as an installed wheel has them (pip compiles at install):
@@ -215,6 +232,8 @@ def main() -> int:
         {"what": f"{SYNTHETIC_FACTOR}x database / real database (no cache)", "goal": f"<= {SYNTHETIC_FACTOR} (linear)",
          "ratio": round(median[f"solve, {SYNTHETIC_FACTOR}x database, no cache"] / median["solve, real database, no cache"], 2)},
     ]
+    comparisons.append({"what": "fleet of 50 / one solve (RTX 3090)", "goal": "<= 10 (50 single solves: 50)",
+                        "ratio": round(median[FLEET_ROW] / median["solve (linux RTX 3090, driver 535)"], 2)})
     imports = import_report(args.runs)
     if args.json:
         print(json.dumps({"baseline": "python -c 'import yaml'", "runs": args.runs, "rows": rows,

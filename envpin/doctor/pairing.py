@@ -68,9 +68,9 @@ def _xformers(case: Case) -> Finding | None:
     if kind == "cpu" or have.endswith("+cpu"):
         evidence.append("torch is now a CPU build (something replaced the CUDA torch)")
     cuda_tag = "cu" + built_cuda
-    fix = [f"install the xformers build made for the installed torch, from the same PyTorch index: "
+    fix = ["install the xformers build made for the installed torch, from the same PyTorch index: "
            + case.pip("install", "--force-reinstall", "xformers", "--index-url", f"https://download.pytorch.org/whl/{cuda_tag}"),
-           f"or reinstall the torch xformers expects: " + case.pip("install", f"torch=={built_torch}", "--index-url",
+           "or reinstall the torch xformers expects: " + case.pip("install", f"torch=={built_torch}", "--index-url",
                                                                f"https://download.pytorch.org/whl/{cuda_tag}")]
     return Finding(C6, "error", "xformers was built for another torch", tuple(evidence), tuple(fix), CONFIRMED)
 

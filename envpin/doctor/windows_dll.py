@@ -306,7 +306,7 @@ def _fbgemm_libomp(case: Case) -> Finding | None:
             evidence.append(f"{torch_lib} has fbgemm.dll but not libomp140.x86_64.dll (LLVM OpenMP from the VS build tools)")
     if not is_240 and hit:
         evidence.append("the regression is specific to torch 2.4.0; check that the failing program uses this torch")
-    fix = [case.pip("install", "--force-reinstall", f"torch==2.4.1") + " (the fix, pytorch/pytorch PR #130697), from the same index as now",
+    fix = [case.pip("install", "--force-reinstall", "torch==2.4.1") + " (the fix, pytorch/pytorch PR #130697), from the same index as now",
            "or install the \"MSVC v143 build tools\" (they provide libomp140.x86_64.dll)",
            "do not download libomp140.x86_64.dll from DLL websites"]
     if hit:

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import re
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from envpin.facts import Gpu, is_compute_capability, is_driver_version
+
+if TYPE_CHECKING:
+    import xml.etree.ElementTree as ElementTree
 from envpin.host.runner import CommandTimeout, OutputTooLarge, Runner
 
 QUERY_FIELDS = ("index", "name", "driver_version", "compute_cap", "memory.total")
@@ -250,7 +252,7 @@ def parse_xml(text: str) -> SmiXml:
     )
 
 
-def _xml_text(element: "ElementTree.Element", path: str) -> str | None:
+def _xml_text(element: ElementTree.Element, path: str) -> str | None:
     found = element.find(path)
     if found is None or found.text is None:
         return None
