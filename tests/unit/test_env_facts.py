@@ -159,6 +159,8 @@ def test_failed_gpu_computation_is_a_problem(database):
 def test_signatures_are_the_reference_catalogues():
     """Every id and pattern matches ../shared/reference/failure-catalogue.md, where the project keeps it."""
     reference = Path(__file__).resolve().parents[3] / "shared" / "reference" / "failure-catalogue.md"
+    if not reference.is_file():
+        pytest.skip(f"the shared reference is not checked out beside the repository ({reference})")
     rows = {}
     for line in reference.read_text(encoding="utf-8").splitlines():
         match = re.match(r"^\| ([A-Z]\d+) `([A-Z0-9-]+)` \| (.*)$", line)
