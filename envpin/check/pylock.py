@@ -15,7 +15,7 @@ from typing import Any
 from envpin.check.hashes import WEAK_ALGORITHMS, digest_problem
 from envpin.check.model import Contents, MalformedFile, Pin, Problem
 from envpin.check.rules import problem
-from envpin.check.variants import PLATFORM_SENSITIVE, file_name, parse_wheel, single_python_minor
+from envpin.check.variants import PLATFORM_SENSITIVE, file_name, parse_wheel, requires_python_pins
 
 _ARTIFACTS = ("wheels", "sdist", "archive")
 
@@ -38,10 +38,7 @@ def read(data: Any) -> Contents:
                 pin = _pin(package, f"packages[{position}]")
                 if pin is not None:
                     pins.append(pin)
-    python = single_python_minor(data.get("requires-python"))
-    if python:
-        pins.append(Pin(name="python", where="requires-python", label=f"requires-python {data['requires-python']}",
-                        version=python))
+    pins += requires_python_pins(data)
     return Contents("pylock", pins=tuple(pins), problems=tuple(problems), binds_indexes=True)
 
 

@@ -16,7 +16,7 @@ from envpin.check.hashes import digest_problem, split_hash
 from envpin.check.model import Contents, MalformedFile, Pin, Problem
 from envpin.check.pylock import load_toml
 from envpin.check.rules import problem
-from envpin.check.variants import PLATFORM_SENSITIVE, file_name, parse_wheel, single_python_minor
+from envpin.check.variants import PLATFORM_SENSITIVE, file_name, parse_wheel, requires_python_pins
 
 SOURCE_KINDS = ("registry", "git", "path", "directory", "editable", "virtual", "url")
 _LOCAL_SOURCES = frozenset({"path", "directory", "editable", "virtual"})
@@ -57,10 +57,7 @@ def read(data: Any) -> Contents:
         pin = _pin(package, where, scopes.get(position, frozenset()), extras)
         if pin is not None:
             pins.append(pin)
-    python = single_python_minor(data.get("requires-python"))
-    if python:
-        pins.append(Pin(name="python", where="requires-python", label=f"requires-python {data['requires-python']}",
-                        version=python))
+    pins += requires_python_pins(data)
     return Contents("uv.lock", pins=tuple(pins), problems=tuple(problems), binds_indexes=True)
 
 
@@ -187,7 +184,8 @@ def conflict_scopes(data: dict[str, Any], entries: list[tuple[int, dict[str, Any
 def _conflict_items(data: dict[str, Any]) -> dict[tuple[str, str, str], str]:
     """(package, "extra"/"group", name) -> a label such as "test-proj[cu118]"."""
     items = {}
-    for conflict in data.get("conflicts") or []:
+    conflicts = data.get("conflicts")
+    for conflict in conflicts if isinstance(conflicts, list) else []:
         for item in conflict if isinstance(conflict, list) else []:
             if not isinstance(item, dict) or not isinstance(item.get("package"), str):
                 continue

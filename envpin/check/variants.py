@@ -224,3 +224,14 @@ def single_python_minor(requires_python: object) -> str | None:
     except ValueError:  # a version of more than 4300 digits in the specifier: int() refuses it
         return None
     return f"3.{minors[0]}" if len(minors) == 1 else None
+
+
+def requires_python_pins(data: dict) -> list:
+    """A lock's `requires-python` as a `python` pin, when it names exactly one CPython minor."""
+    from envpin.check.model import Pin
+
+    python = single_python_minor(data.get("requires-python"))
+    if not python:
+        return []
+    label = f"requires-python {data['requires-python']}"
+    return [Pin(name="python", where="requires-python", label=label, version=python)]

@@ -86,7 +86,7 @@ class SubprocessRunner:
             except subprocess.TimeoutExpired:  # closed its pipes but kept running
                 outcome = "timeout"
         if outcome != "complete":
-            _kill_group(process)
+            kill_group(process)
             try:
                 process.wait(timeout=2)
             except subprocess.TimeoutExpired:  # unkillable (stuck in the kernel): stop waiting for it
@@ -171,7 +171,8 @@ def _close_pipes(process: subprocess.Popen) -> None:
             stream.close()
 
 
-def _kill_group(process: subprocess.Popen) -> None:
+def kill_group(process: subprocess.Popen) -> None:
+    """Kill the child and everything it started (it runs in its own process group)."""
     try:
         if sys.platform == "win32":
             process.kill()

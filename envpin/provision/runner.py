@@ -7,8 +7,6 @@ caller removes the directory the child was writing into.
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import sys
 import threading
@@ -57,14 +55,10 @@ def run_streaming(argv: Sequence[str], on_line: Callable[[str], None], timeout: 
 
 def stop(process: subprocess.Popen) -> None:
     """Kill the child's process group and wait for it, so nothing writes after we return."""
+    from envpin.host.runner import kill_group
+
     if process.poll() is None:
-        try:
-            if sys.platform == "win32":
-                process.kill()
-            else:
-                os.killpg(process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError, OSError):
-            process.kill()
+        kill_group(process)
     try:
         process.wait(timeout=30)
     except subprocess.TimeoutExpired:
