@@ -27,6 +27,16 @@ def add_db_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", help="use the compatibility database in this directory")
 
 
+def add_probe_options(parser: argparse.ArgumentParser) -> None:
+    """Which environment the verify probe runs in, and how: shared by `verify` and `doctor`."""
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--python", metavar="PATH", help="the environment's interpreter (default: the one running envpin)")
+    where.add_argument("--prefix", metavar="DIR", help="the environment's root directory (a venv or conda env)")
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds allowed for each framework's import (default 120)")
+    parser.add_argument("--no-smoke", action="store_true", help="skip the small GPU computations of the probe")
+    add_db_option(parser)
+
+
 def target_facts(args: argparse.Namespace):
     """HostFacts for the target the options describe (detecting this machine only for what they leave open)."""
     from envpin.resolver.target import TargetOverrides, apply_overrides

@@ -6,20 +6,17 @@ import argparse
 import json
 import sys
 
+from envpin.commands.common import add_probe_options
+
 
 def register(commands, parser_class) -> None:
     doctor = commands.add_parser("doctor", help="diagnose a broken GPU Python environment and say how to fix it")
     doctor.add_argument("--facts", metavar="FILE", help="replay a machine: HostFacts (envpin detect) plus, optionally, "
                                                          "EnvFacts keys (envpin verify --format json)")
     doctor.add_argument("--error-text", metavar="FILE", help="the error the program printed (a file, or - for stdin)")
-    where = doctor.add_mutually_exclusive_group()
-    where.add_argument("--python", metavar="PATH", help="the environment's interpreter (default: the one running envpin)")
-    where.add_argument("--prefix", metavar="DIR", help="the environment's root directory (a venv or conda env)")
     doctor.add_argument("--script", metavar="FILE", help="the program that failed, for static checks (multiprocessing guard)")
     doctor.add_argument("--format", choices=("text", "json"), default="text")
-    doctor.add_argument("--timeout", type=float, default=120.0, help="seconds allowed for each framework's import (default 120)")
-    doctor.add_argument("--no-smoke", action="store_true", help="skip the small GPU computations of the probe")
-    doctor.add_argument("--db", help="use the compatibility database in this directory")
+    add_probe_options(doctor)
     doctor.set_defaults(handler=run)
 
 

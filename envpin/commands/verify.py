@@ -5,16 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 
+from envpin.commands.common import add_probe_options
+
 
 def register(commands, parser_class) -> None:
     verify = commands.add_parser("verify", help="check that an environment's torch / TensorFlow / JAX works on this machine")
-    where = verify.add_mutually_exclusive_group()
-    where.add_argument("--python", metavar="PATH", help="the environment's interpreter (default: the one running envpin)")
-    where.add_argument("--prefix", metavar="DIR", help="the environment's root directory (a venv or conda env)")
     verify.add_argument("--format", choices=("text", "json"), default="text")
-    verify.add_argument("--timeout", type=float, default=120.0, help="seconds allowed for each framework's import (default 120)")
-    verify.add_argument("--no-smoke", action="store_true", help="skip the small GPU computations")
-    verify.add_argument("--db", help="use the compatibility database in this directory")
+    add_probe_options(verify)
     verify.add_argument("--lock", metavar="FILE", help="also compare what is installed with this pylock.toml")
     verify.set_defaults(handler=run)
 
