@@ -4,7 +4,7 @@ or created by the user's conda / mamba / micromamba.
     envpin conda virtual-packages [target] [-o virtual-packages.yml]   conda-lock's --virtual-package-spec file
     envpin conda solve environment.yml [target] [--channels DIR]       does it solve for the target? (exit 1 if not)
     envpin conda lock environment.yml -o pixi.lock|conda-lock.yml|explicit.txt [target]
-    envpin conda create environment.yml|LOCK --prefix DIR [--backend rattler|conda|mamba|micromamba] [target]
+    envpin conda create environment.yml|LOCK --prefix DIR [--backend rattler|conda|mamba|micromamba] [target]  (= envpin install)
 
 Also `conda_environment_yml`, which `envpin solve --conda-source conda-forge|pytorch-channel` renders with.
 """
@@ -63,9 +63,13 @@ def register(commands, parser_class) -> None:
 
     create = actions.add_parser("create", help="create the environment at a prefix, atomically")
     create.add_argument("file", help="an environment.yml, pixi.lock or conda-lock.yml (an @EXPLICIT file for conda tools)")
-    create.add_argument("--prefix", required=True, help="the environment's folder (must not exist, or be empty)")
+    create.add_argument("--prefix", required=True,
+                        help="the environment's folder: new, empty, or an environment to replace atomically")
     create.add_argument("--backend", choices=BACKENDS, default="rattler")
-    create.add_argument("--environment", default="default", help="the environment of a pixi.lock")
+    create.add_argument("--environment", dest="conda_environment", default="default",
+                        help="the environment of a pixi.lock")
+    create.add_argument("--timeout", type=float, default=3600, metavar="S", help="stop a step after S seconds")
+    create.add_argument("-q", "--quiet", action="store_true", help="no progress, only errors")
     add_channels(create)
     add_conda_target(create)
     create.set_defaults(handler=run_create)
@@ -73,9 +77,14 @@ def register(commands, parser_class) -> None:
 
 def add_conda_target(parser: argparse.ArgumentParser) -> None:
     add_target_options(parser)
-    parser.add_argument("--glibc", help="the target's glibc version (when --facts does not say)")
-    parser.add_argument("--macos-version", help="the target's macOS version, for __osx")
+    add_conda_facts(parser)
     add_db_option(parser)
+
+
+def add_conda_facts(parser: argparse.ArgumentParser) -> None:
+    """What a conda target has beyond envpin's target options: its glibc and macOS versions."""
+    parser.add_argument("--glibc", help="the target's glibc version, for __glibc (when --facts does not say)")
+    parser.add_argument("--macos-version", help="the target's macOS version, for __osx")
 
 
 def add_channels(parser: argparse.ArgumentParser) -> None:
@@ -117,7 +126,8 @@ def _detected_here(args: argparse.Namespace) -> bool:
     return not (fully_given and (args.gpu or args.compute_capability or args.driver == "none"))
 
 
-def _channels(args: argparse.Namespace):
+def channels_of(args: argparse.Namespace):
+    """--channels DIR or --channel NAME=LOCATION ...: where the files' channels are (None: as conda has them)."""
     if args.channels and args.channel:
         raise EnvpinInputError("give --channels DIR or --channel NAME=LOCATION, not both")
     if args.channel:
@@ -147,7 +157,7 @@ def solve_file(args: argparse.Namespace, origin: str, text: str):
     from envpin.conda.rattler_solve import solve_environment
 
     target, subdir, packages = target_and_virtual_packages(args)
-    solution = solve_environment(text, _channels(args), packages, subdir, origin=origin, cache_dir=args.cache_dir)
+    solution = solve_environment(text, channels_of(args), packages, subdir, origin=origin, cache_dir=args.cache_dir)
     return target, solution
 
 
@@ -252,15 +262,7 @@ def _public_name(channel: str, bases: dict[str, str]) -> str:
 
 
 def run_create(args: argparse.Namespace) -> int:
-    target, subdir, packages = target_and_virtual_packages(args)
-    if args.backend == "rattler":
-        from envpin.conda.rattler_solve import RattlerBackend
+    """`envpin conda create FILE --prefix DIR`: `envpin install` of a conda input, which it is."""
+    from envpin.commands.install import install_conda_file
 
-        backend = RattlerBackend(_channels(args), args.cache_dir)
-        prefix = backend.create(Path(args.file), Path(args.prefix), packages, subdir, args.environment)
-    else:
-        from envpin.conda.backends import CondaToolBackend
-
-        prefix = CondaToolBackend(args.backend).create(Path(args.file), Path(args.prefix), packages, subdir)
-    print(f"created {prefix} ({args.backend}, {', '.join(str(p) for p in packages)})", file=sys.stderr)
-    return 0
+    return install_conda_file(args, Path(args.file))

@@ -1,5 +1,9 @@
 """`envpin install`: create the environment of a lock (or of solve options, locked on the way) at --prefix,
-atomically, with hashes enforced, and verify it before it replaces anything."""
+atomically, with hashes enforced, and verify it before it replaces anything.
+
+The conda family (`--backend rattler|conda|mamba|micromamba`) also installs conda inputs: an environment.yml
+(`--environment-yml`), a pixi.lock or conda-lock.yml (rattler) or an @EXPLICIT file (conda tools) as `--lock`.
+They create for the target's conda subdir and virtual packages, which must be this machine's."""
 
 from __future__ import annotations
 
@@ -10,22 +14,37 @@ import tempfile
 from pathlib import Path
 
 from envpin.errors import EnvpinInputError
+from envpin.provision.backends import BACKENDS, CONDA_TOOLS
+
+CONDA_FAMILY = ("rattler",) + CONDA_TOOLS
+CONDA_INPUTS = {  # what each conda input is read by
+    "environment.yml": CONDA_FAMILY,
+    "pixi.lock": ("rattler",),
+    "conda-lock.yml": ("rattler",),
+    "@EXPLICIT": CONDA_TOOLS,
+}
 
 
 def register(commands, parser_class) -> None:
+    from envpin.commands.conda import add_channels, add_conda_facts
     from envpin.commands.lock import add_lock_options
 
     install = commands.add_parser("install", help="create the environment of a lock at a prefix, atomically")
     install.add_argument("--prefix", required=True, metavar="DIR", help="where the environment goes")
     install.add_argument("--lock", metavar="FILE", help="a PEP 751 lock (from `envpin lock`); else solve and lock now")
-    install.add_argument("--backend", choices=("uv", "venv", "conda", "mamba", "micromamba"),
-                         help="uv (default when installed), venv (+ pip), conda, mamba or micromamba")
+    install.add_argument("--backend", choices=BACKENDS,
+                         help="uv (default when installed), venv (+ pip), rattler (in-process conda, envpin[conda]), "
+                              "conda, mamba or micromamba")
     install.add_argument("--environment-yml", metavar="FILE",
                          help="conda backends: create from this environment.yml instead of a lock (no hashes)")
+    install.add_argument("--conda-environment", default="default", metavar="NAME",
+                         help="the environment of a pixi.lock to install (default: default)")
     install.add_argument("--interpreter", metavar="PATH", help="the base Python to build the environment from")
     install.add_argument("--timeout", type=float, default=3600, metavar="S", help="stop a step after S seconds")
     install.add_argument("-q", "--quiet", action="store_true", help="no progress, only errors")
     add_lock_options(install)
+    add_conda_facts(install)
+    add_channels(install)
     install.set_defaults(handler=run)
 
 
@@ -42,27 +61,107 @@ def _interrupt(signum, frame):
 
 
 def _install(args: argparse.Namespace) -> int:
-    from envpin.provision.backends import CONDA_TOOLS, InstallInputs
-    from envpin.provision.install import choose_backend, provision
+    from envpin.provision.install import choose_backend
+
+    if args.environment_yml:
+        return install_conda_file(args, Path(args.environment_yml), "environment.yml")
+    lock_kind = file_kind(args.lock, as_lock=True) if args.lock else None
+    if lock_kind not in (None, "pylock"):
+        return install_conda_file(args, Path(args.lock), lock_kind)
+    with tempfile.TemporaryDirectory(prefix="envpin-install-") as workdir:
+        document = _lock_document(args)
+        if document is None:
+            return 1
+        inputs = _inputs(document, Path(workdir), args.interpreter)
+        conda_target = conda_target_of(args) if args.backend in CONDA_FAMILY else None
+        backend = choose_backend(args.backend, inputs.python, args.interpreter, conda_target)
+        return _provision(args, backend, inputs, document)
+
+
+def install_conda_file(args: argparse.Namespace, path: Path, kind: str | None = None) -> int:
+    """Create the environment of an environment.yml, pixi.lock, conda-lock.yml or @EXPLICIT file at --prefix with
+    a conda-family backend (rattler when none was chosen). Also `envpin conda create`."""
+    from envpin.provision.install import choose_backend
+
+    kind = kind or file_kind(str(path), as_lock=False)
+    backend_name = args.backend or "rattler"
+    if backend_name not in CONDA_INPUTS[kind]:
+        readers = ", ".join(CONDA_INPUTS[kind])
+        raise EnvpinInputError(f"{path}: {kind} files are installed with --backend {readers} (not {backend_name})")
+    if not path.is_file():
+        raise EnvpinInputError(f"{path}: no such file")
+    with tempfile.TemporaryDirectory(prefix="envpin-install-") as workdir:
+        inputs = _conda_inputs(args, backend_name, kind, path, Path(workdir))
+        backend = choose_backend(backend_name, inputs.python, None, conda_target_of(args))
+        return _provision(args, backend, inputs, None)
+
+
+def _provision(args: argparse.Namespace, backend, inputs, document) -> int:
+    from envpin.provision.install import provision
     from envpin.provision.progress import make_progress
 
-    with tempfile.TemporaryDirectory(prefix="envpin-install-") as workdir:
-        if args.environment_yml:
-            if args.backend not in CONDA_TOOLS:
-                raise EnvpinInputError("--environment-yml needs --backend conda, mamba or micromamba")
-            if not Path(args.environment_yml).is_file():
-                raise EnvpinInputError(f"--environment-yml {args.environment_yml}: no such file")
-            document, inputs = None, InstallInputs(python=args.python or "", environment_yml=Path(args.environment_yml))
-        else:
-            document = _lock_document(args)
-            if document is None:
-                return 1
-            inputs = _inputs(document, Path(workdir), args.interpreter)
-        backend = choose_backend(args.backend, inputs.python, args.interpreter)
-        progress = make_progress(args.quiet, total=len(backend.steps(Path(args.prefix), inputs)) + 2)
-        installed = provision(Path(args.prefix), backend, inputs, document, progress, args.timeout)
+    progress = make_progress(args.quiet, total=len(backend.steps(Path(args.prefix), inputs)) + 2)
+    installed = provision(Path(args.prefix), backend, inputs, document, progress, args.timeout)
     progress.finish(f"installed {installed.prefix} ({installed.backend}): {installed.verification.summary()}")
     return 0
+
+
+def file_kind(path: str, as_lock: bool) -> str:
+    """pylock (PEP 751, or what envpin reads as one), environment.yml, pixi.lock, conda-lock.yml or @EXPLICIT, by
+    the name (and, for @EXPLICIT, the marker only the content shows). A .yml given as --lock is a conda-lock file."""
+    from envpin.conda.backends import is_explicit_lock
+
+    name = Path(path).name.lower()
+    if as_lock and (name.endswith(".toml") or name == "uv.lock"):
+        return "pylock"
+    if name.endswith((".yml", ".yaml")):
+        return "conda-lock.yml" if as_lock or "conda-lock" in name else "environment.yml"
+    if name.endswith(".lock"):
+        return "pixi.lock"
+    if not Path(path).is_file():
+        raise EnvpinInputError(f"{path}: no such file")
+    if is_explicit_lock(Path(path)):
+        return "@EXPLICIT"
+    raise EnvpinInputError(f"{path}: not a file envpin installs (pylock.toml, environment.yml, pixi.lock, "
+                           "conda-lock.yml or an @EXPLICIT file)")
+
+
+def _conda_inputs(args: argparse.Namespace, backend: str, kind: str, path: Path, workdir: Path):
+    """InstallInputs of a conda input; for rattler, an environment.yml's pip: lines as a requirements file."""
+    from envpin.conda.envfile import parse_environment_yml
+    from envpin.provision.backends import InstallInputs
+
+    python = args.python or ""
+    if kind != "environment.yml":
+        return InstallInputs(python=python, conda_lock=path, conda_environment=args.conda_environment)
+    pip_section = None
+    if backend == "rattler":
+        pip_lines = parse_environment_yml(_read(path), str(path)).pip
+        if pip_lines:
+            pip_section = workdir / "pip-section.txt"
+            pip_section.write_text("".join(f"{line}\n" for line in pip_lines), encoding="utf-8")
+    return InstallInputs(python=python, environment_yml=path, pip_section=pip_section)
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise EnvpinInputError(f"{path}: cannot be read ({error.__class__.__name__})") from None
+
+
+def conda_target_of(args: argparse.Namespace):
+    """The conda subdir and virtual packages of the target, which must be this machine: the environment is made
+    here, and a conda environment runs only where its subdir does."""
+    from envpin.commands.conda import channels_of, target_and_virtual_packages
+    from envpin.conda.backends import native_subdir
+    from envpin.provision.install import CondaTarget
+
+    target, subdir, packages = target_and_virtual_packages(args)
+    if subdir != native_subdir():
+        raise EnvpinInputError(f"the target is {subdir}, and an environment made here is for {native_subdir()}: "
+                               "install on the target, or write a lock for it (envpin conda lock)")
+    return CondaTarget(subdir, packages, channels_of(args), args.cache_dir)
 
 
 def _lock_document(args: argparse.Namespace):

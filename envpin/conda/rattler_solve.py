@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import datetime
 import os
-import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -273,40 +272,6 @@ def _relocated(module, record, url_bases: Mapping[str, str]):
 # ---------------------------------------------------------------- creating the environment
 
 
-def install_prefix(
-    solution: Solution | Sequence[Any],
-    prefix: str | os.PathLike,
-    *,
-    cache_dir: str | os.PathLike | None = None,
-    platform: str | None = None,
-) -> Path:
-    """Create the environment at `prefix`, atomically: rattler links everything into a sibling staging folder,
-    patching the final prefix (not the staging one) into the files that embed it, and the folder is renamed into
-    place only when all of it succeeded. A failure leaves nothing behind; an existing non-empty prefix is refused.
-    Link scripts are not run (rattler's default: they are arbitrary code)."""
-    records = list(solution.repodata_records if isinstance(solution, Solution) else solution)
-    subdir = platform or (solution.subdir if isinstance(solution, Solution) else None)
-    final = Path(prefix).absolute()
-    if final.exists() and (not final.is_dir() or any(final.iterdir())):
-        raise CondaInputError(f"--prefix {final}: already exists and is not an empty folder; choose another path")
-    if not final.parent.is_dir():
-        raise CondaInputError(f"--prefix {final}: the folder {final.parent} does not exist")
-    staging = final.with_name(f".{final.name}.envpin-{os.getpid()}.tmp")
-    shutil.rmtree(staging, ignore_errors=True)
-    try:
-        link_into(records, staging, final, cache_dir=cache_dir, platform=subdir)
-        if final.exists():
-            final.rmdir()  # empty, checked above
-        os.replace(staging, final)
-    except (OSError, CondaToolFailed) as error:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise CondaToolFailed(f"creating {final} failed, nothing was left behind: {_one_line(error)}") from None
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    return final
-
-
 def link_into(
     records: Sequence[Any],
     directory: str | os.PathLike,
@@ -317,7 +282,7 @@ def link_into(
 ) -> None:
     """Link `records` into `directory` as if it were `final_prefix` (the path written into scripts and prefix
     placeholders), so the folder can then be renamed to `final_prefix` as it is: the step an atomic installer
-    (`install_prefix`, or envpin.provision's staging) builds on. CondaToolFailed when rattler fails."""
+    (envpin.provision's staging) builds on. CondaToolFailed when rattler fails."""
     module = rattler()
     try:
         _run(
@@ -355,29 +320,3 @@ def records_from_lock(path: str | os.PathLike, subdir: str, environment: str = "
     if not records:
         raise CondaInputError(f"{path}: environment {environment!r} has no conda packages for {subdir}")
     return list(records)
-
-
-class RattlerBackend:
-    """`envpin install --backend rattler`: solve an environment.yml (or take a pixi.lock / conda-lock.yml) for the
-    target and create the prefix in-process, atomically."""
-
-    def __init__(self, channels: ChannelSource = None, cache_dir: str | os.PathLike | None = None):
-        self.channels = channels
-        self.cache_dir = cache_dir
-
-    def create(self, source: Path, prefix: Path, virtual_packages: tuple[VirtualPackage, ...], subdir: str,
-               environment: str = "default") -> Path:
-        source = Path(source)
-        if source.name.endswith((".lock", "conda-lock.yml", "conda-lock.yaml")):
-            records = records_from_lock(source, subdir, environment)
-        else:
-            try:
-                text = source.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as error:
-                raise CondaInputError(f"{source}: cannot be read ({error.__class__.__name__})") from None
-            solution = solve_environment(text, self.channels, virtual_packages, subdir, origin=str(source),
-                                         cache_dir=self.cache_dir)
-            records = list(solution.repodata_records)
-        package_cache = Path(self.cache_dir) / "pkgs" if self.cache_dir is not None else None
-        return install_prefix(records, prefix, cache_dir=package_cache, platform=subdir)
-

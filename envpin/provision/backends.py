@@ -1,10 +1,13 @@
-"""Environment backends: uv, venv + pip, and conda / mamba / micromamba. Pure: each turns a location and the
-install inputs into the commands to run; `install.provision` runs them.
+"""Environment backends: uv, venv + pip, conda / mamba / micromamba, and rattler (envpin.provision.rattler).
+Pure: each turns a location and the install inputs into the steps to run; `install.provision` runs them.
 
 Every backend installs with hashes enforced: uv syncs the PEP 751 lock (`--require-hashes`); pip installs
 the lock's requirements export (`--require-hashes --no-deps`); conda-family backends make a conda Python and
 then do the same with its pip. Only `--environment-yml` installs without hashes (conda has none to check for
 the pip section of an environment.yml).
+
+conda-family steps run with the target's CONDA_OVERRIDE_CUDA / _GLIBC / _OSX, built from envpin's facts; any
+CONDA_OVERRIDE_* of the user's shell is dropped (`envpin.conda.virtual.override_environment`).
 """
 
 from __future__ import annotations
@@ -12,16 +15,23 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Callable, Protocol
+
+if TYPE_CHECKING:  # envpin's start-up registers `install`, which reads BACKENDS: keep this module light
+    from envpin.conda.virtual import VirtualPackage
 
 CONDA_TOOLS = ("conda", "mamba", "micromamba")
-BACKENDS = ("uv", "venv") + CONDA_TOOLS
+BACKENDS = ("uv", "venv", "rattler") + CONDA_TOOLS
 
 
 @dataclass(frozen=True)
 class Step:
+    """A command to run, or (rattler) an in-process action called with the environment's final prefix."""
+
     title: str
-    argv: tuple[str, ...]
+    argv: tuple[str, ...] = ()
+    action: Callable[[Path], None] | None = None
+    conda_target: tuple[VirtualPackage, ...] | None = None  # run with these as CONDA_OVERRIDE_*
 
 
 @dataclass(frozen=True)
@@ -31,6 +41,9 @@ class InstallInputs:
     requirements_file: Path | None = None  # the lock exported with --hash lines (pip)
     interpreter: str | None = None  # a base Python to build from (uv, venv)
     environment_yml: Path | None = None  # conda backends, instead of a lock
+    conda_lock: Path | None = None  # rattler: pixi.lock / conda-lock.yml; conda tools: an @EXPLICIT file
+    conda_environment: str = "default"  # the environment of a pixi.lock
+    pip_section: Path | None = None  # rattler: the environment.yml's pip: lines, installed after the conda packages
 
 
 class Backend(Protocol):
@@ -85,6 +98,7 @@ class VenvBackend:
 class CondaBackend:
     tool: str  # conda, mamba or micromamba
     binary: str
+    virtual_packages: tuple[VirtualPackage, ...] = ()  # the target's, from envpin's facts
     channel: str = "conda-forge"
 
     @property
@@ -92,18 +106,17 @@ class CondaBackend:
         return self.tool
 
     def steps(self, location: Path, inputs: InstallInputs) -> list[Step]:
-        if inputs.environment_yml is not None:
-            return [Step(f"create the environment ({self.tool}, {inputs.environment_yml.name})",
-                         self.create_from_file(location, inputs.environment_yml))]
+        from envpin.conda.backends import create_command
+
+        source = inputs.environment_yml or inputs.conda_lock
+        if source is not None:
+            return [Step(f"create the environment ({self.tool}, {source.name})",
+                         create_command(self.tool, self.binary, source, location), conda_target=self.virtual_packages)]
         if inputs.requirements_file is None:
-            raise ValueError("a conda backend installs a requirements file with hashes, or an environment.yml")
+            raise ValueError("a conda backend installs a requirements file with hashes, an environment.yml or an "
+                             "@EXPLICIT lock")
         create = (self.binary, "create", "--yes", "--prefix", str(location), "--override-channels",
                   "--channel", self.channel, f"python={inputs.python}", "pip")
-        return [Step(f"create the environment ({self.tool}, python={inputs.python})", create),
+        return [Step(f"create the environment ({self.tool}, python={inputs.python})", create,
+                     conda_target=self.virtual_packages),
                 Step("install the lock (pip --require-hashes)", pip_install(python_in(location), inputs.requirements_file))]
-
-    def create_from_file(self, location: Path, environment_yml: Path) -> tuple[str, ...]:
-        if self.tool == "micromamba":
-            return (self.binary, "create", "--yes", "--prefix", str(location), "--file", str(environment_yml))
-        # `conda env create` reads the pip: section too; it asks no questions, so it takes no --yes.
-        return (self.binary, "env", "create", "--prefix", str(location), "--file", str(environment_yml))

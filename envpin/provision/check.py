@@ -58,8 +58,12 @@ class Verification:
                 parts.append(f"{module} {entry.get('version')} imports ({build})")
             else:
                 parts.append(f"{module} does not import")
-        count = len(self.report.get("distributions", {}))
-        return f"Python {self.report.get('python')}, {count} distributions" + "".join(f"; {p}" for p in parts)
+        head = []
+        if "conda_packages" in self.report:
+            head.append(f"{self.report['conda_packages']} conda packages")
+        if "python" in self.report:
+            head.append(f"Python {self.report['python']}, {len(self.report.get('distributions', {}))} distributions")
+        return ", ".join(head or ["nothing to check"]) + "".join(f"; {p}" for p in parts)
 
 
 def probe(python: Path, modules: list[str], timeout: float = 300) -> dict[str, Any]:
@@ -113,6 +117,18 @@ def verify_environment(python: Path, document: dict[str, Any], timeout: float = 
     else:
         report = report_of_verify(python, run_probe, timeout)
     return Verification(report, compare(report, document))
+
+
+def verify_conda_environment(location: Path, python: Path, timeout: float = 300) -> Verification:
+    """An environment made from conda inputs, with no PEP 751 lock to compare against: the tool recorded packages
+    in conda-meta and, where the environment has a Python, the frameworks in it import."""
+    records = list((location / "conda-meta").glob("*.json"))
+    if not records:
+        return Verification({}, ("no conda packages were recorded in conda-meta",))
+    report: dict[str, Any] = {"conda_packages": len(records)}
+    if python.exists():
+        report.update(verify_environment(python, {"packages": []}, timeout).report)
+    return Verification(report, compare(report, {"packages": []}))
 
 
 def report_of_verify(python: Path, run_probe, timeout: float) -> dict[str, Any]:

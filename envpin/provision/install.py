@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from envpin.conda.virtual import VirtualPackage
 from envpin.errors import EnvpinError, EnvpinInputError
 from envpin.provision.atomic import staged
 from envpin.provision.backends import (
@@ -17,11 +18,12 @@ from envpin.provision.backends import (
     Backend,
     CondaBackend,
     InstallInputs,
+    Step,
     UvBackend,
     VenvBackend,
     python_in,
 )
-from envpin.provision.check import Verification, verify_environment
+from envpin.provision.check import Verification, verify_conda_environment, verify_environment
 from envpin.provision.progress import Progress
 from envpin.provision.runner import run_streaming
 
@@ -51,21 +53,40 @@ def provision(prefix: Path, backend: Backend, inputs: InstallInputs, document: d
     with staged(prefix) as staging:
         for step in backend.steps(staging.path, inputs):
             progress.step(step.title)
-            try:
-                result = run_streaming(step.argv, progress.output, timeout, environment)
-            except OSError as error:
-                raise InstallFailed(f"{step.argv[0]}: cannot run ({error.strerror or error})") from None
-            if result.timed_out:
-                raise InstallFailed(f"{step.title}: stopped after {timeout:g} s (is the index reachable?)")
-            if result.returncode != 0:
-                raise InstallFailed(f"{step.title} failed: {failure_line(result.tail)}")
+            if step.action is not None:
+                step.action(staging.prefix)  # in-process (rattler): its EnvpinErrors carry their own exit codes
+            else:
+                run_step(step, step_environment(environment, step), progress, timeout)
         progress.step("verify the environment")
-        verification = verify_environment(python_in(staging.path), document) if document else Verification({}, ())
+        if document is not None:
+            verification = verify_environment(python_in(staging.path), document)
+        else:  # conda inputs: an environment.yml or a conda lock
+            verification = verify_conda_environment(staging.path, python_in(staging.path))
         if not verification.ok:
             raise VerifyFailed(f"the new environment is wrong, nothing replaced: {'; '.join(verification.problems[:4])}")
         progress.step(f"move into place at {staging.prefix}")
         staging.commit()
         return Installed(staging.prefix, backend.name, verification)
+
+
+def run_step(step: Step, environment: dict[str, str], progress: Progress, timeout: float) -> None:
+    try:
+        result = run_streaming(step.argv, progress.output, timeout, environment)
+    except OSError as error:
+        raise InstallFailed(f"{step.argv[0]}: cannot run ({error.strerror or error})") from None
+    if result.timed_out:
+        raise InstallFailed(f"{step.title}: stopped after {timeout:g} s (is the index reachable?)")
+    if result.returncode != 0:
+        raise InstallFailed(f"{step.title} failed: {failure_line(result.tail)}")
+
+
+def step_environment(base: dict[str, str], step: Step) -> dict[str, str]:
+    """A conda tool's step sees the target's virtual packages as CONDA_OVERRIDE_*, and answers no questions."""
+    if step.conda_target is None:
+        return base
+    from envpin.conda.virtual import override_environment
+
+    return {**override_environment(base, step.conda_target), "CONDA_ALWAYS_YES": "true"}
 
 
 def failure_line(tail: tuple[str, ...]) -> str:
@@ -78,8 +99,10 @@ def failure_line(tail: tuple[str, ...]) -> str:
     return re.sub(r"\s+", " ", " ".join(dict.fromkeys(chosen)))[:500]
 
 
-def choose_backend(name: str | None, python: str, interpreter: str | None) -> Backend:
-    """`--backend`; by default uv when it is installed, else venv + pip."""
+def choose_backend(name: str | None, python: str, interpreter: str | None, conda_target: CondaTarget | None = None,
+                   ) -> Backend:
+    """`--backend`; by default uv when it is installed, else venv + pip. The conda family needs the target's
+    subdir and virtual packages (`conda_target`)."""
     from envpin.lock.engines import find_uv
 
     if name in (None, "uv"):
@@ -90,12 +113,31 @@ def choose_backend(name: str | None, python: str, interpreter: str | None) -> Ba
             raise EnvpinInputError("--backend uv: uv is not installed (pip install uv), or use --backend venv")
     if name in (None, "venv"):
         return VenvBackend(find_interpreter(python, interpreter))
-    if name in CONDA_TOOLS:
-        binary = shutil.which(name)
-        if not binary:
-            raise EnvpinInputError(f"--backend {name}: `{name}` is not on PATH")
-        return CondaBackend(name, binary)
-    raise EnvpinInputError(f"--backend {name!r}: expected uv, venv, {', '.join(CONDA_TOOLS)}")
+    if name not in CONDA_TOOLS + ("rattler",):
+        raise EnvpinInputError(f"--backend {name!r}: expected uv, venv, rattler, {', '.join(CONDA_TOOLS)}")
+    if conda_target is None:
+        raise ValueError("a conda backend needs the target's subdir and virtual packages")
+    if name == "rattler":
+        from envpin.provision.rattler import RattlerBackend
+
+        return RattlerBackend(conda_target.subdir, conda_target.virtual_packages, conda_target.channels,
+                              conda_target.cache_dir)
+    from envpin.conda.backends import find_tool
+
+    binary = find_tool(name)
+    if not binary:
+        raise EnvpinInputError(f"--backend {name}: `{name}` is not on PATH; install it, or use --backend rattler")
+    return CondaBackend(name, binary, conda_target.virtual_packages)
+
+
+@dataclass(frozen=True)
+class CondaTarget:
+    """What a conda-family backend creates for: the target's subdir, its virtual packages, and the channels."""
+
+    subdir: str
+    virtual_packages: tuple[VirtualPackage, ...]
+    channels: Any = None  # rattler: a channel folder or {name: location}; None = the channel names as conda has them
+    cache_dir: str | None = None
 
 
 def find_interpreter(python: str, given: str | None) -> str:

@@ -22,8 +22,8 @@ import yaml
 rattler = pytest.importorskip("rattler", reason="py-rattler (envpin[conda]) is not installed")
 
 from envpin.compat.loader import load_database  # noqa: E402
-from envpin.conda.errors import CondaInputError, CondaSolveFailed, CondaToolFailed  # noqa: E402
-from envpin.conda.rattler_solve import _run, install_prefix, solve_environment  # noqa: E402
+from envpin.conda.errors import CondaInputError, CondaSolveFailed  # noqa: E402
+from envpin.conda.rattler_solve import _run, solve_environment  # noqa: E402
 from envpin.conda.virtual import virtual_packages  # noqa: E402
 from envpin.facts import Driver, Gpu, HostFacts, Libc, PythonInfo  # noqa: E402
 from envpin.resolver.target import make_target  # noqa: E402
@@ -216,8 +216,9 @@ PLACEHOLDER = "/opt/anaconda1anaconda2anaconda3"  # conda's prefix placeholder, 
 
 
 def _conda_package(channel: Path, name: str, version: str, depends: list[str], files: dict[str, bytes],
-                   with_prefix: tuple[str, ...] = ()) -> Path:
-    """A minimal noarch conda package (.tar.bz2): info/index.json, info/paths.json, info/files and its files."""
+                   with_prefix: tuple[str, ...] = (), links: dict[str, str] | None = None) -> Path:
+    """A minimal noarch conda package (.tar.bz2): info/index.json, info/paths.json, info/files, its files and its
+    symbolic links (`links`: path -> where it points)."""
     index = {"name": name, "version": version, "build": "0", "build_number": 0, "depends": depends,
              "subdir": "noarch", "noarch": "generic", "license": "BSD-3-Clause"}
     paths = []
@@ -227,15 +228,20 @@ def _conda_package(channel: Path, name: str, version: str, depends: list[str], f
         if path in with_prefix:
             entry.update(file_mode="text", prefix_placeholder=PLACEHOLDER)
         paths.append(entry)
+    paths += [{"_path": path, "path_type": "softlink"} for path in links or {}]
     members = {"info/index.json": json.dumps(index).encode(),
                "info/paths.json": json.dumps({"paths": paths, "paths_version": 1}).encode(),
-               "info/files": "".join(f"{p}\n" for p in files).encode(), **files}
+               "info/files": "".join(f"{p}\n" for p in [*files, *(links or {})]).encode(), **files}
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as archive:
         for member, content in members.items():
             info = tarfile.TarInfo(member)
-            info.size, info.mtime, info.mode = len(content), 0, 0o644
+            info.size, info.mtime, info.mode = len(content), 0, 0o755 if member.startswith("bin/") else 0o644
             archive.addfile(info, io.BytesIO(content))
+        for member, pointing_to in (links or {}).items():
+            info = tarfile.TarInfo(member)
+            info.type, info.linkname, info.mtime = tarfile.SYMTYPE, pointing_to, 0
+            archive.addfile(info)
     target = channel / "noarch" / f"{name}-{version}-0.tar.bz2"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(bz2.compress(buffer.getvalue()))
@@ -266,24 +272,39 @@ def test_create_from_a_local_channel_atomically(tmp_path, local_channel):
     # the placeholder became the final prefix, not the staging folder rattler linked into
     assert (prefix / "share/demo/lib.txt").read_text() == f"prefix={prefix}\n"
     assert sorted(p.name for p in (prefix / "conda-meta").glob("*.json")) == ["demo-app-2.0-0.json", "demo-lib-1.0-0.json"]
-    assert sorted(p.name for p in prefix.parent.iterdir()) == ["demo"]  # no staging folder left
-    assert not any(str(tmp_path / "envs" / ".demo") in p.read_text() for p in prefix.rglob("*") if p.is_file())
-    # a second create into the same, now used, prefix is refused and leaves it alone
-    again = envpin("conda", "create", str(environment), "--prefix", str(prefix), "--channels", str(channels),
-                   "--driver", "none", *TARGET)
-    assert again.returncode == 2 and "already exists and is not an empty folder" in again.stderr
-    assert (prefix / "share/demo/app.txt").exists()
+    assert [p.name for p in prefix.parent.iterdir() if not p.name.endswith(".envpin-lock")] == ["demo"]
+    assert not any(".envpin-tmp-" in p.read_text() for p in prefix.rglob("*") if p.is_file())
+    # the same again replaces the environment whole, in one swap
+    (prefix / "marker").write_text("old")
+    again = envpin("install", "--backend", "rattler", "--environment-yml", str(environment), "--prefix", str(prefix),
+                   "--channels", str(channels), "--cache-dir", str(tmp_path / "cache"), "--driver", "none", *TARGET)
+    assert again.returncode == 0, again.stderr
+    assert "[2/4] link the conda packages (rattler)" in again.stderr
+    assert again.stderr.strip().splitlines()[-1] == f"installed {prefix} (rattler): 2 conda packages"
+    assert not (prefix / "marker").exists() and (prefix / "share/demo/lib.txt").read_text() == f"prefix={prefix}\n"
+    # a folder that is not an environment is never replaced
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "keep.txt").write_text("mine")
+    refused = envpin("conda", "create", str(environment), "--prefix", str(project), "--channels", str(channels),
+                     "--driver", "none", *TARGET)
+    assert refused.returncode == 2 and "is not a Python environment" in refused.stderr, refused.stderr
+    assert (project / "keep.txt").read_text() == "mine"
 
 
-def test_a_failed_create_leaves_nothing_behind(tmp_path, local_channel, cache):
+def test_a_failed_create_leaves_the_previous_environment(tmp_path, local_channel):
     channels, environment = local_channel
-    solution = solve_environment(environment.read_text(), channels, (), "linux-64", cache_dir=cache)
+    prefix = tmp_path / "envs" / "demo"
+    first = envpin("install", "--environment-yml", str(environment), "--prefix", str(prefix), "--channels",
+                   str(channels), "--cache-dir", str(tmp_path / "cache"), "--driver", "none", *TARGET)
+    assert first.returncode == 0, first.stderr  # rattler is the backend of a conda input when none is named
     (channels / "demo" / "noarch" / "demo-lib-1.0-0.tar.bz2").unlink()  # indexed, solved, then gone
-    prefix = tmp_path / "envs" / "broken"
-    prefix.parent.mkdir()
-    with pytest.raises(CondaToolFailed, match="nothing was left behind"):
-        install_prefix(solution, prefix, cache_dir=tmp_path / "empty-cache")
-    assert list(prefix.parent.iterdir()) == []
+    failed = envpin("install", "--environment-yml", str(environment), "--prefix", str(prefix), "--channels",
+                    str(channels), "--cache-dir", str(tmp_path / "empty-cache"), "--driver", "none", *TARGET)
+    assert failed.returncode == 1, failed.stderr
+    assert failed.stderr.strip().splitlines()[-1].startswith("envpin: error: rattler could not link the environment")
+    assert (prefix / "share/demo/app.txt").read_text() == "hello from demo-app\n"
+    assert sorted(p.name for p in prefix.parent.iterdir() if not p.name.endswith(".envpin-lock")) == ["demo"]
 
 
 def test_create_from_a_pixi_lock_written_by_envpin(tmp_path, local_channel):
@@ -297,6 +318,73 @@ def test_create_from_a_pixi_lock_written_by_envpin(tmp_path, local_channel):
                     "--driver", "none", *TARGET)
     assert result.returncode == 0, result.stderr
     assert (prefix / "share/demo/lib.txt").read_text() == f"prefix={prefix}\n"
+
+
+# ---------------------------------------------------------------- a PEP 751 lock into a conda Python, with rattler
+
+PYTHON_VERSION = "%d.%d.%d" % sys.version_info[:3]
+SITE_PACKAGES = "lib/python%d.%d/site-packages" % sys.version_info[:2]
+THIS_PYTHON = ["--os", "linux", "--arch", "x86_64", "--python", "%d.%d" % sys.version_info[:2], "--glibc", GLIBC]
+
+
+@pytest.fixture(scope="module")
+def python_channel(tmp_path_factory):
+    """`channels/conda-forge` with a `python` package laid out as a venv of the Python running these tests (its
+    interpreter a symbolic link, as venv makes it) and a `pip` package holding this environment's own pip."""
+    import pip
+
+    channel = tmp_path_factory.mktemp("python-channel") / "channels" / "conda-forge"
+    base = Path(sys._base_executable)
+    config = f"home = {base.parent}\ninclude-system-site-packages = false\nversion = {PYTHON_VERSION}\n"
+    _conda_package(channel, "python", PYTHON_VERSION, [], {"pyvenv.cfg": config.encode()},
+                   links={"bin/python": str(base)})
+    site = Path(pip.__file__).parent.parent
+    pip_files = [*Path(pip.__file__).parent.rglob("*"), *site.glob(f"pip-{pip.__version__}.dist-info/*")]
+    _conda_package(channel, "pip", pip.__version__, ["python"],
+                   {f"{SITE_PACKAGES}/{path.relative_to(site).as_posix()}": path.read_bytes()
+                    for path in pip_files if path.is_file() and "__pycache__" not in path.parts})
+    _run(rattler.index.index_fs(channel, write_zst=False, write_shards=False))
+    return channel.parent
+
+
+def test_a_pep751_lock_installed_into_a_conda_python_with_rattler(tmp_path, python_channel):
+    from tests.integration.loopback_index import Index, build_wheel
+
+    index = Index(tmp_path / "served")
+    index.add("simple", build_wheel(tmp_path / "wheels", "tinydep", "1.0",
+                                    {"tinydep/__init__.py": "def main():\n    print('hello from tinydep')\n"},
+                                    scripts={"tiny-hello": "tinydep:main"}))
+    server = index.start()
+    wheel = index.projects["simple"]["tinydep"][0]
+    lock = tmp_path / "pylock.toml"
+    lock.write_text(f'''lock-version = "1.0"
+requires-python = "=={THIS_PYTHON[5]}.*"
+created-by = "a test"
+
+[[packages]]
+name = "tinydep"
+version = "1.0"
+index = "{index.url}/simple"
+wheels = [{{ url = "{index.file_url("simple", wheel.name)}", hashes = {{ sha256 = "{index.hashes[wheel]}" }} }}]
+''')
+    prefix = tmp_path / "env"
+    try:
+        result = envpin("install", "--backend", "rattler", "--lock", str(lock), "--prefix", str(prefix), "--channels",
+                        str(python_channel), "--cache-dir", str(tmp_path / "cache"), "--driver", "none", *THIS_PYTHON,
+                        env={"PIP_CONFIG_FILE": os.devnull, "PIP_NO_CACHE_DIR": "1", "CI": "true"})
+    finally:
+        server.shutdown()
+    assert result.returncode == 0, result.stderr
+    assert f"[1/5] solve python={THIS_PYTHON[5]} and pip for linux-64 (rattler)" in result.stderr
+    assert "[3/5] install the lock (pip --require-hashes)" in result.stderr
+    assert sorted(p.name.rsplit("-", 2)[0] for p in (prefix / "conda-meta").glob("*.json")) == ["pip", "python"]
+    # pip's script was written in the staging folder and points at the prefix after the swap
+    hello = subprocess.run([str(prefix / "bin" / "tiny-hello")], capture_output=True, text=True)
+    assert hello.stdout.strip() == "hello from tinydep", hello.stderr
+    where = subprocess.run([str(prefix / "bin" / "python"), "-c", "import sys, tinydep; print(sys.prefix)"],
+                           capture_output=True, text=True)
+    assert where.stdout.strip() == str(prefix), where.stderr
+    assert [p.name for p in tmp_path.iterdir() if ".envpin-tmp-" in p.name] == []
 
 
 def test_virtual_packages_file_for_conda_lock(tmp_path):

@@ -293,7 +293,9 @@ def test_lock_text():
 
 
 def test_conda_tool_commands(tmp_path):
-    from envpin.conda.backends import create_command, tool_run
+    from envpin.conda.backends import create_command
+    from envpin.provision.backends import Step
+    from envpin.provision.install import step_environment
 
     env_file = tmp_path / "environment.yml"
     env_file.write_text("dependencies: [python]\n")
@@ -308,21 +310,10 @@ def test_conda_tool_commands(tmp_path):
         "mamba", "create", "--yes", "--prefix", str(prefix), "--file", str(lock))
     with pytest.raises(CondaInputError, match="expected one of conda, mamba, micromamba"):
         create_command("pip", "pip", env_file, prefix)
-    run = tool_run("conda", "conda", env_file, prefix, (VirtualPackage("__cuda", "12.1"),),
-                   {"CONDA_OVERRIDE_CUDA": "13.0", "HOME": "/root"})
-    assert run.environment == {"HOME": "/root", "CONDA_OVERRIDE_CUDA": "12.1", "CONDA_ALWAYS_YES": "true"}
-
-
-def test_conda_tool_backend_refuses_a_foreign_platform_and_a_used_prefix(tmp_path):
-    from envpin.conda.backends import CondaToolBackend, native_subdir
-
-    backend = CondaToolBackend("conda", executable="/nonexistent/conda")
-    other = "win-64" if native_subdir() != "win-64" else "linux-64"
-    with pytest.raises(CondaInputError, match="creates environments for this machine"):
-        backend.create(tmp_path / "environment.yml", tmp_path / "env", (), other)
-    used = tmp_path / "used"
-    used.mkdir()
-    (used / "keep.txt").write_text("mine")
-    with pytest.raises(CondaInputError, match="already exists and is not an empty folder"):
-        backend.create(tmp_path / "environment.yml", used, (), native_subdir())
-    assert (used / "keep.txt").read_text() == "mine"
+    user = {"CONDA_OVERRIDE_CUDA": "13.0", "CONDA_OVERRIDE_GLIBC": "2.17", "HOME": "/root"}
+    step = Step("create", ("conda",), conda_target=(VirtualPackage("__cuda", "12.1"), VirtualPackage("__glibc", "2.35")))
+    assert step_environment(user, step) == {"HOME": "/root", "CONDA_OVERRIDE_CUDA": "12.1",
+                                            "CONDA_OVERRIDE_GLIBC": "2.35", "CONDA_ALWAYS_YES": "true"}
+    no_driver = Step("create", ("conda",), conda_target=(VirtualPackage("__glibc", "2.35"),))
+    assert step_environment(user, no_driver)["CONDA_OVERRIDE_CUDA"] == ""  # conda's "no CUDA driver"
+    assert step_environment(user, Step("pip", ("python",))) is user  # not a conda step: untouched

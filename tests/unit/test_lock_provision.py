@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -144,22 +143,14 @@ def test_backend_commands(tmp_path):
     assert conda[0].argv == ("/opt/mm", "create", "--yes", "--prefix", "/e", "--override-channels", "--channel",
                              "conda-forge", "python=3.11", "pip")
     assert conda[1].argv[-2:] == ("-r", "w/req.txt")
-    from_file = InstallInputs(python="", environment_yml=Path("environment.yml"))
+    assert conda[0].conda_target == () and conda[1].conda_target is None  # pip runs without CONDA_OVERRIDE_*
+    environment_yml = tmp_path / "environment.yml"
+    environment_yml.write_text("dependencies: [python]\n")
+    from_file = InstallInputs(python="", environment_yml=environment_yml)
     assert CondaBackend("micromamba", "mm").steps(Path("/e"), from_file)[0].argv == (
-        "mm", "create", "--yes", "--prefix", "/e", "--file", "environment.yml")
+        "mm", "create", "--yes", "--prefix", "/e", "--file", str(environment_yml))
     assert CondaBackend("mamba", "mamba").steps(Path("/e"), from_file)[0].argv == (
-        "mamba", "env", "create", "--prefix", "/e", "--file", "environment.yml")
-
-
-@pytest.mark.parametrize("tool", ["conda", "mamba", "micromamba"])
-def test_conda_backend_creates_a_real_environment(tool, tmp_path):
-    binary = shutil.which(tool)
-    if binary is None:
-        pytest.skip(f"{tool} is not on PATH on this machine")
-    step = CondaBackend(tool, binary).steps(tmp_path / "env", InstallInputs(python="3.11", requirements_file=Path("r")))[0]
-    import subprocess
-
-    assert subprocess.run(step.argv, capture_output=True, timeout=900).returncode == 0
+        "mamba", "env", "create", "--yes", "--prefix", "/e", "--file", str(environment_yml))
 
 
 # ---------------------------------------------------------------- progress

@@ -1,0 +1,115 @@
+"""The rattler backend of `envpin install`: conda environments solved and linked in-process by py-rattler.
+
+Its steps are in-process actions run inside provision's staging (`envpin.provision.atomic`), so a rattler
+environment is built beside the prefix and swapped in like a uv or venv one. rattler links the packages as if they
+were already at the final prefix (its `alternative_target_prefix`): the prefix placeholders of conda packages get
+the final path, and the relocation pass before the swap finds nothing of the staging path to rewrite.
+
+What it installs, by input:
+
+- an environment.yml: solved for the target's virtual packages and linked; its `pip:` section is then installed by
+  the environment's own pip (without hashes: an environment.yml has none);
+- a pixi.lock or conda-lock.yml: exactly the locked packages of the target's subdir, no solve;
+- a PEP 751 lock: a conda Python of the lock's version and pip, solved from the channels, then the lock installed
+  by that pip with every hash checked, as the conda tools' backend does.
+
+rattler is imported by `envpin.conda.rattler_solve` inside each call (the optional extra `envpin[conda]`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from envpin.conda.errors import CondaInputError, CondaToolFailed
+from envpin.conda.virtual import VirtualPackage
+from envpin.provision.backends import InstallInputs, Step, pip_install, python_in
+
+DEFAULT_CHANNEL = "conda-forge"
+
+
+@dataclass(frozen=True)
+class RattlerBackend:
+    subdir: str  # the conda subdir of the target: linux-64
+    virtual_packages: tuple[VirtualPackage, ...]  # built from envpin's facts, never rattler's detection
+    channels: Any = None  # a channel folder, a {name: location} mapping, or None (the files' channel names)
+    cache_dir: str | None = None
+    name: str = "rattler"
+
+    def steps(self, location: Path, inputs: InstallInputs) -> list[Step]:
+        run = _RattlerRun(self, location)
+        if inputs.conda_lock is not None:
+            solve = Step(f"read {inputs.conda_lock.name} for {self.subdir}", action=lambda _: run.read_lock(inputs))
+        elif inputs.environment_yml is not None:
+            solve = Step(f"solve {inputs.environment_yml.name} for {self.subdir} (rattler)",
+                         action=lambda _: run.solve_file(inputs.environment_yml))
+        elif inputs.requirements_file is not None:
+            solve = Step(f"solve python={inputs.python} and pip for {self.subdir} (rattler)",
+                         action=lambda _: run.solve_python(inputs.python))
+        else:
+            raise ValueError("the rattler backend installs an environment.yml, a conda lock or a PEP 751 lock")
+        steps = [solve, Step("link the conda packages (rattler)", action=run.link)]
+        if inputs.requirements_file is not None and inputs.conda_lock is None and inputs.environment_yml is None:
+            steps.append(Step("install the lock (pip --require-hashes)",
+                              pip_install(python_in(location), inputs.requirements_file)))
+        elif inputs.pip_section is not None:
+            steps.append(Step("install the pip: section (pip, no hashes)", pip_section_install(location, inputs.pip_section)))
+        return steps
+
+
+def pip_section_install(location: Path, requirements: Path) -> tuple[str, ...]:
+    return (str(python_in(location)), "-m", "pip", "install", "--no-input", "--disable-pip-version-check",
+            "-r", str(requirements))
+
+
+@dataclass
+class _RattlerRun:
+    """The state one run's steps share: the records the first step found and the second links."""
+
+    backend: RattlerBackend
+    location: Path
+    records: list[Any] = field(default_factory=list)
+
+    def read_lock(self, inputs: InstallInputs) -> None:
+        from envpin.conda.rattler_solve import records_from_lock
+
+        self.records = records_from_lock(inputs.conda_lock, self.backend.subdir, inputs.conda_environment)
+
+    def solve_file(self, path: Path) -> None:
+        from envpin.conda.rattler_solve import solve_environment
+
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise CondaInputError(f"{path}: cannot be read ({error.__class__.__name__})") from None
+        self._solved(solve_environment(text, self.backend.channels, self.backend.virtual_packages, self.backend.subdir,
+                                       origin=str(path), cache_dir=self.backend.cache_dir))
+
+    def solve_python(self, python: str) -> None:
+        from envpin.conda.envfile import EnvironmentFile
+        from envpin.conda.rattler_solve import solve_specs
+
+        request = EnvironmentFile(name=None, channels=(DEFAULT_CHANNEL,), dependencies=(f"python {python}.*", "pip"),
+                                  pip=())
+        self._solved(solve_specs(request, self.backend.channels, self.backend.virtual_packages, self.backend.subdir,
+                                 origin=f"python={python} with pip", cache_dir=self.backend.cache_dir))
+
+    def _solved(self, solution) -> None:
+        self.records = list(solution.repodata_records)
+
+    def link(self, final_prefix: Path) -> None:
+        from envpin.conda.rattler_solve import link_into
+
+        cache = Path(self.backend.cache_dir) / "pkgs" if self.backend.cache_dir else None
+        link_into(self.records, self.location, final_prefix, cache_dir=cache, platform=self.backend.subdir)
+        missing = missing_records(self.location, self.records)
+        if missing:
+            raise CondaToolFailed(f"rattler left out {len(missing)} package(s): {', '.join(missing[:5])}")
+
+
+def missing_records(location: Path, records: list[Any]) -> list[str]:
+    """The solved or locked packages without their conda-meta record in the new environment."""
+    present = {p.name for p in (location / "conda-meta").glob("*.json")}
+    wanted = [f"{r.name.normalized}-{r.version}-{r.build}" for r in records]
+    return [name for name in wanted if f"{name}.json" not in present]
