@@ -39,23 +39,23 @@ class RattlerBackend:
 
     def steps(self, location: Path, inputs: InstallInputs) -> list[Step]:
         run = _RattlerRun(self, location)
+        link = Step("link the conda packages (rattler)", action=run.link)
         if inputs.conda_lock is not None:
-            solve = Step(f"read {inputs.conda_lock.name} for {self.subdir}", action=lambda _: run.read_lock(inputs))
-        elif inputs.environment_yml is not None:
+            return [Step(f"read {inputs.conda_lock.name} for {self.subdir}", action=lambda _: run.read_lock(inputs)),
+                    link]
+        if inputs.environment_yml is not None:
             solve = Step(f"solve {inputs.environment_yml.name} for {self.subdir} (rattler)",
                          action=lambda _: run.solve_file(inputs.environment_yml))
-        elif inputs.requirements_file is not None:
-            solve = Step(f"solve python={inputs.python} and pip for {self.subdir} (rattler)",
-                         action=lambda _: run.solve_python(inputs.python))
-        else:
-            raise ValueError("the rattler backend installs an environment.yml, a conda lock or a PEP 751 lock")
-        steps = [solve, Step("link the conda packages (rattler)", action=run.link)]
-        if inputs.requirements_file is not None and inputs.conda_lock is None and inputs.environment_yml is None:
-            steps.append(Step("install the lock (pip --require-hashes)",
-                              pip_install(python_in(location), inputs.requirements_file)))
-        elif inputs.pip_section is not None:
-            steps.append(Step("install the pip: section (pip, no hashes)", pip_section_install(location, inputs.pip_section)))
-        return steps
+            if inputs.pip_section is None:
+                return [solve, link]
+            return [solve, link, Step("install the pip: section (pip, no hashes)",
+                                      pip_section_install(location, inputs.pip_section))]
+        if inputs.requirements_file is not None:
+            return [Step(f"solve python={inputs.python} and pip for {self.subdir} (rattler)",
+                         action=lambda _: run.solve_python(inputs.python)),
+                    link,
+                    Step("install the lock (pip --require-hashes)", pip_install(python_in(location), inputs.requirements_file))]
+        raise ValueError("the rattler backend installs an environment.yml, a conda lock or a PEP 751 lock")
 
 
 def pip_section_install(location: Path, requirements: Path) -> tuple[str, ...]:

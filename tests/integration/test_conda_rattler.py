@@ -347,15 +347,36 @@ def python_channel(tmp_path_factory):
     return channel.parent
 
 
-def test_a_pep751_lock_installed_into_a_conda_python_with_rattler(tmp_path, python_channel):
+@pytest.fixture(scope="module")
+def tinydep_index(tmp_path_factory):
+    """A loopback index serving tinydep 1.0 (with a console script)."""
     from tests.integration.loopback_index import Index, build_wheel
 
-    index = Index(tmp_path / "served")
-    index.add("simple", build_wheel(tmp_path / "wheels", "tinydep", "1.0",
+    root = tmp_path_factory.mktemp("tinydep-index")
+    index = Index(root / "served")
+    index.add("simple", build_wheel(root / "wheels", "tinydep", "1.0",
                                     {"tinydep/__init__.py": "def main():\n    print('hello from tinydep')\n"},
                                     scripts={"tiny-hello": "tinydep:main"}))
     server = index.start()
-    wheel = index.projects["simple"]["tinydep"][0]
+    yield index
+    server.shutdown()
+
+
+NO_PIP_CONFIG = {"PIP_CONFIG_FILE": os.devnull, "PIP_NO_CACHE_DIR": "1", "CI": "true"}
+
+
+def assert_works_at(prefix: Path) -> None:
+    """pip's script was written in the staging folder and must point at the prefix after the swap."""
+    hello = subprocess.run([str(prefix / "bin" / "tiny-hello")], capture_output=True, text=True)
+    assert hello.stdout.strip() == "hello from tinydep", hello.stderr
+    where = subprocess.run([str(prefix / "bin" / "python"), "-c", "import sys, tinydep; print(sys.prefix)"],
+                           capture_output=True, text=True)
+    assert where.stdout.strip() == str(prefix), where.stderr
+    assert [p.name for p in prefix.parent.iterdir() if ".envpin-tmp-" in p.name] == []
+
+
+def test_a_pep751_lock_installed_into_a_conda_python_with_rattler(tmp_path, python_channel, tinydep_index):
+    wheel = tinydep_index.projects["simple"]["tinydep"][0]
     lock = tmp_path / "pylock.toml"
     lock.write_text(f'''lock-version = "1.0"
 requires-python = "=={THIS_PYTHON[5]}.*"
@@ -364,27 +385,32 @@ created-by = "a test"
 [[packages]]
 name = "tinydep"
 version = "1.0"
-index = "{index.url}/simple"
-wheels = [{{ url = "{index.file_url("simple", wheel.name)}", hashes = {{ sha256 = "{index.hashes[wheel]}" }} }}]
+index = "{tinydep_index.url}/simple"
+wheels = [{{ url = "{tinydep_index.file_url("simple", wheel.name)}", hashes = {{ sha256 = "{tinydep_index.hashes[wheel]}" }} }}]
 ''')
     prefix = tmp_path / "env"
-    try:
-        result = envpin("install", "--backend", "rattler", "--lock", str(lock), "--prefix", str(prefix), "--channels",
-                        str(python_channel), "--cache-dir", str(tmp_path / "cache"), "--driver", "none", *THIS_PYTHON,
-                        env={"PIP_CONFIG_FILE": os.devnull, "PIP_NO_CACHE_DIR": "1", "CI": "true"})
-    finally:
-        server.shutdown()
+    result = envpin("install", "--backend", "rattler", "--lock", str(lock), "--prefix", str(prefix), "--channels",
+                    str(python_channel), "--cache-dir", str(tmp_path / "cache"), "--driver", "none", *THIS_PYTHON,
+                    env=NO_PIP_CONFIG)
     assert result.returncode == 0, result.stderr
     assert f"[1/5] solve python={THIS_PYTHON[5]} and pip for linux-64 (rattler)" in result.stderr
     assert "[3/5] install the lock (pip --require-hashes)" in result.stderr
     assert sorted(p.name.rsplit("-", 2)[0] for p in (prefix / "conda-meta").glob("*.json")) == ["pip", "python"]
-    # pip's script was written in the staging folder and points at the prefix after the swap
-    hello = subprocess.run([str(prefix / "bin" / "tiny-hello")], capture_output=True, text=True)
-    assert hello.stdout.strip() == "hello from tinydep", hello.stderr
-    where = subprocess.run([str(prefix / "bin" / "python"), "-c", "import sys, tinydep; print(sys.prefix)"],
-                           capture_output=True, text=True)
-    assert where.stdout.strip() == str(prefix), where.stderr
-    assert [p.name for p in tmp_path.iterdir() if ".envpin-tmp-" in p.name] == []
+    assert_works_at(prefix)
+
+
+def test_an_environment_yml_with_a_pip_section_with_rattler(tmp_path, python_channel, tinydep_index):
+    environment = tmp_path / "environment.yml"
+    environment.write_text(yaml.safe_dump({"channels": ["conda-forge"], "dependencies": [
+        f"python {THIS_PYTHON[5]}.*", "pip", {"pip": [f"--index-url {tinydep_index.url}/simple", "tinydep==1.0"]}]}))
+    prefix = tmp_path / "env"
+    result = envpin("install", "--environment-yml", str(environment), "--prefix", str(prefix), "--channels",
+                    str(python_channel), "--cache-dir", str(tmp_path / "cache"), "--driver", "none", *THIS_PYTHON,
+                    env=NO_PIP_CONFIG)
+    assert result.returncode == 0, result.stderr
+    assert "[3/5] install the pip: section (pip, no hashes)" in result.stderr
+    assert f"2 conda packages, Python {PYTHON_VERSION}," in result.stderr.strip().splitlines()[-1]
+    assert_works_at(prefix)
 
 
 def test_virtual_packages_file_for_conda_lock(tmp_path):
