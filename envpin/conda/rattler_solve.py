@@ -297,7 +297,37 @@ def link_into(
             )
         )
     except _rattler_errors(module) as error:
+        wait_until_still(Path(directory))
         raise CondaToolFailed(f"rattler could not link the environment: {_one_line(error)}") from None
+
+
+def wait_until_still(directory: Path, interval_s: float = 0.25, limit_s: float = 30.0) -> None:
+    """Return once nothing has changed in `directory` for `interval_s` (or after `limit_s`). rattler reports the
+    first package that failed while its tasks for the other packages may still be linking into the folder (seen
+    in CI: a staging folder removed on the error, then written to again); the caller removes the folder after."""
+    import time
+
+    deadline = time.monotonic() + limit_s
+    previous = None
+    while time.monotonic() < deadline:
+        current = _tree_state(directory)
+        if current == previous:
+            return
+        previous = current
+        time.sleep(interval_s)
+
+
+def _tree_state(directory: Path) -> tuple[int, int]:
+    """(entries, newest modification time in ns) of a folder tree: changes while anything is written into it."""
+    count, newest = 0, 0
+    for root, folders, files in os.walk(directory):
+        for name in (*folders, *files):
+            try:
+                newest = max(newest, os.lstat(os.path.join(root, name)).st_mtime_ns)
+            except OSError:
+                continue
+            count += 1
+    return count, newest
 
 
 def _one_line(error: BaseException) -> str:
