@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from envpin.conda.virtual import VirtualPackage
+from envpin.conda.virtual import VirtualPackage, override_environment
 from envpin.errors import EnvpinError, EnvpinInputError
 from envpin.provision.atomic import staged
 from envpin.provision.backends import (
@@ -84,8 +84,6 @@ def step_environment(base: dict[str, str], step: Step) -> dict[str, str]:
     """A conda tool's step sees the target's virtual packages as CONDA_OVERRIDE_*, and answers no questions."""
     if step.conda_target is None:
         return base
-    from envpin.conda.virtual import override_environment
-
     return {**override_environment(base, step.conda_target), "CONDA_ALWAYS_YES": "true"}
 
 
