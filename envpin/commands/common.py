@@ -72,12 +72,18 @@ def read_facts(path: str):
     return from_json(read_json(path, "--facts"), origin=f"--facts {path}")
 
 
+def read_text(path: str | Path, option: str = "") -> str:
+    """A UTF-8 file's text; unreadable is a one-line error naming the option (if any) and the path."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        where = f"{option} {path}" if option else str(path)
+        raise EnvpinInputError(f"{where}: cannot be read ({error.__class__.__name__})") from None
+
+
 def read_json(path: str, option: str):
     """A JSON document from a file, or stdin for `-`; unreadable or malformed input is a one-line error."""
-    try:
-        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise EnvpinInputError(f"{option} {path}: cannot be read ({error.__class__.__name__})") from None
+    text = sys.stdin.read() if path == "-" else read_text(path, option)
     try:
         return json.loads(text)
     except ValueError as error:

@@ -16,11 +16,11 @@ import json
 import sys
 from pathlib import Path
 
-from envpin.commands.common import add_db_option, add_target_options, target_facts, write_atomically
+from envpin.commands.common import add_db_option, add_target_options, read_text, target_facts, write_atomically
 from envpin.errors import EnvpinInputError
+from envpin.provision.backends import CONDA_FAMILY
 
 LOCK_FORMATS = ("pixi.lock", "conda-lock.yml", "explicit")
-BACKENDS = ("rattler", "conda", "mamba", "micromamba")
 
 
 def conda_environment_yml(answer, request, args: argparse.Namespace, project, source_args) -> str:
@@ -65,7 +65,7 @@ def register(commands, parser_class) -> None:
     create.add_argument("file", help="an environment.yml, pixi.lock or conda-lock.yml (an @EXPLICIT file for conda tools)")
     create.add_argument("--prefix", required=True,
                         help="the environment's folder: new, empty, or an environment to replace atomically")
-    create.add_argument("--backend", choices=BACKENDS, default="rattler")
+    create.add_argument("--backend", choices=CONDA_FAMILY, default="rattler")
     create.add_argument("--environment", dest="conda_environment", default="default",
                         help="the environment of a pixi.lock")
     create.add_argument("--timeout", type=float, default=3600, metavar="S", help="stop a step after S seconds")
@@ -141,15 +141,8 @@ def channels_of(args: argparse.Namespace):
     return args.channels
 
 
-def _read(path: str) -> str:
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise EnvpinInputError(f"{path}: cannot be read ({error.__class__.__name__})") from None
-
-
 def _solve(args: argparse.Namespace):
-    return solve_file(args, args.file, _read(args.file))
+    return solve_file(args, args.file, read_text(args.file))
 
 
 def solve_file(args: argparse.Namespace, origin: str, text: str):

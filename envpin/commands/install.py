@@ -13,15 +13,15 @@ import sys
 import tempfile
 from pathlib import Path
 
+from envpin.commands.common import read_text
 from envpin.errors import EnvpinInputError
-from envpin.provision.backends import BACKENDS, CONDA_TOOLS
+from envpin.provision.backends import BACKENDS, CONDA_FAMILY, CONDA_TOOLS
 
-CONDA_FAMILY = ("rattler",) + CONDA_TOOLS
-CONDA_INPUTS = {  # what each conda input is read by
+CONDA_INPUTS = {  # each conda input (named as envpin.check.formats names kinds) and the backends that read it
     "environment.yml": CONDA_FAMILY,
     "pixi.lock": ("rattler",),
-    "conda-lock.yml": ("rattler",),
-    "@EXPLICIT": CONDA_TOOLS,
+    "conda-lock": ("rattler",),
+    "explicit": CONDA_TOOLS,
 }
 
 
@@ -107,23 +107,28 @@ def _provision(args: argparse.Namespace, backend, inputs, document) -> int:
 
 
 def file_kind(path: str, as_lock: bool) -> str:
-    """pylock (PEP 751, or what envpin reads as one), environment.yml, pixi.lock, conda-lock.yml or @EXPLICIT, by
-    the name (and, for @EXPLICIT, the marker only the content shows). A .yml given as --lock is a conda-lock file."""
+    """pylock, or one of CONDA_INPUTS. `envpin.check.formats.kind_of` tells the kinds `envpin check` reads (by name,
+    then by content); pixi.lock, which check does not read, goes by its name, and any .toml given as --lock is read
+    as PEP 751 (uv.lock too, which the PEP 751 reader then names as not one)."""
+    from envpin.check.formats import kind_of
     from envpin.conda.backends import is_explicit_lock
 
     name = Path(path).name.lower()
     if as_lock and (name.endswith(".toml") or name == "uv.lock"):
         return "pylock"
-    if name.endswith((".yml", ".yaml")):
-        return "conda-lock.yml" if as_lock or "conda-lock" in name else "environment.yml"
-    if name.endswith(".lock"):
+    if name.endswith(".lock") and not name.startswith("conda-"):
         return "pixi.lock"
     if not Path(path).is_file():
         raise EnvpinInputError(f"{path}: no such file")
-    if is_explicit_lock(Path(path)):
-        return "@EXPLICIT"
-    raise EnvpinInputError(f"{path}: not a file envpin installs (pylock.toml, environment.yml, pixi.lock, "
-                           "conda-lock.yml or an @EXPLICIT file)")
+    kind = kind_of(path, read_text(path))
+    if as_lock and kind == "environment.yml":
+        raise EnvpinInputError(f"{path}: an environment.yml, not a lock; pass it as --environment-yml")
+    if kind == "explicit" and not is_explicit_lock(Path(path)):  # named conda-*.lock, without the marker
+        raise EnvpinInputError(f"{path}: no @EXPLICIT line, so it is not a conda lock a tool installs")
+    if kind not in CONDA_INPUTS:
+        raise EnvpinInputError(f"{path}: not a file envpin installs (pylock.toml, environment.yml, pixi.lock, "
+                               "conda-lock.yml or an @EXPLICIT file)")
+    return kind
 
 
 def _conda_inputs(args: argparse.Namespace, backend: str, kind: str, path: Path, workdir: Path):
@@ -136,18 +141,11 @@ def _conda_inputs(args: argparse.Namespace, backend: str, kind: str, path: Path,
         return InstallInputs(python=python, conda_lock=path, conda_environment=args.conda_environment)
     pip_section = None
     if backend == "rattler":
-        pip_lines = parse_environment_yml(_read(path), str(path)).pip
+        pip_lines = parse_environment_yml(read_text(path), str(path)).pip
         if pip_lines:
             pip_section = workdir / "pip-section.txt"
             pip_section.write_text("".join(f"{line}\n" for line in pip_lines), encoding="utf-8")
     return InstallInputs(python=python, environment_yml=path, pip_section=pip_section)
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise EnvpinInputError(f"{path}: cannot be read ({error.__class__.__name__})") from None
 
 
 def conda_target_of(args: argparse.Namespace):
@@ -155,7 +153,7 @@ def conda_target_of(args: argparse.Namespace):
     here, and a conda environment runs only where its subdir does."""
     from envpin.commands.conda import channels_of, target_and_virtual_packages
     from envpin.conda.backends import native_subdir
-    from envpin.provision.install import CondaTarget
+    from envpin.provision.backends import CondaTarget
 
     target, subdir, packages = target_and_virtual_packages(args)
     if subdir != native_subdir():

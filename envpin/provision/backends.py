@@ -15,13 +15,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 if TYPE_CHECKING:  # envpin's start-up registers `install`, which reads BACKENDS: keep this module light
     from envpin.conda.virtual import VirtualPackage
 
 CONDA_TOOLS = ("conda", "mamba", "micromamba")
-BACKENDS = ("uv", "venv", "rattler") + CONDA_TOOLS
+CONDA_FAMILY = ("rattler",) + CONDA_TOOLS
+BACKENDS = ("uv", "venv") + CONDA_FAMILY
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,16 @@ class InstallInputs:
     conda_lock: Path | None = None  # rattler: pixi.lock / conda-lock.yml; conda tools: an @EXPLICIT file
     conda_environment: str = "default"  # the environment of a pixi.lock
     pip_section: Path | None = None  # rattler: the environment.yml's pip: lines, installed after the conda packages
+
+
+@dataclass(frozen=True)
+class CondaTarget:
+    """What a conda-family backend creates for: the target's subdir, its virtual packages, and the channels."""
+
+    subdir: str
+    virtual_packages: tuple[VirtualPackage, ...]
+    channels: Any = None  # rattler: a channel folder or {name: location}; None = the channel names as conda has them
+    cache_dir: str | None = None
 
 
 class Backend(Protocol):

@@ -10,13 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from envpin.conda.virtual import VirtualPackage, override_environment
+from envpin.conda.virtual import override_environment
 from envpin.errors import EnvpinError, EnvpinInputError
 from envpin.provision.atomic import staged
 from envpin.provision.backends import (
-    CONDA_TOOLS,
+    CONDA_FAMILY,
     Backend,
     CondaBackend,
+    CondaTarget,
     InstallInputs,
     Step,
     UvBackend,
@@ -111,31 +112,20 @@ def choose_backend(name: str | None, python: str, interpreter: str | None, conda
             raise EnvpinInputError("--backend uv: uv is not installed (pip install uv), or use --backend venv")
     if name in (None, "venv"):
         return VenvBackend(find_interpreter(python, interpreter))
-    if name not in CONDA_TOOLS + ("rattler",):
-        raise EnvpinInputError(f"--backend {name!r}: expected uv, venv, rattler, {', '.join(CONDA_TOOLS)}")
+    if name not in CONDA_FAMILY:
+        raise EnvpinInputError(f"--backend {name!r}: expected uv, venv, {', '.join(CONDA_FAMILY)}")
     if conda_target is None:
         raise ValueError("a conda backend needs the target's subdir and virtual packages")
     if name == "rattler":
         from envpin.provision.rattler import RattlerBackend
 
-        return RattlerBackend(conda_target.subdir, conda_target.virtual_packages, conda_target.channels,
-                              conda_target.cache_dir)
+        return RattlerBackend(conda_target)
     from envpin.conda.backends import find_tool
 
     binary = find_tool(name)
     if not binary:
         raise EnvpinInputError(f"--backend {name}: `{name}` is not on PATH; install it, or use --backend rattler")
     return CondaBackend(name, binary, conda_target.virtual_packages)
-
-
-@dataclass(frozen=True)
-class CondaTarget:
-    """What a conda-family backend creates for: the target's subdir, its virtual packages, and the channels."""
-
-    subdir: str
-    virtual_packages: tuple[VirtualPackage, ...]
-    channels: Any = None  # rattler: a channel folder or {name: location}; None = the channel names as conda has them
-    cache_dir: str | None = None
 
 
 def find_interpreter(python: str, given: str | None) -> str:

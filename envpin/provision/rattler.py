@@ -23,35 +23,31 @@ from pathlib import Path
 from typing import Any
 
 from envpin.conda.errors import CondaInputError, CondaToolFailed
-from envpin.conda.virtual import VirtualPackage
-from envpin.provision.backends import InstallInputs, Step, pip_install, python_in
+from envpin.provision.backends import CondaTarget, InstallInputs, Step, pip_install, python_in
 
 DEFAULT_CHANNEL = "conda-forge"
 
 
 @dataclass(frozen=True)
 class RattlerBackend:
-    subdir: str  # the conda subdir of the target: linux-64
-    virtual_packages: tuple[VirtualPackage, ...]  # built from envpin's facts, never rattler's detection
-    channels: Any = None  # a channel folder, a {name: location} mapping, or None (the files' channel names)
-    cache_dir: str | None = None
+    target: CondaTarget  # its virtual packages are built from envpin's facts, never rattler's detection
     name: str = "rattler"
 
     def steps(self, location: Path, inputs: InstallInputs) -> list[Step]:
-        run = _RattlerRun(self, location)
+        run = _RattlerRun(self.target, location)
         link = Step("link the conda packages (rattler)", action=run.link)
         if inputs.conda_lock is not None:
-            return [Step(f"read {inputs.conda_lock.name} for {self.subdir}", action=lambda _: run.read_lock(inputs)),
-                    link]
+            read = Step(f"read {inputs.conda_lock.name} for {self.target.subdir}", action=lambda _: run.read_lock(inputs))
+            return [read, link]
         if inputs.environment_yml is not None:
-            solve = Step(f"solve {inputs.environment_yml.name} for {self.subdir} (rattler)",
+            solve = Step(f"solve {inputs.environment_yml.name} for {self.target.subdir} (rattler)",
                          action=lambda _: run.solve_file(inputs.environment_yml))
             if inputs.pip_section is None:
                 return [solve, link]
             return [solve, link, Step("install the pip: section (pip, no hashes)",
                                       pip_section_install(location, inputs.pip_section))]
         if inputs.requirements_file is not None:
-            return [Step(f"solve python={inputs.python} and pip for {self.subdir} (rattler)",
+            return [Step(f"solve python={inputs.python} and pip for {self.target.subdir} (rattler)",
                          action=lambda _: run.solve_python(inputs.python)),
                     link,
                     Step("install the lock (pip --require-hashes)", pip_install(python_in(location), inputs.requirements_file))]
@@ -67,14 +63,14 @@ def pip_section_install(location: Path, requirements: Path) -> tuple[str, ...]:
 class _RattlerRun:
     """The state one run's steps share: the records the first step found and the second links."""
 
-    backend: RattlerBackend
+    target: CondaTarget
     location: Path
     records: list[Any] = field(default_factory=list)
 
     def read_lock(self, inputs: InstallInputs) -> None:
         from envpin.conda.rattler_solve import records_from_lock
 
-        self.records = records_from_lock(inputs.conda_lock, self.backend.subdir, inputs.conda_environment)
+        self.records = records_from_lock(inputs.conda_lock, self.target.subdir, inputs.conda_environment)
 
     def solve_file(self, path: Path) -> None:
         from envpin.conda.rattler_solve import solve_environment
@@ -83,8 +79,8 @@ class _RattlerRun:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as error:
             raise CondaInputError(f"{path}: cannot be read ({error.__class__.__name__})") from None
-        self._solved(solve_environment(text, self.backend.channels, self.backend.virtual_packages, self.backend.subdir,
-                                       origin=str(path), cache_dir=self.backend.cache_dir))
+        self._solved(solve_environment(text, self.target.channels, self.target.virtual_packages, self.target.subdir,
+                                       origin=str(path), cache_dir=self.target.cache_dir))
 
     def solve_python(self, python: str) -> None:
         from envpin.conda.envfile import EnvironmentFile
@@ -92,8 +88,8 @@ class _RattlerRun:
 
         request = EnvironmentFile(name=None, channels=(DEFAULT_CHANNEL,), dependencies=(f"python {python}.*", "pip"),
                                   pip=())
-        self._solved(solve_specs(request, self.backend.channels, self.backend.virtual_packages, self.backend.subdir,
-                                 origin=f"python={python} with pip", cache_dir=self.backend.cache_dir))
+        self._solved(solve_specs(request, self.target.channels, self.target.virtual_packages, self.target.subdir,
+                                 origin=f"python={python} with pip", cache_dir=self.target.cache_dir))
 
     def _solved(self, solution) -> None:
         self.records = list(solution.repodata_records)
@@ -101,8 +97,8 @@ class _RattlerRun:
     def link(self, final_prefix: Path) -> None:
         from envpin.conda.rattler_solve import link_into
 
-        cache = Path(self.backend.cache_dir) / "pkgs" if self.backend.cache_dir else None
-        link_into(self.records, self.location, final_prefix, cache_dir=cache, platform=self.backend.subdir)
+        cache = Path(self.target.cache_dir) / "pkgs" if self.target.cache_dir else None
+        link_into(self.records, self.location, final_prefix, cache_dir=cache, platform=self.target.subdir)
         missing = missing_records(self.location, self.records)
         if missing:
             raise CondaToolFailed(f"rattler left out {len(missing)} package(s): {', '.join(missing[:5])}")
