@@ -105,14 +105,14 @@ def find_config(start: Path) -> Path | None:
 
 
 def read_config(path: Path) -> CheckConfig:
-    import tomllib
+    from envpin import _toml
 
     origin = f"{path}"
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = _toml.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as error:
         raise EnvpinInputError(f"{origin}: cannot be read ({error.__class__.__name__})") from None
-    except (tomllib.TOMLDecodeError, ValueError, RecursionError) as error:
+    except (_toml.TOMLDecodeError, ValueError, RecursionError) as error:
         raise EnvpinInputError(f"{origin}: malformed TOML ({str(error).splitlines()[0] or type(error).__name__})") from None
     table = data.get("tool", {}).get("envpin") if isinstance(data.get("tool"), dict) else None
     if table is None:

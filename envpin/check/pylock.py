@@ -43,11 +43,11 @@ def read(data: Any) -> Contents:
 
 
 def load_toml(text: str) -> dict[str, Any]:
-    import tomllib
+    from envpin import _toml
 
     try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
+        return _toml.loads(text)
+    except _toml.TOMLDecodeError as error:
         raise MalformedFile(f"malformed TOML ({error})") from None
     except (ValueError, RecursionError) as error:  # an integer of more than 4300 digits; arrays nested too deep
         raise MalformedFile(f"malformed TOML ({str(error).splitlines()[0] or type(error).__name__})") from None

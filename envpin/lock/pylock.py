@@ -46,11 +46,11 @@ def lock_file_name(accelerator: str, kind: str = "pylock") -> str:
 
 
 def complete(engine_text: str, facts: LockFacts) -> dict[str, Any]:
-    import tomllib
+    from envpin import _toml
 
     try:
-        raw = tomllib.loads(engine_text)
-    except tomllib.TOMLDecodeError as error:
+        raw = _toml.loads(engine_text)
+    except _toml.TOMLDecodeError as error:
         raise EnvpinError(f"the lock the engine wrote is not TOML ({error})") from None
     packages = []
     for package in raw.get("packages", []):
@@ -122,14 +122,14 @@ def render(document: dict[str, Any], header: list[str]) -> str:
 
 def read_lock(path: str) -> dict[str, Any]:
     """A lock file from disk, checked; any problem is one EnvpinInputError naming the file."""
-    import tomllib
+    from envpin import _toml
 
     try:
         with open(path, "rb") as handle:
-            document = tomllib.load(handle)
+            document = _toml.load(handle)
     except OSError as error:
         raise EnvpinInputError(f"--lock {path}: cannot be read ({error.strerror or error})") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+    except (_toml.TOMLDecodeError, UnicodeDecodeError) as error:
         raise EnvpinInputError(f"--lock {path}: not TOML ({error})") from None
     problems = validate(document, own=False)  # a lock from another tool may leave out `index`
     if problems:

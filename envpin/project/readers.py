@@ -117,11 +117,11 @@ def _looks_like_path_or_url(word: str) -> bool:
 
 
 def read_pyproject(text: str, name: str, extras: tuple[str, ...], groups: tuple[str, ...]) -> Entries:
-    import tomllib
+    from envpin import _toml
 
     try:
-        document = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
+        document = _toml.loads(text)
+    except _toml.TOMLDecodeError as error:
         raise EnvpinInputError(f"{name}: not valid TOML ({error})") from None
     entries = Entries()
     project = document.get("project") or {}

@@ -11,12 +11,12 @@ import signal
 import subprocess
 import sys
 import time
-import tomllib
 import zipfile
 from pathlib import Path
 
 import pytest
 
+from envpin import _toml
 from tests.integration.loopback_index import Index, build_wheel, canonical, sha256_of
 
 REPO = Path(__file__).resolve().parents[2]
@@ -55,7 +55,7 @@ def leftovers(prefix: Path) -> list[str]:
 def load_lock(path: Path) -> dict:
     from packaging.pylock import Pylock
 
-    document = tomllib.loads(path.read_text())
+    document = _toml.loads(path.read_text())
     Pylock.from_dict(document)  # raises unless it is valid PEP 751
     return document
 

@@ -3,18 +3,18 @@ each comes from): every file gives exactly the problems expected.toml lists, at 
 
 from __future__ import annotations
 
-import tomllib
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
+from envpin import _toml
 from envpin.check import check_text
 from envpin.check.formats import kind_of
 from envpin.check.rules import PROBLEMS
 
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "check"
-EXPECTED = tomllib.loads((CORPUS / "expected.toml").read_text(encoding="utf-8"))
+EXPECTED = _toml.loads((CORPUS / "expected.toml").read_text(encoding="utf-8"))
 
 
 def shown(problem) -> str:

@@ -1,0 +1,48 @@
+"""envpin._toml on Python 3.10, which has no tomllib: the tomli branch, taken here by making the interpreter
+report 3.10 while envpin._toml is imported again (tomli is a dev dependency on every Python)."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import pytest
+import tomli
+
+import envpin._toml
+
+
+@pytest.fixture
+def toml_as_on_310(monkeypatch):
+    monkeypatch.setattr(sys, "version_info", (3, 10, 14, "final", 0))
+    monkeypatch.delitem(sys.modules, "tomllib", raising=False)
+    monkeypatch.setitem(sys.modules, "tomllib", None)  # `import tomllib` fails, as on 3.10
+    module = importlib.reload(envpin._toml)
+    yield module
+    monkeypatch.undo()
+    importlib.reload(envpin._toml)
+
+
+def test_python_310_reads_toml_with_tomli(toml_as_on_310, tmp_path):
+    assert toml_as_on_310.loads is tomli.loads and toml_as_on_310.TOMLDecodeError is tomli.TOMLDecodeError
+    assert toml_as_on_310.loads('[tool.envpin]\nframework = "torch"\n') == {"tool": {"envpin": {"framework": "torch"}}}
+    path = tmp_path / "pylock.toml"
+    path.write_text('lock-version = "1.0"\n')
+    with open(path, "rb") as handle:
+        assert toml_as_on_310.load(handle) == {"lock-version": "1.0"}
+
+
+def test_python_310_turns_bad_toml_into_envpin_errors(toml_as_on_310):
+    from envpin.check.pylock import MalformedFile, load_toml
+    from envpin.errors import EnvpinInputError
+    from envpin.project.readers import read_pyproject
+
+    with pytest.raises(MalformedFile, match="malformed TOML"):
+        load_toml("lock-version = ")
+    with pytest.raises(EnvpinInputError, match="pyproject.toml: not valid TOML"):
+        read_pyproject("[project\n", "pyproject.toml", (), ())
+
+
+def test_python_311_and_later_use_the_standard_library():
+    tomllib = pytest.importorskip("tomllib")  # only absent on 3.10, where the tests above are the real case
+    assert envpin._toml.loads is tomllib.loads and envpin._toml.TOMLDecodeError is tomllib.TOMLDecodeError
