@@ -1,9 +1,12 @@
-r"""The failure catalogue (../shared/reference/failure-catalogue.md, §2) as data: each signature's row, id and
-error-text pattern, exactly as the catalogue prints it (with its Markdown `\|` unescaped).
+"""The failure catalogue as code: each signature's row, id and error-text pattern.
+
+The catalogue itself, with each signature's cause and the public reports it comes from, is the data file
+beside this module, `failure_catalogue.yaml` (it ships in the wheel). The ids and patterns here are the
+same as there; tests/unit/test_env_facts.py checks that they agree.
 
 A finding's `id` is always one of these ids, so a user can look it up in the catalogue. Rows the catalogue
 marks as fact rules (W14, C4) have no pattern; A2 shares A1's message and is told apart by the GPU's
-capability; C2's pattern is the catalogue's `conda list` line, matched against pasted `conda list` output.
+capability; C2's pattern is a `conda list` line, matched against pasted `conda list` output.
 """
 
 from __future__ import annotations

@@ -7,8 +7,10 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 
-from envpin.doctor.catalogue import SIGNATURES
+from envpin.doctor import catalogue
+from envpin.doctor.catalogue import GROUPS, SIGNATURES, compiled
 from envpin.errors import EnvpinInputError
 from envpin.facts import (
     Driver,
@@ -156,21 +158,33 @@ def test_failed_gpu_computation_is_a_problem(database):
 # ---------------------------------------------------------------- the catalogue
 
 
-def test_signatures_are_the_reference_catalogues():
-    """Every id and pattern matches ../shared/reference/failure-catalogue.md, where the project keeps it."""
-    reference = Path(__file__).resolve().parents[3] / "shared" / "reference" / "failure-catalogue.md"
-    if not reference.is_file():
-        pytest.skip(f"the shared reference is not checked out beside the repository ({reference})")
-    rows = {}
-    for line in reference.read_text(encoding="utf-8").splitlines():
-        match = re.match(r"^\| ([A-Z]\d+) `([A-Z0-9-]+)` \| (.*)$", line)
-        if match:
-            cell = re.split(r"(?<!\\)\|", match.group(3))[0].strip()
-            pattern = re.match(r"^`(.*?)`(\s|$)", cell)
-            rows[match.group(2)] = (match.group(1), pattern.group(1).replace("\\|", "|") if pattern and not cell.startswith("*") else None)
-    assert len(rows) == 62 == len(SIGNATURES)
+CATALOGUE = Path(catalogue.__file__).with_name("failure_catalogue.yaml")  # the project's catalogue, shipped beside the code
+
+
+def test_signatures_are_the_catalogue_data_file():
+    """The code's ids, rows and patterns are the project's catalogue (envpin/doctor/failure_catalogue.yaml)."""
+    document = yaml.safe_load(CATALOGUE.read_text(encoding="utf-8"))
+    entries = document["signatures"]
+    by_id = {entry["id"]: entry for entry in entries}
+    assert len(entries) == len(by_id) == len(SIGNATURES) == 62
+    assert [entry["id"] for entry in entries] == [signature.id for signature in SIGNATURES]
+    assert document["groups"] == GROUPS
     for signature in SIGNATURES:
-        row, pattern = rows[signature.id]
-        assert signature.row == row
-        if pattern is not None and signature.id != "ARCH-GPU-DROPPED-FROM-WHEEL":
-            assert signature.pattern == pattern, signature.id
+        entry = by_id[signature.id]
+        assert entry["row"] == signature.row, signature.id
+        assert entry["pattern"] == signature.pattern, signature.id
+        assert (entry["kind"] == "facts") == (signature.pattern is None and "pattern_of" not in entry), signature.id
+    shared = {entry["id"]: entry["pattern_of"] for entry in entries if "pattern_of" in entry}
+    assert shared == {"ARCH-GPU-DROPPED-FROM-WHEEL": "ARCH-GPU-NEWER-THAN-WHEEL"}
+    for signature_id, other in shared.items():
+        assert compiled(signature_id).pattern == by_id[other]["pattern"]
+
+
+def test_every_catalogue_entry_names_a_public_source():
+    for entry in yaml.safe_load(CATALOGUE.read_text(encoding="utf-8"))["signatures"]:
+        assert entry["summary"].strip(), entry["id"]
+        assert entry["sources"], entry["id"]
+        for source in entry["sources"]:
+            assert re.fullmatch(r"https://[\w.-]+\.[a-z]{2,}/\S*", source), (entry["id"], source)
+        if entry["pattern"] is not None:
+            re.compile(entry["pattern"], re.MULTILINE)
