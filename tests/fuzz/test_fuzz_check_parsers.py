@@ -1,7 +1,7 @@
 """Fuzz `envpin check`'s readers: requirements, environment.yml, pylock.toml, conda-lock, @EXPLICIT, uv.lock.
 
-Seeds are the real files under tests/fixtures/check/ (see the SOURCES.md there) and
-../shared/conda-fixtures/conda-lock-pip/, edited by the mutators. Properties:
+Seeds are the real files under tests/fixtures/check/ and conda-lock's environment.yml in
+tests/fixtures/conda/conda-lock-pip/ (see the SOURCES.md there), edited by the mutators. Properties:
 - each format's `parse(text)` returns Contents or raises `MalformedFile` (the documented "not this format
   at all", exit 2) — never another exception, never a hang;
 - `check_text` (kind detection, parsing, rules) always returns a FileReport.
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import importlib
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -24,11 +23,11 @@ from envpin.compat.loader import load_database
 from tests.fuzz.support import FIXTURES, Samples, mutated_text, outcome, slow_examples, tokens_text
 
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "conda-fixtures"
+CONDA = FIXTURES / "conda"
 FIXTURE_DIRS = {"requirements": "requirements", "environment.yml": "environment", "pylock": "pylock",
                 "conda-lock": "conda-lock", "explicit": "explicit", "uv.lock": "uv-lock"}
-EXTRA_SEEDS = {"conda-lock": [SHARED / "conda-lock-pip" / "conda-lock.yml"],
-               "environment.yml": [SHARED / "conda-lock-pip" / "environment.yml"]}
+# conda-lock's conda-lock.yml is in the corpus already (check/conda-lock/); the environment.yml it came from is not
+EXTRA_SEEDS = {"environment.yml": [CONDA / "conda-lock-pip" / "environment.yml"]}
 FILE_NAMES = {"requirements": "requirements.txt", "environment.yml": "environment.yml", "pylock": "pylock.toml",
               "conda-lock": "conda-lock.yml", "explicit": "conda-linux-64.lock", "uv.lock": "uv.lock"}
 
@@ -46,7 +45,7 @@ def seeds(kind: str) -> Samples:
     directory = FIXTURES / "check" / FIXTURE_DIRS[kind]
     pattern = "uv.lock" if kind == "uv.lock" else "*"  # uv.lock cases are projects: a directory each
     paths = sorted(p for p in directory.rglob(pattern) if p.is_file() and p.suffix != ".md") if directory.is_dir() else []
-    paths += [p for p in EXTRA_SEEDS.get(kind, []) if p.is_file()]
+    paths += EXTRA_SEEDS.get(kind, [])  # in the repository: a missing one is an error, not a smaller corpus
     return Samples(p.read_text(encoding="utf-8", errors="replace") for p in paths)
 
 

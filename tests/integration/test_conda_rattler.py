@@ -1,4 +1,4 @@
-"""The conda side with real parts: py-rattler solving against real conda metadata (../shared/conda-fixtures: a real
+"""The conda side with real parts: py-rattler solving against real conda metadata (tests/fixtures/conda: a real
 pixi.lock and channels derived from it), locks read back by rattler, environments created from a local channel of
 small conda packages built and indexed here, and the user's conda / mamba / micromamba when one is on PATH.
 
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bz2
 import hashlib
+import importlib.util
 import io
 import json
 import os
@@ -29,11 +30,8 @@ from envpin.facts import Driver, Gpu, HostFacts, Libc, PythonInfo  # noqa: E402
 from envpin.resolver.target import make_target  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
-FIXTURES = REPO / ".." / "shared" / "conda-fixtures"
+FIXTURES = REPO / "tests" / "fixtures" / "conda"  # where each file comes from: SOURCES.md there
 LOCK_DERIVED = FIXTURES / "lock-derived"
-if not FIXTURES.is_dir():
-    pytest.skip(f"the shared conda fixtures are not checked out beside the repository ({FIXTURES.resolve()})",
-                allow_module_level=True)
 
 GLIBC = "2.35"
 TARGET = ["--os", "linux", "--arch", "x86_64", "--python", "3.12", "--compute-capability", "8.6", "--glibc", GLIBC]
@@ -83,6 +81,16 @@ PIXI = {
     "nvidia-channel": (_pixi_environment(["nvidia", "pytorch", "conda-forge"], ["pytorch", "pytorch-cuda", "numpy <2"]),
                        "470.82.01"),  # cuda = "11": R470 is CUDA 11.4
 }
+
+
+def test_the_channels_are_what_derive_channels_writes_from_the_lock():
+    """lock-derived/ is generated data: derive_channels.py turns pixi.lock into exactly the committed files."""
+    spec = importlib.util.spec_from_file_location("derive_channels", FIXTURES / "derive_channels.py")
+    derive = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(derive)
+    lock = yaml.safe_load((FIXTURES / "pixi-pytorch-example" / "pixi.lock").read_text(encoding="utf-8"))
+    committed = {p.relative_to(LOCK_DERIVED): p.read_text(encoding="utf-8") for p in LOCK_DERIVED.rglob("*.json")}
+    assert derive.channels(lock) == committed
 
 
 @pytest.mark.parametrize("name", sorted(PIXI))
