@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from envpin.errors import EnvpinInputError
-from envpin.facts import is_compute_capability, is_python_version
+from envpin.fact_checks import is_compute_capability, is_python_version
 
 # ================================================================ EnvFacts
 #

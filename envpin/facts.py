@@ -8,21 +8,17 @@ documents with an `EnvpinInputError` naming the bad field.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from envpin.errors import EnvpinInputError
+from envpin.fact_checks import is_compute_capability, is_driver_version, is_python_version  # noqa: F401 - importable from here
 
 SCHEMA_VERSION = 1
 OPERATING_SYSTEMS = ("linux", "windows", "macos")
 ARCHITECTURES = ("x86_64", "aarch64", "arm64")
 DRIVER_SOURCES = ("nvml", "nvidia-smi", "procfs", "sysfs", "override")
 ENV_TYPES = ("venv", "conda", "system", "unknown")
-
-_DRIVER_VERSION = re.compile(r"^\d{2,4}(\.\d{1,3}){0,2}$")
-_COMPUTE_CAPABILITY = re.compile(r"^\d{1,2}\.\d$")
-_PYTHON_VERSION = re.compile(r"^3\.\d{1,2}(\.\d{1,3})?[a-z0-9]*$")
 
 
 @dataclass(frozen=True)
@@ -83,18 +79,6 @@ def normalize_arch(arch: str) -> str:
     lowered = arch.strip().lower()
     aliases = {"amd64": "x86_64", "x64": "x86_64", "x86-64": "x86_64", "arm64": "arm64", "aarch64": "aarch64"}
     return aliases.get(lowered, lowered)
-
-
-def is_driver_version(text: str) -> bool:
-    return bool(_DRIVER_VERSION.match(text))
-
-
-def is_compute_capability(text: str) -> bool:
-    return bool(_COMPUTE_CAPABILITY.match(text))
-
-
-def is_python_version(text: str) -> bool:
-    return bool(_PYTHON_VERSION.match(text))
 
 
 # ---------------------------------------------------------------- JSON

@@ -11,7 +11,7 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from envpin.compat.loader import FILES, OPTIONAL_FILES
+from envpin.compat.files import FILES, OPTIONAL_FILES
 from envpin.compat.model import (
     CONDA_FRAMEWORKS,
     PLATFORMS,
