@@ -10,9 +10,8 @@ Jetson GPU runs only cubins built for exactly its capability, or PTX.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from envpin.compat.model import ArchList, ComputeCapability
+from envpin.compat.record import Record, record
 
 
 # Compute capabilities that exist only on Tegra (Jetson) parts: TX1/Nano, TX2, Xavier, Orin, Thor.
@@ -21,8 +20,8 @@ TEGRA_CAPABILITIES = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class Coverage:
+@record
+class Coverage(Record):
     how: str  # "sass" (exact cubin), "sass-compatible" (same-major older cubin), "ptx" (JIT)
     via: ComputeCapability
 

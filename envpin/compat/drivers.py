@@ -9,16 +9,15 @@ CUDA 10.x has no minor-version compatibility, so both policies use the toolkit's
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from envpin.compat.model import Database, Provenance
+from envpin.compat.record import Record, record
 from envpin.errors import EnvpinInputError
 
 POLICIES = ("minor", "strict")
 
 
-@dataclass(frozen=True)
-class DriverRequirement:
+@record
+class DriverRequirement(Record):
     minimum: str
     rule: str  # a phrase for reasons: "CUDA 12.x by minor-version compatibility"
     provenance: Provenance

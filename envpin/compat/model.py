@@ -1,16 +1,23 @@
-"""The compatibility database as frozen values. Built by `envpin.compat.loader`, queried everywhere else."""
+"""The compatibility database as frozen values. Built by `envpin.compat.loader`, queried everywhere else.
+
+The classes are records (`envpin.compat.record`): frozen values like those of a frozen dataclass, cheaper
+to define, since every solve defines all of them. The cache of the validated database
+(`envpin.compat.cache`) writes and reads them through their annotations: a field's annotation must stay
+one of the forms it knows (a model class, `Version`, `str`, `int`, `bool`, `X | None`, `tuple[X, ...]`,
+`dict[K, V]`).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from packaging.version import Version
+
+from envpin.compat.record import NEW_DICT, Record, record
 
 PLATFORMS = ("linux-x86_64", "linux-aarch64", "windows-x86_64", "macos-arm64", "macos-x86_64")
 
 
-@dataclass(frozen=True)
-class Source:
+@record
+class Source(Record):
     id: str
     title: str
     grade: str
@@ -24,16 +31,16 @@ class Source:
         return self.url or self.ref or self.title
 
 
-@dataclass(frozen=True)
-class Provenance:
+@record
+class Provenance(Record):
     """Where a record comes from, and what about it nobody has verified yet."""
 
     sources: tuple[str, ...]
     unverified: str | None = None
 
 
-@dataclass(frozen=True, order=True)
-class ComputeCapability:
+@record
+class ComputeCapability(Record):
     major: int
     minor: int
 
@@ -45,13 +52,42 @@ class ComputeCapability:
     def __str__(self) -> str:
         return f"{self.major}.{self.minor}"
 
+    # Ordered by (major, minor), as dataclass(order=True) orders; hashed and compared by the same pair.
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.major, self.minor) == (other.major, other.minor)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.major, self.minor))
+
+    def __lt__(self, other: ComputeCapability) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.major, self.minor) < (other.major, other.minor)
+        return NotImplemented
+
+    def __le__(self, other: ComputeCapability) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.major, self.minor) <= (other.major, other.minor)
+        return NotImplemented
+
+    def __gt__(self, other: ComputeCapability) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.major, self.minor) > (other.major, other.minor)
+        return NotImplemented
+
+    def __ge__(self, other: ComputeCapability) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.major, self.minor) >= (other.major, other.minor)
+        return NotImplemented
+
     @property
     def sm(self) -> str:
         return f"sm_{self.major}{self.minor}"
 
 
-@dataclass(frozen=True)
-class ArchList:
+@record
+class ArchList(Record):
     """A TORCH_CUDA_ARCH_LIST: cubins (SASS) for some capabilities and PTX for others."""
 
     name: str
@@ -64,8 +100,8 @@ class ArchList:
         return ", ".join(parts)
 
 
-@dataclass(frozen=True)
-class MinorVersionCompat:
+@record
+class MinorVersionCompat(Record):
     """NVIDIA Table 2: the driver a whole CUDA major needs under minor-version compatibility."""
 
     major: int
@@ -74,8 +110,8 @@ class MinorVersionCompat:
     provenance: Provenance
 
 
-@dataclass(frozen=True)
-class CudaToolkit:
+@record
+class CudaToolkit(Record):
     """NVIDIA Table 3 (GA row) plus the compute capabilities the toolkit can compile for."""
 
     version: str
@@ -89,16 +125,16 @@ class CudaToolkit:
         return int(self.version.split(".")[0])
 
 
-@dataclass(frozen=True)
-class GpuModel:
+@record
+class GpuModel(Record):
     compute_capability: ComputeCapability
     architecture: str
     names: tuple[str, ...]
     provenance: Provenance
 
 
-@dataclass(frozen=True)
-class Variant:
+@record
+class Variant(Record):
     """One build of a torch release on the PyTorch index: cpu, cuXYZ or rocmX.Y."""
 
     name: str
@@ -107,9 +143,9 @@ class Variant:
     cuda: str | None = None
     rocm: str | None = None
     cudnn: str | None = None
-    archs: dict[str, ArchList] = field(default_factory=dict)  # platform -> arch list
-    python: dict[str, tuple[str, ...]] = field(default_factory=dict)  # platform -> Pythons, when it differs
-    pins: dict[str, str] = field(default_factory=dict)  # pip CUDA libraries the wheel pins (nvidia-cudnn-cu12: ==9.1.0.70)
+    archs: dict[str, ArchList] = NEW_DICT  # platform -> arch list
+    python: dict[str, tuple[str, ...]] = NEW_DICT  # platform -> Pythons, when it differs
+    pins: dict[str, str] = NEW_DICT  # pip CUDA libraries the wheel pins (nvidia-cudnn-cu12: ==9.1.0.70)
     added: str | None = None  # the database version that added this build to an existing release (YYYY.MM.DD)
 
     @property
@@ -121,8 +157,8 @@ class Variant:
         return "cpu"
 
 
-@dataclass(frozen=True)
-class Companion:
+@record
+class Companion(Record):
     """torchvision / torchaudio release paired with a torch release."""
 
     name: str
@@ -131,16 +167,16 @@ class Companion:
     provenance: Provenance
 
 
-@dataclass(frozen=True)
-class KnownIssue:
+@record
+class KnownIssue(Record):
     platforms: tuple[str, ...]
     text: str
     provenance: Provenance
     added: str | None = None  # the database version that recorded it (YYYY.MM.DD); None: from the start
 
 
-@dataclass(frozen=True)
-class TorchRelease:
+@record
+class TorchRelease(Record):
     version: Version
     released: str | None
     python: dict[str, tuple[str, ...]]  # platform -> CPython minors with wheels
@@ -155,8 +191,8 @@ class TorchRelease:
         return variant.python.get(platform, self.python.get(platform, ()))
 
 
-@dataclass(frozen=True)
-class Database:
+@record
+class Database(Record):
     version: str
     sources: dict[str, Source]
     minor_version_compat: dict[int, MinorVersionCompat]
@@ -181,8 +217,8 @@ class Database:
         )
 
 
-@dataclass(frozen=True)
-class TensorflowGpuBuild:
+@record
+class TensorflowGpuBuild(Record):
     """The tested CUDA/cuDNN of a TensorFlow release's GPU build on one platform."""
 
     platform: str
@@ -192,8 +228,8 @@ class TensorflowGpuBuild:
     provenance: Provenance
 
 
-@dataclass(frozen=True)
-class AndCudaExtra:
+@record
+class AndCudaExtra(Record):
     """`tensorflow[and-cuda]`: the pip-installed CUDA libraries, exactly as the wheel pins them."""
 
     pins: dict[str, str]
@@ -203,8 +239,8 @@ class AndCudaExtra:
     provenance: Provenance
 
 
-@dataclass(frozen=True)
-class TensorflowRelease:
+@record
+class TensorflowRelease(Record):
     version: Version
     released: str | None
     python: dict[str, tuple[str, ...]]
@@ -216,8 +252,8 @@ class TensorflowRelease:
     added: str | None = None  # the database version that added the release (YYYY.MM.DD)
 
 
-@dataclass(frozen=True)
-class JaxExtra:
+@record
+class JaxExtra(Record):
     """`jax[cuda12]` and friends: the CUDA plugin an extra installs and what it needs."""
 
     name: str
@@ -232,8 +268,8 @@ class JaxExtra:
     provenance: Provenance
 
 
-@dataclass(frozen=True)
-class JaxRelease:
+@record
+class JaxRelease(Record):
     version: Version
     released: str | None
     python: tuple[str, ...]
@@ -251,8 +287,8 @@ CONDA_FRAMEWORKS = {  # conda.yaml: channel strategy -> the frameworks it record
 }
 
 
-@dataclass(frozen=True)
-class CondaRelease:
+@record
+class CondaRelease(Record):
     """The conda builds one channel strategy has for one release (conda.yaml)."""
 
     strategy: str  # conda-forge | pytorch-channel
@@ -262,4 +298,4 @@ class CondaRelease:
     cpu: tuple[str, ...]  # platforms with a CPU build
     provenance: Provenance
     cuda_package: str | None = None  # pytorch-channel: pytorch-cuda or the legacy cudatoolkit
-    companions: dict[str, str] = field(default_factory=dict)  # pytorch-channel: torchvision / torchaudio it pairs with
+    companions: dict[str, str] = NEW_DICT  # pytorch-channel: torchvision / torchaudio it pairs with
