@@ -1,26 +1,22 @@
 """Read the compatibility database from disk, once per process.
 
-Parsing and validating the YAML is most of a solve's time, so the validated database is cached (pickled)
-under the user's cache directory, keyed by envpin's version and each file's path, size and modification
-time: any edit to the database, or a new envpin, misses the cache and validates again. Only a database
-that passed validation is ever written to the cache.
+Parsing and validating the YAML is most of a solve's time, so the validated database is cached under the
+user's cache directory (`envpin.compat.cache`: plain JSON, checked before use), keyed by envpin's version
+and each file's path, size and modification time: any edit to the database, or a new envpin, misses the
+cache and validates again. Only a database that passed validation is ever written to the cache.
 """
 
 from __future__ import annotations
 
 import os
-import pickle
-import zlib
 from pathlib import Path
 from typing import Any
 
 from envpin import __version__
+from envpin.compat import cache
+from envpin.compat.files import FILES, OPTIONAL_FILES  # noqa: F401 - importable from here, as before
 from envpin.compat.model import Database
 from envpin.errors import DatabaseError
-
-# Kept here rather than imported from the schema module, which a cache hit never needs to load.
-FILES = ("sources.yaml", "cuda.yaml", "gpus.yaml", "torch.yaml", "tensorflow.yaml", "jax.yaml", "conda.yaml")
-OPTIONAL_FILES = ("tensorflow.yaml", "jax.yaml", "conda.yaml")  # a torch-only database (a team's fork) may leave them out
 
 _LOADED: dict[str, Database] = {}
 
@@ -38,16 +34,15 @@ def load_database(path: str | os.PathLike[str] | None = None) -> Database:
     directory = Path(path) if path is not None else default_database_path()
     key = str(directory.resolve())
     if key not in _LOADED:
-        _LOADED[key] = _load(directory)
+        _LOADED[key] = _load(directory, key)
     return _LOADED[key]
 
 
-def _load(directory: Path) -> Database:
+def _load(directory: Path, resolved: str) -> Database:
     if not directory.is_dir():
         raise DatabaseError(f"database {directory}: not a directory")
-    stamps = _stamps(directory)
-    cache_file = _cache_file(stamps)
-    cached = _read_cache(cache_file, stamps)
+    stamps = _stamps(directory, resolved)
+    cached = cache.read(stamps)
     if cached is not None:
         return cached
     from envpin.compat.schema import build_database
@@ -57,7 +52,7 @@ def _load(directory: Path) -> Database:
     if database is None:
         more = f" (and {len(problems) - 1} more; run `envpin db validate {directory}`)" if len(problems) > 1 else ""
         raise DatabaseError(f"database {directory}: {problems[0]}{more}")
-    _write_cache(cache_file, stamps, database)
+    cache.write(stamps, database)
     return database
 
 
@@ -85,17 +80,19 @@ def _read_documents(directory: Path) -> dict[str, Any]:
     return {name: _parse_yaml(directory / name) for name in FILES if (directory / name).exists()}
 
 
-def _stamps(directory: Path) -> str:
-    # The code that shapes the cached objects is part of the key too: an edited schema or model (a
-    # development checkout, an upgrade that kept the version number) must not meet an old pickle.
-    code = [Path(__file__).with_name(name) for name in ("model.py", "schema.py")]
-    parts = [__version__, str(directory.resolve())]
-    parts += [f"{path.name}:{path.stat().st_size}:{path.stat().st_mtime_ns}" for path in code]
-    for name in FILES:
+def _stamps(directory: Path, resolved: str) -> str:
+    # The code that shapes the cached objects is part of the key too: an edited schema, model or cache format
+    # (a development checkout, an upgrade that kept the version number) must not meet an old entry.
+    here = Path(__file__).parent
+    parts = [__version__, resolved]
+    for name in ("model.py", "record.py", "schema.py", "cache.py"):
+        stat = (here / name).stat()
+        parts.append(f"{name}:{stat.st_size}:{stat.st_mtime_ns}")
+    for name in ("VERSION", *FILES):
         try:
             stat = (directory / name).stat()
         except OSError:
-            if name in OPTIONAL_FILES:
+            if name in OPTIONAL_FILES or name == "VERSION":  # a missing VERSION is reported when it is read
                 parts.append(f"{name}:absent")
                 continue
             raise DatabaseError(f"database {directory}: {name} is missing") from None
@@ -114,44 +111,3 @@ def _parse_yaml(path: Path) -> Any:
         where = f" line {mark.line + 1}" if mark is not None else ""
         problem = getattr(error, "problem", None) or str(error).splitlines()[0]
         raise DatabaseError(f"database file {path}{where}: malformed YAML ({problem})") from None
-
-
-def _cache_dir() -> Path | None:
-    if os.environ.get("ENVPIN_NO_CACHE"):
-        return None
-    if os.environ.get("ENVPIN_CACHE_DIR"):
-        return Path(os.environ["ENVPIN_CACHE_DIR"])
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "envpin"
-
-
-def _cache_file(stamps: str) -> Path | None:
-    directory = _cache_dir()
-    if directory is None:
-        return None
-    # The name only spreads entries out; the stamps stored inside decide whether an entry is this database.
-    return directory / f"db-{zlib.crc32(stamps.encode()):08x}.pickle"
-
-
-def _read_cache(cache_file: Path | None, stamps: str) -> Database | None:
-    if cache_file is None:
-        return None
-    try:
-        with open(cache_file, "rb") as handle:
-            cached_stamps, database = pickle.load(handle)
-    except Exception:  # noqa: BLE001 - a damaged or foreign cache is only a miss
-        return None
-    return database if cached_stamps == stamps and isinstance(database, Database) else None
-
-
-def _write_cache(cache_file: Path | None, stamps: str, database: Database) -> None:
-    """Best effort and atomic: a read-only home or a full disk only costs speed, never a half-written cache."""
-    if cache_file is None:
-        return
-    try:
-        cache_file.parent.mkdir(parents=True, exist_ok=True)
-        temporary = cache_file.with_suffix(f".{os.getpid()}.tmp")
-        temporary.write_bytes(pickle.dumps((stamps, database), protocol=pickle.HIGHEST_PROTOCOL))
-        os.replace(temporary, cache_file)
-    except OSError:
-        pass

@@ -4,17 +4,25 @@
 - a corrupted cache entry in ENVPIN_CACHE_DIR: ignored, the answer is the same as with a good cache,
   and the entry is rewritten;
 - a cache directory that cannot be written (read-only file system, or a path under a regular file):
-  the solve still answers, the same answer.
+  the solve still answers, the same answer;
+- the cache cannot run code: a crafted pickle (envpin 0.1's format) is never unpickled, and removed;
+- an entry or a cache directory that another user owns, or that others may write, is not used; a
+  symbolic link is not followed;
+- old entries are pruned when one is written.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import pickle
 import shutil
+import time
 from pathlib import Path
 
 import pytest
+
+from envpin.compat import cache as db_cache
 
 from tests.faults.support import (
     DB_DIR,
@@ -78,16 +86,68 @@ def test_database_option_naming_a_file_is_one_line(tmp_path):
     assert_one_line_error(envpin(*SOLVE_3090, "--db", str(tmp_path / "not-a-dir")), "not a directory")
 
 
+def flip_a_body_byte(path: Path) -> None:
+    """One digit of the body changed: still JSON, still the same shape, no longer what was written."""
+    data = bytearray(path.read_bytes())
+    at = data.index(b"\n") + data[data.index(b"\n"):].index(b'"2.') + 2
+    data[at] = ord("9") if data[at] != ord("9") else ord("8")
+    path.write_bytes(bytes(data))
+
+
+def other_stamps(path: Path) -> None:
+    header, _, body = path.read_bytes().partition(b"\n")
+    fields = json.loads(header)
+    fields["stamps"] = fields["stamps"].replace("torch.yaml:", "torch.yaml:1")
+    path.write_bytes(json.dumps(fields).encode() + b"\n" + body)
+
+
+def forged(path: Path, change) -> None:
+    """An entry altered with its digest made again: what only someone who can write the file could do."""
+    header, _, body = path.read_bytes().partition(b"\n")
+    fields = json.loads(header)
+    document = json.loads(body)
+    change(document)
+    body = json.dumps(document, separators=(",", ":")).encode()
+    fields["digest"] = db_cache._digest(fields["stamps"], body)
+    path.write_bytes(json.dumps(fields).encode() + b"\n" + body)
+
+
+def wrong_shape(document) -> None:
+    document["database"][0] = 20261129  # the database version as a number, not a string
+
+
+TORCH_RELEASES = 5  # Database's fields in order: version, sources, minor_version_compat, toolkits, gpus, torch_releases
+
+
+def newest_torch_renamed(document) -> None:
+    """The newest torch release becomes 99.0.0, which a solve would pick if the entry were used."""
+    newest = document["database"][TORCH_RELEASES][0]  # a record: its fields in order, the version first
+    assert newest[0] == "2.15.0"
+    newest[0] = "99.0.0"
+
+
+def only_entry(cache: Path) -> Path:
+    [entry] = cache.glob("db-*.json")
+    return entry
+
+
 @pytest.mark.parametrize("corrupt", [
     lambda path: path.write_bytes(b""),
     lambda path: truncate(path, 0.5),
-    lambda path: path.write_bytes(b"\x80\x05garbage that is not a pickle"),
+    lambda path: path.write_bytes(b"\x80\x05garbage that is not JSON"),
     lambda path: path.write_bytes(pickle.dumps(("stamps of another database", {"not": "a Database"}))),
-], ids=["empty", "truncated", "garbage", "foreign-pickle"])
+    lambda path: path.write_bytes(path.read_bytes().partition(b"\n")[2]),
+    flip_a_body_byte,
+    other_stamps,
+    lambda path: forged(path, wrong_shape),
+    lambda path: forged(path, lambda document: document["shared"].append(["Provenance", [["a"], None], "extra"])),
+    lambda path: forged(path, lambda document: document.update(database=len(document["shared"]) + 5)),
+], ids=["empty", "truncated", "garbage", "a-pickle", "no-header", "body-changed", "other-database", "forged-wrong-type",
+        "forged-bad-shared-record", "forged-dangling-reference"])
 def test_corrupted_cache_entry_is_ignored_and_rewritten(tmp_path, good_cache, good_answer, corrupt):
     cache = tmp_path / "cache"
     shutil.copytree(good_cache, cache)
-    [entry] = cache.glob("db-*.pickle")
+    entry = only_entry(cache)
     corrupt(entry)
     damaged = entry.read_bytes()
     again = envpin(*SOLVE_3090, "--format", "json", env={"ENVPIN_CACHE_DIR": str(cache)})
@@ -117,3 +177,158 @@ def test_cache_directory_that_cannot_exist_still_solves(tmp_path, good_answer):
     result = envpin(*SOLVE_3090, "--format", "json", env={"ENVPIN_CACHE_DIR": str(blocker / "cache")})
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == json.loads(good_answer)
+
+
+# ---------------------------------------------------------------- the cache runs no code, trusts no one else
+
+
+class _RunsCode:
+    """Unpickling this makes the directory `marker`: proof that a pickle was loaded."""
+
+    def __init__(self, marker: Path):
+        self.marker = marker
+
+    def __reduce__(self):
+        return os.mkdir, (str(self.marker),)
+
+
+def test_a_crafted_pickle_in_the_cache_is_never_unpickled_and_is_removed(tmp_path, good_cache, good_answer, db_copy):
+    cache = tmp_path / "cache"
+    shutil.copytree(good_cache, cache)
+    marker = tmp_path / "the-pickle-ran"
+    crafted = pickle.dumps(_RunsCode(marker))
+    legacy = [cache / "db-00000000.pickle", cache / "db-ffffffff.pickle"]  # envpin 0.1's names: db-<crc32>.pickle
+    for path in legacy:
+        path.write_bytes(crafted)
+    only_entry(cache).write_bytes(crafted)  # and in place of the entry itself
+    for args in (SOLVE_3090, (*SOLVE_3090, "--db", str(db_copy))):  # a hit after the rewrite, a miss
+        result = envpin(*args, "--format", "json", env={"ENVPIN_CACHE_DIR": str(cache)})
+        assert result.returncode == 0, result.stderr
+        assert json.loads(result.stdout) == json.loads(good_answer)
+    assert not marker.exists(), "a pickle from the cache directory was loaded"
+    assert not any(path.exists() for path in legacy), "old pickles are pruned when an entry is written"
+
+
+def test_a_forged_entry_is_what_the_solve_uses_when_it_is_the_users_own(tmp_path, good_cache, good_answer):
+    # The control for the owner and mode tests below: an entry altered with a digest made again (what only
+    # someone who can write as the user could do) is used, so a test where it is not used shows a refusal.
+    cache = tmp_path / "cache"
+    shutil.copytree(good_cache, cache)
+    forged(only_entry(cache), newest_torch_renamed)
+    result = envpin(*SOLVE_3090, "--format", "json", env={"ENVPIN_CACHE_DIR": str(cache)})
+    assert result.returncode == 0, result.stderr
+    assert "99.0.0" in result.stdout
+
+
+OTHER_USER = 4242
+NOT_ROOT = not hasattr(os, "geteuid") or os.geteuid() != 0
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX ownership and modes")
+@pytest.mark.parametrize("unsafe", [
+    pytest.param(lambda path: path.chmod(0o666), id="world-writable"),
+    pytest.param(lambda path: path.chmod(0o620), id="group-writable"),
+    pytest.param(lambda path: os.chown(path, OTHER_USER, -1), id="another-owner",
+                 marks=pytest.mark.skipif(NOT_ROOT, reason="giving a file to another user needs root")),
+])
+def test_an_entry_others_own_or_may_write_is_ignored_and_replaced(tmp_path, good_cache, good_answer, unsafe):
+    cache = tmp_path / "cache"
+    shutil.copytree(good_cache, cache)
+    entry = only_entry(cache)
+    forged(entry, newest_torch_renamed)
+    unsafe(entry)
+    result = envpin(*SOLVE_3090, "--format", "json", env={"ENVPIN_CACHE_DIR": str(cache)})
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == json.loads(good_answer), "the unsafe entry was used"
+    info = entry.stat()
+    assert info.st_uid == os.getuid() and info.st_mode & 0o777 == 0o600, "the entry was not written again, safely"
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX symbolic links and modes")
+def test_a_symbolic_link_in_place_of_the_entry_is_not_followed(tmp_path, good_cache, good_answer):
+    cache = tmp_path / "cache"
+    shutil.copytree(good_cache, cache)
+    entry = only_entry(cache)
+    elsewhere = tmp_path / "elsewhere.json"
+    shutil.copy(entry, elsewhere)
+    forged(elsewhere, newest_torch_renamed)
+    entry.unlink()
+    entry.symlink_to(elsewhere)
+    result = envpin(*SOLVE_3090, "--format", "json", env={"ENVPIN_CACHE_DIR": str(cache)})
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == json.loads(good_answer)
+    assert not entry.is_symlink() and "99.0.0" in elsewhere.read_text(), "the link was followed or its target changed"
+
+
+@pytest.mark.skipif(NOT_ROOT, reason="giving a directory to another user needs root")
+def test_a_cache_directory_of_another_user_is_neither_read_nor_written(tmp_path, good_cache, good_answer):
+    cache = tmp_path / "cache"
+    shutil.copytree(good_cache, cache)
+    entry = only_entry(cache)
+    forged(entry, newest_torch_renamed)
+    os.chown(cache, OTHER_USER, -1)
+    before = entry.read_bytes(), sorted(p.name for p in cache.iterdir())
+    result = envpin(*SOLVE_3090, "--format", "json", env={"ENVPIN_CACHE_DIR": str(cache)})
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == json.loads(good_answer)
+    assert (entry.read_bytes(), sorted(p.name for p in cache.iterdir())) == before, "the directory was written"
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX modes")
+def test_a_new_cache_directory_is_private_and_an_open_one_of_ours_is_closed(tmp_path, good_answer):
+    fresh = tmp_path / "parent" / "cache"
+    opened = tmp_path / "opened"
+    opened.mkdir()
+    opened.chmod(0o777)
+    for directory in (fresh, opened):
+        result = envpin(*SOLVE_3090, "--format", "json", env={"ENVPIN_CACHE_DIR": str(directory)})
+        assert result.returncode == 0, result.stderr
+        assert json.loads(result.stdout) == json.loads(good_answer)
+        assert directory.stat().st_mode & 0o777 == 0o700
+        assert only_entry(directory).stat().st_mode & 0o777 == 0o600
+
+
+def test_old_entries_are_pruned_when_an_entry_is_written(tmp_path, good_cache, db_copy):
+    cache = tmp_path / "cache"
+    shutil.copytree(good_cache, cache)
+    now = time.time()
+    recent = [cache / f"db-{n:016x}.json" for n in range(db_cache.MAX_ENTRIES + 3)]
+    for age, path in enumerate(recent):  # other databases' entries, used 1, 2, ... hours ago
+        path.write_text("{}")
+        os.utime(path, (now - 3600 * (age + 1),) * 2)
+    ancient = cache / "db-0123456789abcdef.json"
+    ancient.write_text("{}")
+    os.utime(ancient, (now - 86400 * (db_cache.MAX_AGE_DAYS + 1),) * 2)
+    stale = cache / ".db-0123456789abcdef.json.99999.0a0b0c0d.tmp"
+    stale.write_text("half")
+    os.utime(stale, (now - 7200,) * 2)
+    legacy = cache / "db-1234abcd.pickle"
+    legacy.write_bytes(b"never read")
+    unrelated = cache / "notes.txt"
+    unrelated.write_text("not the cache's")
+    good = only_entry(good_cache).name
+
+    result = envpin(*SOLVE_3090, "--db", str(db_copy), env={"ENVPIN_CACHE_DIR": str(cache)})  # a miss: writes
+    assert result.returncode == 0, result.stderr
+
+    entries = sorted(p.name for p in cache.glob("db-*.json"))
+    assert len(entries) == db_cache.MAX_ENTRIES
+    written = [name for name in entries if name not in {p.name for p in recent} | {good}]
+    assert len(written) == 1, entries
+    # Kept: the new entry and the ones used last (the good entry was written just now, the others by age).
+    assert good in entries and recent[0].name in entries and recent[-1].name not in entries
+    assert not ancient.exists() and not stale.exists() and not legacy.exists()
+    assert unrelated.exists()
+
+
+def test_prune_keeps_what_is_in_use_and_only_its_own_files(tmp_path):
+    now = time.time()
+    for n in range(3):
+        path = tmp_path / f"db-{n:016x}.json"
+        path.write_text("{}")
+        os.utime(path, (now - n,) * 2)
+    fresh_temporary = tmp_path / ".db-0000000000000000.json.1.00000000.tmp"
+    fresh_temporary.write_text("being written")
+    (tmp_path / "db-notes.md").write_text("x")
+    assert db_cache.prune(tmp_path, now=now) == []
+    assert fresh_temporary.exists() and (tmp_path / "db-notes.md").exists()
