@@ -160,7 +160,7 @@ def torch_release_of(database: Database, version: str) -> TorchRelease | None:
 
     try:
         return database.torch_release(version)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number too long for int()
         return None
 
 
@@ -274,7 +274,7 @@ def _paired_torch_releases(database: Database, companion: Pin) -> list[TorchRele
 
     try:
         wanted = Version(public(companion))
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number too long for int()
         return []
     return [
         r for r in database.torch_releases
@@ -461,7 +461,7 @@ def tensorflow_release_of(database: Database, version: str):
 
     try:
         wanted = Version(version)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number too long for int()
         return None
     return next((r for r in database.tensorflow_releases if r.version == wanted), None)
 
@@ -471,7 +471,7 @@ def jax_release_of(database: Database, version: str):
 
     try:
         wanted = Version(version)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number too long for int()
         return None
     return next((r for r in database.jax_releases if r.version == wanted), None)
 

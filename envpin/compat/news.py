@@ -77,7 +77,7 @@ def _releases(database: Database, name: str):
 def _split(pinned: str) -> tuple[Version | None, str | None]:
     try:
         version = Version(pinned)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number too long for int()
         return None, None
     return Version(version.public), version.local
 

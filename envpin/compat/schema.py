@@ -320,7 +320,7 @@ def _release_version(node: _Node) -> Version | None:
     text = node.string(what="a release version")
     try:
         return Version(text) if text else None
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number too long for int()
         node.fail(f"{text!r} is not a version")
         return None
 

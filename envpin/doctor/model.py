@@ -193,7 +193,7 @@ class Case:
             return None
         try:
             return Version(Version(text).base_version)
-        except InvalidVersion:
+        except ValueError:  # InvalidVersion, or a number too long for int()
             return None
 
     def local_tag(self, name: str) -> str | None:

@@ -56,7 +56,7 @@ class PackageIndex:
     def release(self, version: str | Version) -> Release | None:
         try:
             return self.releases.get(Version(str(version)))
-        except InvalidVersion:
+        except ValueError:  # InvalidVersion, or a number too long for int()
             return None
 
 
@@ -169,7 +169,7 @@ def _simple_api_files(url: str, document: dict, notes: list[str]) -> list[_File]
 def _version(text: Any) -> Version | None:
     try:
         return Version(str(text))
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number too long for int()
         return None
 
 

@@ -228,7 +228,7 @@ def insert_changelog(text: str, proposal: Proposal) -> str:
 def _version(text: str) -> Version | None:
     try:
         return Version(text)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number too long for int()
         return None
 
 

@@ -230,7 +230,7 @@ def _representatives(specifier: str) -> set[Version]:
         if clause.operator in ("==", "===", ">=", "~=", "<=") and "*" not in clause.version:
             try:
                 versions.add(Version(clause.version))
-            except InvalidVersion:
+            except ValueError:  # InvalidVersion, or a number too long for int()
                 continue
     return versions
 

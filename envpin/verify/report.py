@@ -224,7 +224,7 @@ def lock_checks(installed: dict[str, str], locked: dict[str, str], lock_name: st
     def same(first: str, second: str) -> bool:
         try:
             return Version(first) == Version(second)
-        except InvalidVersion:
+        except ValueError:  # InvalidVersion, or a number too long for int()
             return first == second
 
     have = {canonicalize_name(name): version for name, version in installed.items()}
