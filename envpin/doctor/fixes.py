@@ -86,7 +86,7 @@ def gpu_machine_builds(case: Case, framework: str = "torch") -> list[str]:
     """For a machine without an NVIDIA driver: the CUDA builds of the installed torch release for this platform,
     newest CUDA first, each with the driver it needs and the install command (database, not a guess)."""
     from envpin.compat.drivers import minimum_driver
-    from envpin.resolver.provider import ordered_variants
+    from envpin.resolver.builds import ordered_variants
     from envpin.resolver.request import DEFAULT_TORCH_INDEX
 
     if framework != "torch":

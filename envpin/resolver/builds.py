@@ -176,11 +176,22 @@ def jax_builds(release: JaxRelease) -> list[Build]:
 def builds_of(database: Database, framework: str) -> list[Build]:
     """All builds of a framework, newest release first, each release's builds in preference order."""
     if framework == "torch":
-        from envpin.resolver.provider import ordered_variants
-
         return [torch_build(r, v) for r in database.torch_releases for v in ordered_variants(r)]
     if framework == "tensorflow":
         return [b for r in database.tensorflow_releases for b in tensorflow_builds(r)]
     if framework == "jax":
         return [b for r in database.jax_releases for b in jax_builds(r)]
     raise KeyError(framework)
+
+
+def ordered_variants(release: TorchRelease) -> list[Variant]:
+    """Newest CUDA first, then ROCm, then CPU: the preference among a torch release's builds."""
+
+    def rank(variant: Variant) -> tuple[int, tuple[int, ...]]:
+        if variant.cuda:
+            return (0, tuple(-int(p) for p in variant.cuda.split(".")))
+        if variant.rocm:
+            return (1, tuple(-int(p) for p in variant.rocm.split(".")))
+        return (2, ())
+
+    return sorted(release.variants.values(), key=rank)

@@ -15,9 +15,11 @@ from packaging.specifiers import SpecifierSet
 
 from envpin.compat.model import Database
 from envpin.resolver.builds import Build
+from envpin.resolver.choice import build_plan
 from envpin.resolver.fitness import Verdict, assess
 from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.provider import COMPANIONS, BuildProvider
+from envpin.resolver.queries import closest_miss, has_cuda_builds, make_provider, pin_clash, resolve
 from envpin.resolver.request import FRAMEWORKS, Request
 from envpin.resolver.target import Target
 
@@ -35,13 +37,22 @@ def explain_failure(database: Database, target: Target, request: Request, provid
     frameworks = request.solved_frameworks
     if len(frameworks) == 1:
         return _explain_framework(database, target, request, provider, frameworks[0])
-    from envpin.resolver.solve import solve
-
-    alone = {framework: solve(database, target, _only(request, framework)) for framework in frameworks}
-    for framework, answer in alone.items():
-        if isinstance(answer, Unsatisfiable):
-            return answer
+    alone = {}
+    for framework in frameworks:
+        single = _only(request, framework)
+        resolution = resolve(database, target, single)
+        if resolution.chosen is None:
+            return _explain_framework(database, target, single, resolution.provider, framework)
+        alone[framework] = build_plan(database, target, single, resolution.provider, resolution.chosen)
     return _explain_clash(database, target, request, alone)
+
+
+def _plan_if_any(database: Database, target: Target, request: Request) -> Plan | None:
+    """The answer to the question with one constraint lifted, when it has one (its failure needs no words)."""
+    resolution = resolve(database, target, request)
+    if resolution.chosen is None:
+        return None
+    return build_plan(database, target, request, resolution.provider, resolution.chosen)
 
 
 def _only(request: Request, framework: str) -> Request:
@@ -74,8 +85,6 @@ def _explain_framework(
         return _companion_conflict(database, target, request, provider)
     allowed = provider.allowed_kinds.get(framework, frozenset())
     possible = [b for b in matching if b.kind in allowed and target.platform in b.platforms]
-    from envpin.resolver.solve import closest_miss
-
     # The deciding fact is the check that fails after every earlier one passed, on the newest release
     # that gets that far: "no build has code for this GPU" beats "the newest release needs a newer driver"
     # when no driver would help.
@@ -198,11 +207,9 @@ def _fixes_without_specs(database: Database, target: Target, request: Request) -
     """Drop the version specs and the extras: what is the newest answer that does work?"""
     if not any(str(s) for s in request.specifiers.values()) and not request.extras:
         return []
-    from envpin.resolver.solve import solve
-
     relaxed = replace(request, specifiers={}, extras={}, required=frozenset(FRAMEWORKS[f][0] for f in request.solved_frameworks))
-    answer = solve(database, target, relaxed)
-    if not isinstance(answer, Plan):
+    answer = _plan_if_any(database, target, relaxed)
+    if answer is None:
         return []
     accelerators = answer.accelerators or {}
     pins = ", ".join(f"{p.requirement} ({accelerators.get(p.name, answer.accelerator)})"
@@ -211,8 +218,6 @@ def _fixes_without_specs(database: Database, target: Target, request: Request) -
 
 
 def _platform_fixes(database: Database, target: Target, framework: str) -> list[str]:
-    from envpin.resolver.solve import has_cuda_builds
-
     if target.os == "windows" and target.has_nvidia and has_cuda_builds(database, framework, "linux-x86_64"):
         return [f"or run Linux under WSL2, where {framework}'s Linux GPU builds work: "
                 f"envpin solve --framework {framework} --os linux --driver {target.driver}"]
@@ -245,8 +250,6 @@ def _companion_conflict(database: Database, target: Target, request: Request, pr
 
 def _fixes_keeping_one_framework(database: Database, target: Target, request: Request) -> list[str]:
     """Keep one framework's versions as asked and free the others': what would sit beside it?"""
-    from envpin.resolver.solve import solve
-
     constrained = [f for f in request.solved_frameworks if any(n in request.specifiers for n in FRAMEWORKS[f])]
     if len(constrained) < 2:
         return []  # freeing the others would change nothing (and would only ask this question again)
@@ -255,8 +258,8 @@ def _fixes_keeping_one_framework(database: Database, target: Target, request: Re
         names = FRAMEWORKS[framework]
         kept = {n: s for n, s in request.specifiers.items() if n in names}
         relaxed = replace(request, specifiers=kept, extras={n: e for n, e in request.extras.items() if n in names})
-        answer = solve(database, target, relaxed)
-        if isinstance(answer, Plan):
+        answer = _plan_if_any(database, target, relaxed)
+        if answer is not None:
             beside = ", ".join(p.requirement for p in answer.packages if p.name in FRAMEWORKS and p.name not in names)
             asked = ", ".join(request.spec_text(n) for n in kept)
             fixes.append(f"keeping {asked}: {beside} fits beside it")
@@ -265,8 +268,6 @@ def _fixes_keeping_one_framework(database: Database, target: Target, request: Re
 
 def _explain_clash(database: Database, target: Target, request: Request, alone: dict[str, Plan]) -> Unsatisfiable:
     """Each framework fits alone; their CUDA majors or library pins do not meet."""
-    from envpin.resolver.solve import make_provider, pin_clash
-
     builds = {}
     for framework in alone:
         provider = make_provider(database, target, _only(request, framework))

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Mapping, Sequence
 from packaging.version import InvalidVersion, Version
 from resolvelib import AbstractProvider
 
-from envpin.compat.model import Database, TorchRelease, Variant
+from envpin.compat.model import Database
 from envpin.resolver.builds import FRAMEWORKS, Build, builds_of
 from envpin.resolver.fitness import Verdict, assess
 from envpin.resolver.target import Target
@@ -210,7 +210,7 @@ class BuildProvider(AbstractProvider):
             for framework in FRAMEWORKS:
                 for build in self.builds(framework):
                     for name, specifier in build.pins.items():
-                        found.setdefault(library_name(name), set()).update(_representatives(specifier))
+                        found.setdefault(library_name(name), set()).update(representatives(specifier))
             self._library_versions = {name: sorted(versions, reverse=True) for name, versions in found.items()}
         return self._library_versions
 
@@ -222,7 +222,7 @@ def library_name(requirement_name: str) -> str:
     return canonicalize_name(requirement_name.split("[", 1)[0])
 
 
-def _representatives(specifier: str) -> set[Version]:
+def representatives(specifier: str) -> set[Version]:
     from packaging.specifiers import SpecifierSet
 
     versions = {Version("0")}
@@ -233,16 +233,3 @@ def _representatives(specifier: str) -> set[Version]:
             except ValueError:  # InvalidVersion, or a number too long for int()
                 continue
     return versions
-
-
-def ordered_variants(release: TorchRelease) -> list[Variant]:
-    """Newest CUDA first, then ROCm, then CPU: the preference among a torch release's builds."""
-
-    def rank(variant: Variant) -> tuple[int, tuple[int, ...]]:
-        if variant.cuda:
-            return (0, tuple(-int(p) for p in variant.cuda.split(".")))
-        if variant.rocm:
-            return (1, tuple(-int(p) for p in variant.rocm.split(".")))
-        return (2, ())
-
-    return sorted(release.variants.values(), key=rank)

@@ -1,0 +1,245 @@
+"""The chosen builds as a Plan: the pins, each tied to its index, and the reasons a person reads.
+
+resolvelib decides which builds; this module only says them, with why each was taken and what newer one was
+passed over and why.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Mapping
+
+from packaging.version import Version
+
+from envpin.compat.model import Database
+from envpin.resolver.builds import Build
+from envpin.resolver.fitness import Verdict
+from envpin.resolver.plan import PinnedPackage, Plan
+from envpin.resolver.provider import COMPANIONS, BuildProvider, Candidate, library_name
+from envpin.resolver.queries import closest_miss, has_cuda_builds, pin_clash
+from envpin.resolver.request import Request
+from envpin.resolver.target import Target
+
+if TYPE_CHECKING:
+    from packaging.specifiers import SpecifierSet
+
+
+def build_plan(
+    database: Database, target: Target, request: Request, provider: BuildProvider, chosen: Mapping[str, Candidate]
+) -> Plan:
+    packages: list[PinnedPackage] = []
+    reasons = [f"target: {target.describe()}"]
+    warnings: list[str] = []
+    notes: list[str] = []
+    accelerators: dict[str, str] = {}
+    for framework in request.solved_frameworks:
+        build = chosen[framework].build
+        verdict = provider.verdict(build)
+        accelerators[framework] = accelerator_of(build, target)
+        reasons += _kind_reasons(database, target, build)
+        reasons += verdict.reasons
+        reasons += _choice_reasons(provider, request, build, chosen)
+        if framework == "torch":
+            torch_packages, torch_reasons = _torch_packages(request, target, build, chosen)
+            packages += torch_packages
+            reasons += torch_reasons
+        else:
+            package, framework_reasons, framework_notes = _other_package(target, build)
+            packages.append(package)
+            reasons += framework_reasons
+            notes += framework_notes
+        warnings += [f"unverified: {text}" for text in verdict.unverified]
+        warnings += _known_issues(build, target)
+    if len(request.solved_frameworks) > 1:
+        reasons += _shared_library_reasons(request, chosen)
+    first = request.solved_frameworks[0]
+    return Plan(
+        target=target,
+        db_version=database.version,
+        accelerator=accelerators[first],
+        index_url=next((p.index_url for p in packages if p.index_url), None),
+        packages=tuple(packages),
+        reasons=tuple(dict.fromkeys(reasons)),
+        warnings=tuple(dict.fromkeys(warnings)),
+        accelerators=accelerators,
+        notes=tuple(notes),
+    )
+
+
+def accelerator_of(build: Build, target: Target) -> str:
+    if build.framework == "torch":
+        return "mps" if target.platform == "macos-arm64" else build.flavor
+    if build.kind != "cuda":
+        return "cpu"
+    return "cu" + build.cuda.replace(".", "")
+
+
+def _kind_reasons(database: Database, target: Target, build: Build) -> list[str]:
+    if build.kind == "cuda":
+        return []
+    if build.kind == "rocm":
+        return [f"ROCm ({build.flavor}) was asked for by name; envpin does not check AMD GPUs"]
+    if target.os == "macos":
+        mps = " with Metal (MPS) on Apple silicon" if build.framework == "torch" else ""
+        return [f"macOS has no CUDA: {build.framework}'s macOS wheels are CPU builds{mps}"]
+    if target.has_nvidia and not has_cuda_builds(database, build.framework, target.platform):
+        route = " (WSL2 is the way to the GPU on Windows)" if target.os == "windows" else ""
+        return [f"{build.framework} has no NVIDIA GPU build for {target.platform}: this is its CPU build{route}"]
+    if not target.has_nvidia and target.gpus:
+        return ["no NVIDIA driver was found, so the GPUs cannot be used: this is the CPU build (install a driver, or pass --driver)"]
+    if not target.has_nvidia:
+        return [f"no NVIDIA driver or GPU was found: this is the CPU build of {build.framework}"]
+    return [f"a CPU build of {build.framework} was asked for by name"]
+
+
+def _choice_reasons(provider: BuildProvider, request: Request, build: Build, chosen: Mapping[str, Candidate]) -> list[str]:
+    framework = build.framework
+    spec = request.specifiers.get(framework)
+    reasons = [f"{framework} {build.version} is the newest release{f' matching {framework}{spec}' if spec else ''} that fits"]
+    newer = sorted(
+        {b.version for b in provider.builds(framework) if b.version > build.version and _matches(spec, b)}, reverse=True
+    )
+    if newer:
+        verdicts = [provider.verdict(b) for b in provider.builds(framework) if b.version == newer[0]]
+        reasons.append(f"{framework} {newer[0]} was passed over: {_why_not(verdicts, chosen, framework)}")
+    fitting_newer = [v for v in newer[1:] if any(provider.verdict(b).fits for b in provider.builds(framework) if b.version == v)]
+    if fitting_newer:
+        verdicts = [provider.verdict(b) for b in provider.builds(framework) if b.version == fitting_newer[0]]
+        reasons.append(f"{framework} {fitting_newer[0]} was passed over: {_why_not(verdicts, chosen, framework)}")
+    siblings = [b for b in provider.builds(framework) if b.version == build.version and b.kind == build.kind]
+    for sibling in siblings[: siblings.index(build)]:
+        rejection = provider.verdict(sibling).rejection
+        if rejection:
+            reasons.append(f"{sibling.label} was passed over: {rejection.message}")
+    if build.kind == "cuda" and framework == "torch":
+        reasons.append(f"{build.flavor} is the newest CUDA build of torch {build.version} that fits")
+    return reasons
+
+
+def _matches(spec: SpecifierSet | None, build: Build) -> bool:
+    if not spec:
+        return True
+    local = f"+{build.flavor}" if build.framework == "torch" else ""
+    return spec.contains(f"{build.version}{local}", prereleases=True)
+
+
+def _why_not(verdicts: list[Verdict], chosen: Mapping[str, Candidate], framework: str) -> str:
+    fitting = [v for v in verdicts if v.fits]
+    if fitting:
+        clash = pin_clash(fitting[0].build, [c.build for n, c in chosen.items() if c.build and n != framework])
+        return clash or "it fits alone, but not together with the rest of the request"
+    return closest_miss(verdicts).rejection.message
+
+
+def _torch_packages(
+    request: Request, target: Target, build: Build, chosen: Mapping[str, Candidate]
+) -> tuple[list[PinnedPackage], list[str]]:
+    release, variant = build.record
+    torch = _torch_pin("torch", build.version, build, release, target, request)
+    packages, reasons = [torch], _index_reasons(build, target, torch)
+    for name in request.packages:
+        if name not in COMPANIONS:
+            continue
+        companion = release.companions.get(name)
+        if companion is None:
+            reasons.append(f"no {name} release is paired with torch {build.version} in the database; left out")
+            continue
+        version = chosen[name].version if name in chosen else Version(companion.version)
+        packages.append(_torch_pin(name, version, build, release, target, request))
+    if len(packages) > 1:
+        pairs = " and ".join(f"{p.name} {p.version}" for p in packages[1:])
+        reasons.append(f"{pairs} pair with torch {build.version} ({variant.name})")
+    if variant.cudnn:
+        reasons.append(f"torch {build.version}+{variant.name} uses cuDNN {variant.cudnn}")
+    return packages, reasons
+
+
+def _torch_pin(name: str, version: Version, build: Build, release, target: Target, request: Request) -> PinnedPackage:
+    """Full local version tied to its index, unless PyPI's own wheel is this very build."""
+    per_variant = name == "torch" or release.companions[name].per_variant
+    from_pypi = target.os == "macos" or release.pypi.get(target.platform) == build.flavor
+    if from_pypi or not per_variant:
+        return PinnedPackage(name, str(version), None)
+    return PinnedPackage(name, f"{version}+{build.flavor}", f"{request.torch_index}/{build.flavor}")
+
+
+def _index_reasons(build: Build, target: Target, torch: PinnedPackage) -> list[str]:
+    release, variant = build.record
+    platform = target.platform
+    if torch.index_url is None and target.os != "macos":
+        return [f"PyPI's torch {build.version} for {platform} is the {variant.name} build: no extra index needed"]
+    if torch.index_url is None:
+        return []
+    reasons = []
+    if release.pypi.get(platform) == "cpu" and variant.kind != "cpu":
+        reasons.append(
+            f"PyPI's torch wheels for {platform} are CPU-only (plain `pip install torch` gives "
+            "'Torch not compiled with CUDA enabled')"
+        )
+    reasons.append(
+        f"the {variant.name} build comes from {torch.index_url}; the full local version {torch.version} "
+        "keeps pip from falling back to another build"
+    )
+    return reasons
+
+
+def _other_package(target: Target, build: Build) -> tuple[PinnedPackage, list[str], list[str]]:
+    """The pin, reasons and extra steps for a TensorFlow or JAX build (always from PyPI)."""
+    release = build.record
+    if build.framework == "tensorflow":
+        return _tensorflow_package(target, build, release)
+    if build.kind == "cuda":
+        extra = release.extras[build.flavor]
+        cudnn = f", cuDNN ≥ {extra.min_cudnn}" if extra.min_cudnn else ""
+        reason = (
+            f"jax[{build.extras[0]}] {build.version} installs jax-cuda{extra.cuda_major}-plugin {extra.plugin} with "
+            f"CUDA {extra.cuda_major} libraries from PyPI{cudnn}"
+        )
+        return PinnedPackage("jax", str(build.version), None, build.extras), [reason], []
+    return PinnedPackage("jax", str(build.version), None), [f"jax {build.version} with the CPU jaxlib"], []
+
+
+def _tensorflow_package(target: Target, build: Build, release) -> tuple[PinnedPackage, list[str], list[str]]:
+    version = str(build.version)
+    gpu = release.gpu.get(target.platform)
+    if build.flavor == "and-cuda":
+        pins = ", ".join(f"{n}{s}" for n, s in sorted(build.pins.items()) if "cudnn" in n or "runtime" in n)
+        reason = (
+            f"tensorflow[and-cuda] {version} was tested with CUDA {gpu.cuda} and cuDNN {gpu.cudnn}, which the extra "
+            f"installs from PyPI ({pins})"
+        )
+        return PinnedPackage("tensorflow", version, None, ("and-cuda",)), [reason], []
+    if build.flavor == "cuda":
+        reason = f"tensorflow {version} was tested with CUDA {gpu.cuda} and cuDNN {gpu.cudnn}"
+        if gpu.conda:
+            step = f"conda install -c conda-forge {gpu.conda}"
+            return PinnedPackage("tensorflow", version, None), [reason], [f"before pip: {step}"]
+        step = f"install CUDA {gpu.cuda} and cuDNN {gpu.cudnn} on the system (tensorflow {version} has no [and-cuda] extra)"
+        return PinnedPackage("tensorflow", version, None), [reason], [step]
+    package = release.cpu_package.get(target.platform, "tensorflow")
+    return PinnedPackage(package, version, None), [f"{package} {version} is TensorFlow's CPU build"], []
+
+
+def _known_issues(build: Build, target: Target) -> list[str]:
+    if build.framework == "jax":
+        return [f"note: {build.record.note}"] if build.record.note else []
+    release = build.record[0] if build.framework == "torch" else build.record
+    return [f"known issue: {issue.text}" for issue in release.known_issues if target.platform in issue.platforms]
+
+
+def _shared_library_reasons(request: Request, chosen: Mapping[str, Candidate]) -> list[str]:
+    builds = [chosen[f].build for f in request.solved_frameworks]
+    gpu_builds = [b for b in builds if b.kind == "cuda"]
+    if len(gpu_builds) < 2:
+        return []
+    reasons = [f"{', '.join(b.label for b in gpu_builds)} share CUDA {gpu_builds[0].cuda_major}"]
+    shared: dict[str, list[str]] = {}
+    for build in gpu_builds:
+        for name, specifier in build.pins.items():
+            shared.setdefault(library_name(name), []).append(f"{build.framework} {specifier}")
+    for name, specs in sorted(shared.items()):
+        if len(specs) > 1:
+            reasons.append(f"{name}: {' and '.join(specs)} agree")
+    if any(b.framework == "torch" for b in gpu_builds):
+        reasons.append("beside another framework, envpin keeps to torch builds whose CUDA library pins were read "
+                       "from PyPI (the PyPI build), so that every shared pin is checked")
+    return reasons

@@ -1,0 +1,127 @@
+"""Questions about one solve that the solver, its explanation and other readers share: which build kinds a
+framework may use here, the provider for a request, the resolution itself, and how two builds compare.
+
+`solve` answers with a Plan or an explained failure; `explain` asks these same questions with one constraint
+lifted. Both sit on top of this module, so neither imports the other's internals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+from resolvelib import BaseReporter, ResolutionImpossible, ResolutionTooDeep, Resolver
+
+from envpin.compat.model import Database
+from envpin.resolver.builds import Build, builds_of
+from envpin.resolver.fitness import CHECKS, Verdict
+from envpin.resolver.provider import BuildProvider, Candidate, Requirement, library_name, representatives
+from envpin.resolver.request import FRAMEWORKS, PACKAGE_ORDER, Request
+from envpin.resolver.target import Target
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """What resolvelib made of a request: the provider it asked (its verdicts explain a failure) and the chosen
+    candidate per identifier, or None when there is no solution."""
+
+    provider: BuildProvider
+    chosen: Mapping[str, Candidate] | None
+
+
+def resolve(database: Database, target: Target, request: Request) -> Resolution:
+    provider = make_provider(database, target, request)
+    try:
+        result = Resolver(provider, BaseReporter()).resolve(requirements_of(request), max_rounds=5000)
+    except (ResolutionImpossible, ResolutionTooDeep):
+        return Resolution(provider, None)
+    return Resolution(provider, result.mapping)
+
+
+def make_provider(database: Database, target: Target, request: Request) -> BuildProvider:
+    frameworks = request.solved_frameworks
+    return BuildProvider(
+        database,
+        target,
+        policy=request.policy,
+        allowed_kinds={f: allowed_kinds(database, target, request, f) for f in frameworks},
+        order=frameworks,
+        shared_libraries=len(frameworks) > 1,
+    )
+
+
+def requirements_of(request: Request) -> list[Requirement]:
+    return [
+        Requirement(name, request.specifiers.get(name), "the request", extras=request.extras.get(name, frozenset()))
+        for name in sorted(request.required, key=PACKAGE_ORDER.index)
+    ]
+
+
+def allowed_kinds(database: Database, target: Target, request: Request, framework: str) -> frozenset[str]:
+    """CUDA builds for an NVIDIA machine, CPU otherwise, unless the specs name a build (`+rocm6.2`, `[cuda12]`).
+
+    A framework with no CUDA build at all for the platform (JAX on native Windows, anything on macOS) gets
+    its CPU build on an NVIDIA machine too, and the plan says so.
+    """
+    named = _named_kinds(request, framework)
+    if named:
+        return named
+    if target.os == "macos" or not target.has_nvidia:
+        return frozenset({"cpu"})
+    if not has_cuda_builds(database, framework, target.platform):
+        return frozenset({"cpu"})
+    return frozenset({"cuda"})
+
+
+def has_cuda_builds(database: Database, framework: str, platform: str) -> bool:
+    return any(b.kind == "cuda" and platform in b.platforms for b in builds_of(database, framework))
+
+
+def _named_kinds(request: Request, framework: str) -> frozenset[str]:
+    named = set()
+    for name in FRAMEWORKS[framework]:
+        for clause in request.specifiers.get(name, ()):
+            local = clause.version.partition("+")[2]
+            if local:
+                named.add("cuda" if local.startswith("cu") else "rocm" if local.startswith("rocm") else "cpu")
+        if request.extras.get(name):
+            named.add("cuda")
+    return frozenset(named)
+
+
+def closest_miss(verdicts: list[Verdict]) -> Verdict:
+    """The build that got furthest through the checks: its rejection is the most telling reason.
+
+    Ties go to the newest release, and among its builds stopped by the driver, to the one that asks for the
+    oldest driver (the smallest upgrade)."""
+
+    def rank(verdict: Verdict) -> tuple:
+        needs = verdict.rejection.needs_driver
+        driver = tuple(-int(p) for p in needs.split(".")) if needs else ()
+        return (CHECKS.index(verdict.rejection.check), verdict.build.kind == "cuda", verdict.build.version, driver)
+
+    return max(verdicts, key=rank)
+
+
+def pin_clash(build: Build, others: list[Build]) -> str | None:
+    """The first library two builds pin incompatibly, or a CUDA major they do not share, in words."""
+    if build.kind != "cuda":
+        return None
+    for other in others:
+        if other is None or other.kind != "cuda" or other is build:
+            continue
+        if other.cuda_major != build.cuda_major:
+            return f"{build.label} is CUDA {build.cuda_major} and {other.label} is CUDA {other.cuda_major}"
+        theirs = {library_name(n): s for n, s in other.pins.items()}
+        for name, specifier in build.pins.items():
+            other_spec = theirs.get(library_name(name))
+            if other_spec is not None and not _intersect(specifier, other_spec):
+                return f"{build.label} needs {library_name(name)}{specifier} but {other.label} pins {other_spec}"
+    return None
+
+
+def _intersect(first: str, second: str) -> bool:
+    from packaging.specifiers import SpecifierSet  # heavy, and only pin clashes need it: kept off the solve path
+
+    both = SpecifierSet(first) & SpecifierSet(second)
+    return any(both.contains(v, prereleases=True) for v in representatives(first) | representatives(second))
