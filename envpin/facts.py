@@ -4,6 +4,9 @@ These frozen values are the contract between the probes (`envpin.host`), the `--
 everything downstream (resolver, doctor, check). `to_json`/`from_json` implement the JSON shape of
 `envpin detect --format json` documented in DESIGN.md; `from_json` rejects malformed or foreign
 documents with an `EnvpinInputError` naming the bad field.
+
+Every dataclass here has a docstring: without one, `dataclass` writes one from `inspect.signature`, a
+cost every solve would pay for each class.
 """
 
 from __future__ import annotations
@@ -13,16 +16,17 @@ from typing import Any
 
 from envpin.errors import EnvpinInputError
 from envpin.fact_checks import is_compute_capability, is_driver_version, is_python_version  # noqa: F401 - importable from here
+from envpin.vocabulary.platforms import ARCHITECTURES, OPERATING_SYSTEMS, normalize_arch  # noqa: F401 - importable from here
 
 SCHEMA_VERSION = 1
-OPERATING_SYSTEMS = ("linux", "windows", "macos")
-ARCHITECTURES = ("x86_64", "aarch64", "arm64")
 DRIVER_SOURCES = ("nvml", "nvidia-smi", "procfs", "sysfs", "override")
 ENV_TYPES = ("venv", "conda", "system", "unknown")
 
 
 @dataclass(frozen=True)
 class Driver:
+    """The NVIDIA driver: its version, the newest CUDA it supports, and which probe found it."""
+
     version: str
     cuda: str | None  # the newest CUDA the driver supports, e.g. "12.2"
     source: str
@@ -30,6 +34,8 @@ class Driver:
 
 @dataclass(frozen=True)
 class Gpu:
+    """One GPU as the probe (or a --gpu flag) names it."""
+
     index: int
     name: str
     compute_capability: str | None  # None when neither the probe nor the database knows it
@@ -38,6 +44,8 @@ class Gpu:
 
 @dataclass(frozen=True)
 class Toolkit:
+    """A CUDA toolkit installed on the machine."""
+
     version: str
     root: str | None
     nvcc: str | None = None
@@ -45,6 +53,8 @@ class Toolkit:
 
 @dataclass(frozen=True)
 class PythonInfo:
+    """The Python a solve is for."""
+
     version: str
     executable: str | None = None
     env_type: str = "unknown"
@@ -52,12 +62,16 @@ class PythonInfo:
 
 @dataclass(frozen=True)
 class Libc:
+    """The C library: glibc with its version, musl, or unknown."""
+
     name: str
     version: str | None
 
 
 @dataclass(frozen=True)
 class HostFacts:
+    """Everything envpin believes about one machine (DESIGN.md's HostFacts)."""
+
     os: str
     arch: str
     python: PythonInfo
@@ -72,13 +86,6 @@ class HostFacts:
 
     def with_notes(self, *notes: str) -> HostFacts:
         return replace(self, notes=self.notes + tuple(notes))
-
-
-def normalize_arch(arch: str) -> str:
-    """Map the many spellings of a CPU architecture onto envpin's three."""
-    lowered = arch.strip().lower()
-    aliases = {"amd64": "x86_64", "x64": "x86_64", "x86-64": "x86_64", "arm64": "arm64", "aarch64": "aarch64"}
-    return aliases.get(lowered, lowered)
 
 
 # ---------------------------------------------------------------- JSON

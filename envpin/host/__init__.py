@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Mapping
 
 from envpin.facts import Driver, Gpu, HostFacts
-from envpin.host import locate, nvml, platform_info, procfs
+from envpin.host import locate, platform_info, procfs
 
 if TYPE_CHECKING:
     from envpin.host.runner import Runner
@@ -99,11 +99,13 @@ def _detect_driver(runner, environ, fs_root, timeout, os_label, wsl, nvml_module
     driver: Driver | None = None
     gpus: list[Gpu] = []
 
-    if nvml_module is None and not nvml.worth_trying(os_label, fs_root):
+    if nvml_module is None and not locate.worth_trying(os_label, fs_root):
         absent.append("NVML not tried (no NVIDIA device nodes or /proc/driver/nvidia)")
         nvml_module = False
     nvml_hung = False
     if nvml_module is not False:
+        from envpin.host import nvml  # only where NVML can answer
+
         report = nvml.probe_within(nvml_module, timeout)
         nvml_hung = report.timed_out
         notes.extend(report.notes)

@@ -1,13 +1,26 @@
-"""Where nvidia-smi is: a cheap look on disk, kept apart from the parsers so a machine without NVIDIA
-tools never pays for importing them."""
+"""Where nvidia-smi is, and whether NVML can answer at all: cheap looks on disk, kept apart from the parsers
+and from envpin.host.nvml so a machine without NVIDIA tools never pays for importing them."""
 
 from __future__ import annotations
 
-import glob
 import os
 import shutil
 from pathlib import Path
 from typing import Mapping
+
+# What a Linux machine with a loaded NVIDIA driver has: its device nodes or its /proc entry; WSL2 has the
+# paravirtual /dev/dxg and the driver's libraries in /usr/lib/wsl/lib. Without any of them NVML cannot
+# answer, and importing pynvml (ctypes, threading) would only cost time.
+LINUX_DRIVER_MARKERS = ("dev/nvidiactl", "dev/nvidia0", "proc/driver/nvidia", "dev/dxg", "usr/lib/wsl/lib")
+
+
+def worth_trying(os_name: str, fs_root: str = "/") -> bool:
+    """Whether NVML can possibly answer here: always on Windows, never on macOS, on Linux only with a driver."""
+    if os_name == "windows":
+        return True
+    if os_name != "linux":
+        return False
+    return any(os.path.exists(os.path.join(fs_root, marker)) for marker in LINUX_DRIVER_MARKERS)
 
 
 def candidate_paths(os_name: str, environ: Mapping[str, str], *, wsl: bool = False, fs_root: str = "/") -> list[str]:
@@ -24,6 +37,8 @@ def candidate_paths(os_name: str, environ: Mapping[str, str], *, wsl: bool = Fal
         candidates.append(str(Path(system_root) / "System32" / exe))
         candidates.append(str(Path(program_files) / "NVIDIA Corporation" / "NVSMI" / exe))
         pattern = str(Path(system_root) / "System32" / "DriverStore" / "FileRepository" / "nv*" / exe)
+        import glob  # Windows only
+
         candidates.extend(sorted(glob.glob(pattern)))
     elif wsl:
         candidates.append(os.path.join(fs_root, "usr/lib/wsl/lib", exe))

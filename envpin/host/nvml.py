@@ -13,6 +13,7 @@ from types import ModuleType
 from typing import Any
 
 from envpin.facts import Gpu, is_driver_version
+from envpin.host.locate import LINUX_DRIVER_MARKERS, worth_trying  # noqa: F401 - NVML's own question, asked from here too
 
 BYTES_PER_MIB = 1024 * 1024
 
@@ -26,21 +27,6 @@ class NvmlReport:
     absent: bool = False  # pynvml or libnvidia-ml missing: the normal state of a machine without NVIDIA
     notes: list[str] = field(default_factory=list)
     timed_out: bool = False  # NVML did not answer in time (a wedged GPU or driver)
-
-
-# What a Linux machine with a loaded NVIDIA driver has: its device nodes or its /proc entry; WSL2 has the
-# paravirtual /dev/dxg and the driver's libraries in /usr/lib/wsl/lib. Without any of them NVML cannot
-# answer, and importing pynvml (ctypes, threading) would only cost time.
-LINUX_DRIVER_MARKERS = ("dev/nvidiactl", "dev/nvidia0", "proc/driver/nvidia", "dev/dxg", "usr/lib/wsl/lib")
-
-
-def worth_trying(os_name: str, fs_root: str = "/") -> bool:
-    """Whether NVML can possibly answer here: always on Windows, never on macOS, on Linux only with a driver."""
-    if os_name == "windows":
-        return True
-    if os_name != "linux":
-        return False
-    return any(os.path.exists(os.path.join(fs_root, marker)) for marker in LINUX_DRIVER_MARKERS)
 
 
 def cuda_version_from_int(value: int) -> str | None:

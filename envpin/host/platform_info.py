@@ -1,9 +1,12 @@
-"""Operating system, CPU architecture, WSL, libc, Python and container facts."""
+"""Operating system, CPU architecture, WSL, libc, Python and container facts.
+
+`platform` (3 ms to import) is loaded only for libc and on Windows: on POSIX, platform.system() and
+platform.machine() are os.uname()'s fields, and platform.python_version() is the first word of sys.version.
+"""
 
 from __future__ import annotations
 
 import os
-import platform
 import re
 import sys
 from typing import Mapping
@@ -14,13 +17,23 @@ from envpin.host.procfs import read_text
 
 def os_name(system: str | None = None) -> str:
     """platform.system() -> envpin's names ('Linux' -> 'linux', 'Windows' -> 'windows', 'Darwin' -> 'macos')."""
-    system = (system or platform.system()).lower()
+    system = (system or _uname("system")).lower()
     return {"darwin": "macos", "win32": "windows", "cygwin": "windows"}.get(system, system)
 
 
 def arch_name(machine: str | None = None) -> str:
     """platform.machine(): 'AMD64' (Windows) and 'x86_64' are one thing; Linux says 'aarch64', macOS 'arm64'."""
-    return normalize_arch(machine or platform.machine())
+    return normalize_arch(machine or _uname("machine"))
+
+
+def _uname(field: str) -> str:
+    """platform.system() or platform.machine(), without importing platform where os.uname() answers."""
+    if hasattr(os, "uname"):
+        names = os.uname()
+        return names.sysname if field == "system" else names.machine
+    import platform
+
+    return platform.system() if field == "system" else platform.machine()
 
 
 def is_wsl(proc_version: str | None) -> bool:
@@ -32,6 +45,8 @@ def is_wsl(proc_version: str | None) -> bool:
 def libc(os_label: str) -> Libc | None:
     if os_label != "linux":
         return None
+    import platform
+
     name, version = platform.libc_ver()
     if name == "glibc" and version:
         return Libc(name="glibc", version=version)
@@ -57,7 +72,17 @@ def _safe_listdir(path: str) -> list[str]:
 
 
 def python_info(environ: Mapping[str, str]) -> PythonInfo:
-    return PythonInfo(version=platform.python_version(), executable=sys.executable or None, env_type=env_type(environ))
+    return PythonInfo(version=_python_version(), executable=sys.executable or None, env_type=env_type(environ))
+
+
+def _python_version() -> str:
+    """platform.python_version(): '3.11.7', '3.13.0rc1' (the version word that sys.version starts with)."""
+    word = sys.version.split(maxsplit=1)[0] if sys.version else ""
+    if re.fullmatch(r"\d+\.\d+(\.\d+)?[\w.+]*", word):
+        return word
+    import platform
+
+    return platform.python_version()
 
 
 def env_type(environ: Mapping[str, str], prefix: str | None = None, base_prefix: str | None = None) -> str:
