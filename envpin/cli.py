@@ -1,13 +1,16 @@
 """The front door: parse arguments, call one handler, turn envpin's errors into one line and an exit code.
 
-Exit codes (DESIGN.md): 0 success, 1 a real negative answer (no solution, a problem found), 2 bad input —
-always a one-line message, never a traceback. Each subcommand lives in `envpin/commands/<name>.py`.
+Exit codes (docs/contracts.md): 0 success, 1 a real negative answer (no solution, a problem found), 2 bad
+input — always a one-line message on stderr, never a traceback; with `--format json` also one JSON document on
+stdout, `{"status": "error", "error": {"code": …, "message": …}}`. Each subcommand lives in
+`envpin/commands/<name>.py`.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import sys
 
 from envpin import __version__
@@ -16,15 +19,31 @@ from envpin.errors import EnvpinError
 
 
 class Parser(argparse.ArgumentParser):
+    json_errors = False  # set by main() when the words ask for --format json
+
     def error(self, message: str) -> None:  # one line, exit 2, as for every other bad input
+        if Parser.json_errors:
+            print_json_error("usage", message)
         self.exit(2, f"envpin: error: {message} (see `{self.prog} --help`)\n")
 
 
+def print_json_error(code: str, message: str) -> None:
+    sys.stdout.write(json.dumps({"status": "error", "error": {"code": code, "message": message}}, indent=2) + "\n")
+
+
+def wants_json(words: list[str]) -> bool:
+    return any(a == "--format" and b == "json" for a, b in zip(words, words[1:])) or "--format=json" in words
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    Parser.json_errors = wants_json(words)
+    args = build_parser(command_named(words)).parse_args(words)
     try:
         return args.handler(args)
     except EnvpinError as error:
+        if Parser.json_errors:
+            print_json_error(error.code, str(error))
         print(f"envpin: error: {error}", file=sys.stderr)
         return error.exit_code
     except KeyboardInterrupt:
@@ -34,13 +53,24 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser, with the arguments of `command` (every command's when None: for --help of each, and tests).
+    Only that command's module is imported."""
     parser = Parser(prog="envpin", description="Pick, pin and verify the right GPU build for a machine.")
     parser.add_argument("--version", action="version", version=f"envpin {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-    for name in COMMANDS:
-        importlib.import_module(f"envpin.commands.{name}").register(commands, Parser)
+    for name, summary in COMMANDS.items():
+        subparser = commands.add_parser(name, help=summary, description=summary)
+        if command is None or name == command:
+            importlib.import_module(f"envpin.commands.{name}").register(subparser, Parser)
     return parser
+
+
+def command_named(words: list[str]) -> str:
+    """The subcommand of an argument list: its first word that is not an option (the front door's own options,
+    --help and --version, take no value). An unknown word or none names no command, and argparse says so."""
+    first = next((word for word in words if not word.startswith("-")), "")
+    return first if first in COMMANDS else ""
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """`envpin check`: committed environment files and lockfiles → problems, offline and without running anything.
 
     text ──formats.kind_of──► kind ──<format>.parse──► Contents (pins, index options, format problems)
-         ──rules.check_contents (+ database, + targets)──► Problems ──ignores──► FileReport
+         ──check_contents (+ database, + targets)──► Problems ──ignores──► FileReport
 
 One module per format (requirements, environment_yml, pylock, conda_lock, explicit, uv_lock); `rules` holds
 the problem ids and the checks every format shares; `config` reads `[tool.envpin]`. Only `config` and the
@@ -13,9 +13,21 @@ from __future__ import annotations
 import re
 from typing import Callable, Sequence
 
-from envpin.check.model import FileReport, MalformedFile, Problem
-from envpin.check.rules import check_contents, needs_database, problem
-from envpin.check.targets import CheckTarget
+from envpin.check.model import Contents, FileReport, MalformedFile, Problem
+from envpin.check.rules import (
+    cuda_library_pins,
+    cuda_majors,
+    duplicate_packages,
+    index_bindings,
+    jax_plugins,
+    needs_database,
+    problem,
+    python_support,
+    releases,
+    torch_family,
+)
+from envpin.check.targets import CheckTarget, target_fit
+from envpin.compat.model import Database
 
 __all__ = ["check_text", "FileReport", "Problem", "CheckTarget"]
 
@@ -78,3 +90,25 @@ def database_news_problems(text: str, contents, database) -> tuple[Problem, ...]
         problem("CHK-DATABASE-NEWS", "header", news, "regenerate the file with the command in its header")
         for news in database_news(database, since, pins)
     )
+
+
+def check_contents(
+    contents: Contents,
+    database: Database | None,
+    targets: Sequence[CheckTarget] = (),
+    *,
+    policy: str = "minor",
+) -> tuple[Problem, ...]:
+    problems = list(contents.problems)
+    problems += duplicate_packages(contents)
+    if database is not None:
+        problems += torch_family(contents, database)
+        problems += cuda_majors(contents, database)
+        problems += index_bindings(contents, database)
+        problems += releases(contents, database, {t.target.platform for t in targets})
+        problems += python_support(contents, database)
+        problems += jax_plugins(contents, database)
+        problems += cuda_library_pins(contents, database)
+        for check_target in targets:
+            problems += target_fit(contents, database, check_target, policy)
+    return tuple(problems)

@@ -25,12 +25,15 @@ its path (`[tool.envpin].targets[0].os`).
 from __future__ import annotations
 
 import fnmatch
-import shlex
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from envpin.check.rules import PROBLEMS
+from envpin.compat.drivers import POLICIES, parse_driver_version
 from envpin.errors import EnvpinInputError
+from envpin.facts import ARCHITECTURES, OPERATING_SYSTEMS, is_compute_capability, is_python_version, normalize_arch
+from envpin.target_spec import NamedTarget, TargetSpec
 
 TABLE = "[tool.envpin]"
 _TARGET_KEYS = ("name", "os", "arch", "driver", "gpu", "compute-capability", "python", "facts")
@@ -38,38 +41,11 @@ _KEYS = ("ignore", "per-file-ignores", "targets", "driver-policy")
 
 
 @dataclass(frozen=True)
-class TargetSpec:
-    name: str
-    os: str | None = None
-    arch: str | None = None
-    driver: str | None = None
-    gpus: tuple[str, ...] = ()
-    compute_capabilities: tuple[str, ...] = ()
-    python: str | None = None
-    facts: Path | None = None
-
-    @property
-    def flags(self) -> str:
-        """The same machine as target options, for a fix that says `envpin solve …`."""
-        words: list[str] = []
-        if self.facts:
-            words += ["--facts", str(self.facts)]
-        for option, value in (("--os", self.os), ("--arch", self.arch), ("--driver", self.driver), ("--python", self.python)):
-            if value:
-                words += [option, value]
-        for gpu in self.gpus:
-            words += ["--gpu", gpu]
-        for capability in self.compute_capabilities:
-            words += ["--compute-capability", capability]
-        return shlex.join(words)
-
-
-@dataclass(frozen=True)
 class CheckConfig:
     path: Path | None = None
     ignore: frozenset[str] = frozenset()
     per_file_ignores: dict[str, frozenset[str]] = field(default_factory=dict)
-    targets: tuple[TargetSpec, ...] = ()
+    targets: tuple[NamedTarget, ...] = ()
     driver_policy: str | None = None
 
     def ignored_for(self, file: str) -> frozenset[str]:
@@ -127,9 +103,6 @@ def read_config(path: Path) -> CheckConfig:
 
 def parse_config(table: Any, base: Path) -> tuple[CheckConfig, list[str]]:
     """The config and every problem in it, each naming its field."""
-    from envpin.check.rules import PROBLEMS
-    from envpin.compat.drivers import POLICIES
-
     problems: list[str] = []
     if not isinstance(table, dict):
         return CheckConfig(), [f"{TABLE}: must be a table"]
@@ -169,10 +142,7 @@ def _ids(value: Any, where: str, known: dict, problems: list[str]) -> frozenset[
     return frozenset(value)
 
 
-def _target(raw: Any, where: str, base: Path, problems: list[str]) -> TargetSpec | None:
-    from envpin.compat.drivers import parse_driver_version
-    from envpin.facts import ARCHITECTURES, OPERATING_SYSTEMS, is_compute_capability, is_python_version, normalize_arch
-
+def _target(raw: Any, where: str, base: Path, problems: list[str]) -> NamedTarget | None:
     if not isinstance(raw, dict):
         problems.append(f"{where}: must be a table")
         return None
@@ -210,11 +180,12 @@ def _target(raw: Any, where: str, base: Path, problems: list[str]) -> TargetSpec
         problems.append(f"{where}.compute-capability: give one for all GPUs, or one per GPU")
     if len(problems) > before:
         return None
-    return TargetSpec(
-        name=text["name"] or f"target {where.rsplit('[', 1)[-1].rstrip(']')}",
+    spec = TargetSpec(
         os=text["os"], arch=text["arch"], driver=text["driver"], gpus=gpus, compute_capabilities=capabilities,
-        python=text["python"], facts=(base / text["facts"]) if text["facts"] else None,
+        python=text["python"], facts_file=str(base / text["facts"]) if text["facts"] else None,
+        detect=False, origin=f"{TABLE} facts",
     )
+    return NamedTarget(text["name"] or f"target {where.rsplit('[', 1)[-1].rstrip(']')}", spec)
 
 
 def _strings(value: Any, where: str, problems: list[str]) -> tuple[str, ...]:
@@ -224,20 +195,3 @@ def _strings(value: Any, where: str, problems: list[str]) -> tuple[str, ...]:
         return tuple(value)
     problems.append(f"{where}: must be a string or a list of strings")
     return ()
-
-
-def target_facts(spec: TargetSpec):
-    """HostFacts for a configured target: its facts file (if any) with the given fields laid over it. Nothing
-    is detected: a config target describes another machine. Without a facts file, os, arch and driver were
-    required by the validation; a missing Python is a placeholder the check is told to ignore."""
-    from envpin.commands.common import read_json
-    from envpin.facts import HostFacts, PythonInfo, from_json
-    from envpin.resolver.target import TargetOverrides, apply_overrides
-
-    if spec.facts:
-        base = from_json(read_json(str(spec.facts), f"{TABLE} facts"), origin=f"{TABLE} facts {spec.facts}")
-    else:
-        base = HostFacts(os=str(spec.os), arch=str(spec.arch), python=PythonInfo(spec.python or "3.0"))
-    overrides = TargetOverrides(os=spec.os, arch=spec.arch, driver=spec.driver, gpus=spec.gpus,
-                                compute_capabilities=spec.compute_capabilities, python=spec.python)
-    return apply_overrides(base, overrides)

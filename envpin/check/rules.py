@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable
 
 from envpin.check.model import Contents, Pin, Problem, can_coexist, scope_oses
 from envpin.check.variants import (
@@ -31,7 +31,6 @@ from envpin.check.variants import (
 )
 
 if TYPE_CHECKING:
-    from envpin.check.targets import CheckTarget
     from envpin.compat.model import Database, TorchRelease
 
 TORCH_INDEX = "https://download.pytorch.org/whl"
@@ -87,31 +86,6 @@ def needs_database(contents: Contents) -> bool:
         pin.name in RELEVANT or pin.name.startswith(("nvidia-", "jax-cuda", "cuda-")) or pin.name == "cpuonly"
         for pin in contents.pins
     )
-
-
-def check_contents(
-    contents: Contents,
-    database: Database | None,
-    targets: Sequence[CheckTarget] = (),
-    *,
-    policy: str = "minor",
-) -> tuple[Problem, ...]:
-    problems = list(contents.problems)
-    problems += duplicate_packages(contents)
-    if database is not None:
-        problems += torch_family(contents, database)
-        problems += cuda_majors(contents, database)
-        problems += index_bindings(contents, database)
-        problems += releases(contents, database, {t.target.platform for t in targets})
-        problems += python_support(contents, database)
-        problems += jax_plugins(contents, database)
-        problems += cuda_library_pins(contents, database)
-        if targets:
-            from envpin.check.targets import target_fit
-
-            for check_target in targets:
-                problems += target_fit(contents, database, check_target, policy)
-    return tuple(problems)
 
 
 # ---------------------------------------------------------------- helpers shared by the rules

@@ -5,7 +5,6 @@ from target options, a facts file or a `[tool.envpin]` target."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from envpin.check.model import Contents, Pin, Problem, can_coexist, scope_oses
 from envpin.check.rules import (
@@ -17,10 +16,11 @@ from envpin.check.rules import (
     torch_release_of,
 )
 from envpin.check.variants import TORCH_FAMILY, jax_cuda_major
-
-if TYPE_CHECKING:
-    from envpin.compat.model import Database
-    from envpin.resolver.target import Target
+from envpin.compat.model import Database
+from envpin.resolver.builds import jax_builds, tensorflow_builds, torch_build
+from envpin.resolver.fitness import assess
+from envpin.resolver.target import Target
+from envpin.target_spec import NamedTarget, TargetSpec
 
 _TARGET_IDS = {
     "platform": "CHK-TARGET-PLATFORM",
@@ -42,9 +42,26 @@ class CheckTarget:
     flags: str = ""  # the target options that describe it, for the fix's `envpin solve` command
 
 
-def target_fit(contents: Contents, database: Database, check_target: CheckTarget, policy: str) -> list[Problem]:
-    from envpin.resolver.fitness import assess
+def command_line_target(spec: TargetSpec, database: Database) -> CheckTarget:
+    """The machine of the target options (`--os … --driver …` or `--facts FILE`)."""
+    target = spec.resolve(database)
+    return CheckTarget(f"on {short_description(target)}", target, True, spec.flags)
 
+
+def configured_target(named: NamedTarget, database: Database) -> CheckTarget:
+    """A `[tool.envpin]` target; without a Python (given or in its facts file) the Python check is left out."""
+    spec = named.spec
+    return CheckTarget(f"on {named.name}", spec.resolve(database), bool(spec.python or spec.facts_file), spec.flags)
+
+
+def short_description(target: Target) -> str:
+    """`linux-x86_64, Python 3.11, driver 470.82.01, NVIDIA GeForce RTX 3090 (sm_86)`: the target in a message."""
+    driver = f"driver {target.driver}" if target.driver else "no NVIDIA driver"
+    gpus = ", ".join(f"{g.name} ({g.compute_capability.sm})" for g in target.gpus) or "no GPU named"
+    return f"{target.platform}, Python {target.python}, {driver}, {gpus}"
+
+
+def target_fit(contents: Contents, database: Database, check_target: CheckTarget, policy: str) -> list[Problem]:
     problems = _no_entry_for(contents, check_target)
     target = check_target.target
     for pin, build, failure in _target_builds(contents, database, target):
@@ -94,8 +111,6 @@ def _no_entry_for(contents: Contents, check_target: CheckTarget) -> list[Problem
 def _target_builds(contents: Contents, database: Database, target: Target):
     """(pin, Build, None) for each framework pin whose build the file decides on this target, or
     (pin, None, why) when there is no such build there."""
-    from envpin.resolver.builds import jax_builds, tensorflow_builds, torch_build
-
     for pin in contents.pins:
         if pin.manager != "pip" or not pin.version or (pin.scope and _scope_excludes(pin, target)):
             continue

@@ -10,16 +10,27 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
-from envpin.commands.common import add_db_option, add_target_options
+from envpin.check import check_text
+from envpin.check.config import CheckConfig, find_config, read_config
+from envpin.check.formats import KINDS, kind_of
+from envpin.check.model import FileReport
+from envpin.check.rules import PROBLEMS, problem
+from envpin.check.targets import CheckTarget, command_line_target, configured_target
+from envpin.compat.drivers import POLICIES
+from envpin.compat.loader import load_database
+from envpin.compat.model import Database
+from envpin.conda.errors import CondaSolveFailed
+from envpin.conda.target import Channels, solve_for_target
 from envpin.errors import EnvpinInputError
+from envpin.options import add_channel_options, add_db_option, add_target_options, channels, target_spec
+from envpin.target_spec import TargetSpec
+from envpin.userfiles import UnreadableFile, read_text
 
-_TARGET_OPTIONS = ("os", "arch", "driver", "gpu", "compute_capability", "python", "facts")
 
-
-def register(commands, parser_class) -> None:
-    check = commands.add_parser("check", help="check environment files and lockfiles (pre-commit hook)")
+def register(check: argparse.ArgumentParser, parser_class) -> None:
     check.add_argument("files", nargs="+", metavar="FILE", help="requirements*.txt, environment*.yml, pylock*.toml, "
                        "conda-lock.yml, @EXPLICIT files, uv.lock")
     check.add_argument("--format", choices=("text", "json"), default="text")
@@ -32,21 +43,13 @@ def register(commands, parser_class) -> None:
     check.add_argument("--driver-policy", help="minor or strict, for the target checks (default: minor)")
     check.add_argument("--solve", action="store_true",
                        help="also solve each environment.yml for the target with py-rattler (envpin[conda])")
-    from envpin.commands.conda import add_channels
-
-    add_channels(check)
-    check.add_argument("--glibc", help="with --solve: the target's glibc version (when --facts does not say)")
-    check.add_argument("--macos-version", help="with --solve: the target's macOS version, for __osx")
-    add_target_options(check)
+    add_channel_options(check)
+    add_target_options(check, conda=True)
     add_db_option(check)
     check.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from envpin.check import check_text
-    from envpin.check.formats import KINDS
-    from envpin.check.rules import PROBLEMS
-
     if args.kind is not None and args.kind not in KINDS:
         raise EnvpinInputError(f"--kind {args.kind!r}: expected one of {', '.join(KINDS)}")
     unknown = [i for i in args.ignore if i not in PROBLEMS]
@@ -54,7 +57,12 @@ def run(args: argparse.Namespace) -> int:
         raise EnvpinInputError(f"--ignore {unknown[0]}: not an envpin check id (see docs/check.md)")
     config = _config(args)
     policy = args.driver_policy or config.driver_policy or "minor"
-    targets = _targets(args, config, policy)
+    if policy not in POLICIES:
+        raise EnvpinInputError(f"--driver-policy {policy!r}: expected one of {', '.join(POLICIES)}")
+    spec = target_spec(args, conda=True)
+    database = _OneDatabase(args.db)
+    targets = _targets(spec, config, database)
+    conda_channels = channels(args) if args.solve else None
     reports = []
     for path in args.files:
         text, failure = _read(path)
@@ -62,10 +70,10 @@ def run(args: argparse.Namespace) -> int:
             reports.append(failure)
             continue
         ignore = config.ignored_for(path) | frozenset(args.ignore)
-        report = check_text(path, text, load_database=lambda: _database(args), kind=args.kind,
-                            targets=targets, policy=policy, ignore=ignore)
-        if args.solve and not report.unreadable:
-            report = _with_conda_solve(report, text, args, ignore)
+        report = check_text(path, text, load_database=database.get, kind=args.kind, targets=targets, policy=policy,
+                            ignore=ignore)
+        if conda_channels is not None and not report.unreadable:
+            report = _with_conda_solve(report, text, args.kind, spec, database.get(), conda_channels, ignore)
         reports.append(report)
     for report in reports:
         if report.unreadable:
@@ -79,19 +87,27 @@ def run(args: argparse.Namespace) -> int:
     return 1 if any(r.errors for r in reports) else 0
 
 
-def _with_conda_solve(report, text: str, args: argparse.Namespace, ignore: frozenset[str]):
+class _OneDatabase:
+    """The database of --db, loaded the first time a file or a target needs it (a plain requirements file
+    without GPU pins is checked without it), and then the same one for every file and target."""
+
+    def __init__(self, directory: str | None):
+        self.directory = directory
+        self.loaded: Database | None = None
+
+    def get(self) -> Database:
+        if self.loaded is None:
+            self.loaded = load_database(self.directory)
+        return self.loaded
+
+
+def _with_conda_solve(report: FileReport, text: str, kind: str | None, spec: TargetSpec, database: Database,
+                      conda_channels: Channels, ignore: frozenset[str]) -> FileReport:
     """`--solve`: an environment.yml must solve for the target, with the virtual packages envpin builds."""
-    from dataclasses import replace
-
-    from envpin.check.formats import kind_of
-    from envpin.check.rules import problem
-    from envpin.conda.errors import CondaSolveFailed
-    from envpin.commands.conda import solve_file
-
-    if (args.kind or kind_of(report.path, text)) != "environment.yml" or "CHK-CONDA-UNSOLVABLE" in ignore:
+    if (kind or kind_of(report.path, text)) != "environment.yml" or "CHK-CONDA-UNSOLVABLE" in ignore:
         return report
     try:
-        solve_file(args, report.path, text)
+        solve_for_target(text, report.path, spec, database, conda_channels)
     except CondaSolveFailed as error:
         found = problem("CHK-CONDA-UNSOLVABLE", "dependencies", str(error),
                         "regenerate it for this target (envpin solve --conda-source …) or relax the pins named")
@@ -99,27 +115,15 @@ def _with_conda_solve(report, text: str, args: argparse.Namespace, ignore: froze
     return report
 
 
-def _database(args: argparse.Namespace):
-    from envpin.compat.loader import load_database
-
-    return load_database(args.db)  # cached per process by the loader
-
-
-def _read(path: str):
-    from envpin.check.model import FileReport
-    from envpin.check.rules import problem
-
+def _read(path: str) -> tuple[str | None, FileReport | None]:
     try:
-        return Path(path).read_text(encoding="utf-8"), None
-    except (OSError, UnicodeDecodeError) as error:
-        reason = error.strerror if isinstance(error, OSError) and error.strerror else error.__class__.__name__
-        found = problem("CHK-FILE-UNREADABLE", "", f"cannot be read ({reason})", "check the path and that it is UTF-8 text")
+        return read_text(path), None
+    except UnreadableFile as error:
+        found = problem("CHK-FILE-UNREADABLE", "", f"cannot be read ({error.reason})", "check the path and that it is UTF-8 text")
         return None, FileReport(path, (found,), unreadable=True)
 
 
-def _config(args: argparse.Namespace):
-    from envpin.check.config import CheckConfig, find_config, read_config
-
+def _config(args: argparse.Namespace) -> CheckConfig:
     if args.no_config:
         return CheckConfig()
     path = Path(args.config) if args.config else find_config(Path.cwd())
@@ -130,53 +134,12 @@ def _config(args: argparse.Namespace):
     return read_config(path)
 
 
-def _targets(args: argparse.Namespace, config, policy: str):
-    """The machines to check against: the target options when any is given, else the config's targets."""
-    if args.driver_policy is not None:  # the default and the config's value need no check (and no import)
-        from envpin.compat.drivers import POLICIES
-
-        if policy not in POLICIES:
-            raise EnvpinInputError(f"--driver-policy {policy!r}: expected one of {', '.join(POLICIES)}")
-    given = [name for name in _TARGET_OPTIONS if getattr(args, name)]
-    if given:
-        return (_command_line_target(args),)
-    return tuple(_config_target(spec) for spec in config.targets)
-
-
-def _command_line_target(args: argparse.Namespace):
-    import shlex
-
-    from envpin.check.targets import CheckTarget
-    from envpin.commands.common import target_facts
-    from envpin.compat.loader import load_database
-    from envpin.resolver.target import make_target
-
-    target = make_target(load_database(args.db), target_facts(args))
-    words = ["--facts", args.facts] if args.facts else []
-    for option in ("os", "arch", "driver", "python"):
-        if getattr(args, option):
-            words += [f"--{option}", getattr(args, option)]
-    words += [w for gpu in args.gpu for w in ("--gpu", gpu)]
-    words += [w for cc in args.compute_capability for w in ("--compute-capability", cc)]
-    return CheckTarget(f"on {describe(target)}", target, True, shlex.join(words))
-
-
-def describe(target) -> str:
-    """`linux-x86_64, Python 3.11, driver 470.82.01, NVIDIA GeForce RTX 3090 (sm_86)`: the target in a message."""
-    driver = f"driver {target.driver}" if target.driver else "no NVIDIA driver"
-    gpus = ", ".join(f"{g.name} ({g.compute_capability.sm})" for g in target.gpus) or "no GPU named"
-    return f"{target.platform}, Python {target.python}, {driver}, {gpus}"
-
-
-def _config_target(spec):
-    from envpin.check.config import target_facts
-    from envpin.check.targets import CheckTarget
-    from envpin.compat.loader import load_database
-    from envpin.resolver.target import make_target
-
-    facts = target_facts(spec)
-    target = make_target(load_database(), facts)
-    return CheckTarget(f"on {spec.name}", target, bool(spec.python or spec.facts), spec.flags)
+def _targets(spec: TargetSpec, config: CheckConfig, database: _OneDatabase) -> tuple[CheckTarget, ...]:
+    """The machines to check against: the target options when any is given, else the config's targets, each
+    resolved against the one database of --db."""
+    if spec.given:
+        return (command_line_target(spec, database.get()),)
+    return tuple(configured_target(named, database.get()) for named in config.targets)
 
 
 def report_json(reports) -> dict:

@@ -5,8 +5,6 @@ or created by the user's conda / mamba / micromamba.
     envpin conda solve environment.yml [target] [--channels DIR]       does it solve for the target? (exit 1 if not)
     envpin conda lock environment.yml -o pixi.lock|conda-lock.yml|explicit.txt [target]
     envpin conda create environment.yml|LOCK --prefix DIR [--backend rattler|conda|mamba|micromamba] [target]  (= envpin install)
-
-Also `conda_environment_yml`, which `envpin solve --conda-source conda-forge|pytorch-channel` renders with.
 """
 
 from __future__ import annotations
@@ -16,26 +14,23 @@ import json
 import sys
 from pathlib import Path
 
-from envpin.commands.common import add_db_option, add_target_options, read_text, target_facts, write_atomically
+from envpin import __version__
+from envpin.compat.loader import load_database
+from envpin.conda import locks
+from envpin.conda.rattler_solve import write_pixi_lock
+from envpin.conda.target import CondaTargetFacts, conda_target, native_conda_target, solve_for_target
+from envpin.conda.virtual import conda_lock_spec
+from envpin.emit.conda_env import render_virtual_packages
 from envpin.errors import EnvpinInputError
+from envpin.options import add_channel_options, add_db_option, add_target_options, channels, target_spec
 from envpin.provision.backends import CONDA_FAMILY
+from envpin.provision.inputs import InstallOptions, conda_backend_target, install_conda_file
+from envpin.userfiles import read_text, write_atomically
 
 LOCK_FORMATS = ("pixi.lock", "conda-lock.yml", "explicit")
 
 
-def conda_environment_yml(answer, request, args: argparse.Namespace, project, source_args) -> str:
-    """`envpin solve --format environment.yml --conda-source conda-forge|pytorch-channel`."""
-    from envpin.compat.loader import load_database
-    from envpin.conda.specs import conda_environment
-    from envpin.emit import conda_env
-
-    database = load_database(getattr(args, "db", None))
-    environment = conda_environment(answer, database, args.conda_source, request.policy, project)
-    return conda_env.render(environment, answer, request, args.output, name=args.name, source_args=source_args)
-
-
-def register(commands, parser_class) -> None:
-    conda = commands.add_parser("conda", help="conda environments for a target: solve, lock, create (py-rattler)")
+def register(conda: argparse.ArgumentParser, parser_class) -> None:
     actions = conda.add_subparsers(dest="conda_command", required=True, parser_class=parser_class)
 
     virtual = actions.add_parser("virtual-packages", help="the target's conda virtual packages (conda-lock's spec file)")
@@ -47,7 +42,7 @@ def register(commands, parser_class) -> None:
     solve = actions.add_parser("solve", help="solve an environment.yml for the target")
     solve.add_argument("file", help="an environment.yml")
     solve.add_argument("--format", choices=("text", "json"), default="text")
-    add_channels(solve)
+    add_channel_options(solve)
     add_conda_target(solve)
     solve.set_defaults(handler=run_solve)
 
@@ -57,7 +52,7 @@ def register(commands, parser_class) -> None:
     lock.add_argument("--format", choices=LOCK_FORMATS, help="default: from the file name")
     lock.add_argument("--public-urls", action="store_true",
                       help="record packages solved from a local channel folder at https://conda.anaconda.org/NAME/")
-    add_channels(lock)
+    add_channel_options(lock)
     add_conda_target(lock)
     lock.set_defaults(handler=run_lock)
 
@@ -70,99 +65,28 @@ def register(commands, parser_class) -> None:
                         help="the environment of a pixi.lock")
     create.add_argument("--timeout", type=float, default=3600, metavar="S", help="stop a step after S seconds")
     create.add_argument("-q", "--quiet", action="store_true", help="no progress, only errors")
-    add_channels(create)
+    add_channel_options(create)
     add_conda_target(create)
     create.set_defaults(handler=run_create)
 
 
 def add_conda_target(parser: argparse.ArgumentParser) -> None:
-    add_target_options(parser)
-    add_conda_facts(parser)
+    add_target_options(parser, conda=True)
     add_db_option(parser)
 
 
-def add_conda_facts(parser: argparse.ArgumentParser) -> None:
-    """What a conda target has beyond envpin's target options: its glibc and macOS versions."""
-    parser.add_argument("--glibc", help="the target's glibc version, for __glibc (when --facts does not say)")
-    parser.add_argument("--macos-version", help="the target's macOS version, for __osx")
-
-
-def add_channels(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--channels", metavar="DIR", help="a folder with one local channel per channel name")
-    parser.add_argument("--channel", action="append", default=[], metavar="NAME=LOCATION",
-                        help="where one channel of the file is (a folder or URL); repeatable")
-    parser.add_argument("--cache-dir", help="rattler's cache (default: rattler's own)")
-
-
-# ---------------------------------------------------------------- the target
-
-
-def target_and_virtual_packages(args: argparse.Namespace):
-    """(Target, conda subdir, virtual packages) for the target options, built from envpin's facts."""
-    from dataclasses import replace
-
-    from envpin.compat.loader import load_database
-    from envpin.conda.virtual import conda_subdir, virtual_packages
-    from envpin.facts import Libc
-    from envpin.resolver.target import make_target
-
-    facts = target_facts(args)
-    if args.glibc:
-        facts = replace(facts, libc=Libc("glibc", args.glibc))
-    elif facts.libc is None and _detected_here(args):
-        from envpin.host import platform_info  # the target is this machine: its own glibc
-
-        facts = replace(facts, libc=platform_info.libc(facts.os))
-    target = make_target(load_database(args.db), facts)
-    return target, conda_subdir(target), virtual_packages(target, facts.libc, args.macos_version)
-
-
-def _detected_here(args: argparse.Namespace) -> bool:
-    """Whether target_facts probed this machine (no --facts, and the flags leave facts open): the same rule as
-    envpin.commands.common._base_facts."""
-    if args.facts:
-        return False
-    fully_given = args.os and args.arch and args.python and args.driver is not None
-    return not (fully_given and (args.gpu or args.compute_capability or args.driver == "none"))
-
-
-def channels_of(args: argparse.Namespace):
-    """--channels DIR or --channel NAME=LOCATION ...: where the files' channels are (None: as conda has them)."""
-    if args.channels and args.channel:
-        raise EnvpinInputError("give --channels DIR or --channel NAME=LOCATION, not both")
-    if args.channel:
-        mapping = {}
-        for item in args.channel:
-            name, sep, location = item.partition("=")
-            if not sep or not name or not location:
-                raise EnvpinInputError(f"--channel {item!r}: expected NAME=LOCATION")
-            mapping[name] = location
-        return mapping
-    return args.channels
-
-
 def _solve(args: argparse.Namespace):
-    return solve_file(args, args.file, read_text(args.file))
-
-
-def solve_file(args: argparse.Namespace, origin: str, text: str):
-    """(Target, Solution) of an environment.yml's text for the target the options describe."""
-    from envpin.conda.rattler_solve import solve_environment
-
-    target, subdir, packages = target_and_virtual_packages(args)
-    solution = solve_environment(text, channels_of(args), packages, subdir, origin=origin, cache_dir=args.cache_dir)
-    return target, solution
+    """(CondaTargetFacts, Solution) of the environment.yml argument for the target the options describe."""
+    return solve_for_target(read_text(args.file), args.file, target_spec(args, conda=True), load_database(args.db),
+                            channels(args))
 
 
 # ---------------------------------------------------------------- handlers
 
 
 def run_virtual_packages(args: argparse.Namespace) -> int:
-    from envpin.conda.virtual import conda_lock_spec
-    from envpin.emit.conda_env import render_virtual_packages
-    from envpin import __version__
-
-    target, subdir, packages = target_and_virtual_packages(args)
+    found: CondaTargetFacts = conda_target(target_spec(args, conda=True), load_database(args.db))
+    target, subdir, packages = found.target, found.subdir, found.virtual_packages
     if args.format == "json":
         text = json.dumps(conda_lock_spec(packages, subdir), indent=2) + "\n"
     else:
@@ -178,7 +102,7 @@ def run_virtual_packages(args: argparse.Namespace) -> int:
 
 
 def run_solve(args: argparse.Namespace) -> int:
-    target, solution = _solve(args)
+    _, solution = _solve(args)
     if args.format == "json":
         document = {
             "status": "ok",
@@ -199,12 +123,9 @@ def run_solve(args: argparse.Namespace) -> int:
 
 
 def run_lock(args: argparse.Namespace) -> int:
-    from envpin import __version__
-    from envpin.conda import locks
-    from envpin.conda.rattler_solve import write_pixi_lock
-
     output_format = args.format or _lock_format(args.output)
-    target, solution = _solve(args)
+    found, solution = _solve(args)
+    target = found.target
     bases = _public_bases(solution.channels) if args.public_urls else {}
     header = [f"Generated by envpin {__version__} from {args.file} for {target.describe()}.",
               f"Virtual packages: {', '.join(str(p) for p in solution.virtual_packages)}."]
@@ -256,6 +177,8 @@ def _public_name(channel: str, bases: dict[str, str]) -> str:
 
 def run_create(args: argparse.Namespace) -> int:
     """`envpin conda create FILE --prefix DIR`: `envpin install` of a conda input, which it is."""
-    from envpin.commands.install import install_conda_file
-
-    return install_conda_file(args, Path(args.file))
+    options = InstallOptions(prefix=Path(args.prefix), backend=args.backend, python=args.python,
+                             conda_environment=args.conda_environment, timeout=args.timeout, quiet=args.quiet)
+    found = native_conda_target(target_spec(args, conda=True), load_database(args.db))
+    install_conda_file(Path(args.file), None, options, conda_backend_target(found, channels(args)))
+    return 0

@@ -5,19 +5,18 @@ from __future__ import annotations
 import argparse
 import json
 
+from envpin.facts import to_json
+from envpin.host import detect_host
+from envpin.host.summary import render_summary
 
-def register(commands, parser_class) -> None:
-    detect = commands.add_parser("detect", help="show what envpin sees on this machine")
+
+def register(detect: argparse.ArgumentParser, parser_class) -> None:
     detect.add_argument("--format", choices=("text", "json"), default="text")
     detect.add_argument("--timeout", type=float, default=10.0, help="seconds per probe command (default 10)")
     detect.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from envpin.facts import to_json
-    from envpin.host import detect_host
-    from envpin.host.summary import render_summary
-
     facts = detect_host(timeout=args.timeout)
     print(json.dumps(to_json(facts), indent=2) if args.format == "json" else render_summary(facts))
     return 0

@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
-from envpin.commands.common import add_probe_options
+from envpin.compat.loader import load_database
+from envpin.doctor.engine import diagnose
+from envpin.doctor.model import Case
+from envpin.env_facts import EnvFacts, env_facts_from_json, has_env_facts
+from envpin.facts import HostFacts, from_json
+from envpin.host import detect_host
+from envpin.options import add_probe_options, probe_timeout
+from envpin.userfiles import read_json, read_text
+from envpin.verify.run import interpreter_for, run_probe
 
 
-def register(commands, parser_class) -> None:
-    doctor = commands.add_parser("doctor", help="diagnose a broken GPU Python environment and say how to fix it")
+def register(doctor: argparse.ArgumentParser, parser_class) -> None:
     doctor.add_argument("--facts", metavar="FILE", help="replay a machine: HostFacts (envpin detect) plus, optionally, "
                                                          "EnvFacts keys (envpin verify --format json)")
     doctor.add_argument("--error-text", metavar="FILE", help="the error the program printed (a file, or - for stdin)")
@@ -21,17 +27,12 @@ def register(commands, parser_class) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from envpin.compat.loader import load_database
-    from envpin.doctor.engine import diagnose
-    from envpin.doctor.model import Case
-    from envpin.errors import EnvpinInputError
-
-    if args.timeout <= 0:
-        raise EnvpinInputError(f"--timeout {args.timeout:g}: expected a positive number of seconds")
-    error_text = read_text(args.error_text, "--error-text") if args.error_text else ""
-    script_text = read_text(args.script, "--script") if args.script else None
+    timeout = probe_timeout(args)
+    # error text is whatever a program printed: undecodable bytes become U+FFFD rather than a refusal
+    error_text = read_text(args.error_text, "--error-text", errors="replace") if args.error_text else ""
+    script_text = read_text(args.script, "--script", errors="replace") if args.script else None
     database = load_database(args.db)
-    host, env = gather_facts(args)
+    host, env = gather_facts(args, timeout)
     case = Case(host=host, env=env, database=database, error_text=error_text, script_path=args.script, script_text=script_text)
     diagnosis = diagnose(case)
     if args.format == "json":
@@ -41,39 +42,19 @@ def run(args: argparse.Namespace) -> int:
     return 1 if diagnosis.has_error else 0
 
 
-def gather_facts(args: argparse.Namespace):
+def gather_facts(args: argparse.Namespace, timeout: float) -> tuple[HostFacts, EnvFacts | None]:
     """(HostFacts, EnvFacts | None): replayed from --facts, or detected here and probed in the target interpreter."""
-    from envpin.facts import env_facts_from_json, from_json, has_env_facts
-    from envpin.verify.run import interpreter_for, run_probe
-
     probe_target = args.python or args.prefix
     if args.facts:
-        from envpin.commands.common import read_json
-
         document = read_json(args.facts, "--facts")
         host = from_json(document, origin=f"--facts {args.facts}")
         env = env_facts_from_json(document, origin=f"--facts {args.facts}") if has_env_facts(document) else None
         if probe_target:
-            env = run_probe(interpreter_for(args.python, args.prefix), import_timeout=args.timeout, smoke=not args.no_smoke)
+            env = run_probe(interpreter_for(args.python, args.prefix), import_timeout=timeout, smoke=not args.no_smoke)
         return host, env
-    from envpin.host import detect_host
-
     interpreter = interpreter_for(args.python, args.prefix)  # a bad --python is reported before any probing
-    env = run_probe(interpreter, import_timeout=args.timeout, smoke=not args.no_smoke)
+    env = run_probe(interpreter, import_timeout=timeout, smoke=not args.no_smoke)
     return detect_host(), env
-
-
-def read_text(path: str, option: str) -> str:
-    from pathlib import Path
-
-    from envpin.errors import EnvpinInputError
-
-    try:
-        if path == "-":
-            return sys.stdin.read()
-        return Path(path).read_text(encoding="utf-8", errors="replace")
-    except (OSError, UnicodeDecodeError) as error:
-        raise EnvpinInputError(f"{option} {path}: cannot be read ({getattr(error, 'strerror', None) or error.__class__.__name__})") from None
 
 
 def render_text(case, diagnosis) -> str:

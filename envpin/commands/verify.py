@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
+from pathlib import Path
 
-from envpin.commands.common import add_probe_options
+from envpin.compat.loader import load_database
+from envpin.env_facts import env_facts_to_json
+from envpin.host import detect_host
+from envpin.lock.pylock import read_lock
+from envpin.options import add_probe_options, probe_timeout
+from envpin.verify.report import lock_checks, render_text, report_json, verify
+from envpin.verify.run import interpreter_for, run_probe
 
 
-def register(commands, parser_class) -> None:
-    verify = commands.add_parser("verify", help="check that an environment's torch / TensorFlow / JAX works on this machine")
+def register(verify: argparse.ArgumentParser, parser_class) -> None:
     verify.add_argument("--format", choices=("text", "json"), default="text")
     add_probe_options(verify)
     verify.add_argument("--lock", metavar="FILE", help="also compare what is installed with this pylock.toml")
@@ -17,27 +24,13 @@ def register(commands, parser_class) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from envpin.compat.loader import load_database
-    from envpin.errors import EnvpinInputError
-    from envpin.facts import env_facts_to_json
-    from envpin.host import detect_host
-    from envpin.verify.report import render_text, report_json, verify
-    from envpin.verify.run import interpreter_for, run_probe
-
-    if args.timeout <= 0:
-        raise EnvpinInputError(f"--timeout {args.timeout:g}: expected a positive number of seconds")
+    timeout = probe_timeout(args)
     interpreter = interpreter_for(args.python, args.prefix)
     database = load_database(args.db)
-    env = run_probe(interpreter, import_timeout=args.timeout, smoke=not args.no_smoke)
+    env = run_probe(interpreter, import_timeout=timeout, smoke=not args.no_smoke)
     host = detect_host(probe_environment=False)
     report = verify(env, host, database)
     if args.lock:
-        from dataclasses import replace
-        from pathlib import Path
-
-        from envpin.lock.pylock import read_lock
-        from envpin.verify.report import lock_checks
-
         locked = {p["name"]: p["version"] for p in read_lock(args.lock).get("packages", []) if "version" in p}
         report = replace(report, checks=report.checks + tuple(lock_checks(env.packages.pip, locked, Path(args.lock).name)))
     if args.format == "json":

@@ -14,13 +14,19 @@ PYPI_SIMPLE = "https://pypi.org/simple"
 
 
 def regenerate_command(
-    request: Request, target: Target, output: str | None = None, source_args: tuple[str, ...] | None = None
+    request: Request,
+    target: Target,
+    output: str | None = None,
+    source_args: tuple[str, ...] | None = None,
+    command: str = "solve",
+    extra: tuple[str, ...] = (),
 ) -> str:
-    """The solve command that reproduces this answer on any machine: every target fact spelled out.
+    """The command (`envpin solve`, or `envpin lock` with its own `extra` options) that reproduces this answer
+    on any machine: every target fact spelled out.
 
     `source_args` is the request as the user phrased it when it came from a project (`--project .`), so the
     command reads the project again instead of freezing today's reading of it."""
-    words = ["envpin", "solve"]
+    words = ["envpin", command]
     if source_args is not None:
         words += list(source_args)
     else:
@@ -40,6 +46,7 @@ def regenerate_command(
         words += ["--driver-policy", request.policy]
     if request.torch_index != DEFAULT_TORCH_INDEX:
         words += ["--torch-index-url", request.torch_index]
+    words += extra
     if output:
         words += ["-o", output]
     return shlex.join(words)

@@ -61,7 +61,7 @@ def parse_request(
     specifiers: dict[str, SpecifierSet] = {}
     extras: dict[str, frozenset[str]] = {}
     required = {FRAMEWORKS[name][0] for name in chosen}
-    for text in specs:
+    for text in (one for given in specs for one in split_requirements(given)):
         name, specifier, wanted_extras = _parse_spec(text)
         specifiers[name] = specifiers[name] & specifier if name in specifiers else specifier
         if wanted_extras:
@@ -86,6 +86,32 @@ def parse_request(
         torch_index=index.rstrip("/"),
         extras=extras,
     )
+
+
+def split_requirements(text: str) -> list[str]:
+    """`torch==2.5.1 torchvision` (several requirements in one --spec, as a shell would pass them to pip) is
+    taken as pip takes them: one requirement per word. A single requirement with spaces in it
+    (`torch >= 2.4, < 2.6`) stays whole; text that is neither is left for _parse_spec to name."""
+    from packaging.requirements import InvalidRequirement  # costly to import; only specs need it
+    from packaging.requirements import Requirement as Pep508
+
+    words = text.split()
+    if len(words) < 2:
+        return [text]
+    try:
+        Pep508(text)
+        return [text]
+    except InvalidRequirement:
+        pass
+    try:
+        for word in words:
+            Pep508(word)
+    except InvalidRequirement:
+        raise EnvpinInputError(
+            f"--spec {text!r}: not a PEP 508 requirement; give one requirement per --spec, or the requirements "
+            "as arguments: envpin solve 'torch==2.5.1' torchvision"
+        ) from None
+    return words
 
 
 def _parse_spec(text: str) -> tuple[str, SpecifierSet, frozenset[str]]:

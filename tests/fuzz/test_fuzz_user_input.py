@@ -14,7 +14,7 @@ import tempfile
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from envpin.commands.common import read_facts
+from envpin.target_spec import TargetSpec
 from envpin.compat.loader import load_database
 from envpin.errors import EnvpinError, EnvpinInputError
 from envpin.facts import (
@@ -99,7 +99,7 @@ def test_read_facts_file(text):
         path = os.path.join(directory, "facts.json")
         with open(path, "w", encoding="utf-8", errors="surrogatepass") as handle:
             handle.write(text)
-        facts, error = outcome("commands.common.read_facts", read_facts, path, allowed=(EnvpinInputError,))
+        facts, error = outcome("TargetSpec.facts", TargetSpec(facts_file=path).facts, allowed=(EnvpinInputError,))
     if error is not None:
         assert "\n" not in str(error), "a one-line message"
     else:

@@ -56,7 +56,7 @@ def test_an_unreadable_file_is_exit_2_with_one_line_and_the_other_files_still_ch
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
         f"envpin: error: {tmp_path / 'missing.txt'}: cannot be read (No such file or directory)",
-        f"envpin: error: {binary}: cannot be read (UnicodeDecodeError)",
+        f"envpin: error: {binary}: cannot be read (not UTF-8 text)",
     ]
     files = json.loads(result.stdout)["files"]
     assert [f["problems"][0]["id"] for f in files] == ["CHK-FILE-UNREADABLE", "CHK-FILE-UNREADABLE",

@@ -1,4 +1,4 @@
-"""`python -m envpin.refresh` against a real HTTP server on 127.0.0.1 serving recorded PyPI answers.
+"""`envpin db refresh` against a real HTTP server on 127.0.0.1 serving recorded PyPI answers.
 
 The served PyPI (refresh_world.py) is the recorded one plus planted releases: torch 2.16.0 with its
 torchvision 0.30.0, and jax 0.12.1 whose cuda13 plugin does not exist. The refresh must propose exactly the
@@ -17,7 +17,6 @@ import yaml
 
 from envpin.cli import main as envpin_main
 from envpin.compat.loader import load_database, validate_database
-from envpin.refresh.cli import main as refresh_main
 from envpin.refresh.client import ClientSettings, FetchError, PyPIClient
 from tests.conftest import DB_DIR, REPO
 from tests.integration.refresh_world import PLANTED_DAY, World
@@ -77,7 +76,8 @@ def database_digest() -> str:
 
 
 def refresh(server, output, report, *extra: str) -> int:
-    return refresh_main([
+    return envpin_main([
+        "db", "refresh",
         "--output", str(output), "--report", str(report), "--date", PLANTED_DAY,
         "--json-url", f"{server.base}/pypi", "--simple-url", f"{server.base}/simple",
         "--timeout", "0.5", "--attempts", "2", *extra,
@@ -266,7 +266,7 @@ def test_a_server_that_ignores_range_requests_is_not_downloaded_from(tmp_path):
     (["--db", "/nonexistent/db", "--dry-run"], "database /nonexistent/db: not a directory"),
 ])
 def test_bad_input_is_one_line_and_exit_2_before_any_request(arguments, message, capsys):
-    assert refresh_main(["--json-url", "http://127.0.0.1:9/pypi", *arguments]) == 2
+    assert envpin_main(["db", "refresh", "--json-url", "http://127.0.0.1:9/pypi", *arguments]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err
 
@@ -275,7 +275,7 @@ def test_an_occupied_output_is_refused_by_the_real_entry_point(tmp_path):
     occupied = tmp_path / "occupied"
     occupied.mkdir()
     (occupied / "keep.txt").write_text("mine")
-    result = subprocess.run([sys.executable, "-m", "envpin.refresh", "--output", str(occupied),
+    result = subprocess.run([sys.executable, "-m", "envpin", "db", "refresh", "--output", str(occupied),
                              "--json-url", "http://127.0.0.1:9/pypi"], capture_output=True, text=True, cwd=REPO,
                             timeout=60)
     assert result.returncode == 2
@@ -287,7 +287,7 @@ def test_an_occupied_output_is_refused_by_the_real_entry_point(tmp_path):
 def test_the_default_writes_into_the_database_it_refreshes(db_copy, tmp_path):
     """Without --output the proposal goes into --db itself (here a copy), file by file, leaving nothing else."""
     with World().serve() as server:
-        code = refresh_main(["--db", str(db_copy), "--date", PLANTED_DAY, "--recheck", "0", "--report",
+        code = envpin_main(["db", "refresh", "--db", str(db_copy), "--date", PLANTED_DAY, "--recheck", "0", "--report",
                              str(tmp_path / "report.md"), "--packages", "torch,torchvision,torchaudio",
                              "--json-url", f"{server.base}/pypi", "--simple-url", f"{server.base}/simple"])
     assert code == 0

@@ -8,15 +8,15 @@ from pathlib import Path
 import pytest
 
 from envpin.check import CheckTarget, check_text
-from envpin.check.config import TargetSpec, parse_config, target_facts
-from envpin.resolver.target import make_target
+from envpin.check.config import parse_config
+from envpin.check.targets import configured_target
+from envpin.target_spec import NamedTarget, TargetSpec
 
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "check"
 
 
 def machine(database, name="target", **fields) -> CheckTarget:
-    spec = TargetSpec(name=name, **fields)
-    return CheckTarget(f"on {name}", make_target(database, target_facts(spec)), bool(spec.python), spec.flags)
+    return configured_target(NamedTarget(name, TargetSpec(detect=False, **fields)), database)
 
 
 def ids(database, text: str, target: CheckTarget, path: str = "requirements.txt") -> list[tuple[str, str, str]]:
@@ -141,9 +141,9 @@ def test_per_file_ignores_match_globs_relative_to_the_pyproject(tmp_path):
 
 @pytest.mark.parametrize("driver", ["535.104.05", "none"])
 def test_a_config_target_describes_another_machine_without_probing_this_one(database, driver):
-    spec = TargetSpec(name="cluster", os="linux", arch="aarch64", driver=driver, gpus=("NVIDIA GH200 480GB",),
-                      compute_capabilities=("9.0",), python="3.12")
-    facts = target_facts(spec)
+    spec = TargetSpec(os="linux", arch="aarch64", driver=driver, gpus=("NVIDIA GH200 480GB",),
+                      compute_capabilities=("9.0",), python="3.12", detect=False)
+    facts = spec.facts()
     assert (facts.os, facts.arch, facts.python.version) == ("linux", "aarch64", "3.12")
     assert (facts.driver is None) == (driver == "none")
     assert spec.flags.startswith("--os linux --arch aarch64 --driver")

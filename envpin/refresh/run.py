@@ -1,4 +1,4 @@
-"""`python -m envpin.refresh` (what `scripts/refresh` runs): read PyPI, propose, validate, write, report.
+"""`envpin db refresh` (what `scripts/refresh` runs): read PyPI, propose, validate, write, report.
 
 Exit codes: 0 every PyPI read succeeded and the proposal (if any) was written; 1 the proposed database did
 not pass validation, so nothing was written; 2 bad input (an unreadable database, an --output that is not
@@ -8,65 +8,40 @@ a failed read are held back. stderr gets one line; the report goes to --report F
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from envpin.errors import EnvpinError, EnvpinInputError
+from envpin.compat.loader import default_database_path, load_database
+from envpin.errors import EnvpinInputError
+from envpin.refresh.client import DEFAULT_JSON_URL, DEFAULT_SIMPLE_URL, ClientSettings, PyPIClient
+from envpin.refresh.collect import collect
+from envpin.refresh.diff import propose
+from envpin.refresh.plan import PACKAGES
+from envpin.refresh.report import RunInfo, render_report
+from envpin.refresh.write import check_output, write_proposal
+from envpin.userfiles import write_atomically
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:
-        self.exit(2, f"envpin refresh: error: {message} (see `python -m envpin.refresh --help`)\n")
+@dataclass(frozen=True)
+class RefreshOptions:
+    db: str | None = None  # the database to refresh (default: the one envpin ships)
+    output: str | None = None  # the database itself (None) or a new or empty directory that receives a full copy
+    dry_run: bool = False
+    report: str | None = None  # the markdown report's file (None: stdout)
+    packages: str = ",".join(PACKAGES)
+    recheck: int = 1  # re-read the N newest releases per framework
+    date: str | None = None  # the read date, YYYY-MM-DD (None: today, UTC)
+    json_url: str = DEFAULT_JSON_URL
+    simple_url: str = DEFAULT_SIMPLE_URL
+    timeout: float = 20.0
+    attempts: int = 3
+    verbose: bool = False
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from envpin.refresh.client import DEFAULT_JSON_URL, DEFAULT_SIMPLE_URL
-    from envpin.refresh.plan import PACKAGES
-
-    parser = _Parser(prog="envpin-refresh", description="Propose compatibility-database records from PyPI.")
-    parser.add_argument("--db", help="the database to refresh (default: the one envpin ships)")
-    parser.add_argument("--output", help="where to write the proposal: the database itself (the default) or a "
-                                         "new or empty directory that receives a full copy")
-    parser.add_argument("--dry-run", action="store_true", help="validate the proposal but write nothing")
-    parser.add_argument("--report", help="write the markdown report here (default: stdout)")
-    parser.add_argument("--packages", default=",".join(PACKAGES),
-                        help=f"comma-separated subset of {', '.join(PACKAGES)}")
-    parser.add_argument("--recheck", type=int, default=1, metavar="N",
-                        help="re-read the N newest releases the database lists per framework and report where PyPI "
-                             "disagrees (default 1; 0: none)")
-    parser.add_argument("--date", help="the read date for sources and the new version, YYYY-MM-DD (default: today, UTC)")
-    parser.add_argument("--json-url", default=DEFAULT_JSON_URL, help=f"PyPI JSON API base (default {DEFAULT_JSON_URL})")
-    parser.add_argument("--simple-url", default=DEFAULT_SIMPLE_URL,
-                        help=f"PEP 691 simple API base (default {DEFAULT_SIMPLE_URL})")
-    parser.add_argument("--timeout", type=float, default=20.0, help="seconds per request (default 20)")
-    parser.add_argument("--attempts", type=int, default=3, help="tries per request (default 3)")
-    parser.add_argument("-v", "--verbose", action="store_true", help="print each read on stderr")
-    return parser
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    try:
-        return run(args)
-    except EnvpinError as error:
-        print(f"envpin refresh: error: {error}", file=sys.stderr)
-        return error.exit_code
-    except KeyboardInterrupt:
-        print("envpin refresh: interrupted; nothing was written", file=sys.stderr)
-        return 130
-
-
-def run(args: argparse.Namespace) -> int:
-    from envpin.compat.loader import default_database_path, load_database
-    from envpin.refresh.client import ClientSettings, PyPIClient
-    from envpin.refresh.collect import collect
-    from envpin.refresh.diff import propose
-    from envpin.refresh.report import RunInfo, render_report
-    from envpin.refresh.write import check_output, write_proposal
-
+def refresh(args: RefreshOptions) -> int:
     packages = _packages(args.packages)
     read_date = _date(args.date)
     if args.timeout <= 0 or not 1 <= args.attempts <= 10 or args.recheck < 0:
@@ -113,8 +88,6 @@ def _summary(proposal, observations, result, report_path) -> str:
 
 
 def _packages(text: str) -> tuple[str, ...]:
-    from envpin.refresh.plan import PACKAGES
-
     names = tuple(dict.fromkeys(name.strip() for name in text.split(",") if name.strip()))
     unknown = [name for name in names if name not in PACKAGES]
     if unknown or not names:
@@ -135,8 +108,6 @@ def _date(text: str | None) -> str:
 
 
 def _write_report(path: Path, text: str) -> None:
-    from envpin.commands.common import write_atomically
-
     try:
         write_atomically(path, text)
     except EnvpinInputError:

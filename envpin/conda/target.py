@@ -1,0 +1,78 @@
+"""A conda target: the solver's Target plus its conda subdir and virtual packages, and where the channels are.
+
+`envpin conda …`, `envpin check --solve` and the conda backends of `envpin install` all describe the target
+with the same TargetSpec as every other command; this module turns it into what a conda solve needs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+from envpin.compat.model import Database
+from envpin.conda.backends import native_subdir
+from envpin.conda.rattler_solve import Solution, solve_environment
+from envpin.conda.virtual import VirtualPackage, conda_subdir, virtual_packages
+from envpin.errors import EnvpinInputError
+from envpin.resolver.target import Target, make_target
+from envpin.target_spec import TargetSpec
+
+
+@dataclass(frozen=True)
+class Channels:
+    """Where an environment file's channels are: a folder with one channel per name, named locations, or (neither)
+    wherever conda has them; and rattler's cache."""
+
+    folder: str | None = None
+    named: tuple[tuple[str, str], ...] = ()
+    cache_dir: str | None = None
+
+    @classmethod
+    def parse(cls, folder: str | None, items: tuple[str, ...] = (), cache_dir: str | None = None) -> Channels:
+        """From `--channels DIR` or `--channel NAME=LOCATION ...`."""
+        if folder and items:
+            raise EnvpinInputError("give --channels DIR or --channel NAME=LOCATION, not both")
+        named = []
+        for item in items:
+            name, sep, location = item.partition("=")
+            if not sep or not name or not location:
+                raise EnvpinInputError(f"--channel {item!r}: expected NAME=LOCATION")
+            named.append((name, location))
+        return cls(folder, tuple(named), cache_dir)
+
+    @property
+    def location(self) -> str | Mapping[str, str] | None:
+        """As the rattler solve takes it: a folder, {name: location}, or None."""
+        return dict(self.named) if self.named else self.folder
+
+
+@dataclass(frozen=True)
+class CondaTargetFacts:
+    target: Target
+    subdir: str  # linux-64, win-64, osx-arm64 …
+    virtual_packages: tuple[VirtualPackage, ...]
+
+
+def conda_target(spec: TargetSpec, database: Database) -> CondaTargetFacts:
+    facts = spec.facts()
+    target = make_target(database, facts)
+    return CondaTargetFacts(target, conda_subdir(target), tuple(virtual_packages(target, facts.libc, spec.macos_version)))
+
+
+def native_conda_target(spec: TargetSpec, database: Database) -> CondaTargetFacts:
+    """The conda target of an environment made here, which must be this machine: a conda environment runs only
+    where its subdir does."""
+    found = conda_target(spec, database)
+    if found.subdir != native_subdir():
+        raise EnvpinInputError(f"the target is {found.subdir}, and an environment made here is for {native_subdir()}: "
+                               "install on the target, or write a lock for it (envpin conda lock)")
+    return found
+
+
+def solve_for_target(text: str, origin: str, spec: TargetSpec, database: Database,
+                     channels: Channels) -> tuple[CondaTargetFacts, Solution]:
+    """An environment.yml's text solved for the target with the virtual packages envpin builds for it."""
+    found = conda_target(spec, database)
+    solution = solve_environment(text, channels.location, found.virtual_packages, found.subdir, origin=origin,
+                                 cache_dir=channels.cache_dir)
+    return found, solution

@@ -1,0 +1,68 @@
+"""One answer in the format asked for: the dispatch every command that prints or writes a plan shares."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from envpin.compat.model import Database
+from envpin.conda.specs import conda_environment
+from envpin.emit import commands, conda_env, environment_yml, requirements, text
+from envpin.emit.common import answer_json
+from envpin.errors import EnvpinInputError
+from envpin.project.model import Project
+from envpin.resolver.plan import Plan, Unsatisfiable
+from envpin.resolver.request import Request
+
+FORMATS = ("text", "json", "environment.yml", "requirements.txt", "index-url", "pip", "uv")
+CONDA_SOURCES = ("pip", "conda-forge", "pytorch-channel")
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    format: str = "text"
+    output: str | None = None  # the file written, named in its own regenerate line
+    name: str = "envpin"  # environment.yml's `name:`
+    conda_source: str = "pip"  # environment.yml: frameworks as pip wheels, conda-forge builds or the pytorch channel
+
+    @classmethod
+    def for_output(cls, chosen: str | None, output: str | None, **rest) -> RenderOptions:
+        """The format chosen, else the one the output file's name implies, else text."""
+        return cls(format=chosen or format_for_path(output), output=output, **rest)
+
+
+def format_for_path(output: str | None) -> str:
+    if not output:
+        return "text"
+    name = Path(output).name.lower()
+    if name.endswith((".yml", ".yaml")):
+        return "environment.yml"
+    if name.endswith(".txt"):
+        return "requirements.txt"
+    if name.endswith(".json"):
+        return "json"
+    raise EnvpinInputError(f"-o {output}: cannot tell the format from the file name; add --format")
+
+
+def render(answer: Plan | Unsatisfiable, request: Request, options: RenderOptions, database: Database,
+           project: Project | None = None, source_args: tuple[str, ...] | None = None) -> str:
+    if options.format == "json":
+        return json.dumps(answer_json(answer), indent=2) + "\n"
+    if options.format == "text" or isinstance(answer, Unsatisfiable):
+        return text.render(answer, request)
+    if options.conda_source != "pip" and options.format != "environment.yml":
+        raise EnvpinInputError("--conda-source is for environment.yml output (--format environment.yml or -o *.yml)")
+    if options.conda_source != "pip":
+        environment = conda_environment(answer, database, options.conda_source, request.policy, project)
+        return conda_env.render(environment, answer, request, options.output, name=options.name, source_args=source_args)
+    if options.format == "environment.yml":
+        return environment_yml.render(answer, request, options.output, name=options.name, project=project,
+                                      source_args=source_args)
+    if options.format == "requirements.txt":
+        return requirements.render(answer, request, options.output, project=project, source_args=source_args)
+    if options.format == "index-url":
+        return commands.index_url(answer) + "\n"
+    if options.format == "pip":
+        return commands.pip_command(answer) + "\n"
+    return commands.uv_command(answer) + "\n"

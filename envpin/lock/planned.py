@@ -1,0 +1,79 @@
+"""Lock a planned answer: the GPU pins plus the project's own requirements, through uv (or pip).
+
+`envpin lock` writes the result; `envpin install` without `--lock` installs it straight away.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from envpin.emit.common import file_header, regenerate_command
+from envpin.errors import EnvpinInputError
+from envpin.lock.engines import choose_engine
+from envpin.lock.make import Lock, make_lock
+from envpin.planning import Planned
+from envpin.project.model import Project
+from envpin.resolver.plan import Plan
+from envpin.resolver.urls import checked_index_url
+
+LOCK_FORMATS = ("pylock", "requirements")
+
+
+@dataclass(frozen=True)
+class LockOptions:
+    index_url: str | None = None  # the default index (else ENVPIN_INDEX_URL, else the project's -i, else PyPI)
+    locker: str | None = None  # uv or pip; None: uv when installed
+    timeout: float = 900
+    format: str = "pylock"  # or "requirements": how `envpin lock` writes it, named in the regenerate line
+
+
+@dataclass(frozen=True)
+class LockedPlan:
+    lock: Lock
+    header: tuple[str, ...]
+    left_out: tuple[str, ...]  # the project's lines a lock cannot hold (editable installs, local paths)
+
+
+def lock_planned(planned: Planned, options: LockOptions, output: str | None, allow_insecure_index: bool) -> LockedPlan:
+    plan = planned.answer
+    assert isinstance(plan, Plan), "lock only a solved plan"
+    requirements, left_out, default_index = project_inputs(planned.project, options.index_url)
+    if default_index is not None:
+        default_index = checked_index_url(default_index, "index URL", allow_insecure_index)
+    engine = choose_engine(options.locker)
+    regenerate = lock_regenerate_command(planned, plan, options, output)
+    lock = make_lock(plan, requirements, engine, default_index, regenerate, left_out, options.timeout)
+    header = tuple(file_header(plan, planned.request, output)[:2]) + (f"Locked with {lock.engine}.",
+                                                                      f"Regenerate: {regenerate}")
+    return LockedPlan(lock, header, left_out)
+
+
+def project_inputs(project: Project | None, index_url: str | None) -> tuple[tuple[str, ...], tuple[str, ...], str | None]:
+    """(requirements to lock, lines left out, default index) from a Project (or none)."""
+    default = index_url or os.environ.get("ENVPIN_INDEX_URL")
+    if project is None:
+        return (), (), default
+    for option in project.index_options:
+        key, _, value = option.partition(" ")
+        if key in ("-i", "--index-url") and not default:
+            default = value
+        elif key not in ("-i", "--index-url"):
+            raise EnvpinInputError(
+                f"`{option}` in the project: a lock has one default index plus the accelerator index; "
+                "mirror the packages there and pass --index-url"
+            )
+    requirements = tuple(dict.fromkeys(r.text for r in project.other_requirements))
+    return requirements, tuple(project.other_lines), default
+
+
+def lock_regenerate_command(planned: Planned, plan: Plan, options: LockOptions, output: str | None) -> str:
+    extra: list[str] = []
+    if options.index_url:
+        extra += ["--index-url", options.index_url]
+    if options.locker:
+        extra += ["--locker", options.locker]
+    if options.format == "requirements":
+        extra += ["--format", "requirements"]
+    return regenerate_command(planned.request, plan.target, output, planned.source_args, command="lock",
+                              extra=tuple(extra))

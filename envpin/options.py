@@ -1,0 +1,166 @@
+"""The command-line options commands share, each declared once, and the frozen values they become.
+
+A command adds the groups it takes (`add_target_options(parser)` …) and, after parsing, builds its values
+once (`target_spec(args)`, `solve_options(args)` …). Nothing is written back onto the argparse Namespace:
+from here on the library sees TargetSpec, SolveOptions, RenderOptions, LockOptions and Channels only.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from envpin.conda.target import Channels
+from envpin.emit.render import CONDA_SOURCES, FORMATS, RenderOptions
+from envpin.errors import EnvpinInputError
+from envpin.lock.planned import LockOptions
+from envpin.planning import ProjectSource, SolveOptions
+from envpin.target_spec import TargetSpec
+
+# ---------------------------------------------------------------- the target
+
+
+def add_target_options(parser: argparse.ArgumentParser, conda: bool = False) -> None:
+    """The target: flags override --facts, which overrides detection. `conda`: also the facts only a conda
+    solve needs (the glibc and macOS versions behind __glibc and __osx)."""
+    group = parser.add_argument_group("target (default: this machine)")
+    group.add_argument("--os", help="linux, windows or macos")
+    group.add_argument("--arch", help="x86_64, aarch64 or arm64")
+    group.add_argument("--driver", help="NVIDIA driver version, or 'none'")
+    group.add_argument("--gpu", action="append", default=[], help="GPU name as nvidia-smi prints it (repeatable)")
+    group.add_argument("--compute-capability", action="append", default=[], help="X.Y (repeatable)")
+    group.add_argument("--python", help="Python version, e.g. 3.11")
+    group.add_argument("--facts", help="a file from `envpin detect --format json` taken on the target")
+    if conda:
+        group.add_argument("--glibc", help="the target's glibc version, for __glibc (when --facts does not say)")
+        group.add_argument("--macos-version", help="the target's macOS version, for __osx")
+
+
+def target_spec(args: argparse.Namespace, conda: bool = False) -> TargetSpec:
+    """`conda`: the parser was given the conda facts too (add_target_options(parser, conda=True))."""
+    return TargetSpec(
+        os=args.os,
+        arch=args.arch,
+        driver=args.driver,
+        gpus=tuple(args.gpu),
+        compute_capabilities=tuple(args.compute_capability),
+        python=args.python,
+        facts_file=args.facts,
+        glibc=args.glibc if conda else None,
+        macos_version=args.macos_version if conda else None,
+    )
+
+
+def add_db_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", help="use the compatibility database in this directory")
+
+
+# ---------------------------------------------------------------- what to solve
+
+
+def add_request_options(parser: argparse.ArgumentParser, requirements: bool = True) -> None:
+    """Frameworks, requirements on them, and how to judge the driver and the index. `requirements`: also take
+    requirements as arguments, as pip and uv do (`envpin solve torch==2.5.1 torchvision`)."""
+    if requirements:
+        parser.add_argument("requirements", nargs="*", metavar="REQUIREMENT",
+                            help="PEP 508 requirements on the GPU packages, e.g. torch==2.5.1 torchvision")
+    parser.add_argument("--framework", action="append", default=[], help="torch, tensorflow or jax (repeatable)")
+    parser.add_argument("--spec", action="append", default=[],
+                        help="a PEP 508 requirement, e.g. 'torch>=2.4' (repeatable; or give requirements as arguments)")
+    parser.add_argument("--driver-policy", default="minor", help="minor (default) or strict")
+    parser.add_argument("--torch-index-url", help="base URL of the PyTorch index (or ENVPIN_TORCH_INDEX_URL)")
+    parser.add_argument("--allow-insecure-index", action="store_true",
+                        help="accept a plain-http index URL on a remote host (with a warning)")
+
+
+def add_project_options(parser: argparse.ArgumentParser, directory: bool = True) -> None:
+    """A repository's requirements. `directory`: also --project DIR and -r FILE (init takes the directory as
+    its argument)."""
+    if directory:
+        parser.add_argument("--project", nargs="?", const=".", metavar="DIR",
+                            help="a repository's requirements: its GPU frameworks pinned, the rest kept (default: .)")
+        parser.add_argument("-r", "--requirement", action="append", default=[], metavar="FILE",
+                            help="a requirements file of the project (repeatable)")
+    parser.add_argument("--extra", action="append", default=[], help="a pyproject optional-dependencies group (repeatable)")
+    parser.add_argument("--group", action="append", default=[], help="a PEP 735 dependency group (repeatable)")
+
+
+def solve_options(args: argparse.Namespace, project_directory: str | None = None) -> SolveOptions:
+    """The request of add_request_options and add_project_options (both with their defaults). With
+    `project_directory` (init: add_request_options(requirements=False), add_project_options(directory=False))
+    the project is that directory."""
+    if project_directory is None:
+        directory, files, requirements = args.project, tuple(args.requirement), tuple(args.requirements)
+    else:
+        directory, files, requirements = project_directory, (), ()
+    project = None
+    if directory is not None or files:
+        project = ProjectSource(directory, files, tuple(args.extra), tuple(args.group))
+    return SolveOptions(
+        frameworks=tuple(args.framework),
+        specs=requirements + tuple(args.spec),
+        driver_policy=args.driver_policy,
+        torch_index_url=args.torch_index_url,
+        allow_insecure_index=args.allow_insecure_index,
+        project=project,
+    )
+
+
+# ---------------------------------------------------------------- output
+
+
+def add_render_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--format", choices=FORMATS, help="output format (default: text, or from -o)")
+    parser.add_argument("-o", "--output", help="write to FILE; the format follows the file name")
+    parser.add_argument("--name", default="envpin", help="environment name in environment.yml")
+    parser.add_argument("--conda-source", choices=CONDA_SOURCES, default="pip",
+                        help="environment.yml: frameworks as pip wheels (pip, the default), conda-forge builds, "
+                             "or the pytorch channel (torch <= 2.5.1)")
+
+
+def render_options(args: argparse.Namespace) -> RenderOptions:
+    return RenderOptions.for_output(args.format, args.output, name=args.name, conda_source=args.conda_source)
+
+
+def add_lock_options(parser: argparse.ArgumentParser) -> None:
+    """How a lock is made; `envpin install` takes the same options."""
+    parser.add_argument("--index-url", help="the default index: PyPI or a mirror of it (or ENVPIN_INDEX_URL)")
+    parser.add_argument("--locker", choices=("uv", "pip"), help="uv (default when installed) or pip >= 25.1")
+    parser.add_argument("--lock-timeout", type=float, default=900, metavar="S", help="give up locking after S seconds")
+
+
+def lock_options(args: argparse.Namespace, file_format: str = "pylock") -> LockOptions:
+    return LockOptions(index_url=args.index_url, locker=args.locker, timeout=args.lock_timeout, format=file_format)
+
+
+# ---------------------------------------------------------------- conda channels
+
+
+def add_channel_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--channels", metavar="DIR", help="a folder with one local channel per channel name")
+    parser.add_argument("--channel", action="append", default=[], metavar="NAME=LOCATION",
+                        help="where one channel of the file is (a folder or URL); repeatable")
+    parser.add_argument("--cache-dir", help="rattler's cache (default: rattler's own)")
+
+
+def channels(args: argparse.Namespace) -> Channels:
+    return Channels.parse(args.channels, tuple(args.channel), args.cache_dir)
+
+
+# ---------------------------------------------------------------- probing an environment
+
+
+def add_probe_options(parser: argparse.ArgumentParser) -> None:
+    """Which environment the verify probe runs in, and how: shared by `verify` and `doctor`."""
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--python", metavar="PATH", help="the environment's interpreter (default: the one running envpin)")
+    where.add_argument("--prefix", metavar="DIR", help="the environment's root directory (a venv or conda env)")
+    parser.add_argument("--timeout", type=float, default=120.0,
+                        help="seconds allowed for each framework's import (default 120)")
+    parser.add_argument("--no-smoke", action="store_true", help="skip the small GPU computations of the probe")
+    add_db_option(parser)
+
+
+def probe_timeout(args: argparse.Namespace) -> float:
+    if not args.timeout > 0:
+        raise EnvpinInputError(f"--timeout {args.timeout:g}: expected a positive number of seconds")
+    return args.timeout

@@ -1,0 +1,137 @@
+"""`plan()`: from what the user asked (SolveOptions) and the machine (TargetSpec) to an answer, once.
+
+solve, init, lock and install all start here, so a request means the same thing to each of them: the
+project's files are read the same way, its Python fills in the target's, and an unsatisfiable answer for a
+project says which of its lines asked for what.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Mapping
+
+from envpin.compat.model import Database
+from envpin.project.collect import collect_project
+from envpin.project.gpu import gpu_specs
+from envpin.project.model import Project
+from envpin.resolver.fleet import FleetResult, solve_fleet
+from envpin.resolver.plan import Plan, Unsatisfiable
+from envpin.resolver.request import Request, parse_request
+from envpin.resolver.solve import solve
+from envpin.target_spec import TargetSpec, read_fleet
+
+
+@dataclass(frozen=True)
+class ProjectSource:
+    """Which of a repository's files hold its requirements."""
+
+    directory: str | None = None  # `--project DIR`: its requirements*.txt, pyproject.toml, setup.cfg, environment.yml
+    requirement_files: tuple[str, ...] = ()  # `-r FILE`
+    extras: tuple[str, ...] = ()
+    groups: tuple[str, ...] = ()
+
+    def to_argv(self) -> tuple[str, ...]:
+        """The project as options, so a regenerate line reads the project again rather than today's reading."""
+        words: list[str] = []
+        if self.directory is not None:
+            words += ["--project", self.directory]
+        for option, values in (("-r", self.requirement_files), ("--extra", self.extras), ("--group", self.groups)):
+            for value in values:
+                words += [option, value]
+        return tuple(words)
+
+
+@dataclass(frozen=True)
+class SolveOptions:
+    frameworks: tuple[str, ...] = ()
+    specs: tuple[str, ...] = ()  # PEP 508 requirements on the GPU packages, as arguments or --spec
+    driver_policy: str = "minor"
+    torch_index_url: str | None = None  # else ENVPIN_TORCH_INDEX_URL, else download.pytorch.org
+    allow_insecure_index: bool = False
+    project: ProjectSource | None = None
+
+    def source_argv(self) -> tuple[str, ...]:
+        """The request as the user phrased it: the project's options, then the frameworks and specs."""
+        words = list(self.project.to_argv()) if self.project else []
+        for framework in self.frameworks:
+            words += ["--framework", framework]
+        for spec in self.specs:
+            words += ["--spec", spec]
+        return tuple(words)
+
+
+@dataclass(frozen=True)
+class Planned:
+    """An answer and everything that rendering, locking or installing it needs to know about the question."""
+
+    answer: Plan | Unsatisfiable
+    request: Request
+    target_spec: TargetSpec  # with the project's Python filled in
+    project: Project | None
+    source_args: tuple[str, ...] | None  # the request in the user's words, for a project's regenerate line
+
+    @property
+    def ok(self) -> bool:
+        return isinstance(self.answer, Plan)
+
+
+def request_for(options: SolveOptions, project_specs: tuple[str, ...] = (), project: Project | None = None) -> Request:
+    """The Request the options (and a project's GPU requirements) make; bad options are a one-line error."""
+    frameworks = options.frameworks or (() if options.specs or project is not None else ("torch",))
+    return parse_request(list(frameworks), list(project_specs + options.specs), options.driver_policy,
+                         options.torch_index_url, options.allow_insecure_index)
+
+
+def read_project(source: ProjectSource | None) -> tuple[Project | None, tuple[str, ...], Mapping[str, list[str]]]:
+    """(Project or None, its GPU requirements as specs, where each GPU package is asked for)."""
+    if source is None:
+        return None, (), {}
+    directory = Path(source.directory) if source.directory is not None else None
+    project = collect_project(directory, source.requirement_files, source.extras, source.groups)
+    specs, notes, origins = gpu_specs(project)
+    return replace(project, notes=project.notes + tuple(notes)), tuple(specs), origins
+
+
+@dataclass(frozen=True)
+class PlannedFleet:
+    """The answers for a fleet: one per distinct result, each naming the machines it serves."""
+
+    results: tuple[FleetResult, ...]
+    request: Request
+    project: Project | None
+    source_args: tuple[str, ...] | None
+
+    @property
+    def ok(self) -> bool:
+        return not any(isinstance(r.answer, Unsatisfiable) for r in self.results)
+
+
+def plan(options: SolveOptions, target_spec: TargetSpec, database: Database) -> Planned:
+    project, project_specs, origins = read_project(options.project)
+    request = request_for(options, project_specs, project)
+    if project is not None:
+        target_spec = target_spec.with_python(project.python)
+    answer = _name_project_pins(solve(database, target_spec.resolve(database), request), origins)
+    return Planned(answer, request, target_spec, project, _source_args(options, project))
+
+
+def plan_fleet(options: SolveOptions, inventory: str, target_spec: TargetSpec, database: Database) -> PlannedFleet:
+    """`--targets FILE`: every machine of the inventory (the target flags laid over each), solved once per
+    distinct machine, one result per distinct answer."""
+    project, project_specs, _ = read_project(options.project)
+    request = request_for(options, project_specs, project)
+    results = solve_fleet(database, read_fleet(inventory, target_spec, database), request)
+    return PlannedFleet(tuple(results), request, project, _source_args(options, project))
+
+
+def _source_args(options: SolveOptions, project: Project | None) -> tuple[str, ...] | None:
+    return options.source_argv() if project is not None else None
+
+
+def _name_project_pins(answer: Plan | Unsatisfiable, origins: Mapping[str, list[str]]) -> Plan | Unsatisfiable:
+    """An unsatisfiable answer for a project says which of its lines asked for what."""
+    if not origins or not isinstance(answer, Unsatisfiable):
+        return answer
+    asked = "; ".join(", ".join(where) for where in origins.values())
+    return replace(answer, message=f"the project asks for {asked}: {answer.message}")

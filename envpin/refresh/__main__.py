@@ -1,5 +1,0 @@
-import sys
-
-from envpin.refresh.cli import main
-
-sys.exit(main())

@@ -1,0 +1,123 @@
+"""The machine a command is about, as the user described it: flags, a facts file, or `[tool.envpin]` targets.
+
+A TargetSpec is what was said, not yet what is true: `facts()` makes HostFacts of it (the facts file, with
+each given flag laid over it, detecting this machine only for what is left open), and `resolve(database)`
+completes those from the one loaded database into the Target the solver reads. `to_argv()` says the same
+machine back as target options, for a fix or a regenerate line.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, replace
+
+from envpin.compat.model import Database
+from envpin.errors import EnvpinInputError
+from envpin.facts import HostFacts, Libc, PythonInfo, from_json
+from envpin.host import detect_host
+from envpin.resolver.target import Target, TargetOverrides, apply_overrides, make_target
+from envpin.userfiles import read_json
+
+PLACEHOLDER_PYTHON = "3.0"  # a configured target that names no Python: the checks are told to skip Python
+
+
+@dataclass(frozen=True)
+class TargetSpec:
+    os: str | None = None
+    arch: str | None = None
+    driver: str | None = None  # a version, or "none"
+    gpus: tuple[str, ...] = ()
+    compute_capabilities: tuple[str, ...] = ()
+    python: str | None = None
+    facts_file: str | None = None  # `envpin detect --format json` taken on the target
+    glibc: str | None = None  # conda targets: the __glibc virtual package
+    macos_version: str | None = None  # conda targets: the __osx virtual package
+    detect: bool = True  # False for a configured target: it describes another machine, never this one
+    origin: str = "--facts"  # how a bad facts file is named in an error
+
+    @property
+    def given(self) -> bool:
+        """Whether the user described a target at all (else: this machine)."""
+        return bool(self.os or self.arch or self.driver or self.gpus or self.compute_capabilities or self.python
+                    or self.facts_file)
+
+    @property
+    def probes_this_machine(self) -> bool:
+        """Whether facts() detects this machine: no facts file, detection allowed, and the flags leave a fact
+        open. Every fact a solve needs given (os, arch, Python, the driver, and GPUs unless the driver is
+        'none') means a solve for another machine, which does not probe this one."""
+        if self.facts_file or not self.detect:
+            return False
+        fully_given = self.os and self.arch and self.python and self.driver is not None
+        return not (fully_given and (self.gpus or self.compute_capabilities or self.driver == "none"))
+
+    def overrides(self) -> TargetOverrides:
+        return TargetOverrides(os=self.os, arch=self.arch, driver=self.driver, gpus=self.gpus,
+                               compute_capabilities=self.compute_capabilities, python=self.python)
+
+    def with_python(self, python: str | None) -> TargetSpec:
+        """The project's Python (`python=3.10` in its environment.yml) when the user gave none."""
+        if python is None or self.python is not None or self.facts_file:
+            return self
+        return replace(self, python=python)
+
+    def facts(self) -> HostFacts:
+        """HostFacts for the target: flags over the facts file over detection."""
+        facts = apply_overrides(self._base_facts(), self.overrides())
+        if self.glibc:
+            facts = replace(facts, libc=Libc("glibc", self.glibc))
+        return facts
+
+    def _base_facts(self) -> HostFacts:
+        if self.facts_file:
+            return from_json(read_json(self.facts_file, self.origin), origin=f"{self.origin} {self.facts_file}")
+        if not self.probes_this_machine:
+            return HostFacts(os=str(self.os), arch=str(self.arch), python=PythonInfo(self.python or PLACEHOLDER_PYTHON))
+        return detect_host(probe_environment=False)
+
+    def resolve(self, database: Database) -> Target:
+        return make_target(database, self.facts())
+
+    def to_argv(self) -> tuple[str, ...]:
+        """The same machine as the target options of a solve: `--os linux --driver 535.104.05 --gpu 'NVIDIA A100 …'`
+        (the conda facts, --glibc and --macos-version, are not solve options and are left out)."""
+        words: list[str] = []
+        if self.facts_file:
+            words += ["--facts", str(self.facts_file)]
+        for option, value in (("--os", self.os), ("--arch", self.arch), ("--driver", self.driver),
+                              ("--python", self.python)):
+            if value:
+                words += [option, value]
+        for gpu in self.gpus:
+            words += ["--gpu", gpu]
+        for capability in self.compute_capabilities:
+            words += ["--compute-capability", capability]
+        return tuple(words)
+
+    @property
+    def flags(self) -> str:
+        return shlex.join(self.to_argv())
+
+
+@dataclass(frozen=True)
+class NamedTarget:
+    """One machine of a fleet inventory or of `[tool.envpin].targets`."""
+
+    name: str
+    spec: TargetSpec
+
+
+def read_fleet(path: str, spec: TargetSpec, database: Database) -> list[tuple[str, Target]]:
+    """(name, Target) for every entry of a `--targets` inventory; the target flags apply to every entry."""
+    document = read_json(path, "--targets")
+    entries = document.get("targets") if isinstance(document, dict) else document
+    if not isinstance(entries, list) or not entries:
+        raise EnvpinInputError(f"--targets {path}: expected a non-empty JSON list of facts documents")
+    overrides = spec.overrides()
+    machines = []
+    for position, entry in enumerate(entries):
+        origin = f"--targets {path}: targets[{position}]"
+        facts = apply_overrides(from_json(entry, origin=origin), overrides)
+        name = entry.get("name") if isinstance(entry, dict) and isinstance(entry.get("name"), str) else f"target {position}"
+        machines.append((name, make_target(database, facts)))
+    return machines

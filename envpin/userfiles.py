@@ -1,0 +1,115 @@
+"""Reading and writing the user's files: one place that decides what a bad path means.
+
+Every command reads files the user names (facts, requirements, error text) and writes files the user keeps
+(environment.yml, locks). A read that fails is a one-line error naming the option and the path; a write never
+leaves half a file, never replaces what is not a regular file (`-o /dev/null` as root must not turn the device
+into a file), keeps an existing file's mode, and writes through a symlink to its target rather than replacing
+the link.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+from typing import Any
+
+from envpin.errors import EnvpinInputError
+
+MAX_INPUT_BYTES = 64 * 1024 * 1024  # no file envpin reads is near this; /dev/zero or a runaway log must not fill memory
+
+
+class UnreadableFile(EnvpinInputError):
+    """A file the user named cannot be read: `reason` says why in a few words."""
+
+    def __init__(self, where: str, reason: str):
+        super().__init__(f"{where}: cannot be read ({reason})")
+        self.reason = reason
+
+
+def read_text(path: str | Path, option: str = "", errors: str = "strict") -> str:
+    """A UTF-8 file's text (`-` is stdin); unreadable, not UTF-8 (with errors="strict") or over
+    MAX_INPUT_BYTES is a one-line error naming the option (if any) and the path."""
+    where = f"{option} {path}" if option else str(path)
+    try:
+        if str(path) == "-":
+            data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
+        else:
+            if Path(path).is_dir():
+                raise UnreadableFile(where, "a directory, not a file")
+            with open(path, "rb") as handle:
+                data = handle.read(MAX_INPUT_BYTES + 1)
+    except OSError as error:
+        raise UnreadableFile(where, error.strerror or error.__class__.__name__) from None
+    if len(data) > MAX_INPUT_BYTES:
+        raise UnreadableFile(where, f"larger than {MAX_INPUT_BYTES // (1024 * 1024)} MiB, not a file envpin reads")
+    try:
+        return data.decode("utf-8", errors=errors)
+    except UnicodeDecodeError:
+        raise UnreadableFile(where, "not UTF-8 text") from None
+
+
+def read_json(path: str | Path, option: str) -> Any:
+    """A JSON document from a file, or stdin for `-`; unreadable or malformed input is a one-line error."""
+    text = read_text(path, option)
+    try:
+        return json.loads(text)
+    except ValueError as error:
+        raise EnvpinInputError(f"{option} {path}: not JSON ({error})") from None
+    except RecursionError:  # json raises this, not ValueError, for arrays or objects nested too deep
+        raise EnvpinInputError(f"{option} {path}: not JSON (nested too deep)") from None
+
+
+def write_atomically(path: str | Path, text: str, option: str = "-o") -> None:
+    """Write `text` to `path` so that a failure never leaves a half-written file.
+
+    A regular file (or a new path) is written beside itself and renamed into place, keeping the old file's
+    mode. A symlink is followed: its target is replaced, the link stays. A character device or FIFO
+    (/dev/null, /dev/stdout, a pipe) is written through, since renaming onto it would replace the device. A
+    directory or any other kind of file is refused.
+    """
+    path = Path(path)
+    try:
+        status = os.stat(path)  # follows symlinks: what the link points at decides
+    except FileNotFoundError:
+        status = None
+    except OSError as error:
+        raise EnvpinInputError(f"{option} {path}: cannot write ({error.strerror or error})") from None
+    if status is not None and stat.S_ISDIR(status.st_mode):
+        raise EnvpinInputError(f"{option} {path}: is a directory; name a file")
+    if status is not None and (stat.S_ISCHR(status.st_mode) or stat.S_ISFIFO(status.st_mode)):
+        _write_through(path, text, option)
+        return
+    if status is not None and not stat.S_ISREG(status.st_mode):
+        raise EnvpinInputError(f"{option} {path}: not a regular file; envpin writes only files")
+    final = Path(os.path.realpath(path)) if path.is_symlink() else path
+    mode = stat.S_IMODE(status.st_mode) if status is not None else None
+    _replace(final, text, mode, option, shown=path)
+
+
+def _write_through(path: Path, text: str, option: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as error:
+        raise EnvpinInputError(f"{option} {path}: cannot write ({error.strerror or error})") from None
+
+
+def _replace(final: Path, text: str, mode: int | None, option: str, shown: Path) -> None:
+    temporary = final.with_name(f".{final.name}.envpin-{os.getpid()}.tmp")
+    try:
+        # O_EXCL: never write into a file someone placed at the temporary name (or a link planted there)
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if mode is None else mode)
+        with open(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        if mode is not None:
+            os.chmod(temporary, mode)  # the umask narrowed the mode given to os.open
+        os.replace(temporary, final)
+    except OSError as error:
+        try:
+            temporary.unlink(missing_ok=True)
+        except OSError:  # a read-only file system refuses even the unlink of a file it never created
+            pass
+        raise EnvpinInputError(f"{option} {shown}: cannot write ({error.strerror or error})") from None
