@@ -1,0 +1,126 @@
+"""Writing the user's files: never replace what is not a regular file, never leave half a file, keep the mode,
+follow a symlink to its target. Special files are made in a temporary directory (mknod, mkfifo), never /dev."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from envpin.errors import EnvpinInputError
+from envpin.userfiles import MAX_INPUT_BYTES, UnreadableFile, read_json, read_text, write_atomically
+
+REPO = Path(__file__).resolve().parents[2]
+TARGET = ["--os", "linux", "--arch", "x86_64", "--driver", "550.54.15", "--gpu", "NVIDIA GeForce RTX 3090", "--python", "3.11"]
+
+
+def null_device(directory: Path) -> Path:
+    """A character device with /dev/null's numbers, in a temporary directory (root may make one)."""
+    path = directory / "null"
+    try:
+        os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    except PermissionError:
+        pytest.skip("making a character device needs root (CAP_MKNOD)")
+    return path
+
+
+def test_a_new_file_is_written_whole_and_nothing_else_is_left(tmp_path):
+    write_atomically(tmp_path / "environment.yml", "name: x\n")
+    assert (tmp_path / "environment.yml").read_text() == "name: x\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["environment.yml"]
+
+
+def test_an_existing_file_keeps_its_mode(tmp_path):
+    path = tmp_path / "requirements.txt"
+    path.write_text("old\n")
+    path.chmod(0o640)
+    write_atomically(path, "new\n")
+    assert path.read_text() == "new\n" and stat.S_IMODE(path.stat().st_mode) == 0o640
+
+
+def test_a_symlink_is_followed_and_stays_a_link(tmp_path):
+    real = tmp_path / "real.yml"
+    real.write_text("old\n")
+    link = tmp_path / "environment.yml"
+    link.symlink_to(real.name)
+    write_atomically(link, "new\n")
+    assert link.is_symlink() and os.readlink(link) == "real.yml"
+    assert real.read_text() == "new\n"
+
+
+def test_a_character_device_is_written_through_not_replaced(tmp_path):
+    device = null_device(tmp_path)
+    write_atomically(device, "plan\n")
+    assert stat.S_ISCHR(device.lstat().st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["null"]
+
+
+def test_a_fifo_is_written_through(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    received: list[str] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text()))
+    reader.start()
+    write_atomically(fifo, "plan\n")
+    reader.join(timeout=10)
+    assert received == ["plan\n"] and stat.S_ISFIFO(fifo.lstat().st_mode)
+
+
+def test_a_directory_is_refused_with_one_line(tmp_path):
+    with pytest.raises(EnvpinInputError, match=r"is a directory; name a file") as caught:
+        write_atomically(tmp_path, "plan\n")
+    assert "\n" not in str(caught.value)
+
+
+def test_a_write_that_fails_leaves_the_old_file(tmp_path):
+    path = tmp_path / "environment.yml"
+    path.write_text("old\n")
+    planted = tmp_path / f".environment.yml.envpin-{os.getpid()}.tmp"
+    planted.mkdir()  # something already at the temporary name: the exclusive create refuses it
+    with pytest.raises(EnvpinInputError, match="cannot write") as caught:
+        write_atomically(path, "new\n")
+    assert "\n" not in str(caught.value)
+    assert path.read_text() == "old\n" and planted.is_dir()
+
+
+def test_solve_onto_a_device_keeps_the_device(tmp_path):
+    device = null_device(tmp_path)
+    result = subprocess.run([sys.executable, "-m", "envpin", "solve", *TARGET, "--format", "requirements.txt",
+                             "-o", str(device)], capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert stat.S_ISCHR(device.lstat().st_mode)
+
+
+def test_reads_are_capped_and_name_the_option(tmp_path):
+    big = tmp_path / "facts.json"
+    with open(big, "wb") as handle:
+        handle.truncate(MAX_INPUT_BYTES + 1)  # sparse: no disk is used
+    with pytest.raises(UnreadableFile, match=r"--facts .*: cannot be read \(larger than 64 MiB"):
+        read_json(big, "--facts")
+
+
+def test_a_device_that_never_ends_is_read_up_to_the_cap(tmp_path):
+    zero = tmp_path / "zero"
+    try:
+        os.mknod(zero, stat.S_IFCHR | 0o444, os.makedev(1, 5))
+    except PermissionError:
+        pytest.skip("making a character device needs root (CAP_MKNOD)")
+    with pytest.raises(UnreadableFile, match="larger than"):
+        read_text(zero, "--facts")
+
+
+def test_unreadable_text_says_why_in_a_few_words(tmp_path):
+    binary = tmp_path / "requirements.txt"
+    binary.write_bytes(b"\xff\xfe\x00torch")
+    with pytest.raises(UnreadableFile) as caught:
+        read_text(binary)
+    assert caught.value.reason == "not UTF-8 text"
+    assert read_text(binary, errors="replace").endswith("torch")
+    with pytest.raises(UnreadableFile) as caught:
+        read_text(tmp_path, "--error-text")
+    assert caught.value.reason == "a directory, not a file"
