@@ -143,7 +143,7 @@ def _targets(spec: TargetSpec, config: CheckConfig, database: _OneDatabase) -> t
 
 
 def report_json(reports) -> dict:
-    """The contract of DESIGN.md: {"files": [{"path", "problems": [{"id", "severity", "message", "where"}]}]};
+    """The contract of docs/contracts.md: {"files": [{"path", "problems": [{"id", "severity", "message", "where"}]}]};
     each message ends with its fix ("… Fix: …")."""
     return {"files": [
         {"path": r.path, "problems": [

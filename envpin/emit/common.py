@@ -94,7 +94,7 @@ def target_json(target: Target) -> dict[str, Any]:
 
 
 def answer_json(answer: Plan | Unsatisfiable) -> dict[str, Any]:
-    """The `envpin solve --format json` contract (DESIGN.md)."""
+    """The `envpin solve --format json` contract (docs/contracts.md)."""
     head = {"envpin": __version__, "db_version": answer.db_version, "target": target_json(answer.target)}
     if isinstance(answer, Unsatisfiable):
         error = {"code": answer.code, "message": answer.message, "fixes": list(answer.fixes)}

@@ -2,8 +2,8 @@
 
 The accelerator packages of a plan (`torch==2.5.1+cu124`) are bound to their index and only to it; every
 other package comes from the default index (PyPI or its mirror). Bound this way, the CPU wheel of the same
-version on another index can never be chosen, which is the trap of DESIGN.md: a resolver that may look in
-several indexes can land on `2.5.1` from PyPI when it backtracks.
+version on another index can never be chosen. That is the known trap: a resolver that may look in several
+indexes can land on `2.5.1` from PyPI when it backtracks, and the user gets the CPU build without a word.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from envpin.refresh.diff import WHERE_CUDA_TABLES, WHERE_JAX_MINIMUMS, WHERE_TF_
 from envpin.refresh.plan import Observations
 from envpin.refresh.write import WriteResult, render_record
 
-# compat-facts.md §F: what no PyPI document holds. Listed in every report, found something or not.
+# What no PyPI document holds (the curated facts of docs/refresh.md). Listed in every report, found something or not.
 NEVER_FROM_PYPI = (
     ("torch variants on download.pytorch.org (torch.yaml `variants:`)", WHERE_TORCH_VARIANTS),
     ("TORCH_CUDA_ARCH_LIST of each variant (torch.yaml `arch_sets:`)", WHERE_TORCH_ARCHS),

@@ -1,5 +1,5 @@
 """`envpin check` as users and pre-commit run it: a real process, real files, the exit codes and JSON contract
-of DESIGN.md, `[tool.envpin]` from a real pyproject.toml."""
+of docs/contracts.md, `[tool.envpin]` from a real pyproject.toml."""
 
 from __future__ import annotations
 
