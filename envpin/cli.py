@@ -15,7 +15,8 @@ import sys
 
 from envpin import __version__
 from envpin.commands import COMMANDS
-from envpin.errors import EnvpinError
+from envpin.errors import EnvpinError, EnvpinInputError
+from envpin.escapes import has_control, printable
 
 
 class Parser(argparse.ArgumentParser):
@@ -40,6 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     Parser.json_errors = wants_json(words)
     args = build_parser(command_named(words)).parse_args(words)
     try:
+        refuse_control_characters(args)
         return args.handler(args)
     except EnvpinError as error:
         if Parser.json_errors:
@@ -51,6 +53,16 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+
+
+def refuse_control_characters(args: argparse.Namespace) -> None:
+    """No argument may hold a line break or another control character: values reach committed files (a GPU name
+    in a header, a URL in requirements.txt), where a line break would start a line of the user's choosing."""
+    for name, value in vars(args).items():
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str) and has_control(item):
+                raise EnvpinInputError(f"'{printable(item)}': a control character (such as a line break) in an "
+                                       "argument; envpin takes none")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:

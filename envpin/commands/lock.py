@@ -24,6 +24,7 @@ from envpin.options import (
 )
 from envpin.planning import plan
 from envpin.resolver.plan import Plan
+from envpin.resolver.urls import CREDENTIALS_NOTE, has_credentials, redact_credentials
 from envpin.userfiles import write_atomically
 
 
@@ -54,6 +55,9 @@ def run(args: argparse.Namespace) -> int:
         text = requirements_text(locked.lock.document, header)
     else:
         text = render(locked.lock.document, header)
+    if has_credentials(text):
+        text = redact_credentials(text)
+        print(f"envpin: note: {CREDENTIALS_NOTE}", file=sys.stderr)
     output = args.output or lock_file_name(answer.accelerator, args.format)
     if output == "-":
         sys.stdout.write(text)

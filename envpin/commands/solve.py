@@ -24,6 +24,7 @@ from envpin.options import (
 from envpin.planning import PlannedFleet, plan, plan_fleet
 from envpin.resolver.fleet import FleetResult
 from envpin.resolver.plan import Unsatisfiable
+from envpin.resolver.urls import CREDENTIALS_NOTE, has_credentials
 from envpin.userfiles import write_atomically
 
 
@@ -50,6 +51,8 @@ def run(args: argparse.Namespace) -> int:
         write_atomically(Path(rendering.output), text)
         answer = planned.answer
         print(f"wrote {rendering.output} ({answer.packages[0].requirement}, {answer.accelerator})", file=sys.stderr)
+        if has_credentials(planned.request.torch_index):
+            print(f"envpin: note: {CREDENTIALS_NOTE}", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 0 if planned.ok else 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from envpin.emit.common import file_header, pip_lines
+from envpin.escapes import has_control
 from envpin.resolver.plan import Plan
 from envpin.resolver.request import Request
 
@@ -32,5 +33,6 @@ def render(
 
 def _scalar(text: str) -> str:
     """Plain YAML where that is safe, a JSON (= YAML) quoted string otherwise."""
-    risky = text[:1] in "?:,[]{}#&*!|>'\"%@`" or text.startswith("- ") or ": " in text or " #" in text
+    risky = (text[:1] in "?:,[]{}#&*!|>'\"%@`" or text.startswith("- ") or ": " in text or " #" in text
+             or text != text.strip() or any(c.isspace() and c != " " for c in text) or has_control(text))
     return json.dumps(text) if risky else text

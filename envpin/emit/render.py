@@ -14,6 +14,7 @@ from envpin.errors import EnvpinInputError
 from envpin.project.model import Project
 from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.request import Request
+from envpin.resolver.urls import redact_credentials
 
 FORMATS = ("text", "json", "environment.yml", "requirements.txt", "index-url", "pip", "uv")
 CONDA_SOURCES = ("pip", "conda-forge", "pytorch-channel")
@@ -45,8 +46,19 @@ def format_for_path(output: str | None) -> str:
     raise EnvpinInputError(f"-o {output}: cannot tell the format from the file name; add --format")
 
 
+COMMAND_FORMATS = ("index-url", "pip", "uv")  # what the user runs now: the index's credentials must stay in
+
+
 def render(answer: Plan | Unsatisfiable, request: Request, options: RenderOptions, database: Database,
            project: Project | None = None, source_args: tuple[str, ...] | None = None) -> str:
+    """The answer in `options.format`. Every format but a command to run now has the index URLs' credentials
+    redacted (`https://user:****@…`): files get committed and printed plans get pasted into issues."""
+    text = _render(answer, request, options, database, project, source_args)
+    return text if options.format in COMMAND_FORMATS else redact_credentials(text)
+
+
+def _render(answer: Plan | Unsatisfiable, request: Request, options: RenderOptions, database: Database,
+            project: Project | None, source_args: tuple[str, ...] | None) -> str:
     if options.format == "json":
         return json.dumps(answer_json(answer), indent=2) + "\n"
     if options.format == "text" or isinstance(answer, Unsatisfiable):
