@@ -123,3 +123,12 @@ def test_the_library_never_imports_the_command_layer():
     library = set(MODULES) - front
     upward = {module: sorted(GRAPH[module] & front) for module in library if GRAPH[module] & front}
     assert upward == {}
+
+
+def test_the_vocabulary_is_the_bottom_of_the_graph():
+    # envpin.vocabulary (platform keys, variant tags, framework names) is used everywhere, so it imports nothing
+    # of envpin's but itself.
+    vocabulary = {module for module in MODULES if module.startswith("envpin.vocabulary")}
+    assert {"envpin.vocabulary.platforms", "envpin.vocabulary.variants", "envpin.vocabulary.frameworks"} <= vocabulary
+    outside = {module: sorted(GRAPH[module] - vocabulary) for module in vocabulary if GRAPH[module] - vocabulary}
+    assert outside == {}
