@@ -16,6 +16,7 @@ from envpin.compat.archs import coverage, parse_arch_names
 from envpin.compat.model import ArchList, ComputeCapability
 from envpin.doctor.fixes import install_fix
 from envpin.doctor.model import CONFIRMED, LIKELY, MATCHED, PROVEN, Case, Finding, version_tuple
+from envpin.vocabulary.variants import CUDA, kind_of
 
 A1, A2, A3, A4, A5, A6 = ("ARCH-GPU-NEWER-THAN-WHEEL", "ARCH-GPU-DROPPED-FROM-WHEEL", "ARCH-GPU-BELOW-MIN-CC",
                           "ARCH-NO-KERNEL-IMAGE", "TRITON-GPU-TOO-OLD", "EXT-NVCC-UNSUPPORTED-ARCH")
@@ -37,7 +38,7 @@ def torch_arch_list(case: Case) -> tuple[ArchList | None, str]:
     release = case.database.torch_release(str(case.release("torch"))) if case.release("torch") else None
     if release is None:
         return None, ""
-    platform = f"{case.os}-{case.host.arch}"
+    platform = case.platform
     variant = release.variants.get(tag) if tag else release.variants.get(release.pypi.get(platform, ""))
     archs = variant.archs.get(platform) if variant else None
     if archs is None:
@@ -47,7 +48,7 @@ def torch_arch_list(case: Case) -> tuple[ArchList | None, str]:
 
 def _coverage_findings(case: Case) -> list[Finding]:
     torch = case.torch
-    is_cuda_build = (torch is not None and torch.import_ok and bool(torch.cuda)) or (case.local_tag("torch") or "").startswith("cu")
+    is_cuda_build = (torch is not None and torch.import_ok and bool(torch.cuda)) or kind_of(case.local_tag("torch")) == CUDA
     hit_newer = case.search(A1)
     hit_old = case.search(A3)
     if not (is_cuda_build or hit_newer or hit_old):
@@ -110,7 +111,7 @@ def _uncovered(case: Case, name: str, capability: ComputeCapability, archs: Arch
 
 def _other_build_covers(case: Case, capability: ComputeCapability) -> bool:
     release = case.database.torch_release(str(case.release("torch"))) if case.release("torch") else None
-    platform = f"{case.os}-{case.host.arch}"
+    platform = case.platform
     if release is None:
         return False
     return any(coverage(capability, v.archs[platform]) is not None

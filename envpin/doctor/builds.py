@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from envpin.doctor.fixes import gpu_machine_builds, install_fix
 from envpin.doctor.model import CONFIRMED, LIKELY, MATCHED, NOTED, PROVEN, Case, Finding
+from envpin.vocabulary.variants import CPU, CUDA, ROCM, kind_of
 
 C1 = "TORCH-CPU-WHEEL"
 C2 = "CONDA-TORCH-CPU-VARIANT"
@@ -39,15 +40,14 @@ def torch_build_kind(case: Case) -> tuple[str | None, list[str]]:
         return None, []
     tag = case.local_tag("torch")
     if tag:
-        if tag == "cpu":
-            return "cpu", [f"torch {version}: the +cpu local version is the CPU build from download.pytorch.org/whl/cpu"]
-        if tag.startswith("cu"):
-            return "cuda", [f"torch {version} is a {tag} build"]
-        if tag.startswith("rocm"):
-            return "rocm", [f"torch {version} is a {tag} build"]
+        kind = kind_of(tag)
+        if kind == CPU:
+            return CPU, [f"torch {version}: the +cpu local version is the CPU build from download.pytorch.org/whl/cpu"]
+        if kind in (CUDA, ROCM):
+            return kind, [f"torch {version} is a {tag} build"]
         return None, []
     release = case.database.torch_release(str(case.release("torch"))) if case.release("torch") else None
-    platform = f"{case.os}-{case.host.arch}"
+    platform = case.platform
     served = release.pypi.get(platform) if release else None
     if served == "cpu":
         return "cpu", [f"torch {version} without a local tag is PyPI's wheel, and PyPI's torch {release.version} for "

@@ -8,12 +8,11 @@ build of torch whose CUDA needs a newer driver than the machine has.
 
 from __future__ import annotations
 
-import re
-
 from envpin.compat.drivers import driver_at_least, minimum_driver
 from envpin.doctor.fixes import install_fix
 from envpin.doctor.model import CONFIRMED, LIKELY, MATCHED, PROVEN, Case, Finding, version_tuple
 from envpin.facts import decode_driver_cuda
+from envpin.vocabulary.variants import cuda_of
 
 D1, D2, D3, D4, D5, D6, D7 = (
     "DRV-TOO-OLD-FOR-TORCH-WHEEL", "DRV-INSUFFICIENT-FOR-RUNTIME", "DRV-NOT-FOUND", "DRV-NVML-VERSION-MISMATCH",
@@ -33,14 +32,14 @@ def torch_cuda(case: Case) -> str | None:
     if torch is not None and torch.cuda:
         return torch.cuda
     tag = case.local_tag("torch") or ""
-    match = re.fullmatch(r"cu(\d+)(\d)", tag)
-    if match:
-        return f"{match.group(1)}.{match.group(2)}"
+    cuda = cuda_of(tag)
+    if cuda:
+        return cuda
     if tag or torch is not None and torch.import_ok:
         return None  # +cpu / +rocm, or a probe that saw torch.version.cuda None
     release = case.release("torch")
     record = case.database.torch_release(str(release)) if release else None
-    variant = record.variants.get(record.pypi.get(f"{case.os}-{case.host.arch}", "")) if record else None
+    variant = record.variants.get(record.pypi.get(case.platform, "")) if record else None
     return variant.cuda if variant else None  # PyPI's own wheel for this platform (database)
 
 

@@ -14,8 +14,7 @@ from dataclasses import replace
 from envpin.doctor.model import Case
 from envpin.errors import EnvpinInputError
 from envpin.facts import PythonInfo, is_python_version
-
-COMPANIONS = {"torch": ("torchvision", "torchaudio")}
+from envpin.vocabulary.frameworks import COMPANIONS, TORCH
 
 
 def install_fix(case: Case, framework: str = "torch", keep_release: bool = True, extra_specs: tuple[str, ...] = ()) -> list[str]:
@@ -59,7 +58,7 @@ def install_fix(case: Case, framework: str = "torch", keep_release: bool = True,
 
 def pip_install(case: Case, plan, framework: str) -> str:
     """The plan as one pip command for the environment's interpreter, limited to what is installed there."""
-    wanted = {framework} | {name for name in COMPANIONS.get(framework, ()) if case.env is None or case.package(name)}
+    wanted = {framework} | {name for name in (COMPANIONS if framework == TORCH else ()) if case.env is None or case.package(name)}
     packages = [p for p in plan.packages if p.name in wanted]
     words = ["install", "--force-reinstall", *[_quoted(p.requirement) for p in packages]]
     urls = list(dict.fromkeys(p.index_url for p in packages if p.index_url))
@@ -95,9 +94,7 @@ def gpu_machine_builds(case: Case, framework: str = "torch") -> list[str]:
     release = case.database.torch_release(str(release_version)) if release_version else None
     if release is None:
         release = case.database.torch_releases[0]
-    platform = f"{case.os}-{'x86_64' if case.host.arch == 'x86_64' else case.host.arch}"
-    if case.os == "linux" and case.host.arch == "arm64":
-        platform = "linux-aarch64"
+    platform = case.platform
     lines = []
     for variant in ordered_variants(release):
         if variant.kind != "cuda" or platform not in variant.platforms:

@@ -23,7 +23,7 @@ def findings(case: Case) -> list[Finding]:
     python = case.env.python if case.env else None
     version = python.version if python else case.host.python.version
     minor = ".".join(version.split(".")[:2])
-    platform = f"{case.os}-{case.host.arch}"
+    platform = case.platform
     confirmed = False
     if python and python.bits == 32:
         evidence.append(f"{python.executable} is a 32-bit Python: torch has no 32-bit wheels")

@@ -13,6 +13,7 @@ import re
 
 from envpin.doctor.fixes import install_fix
 from envpin.doctor.model import CONFIRMED, LIKELY, MATCHED, PROVEN, Case, Finding, join_dir, same_path
+from envpin.vocabulary.frameworks import FRAMEWORKS
 
 C3 = "ENV-INTERPRETER-MISMATCH"
 C4 = "ENV-CUDA-VISIBLE-DEVICES-HIDES-GPU"
@@ -35,7 +36,7 @@ def _interpreter(case: Case) -> Finding | None:
     absent = None
     if env is not None:
         wanted = missing_module or "torch"
-        installed_any = any(env.framework(name) is not None or case.package(name) for name in ("torch", "tensorflow", "jax"))
+        installed_any = any(env.framework(name) is not None or case.package(name) for name in FRAMEWORKS)
         # Without an error to explain, an environment with no framework at all is the finding; with an unrelated
         # error (a ctranslate2-only environment failing on cuBLAS), a missing torch is not worth a word.
         if (missing_module and not case.package(missing_module)) or (not missing_module and not installed_any and not case.has_error_text):
@@ -60,7 +61,7 @@ def _interpreter(case: Case) -> Finding | None:
             f"`{case.python_command} -m ipykernel install --user --name <env>`",
             f"always install with `{case.python_command} -m pip`, never a bare `pip` that may belong to another Python"]
     if absent:
-        install = install_fix(case, absent if absent in ("torch", "tensorflow", "jax") else "torch")[0].replace(" --force-reinstall", "")
+        install = install_fix(case, absent if absent in FRAMEWORKS else "torch")[0].replace(" --force-reinstall", "")
         line = f"if {absent} should live in this environment, install it here: {install}"
         # With no error to explain, the missing framework is the news: how to install it comes first.
         fix.insert(0 if not hit and not activated else len(fix), line)

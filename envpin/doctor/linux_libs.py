@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from envpin.doctor import ld_search
 from envpin.doctor.ld_search import LinuxLoader, SharedObject
 from envpin.doctor.model import CONFIRMED, LIKELY, MATCHED, PROVEN, Case, Finding
+from envpin.vocabulary.frameworks import FRAMEWORKS
 
 L1, L2, L3, L4, L5, L6, L11, L12 = (
     "LNX-NVJITLINK-SHADOWED", "LNX-CUBLASLT-SHADOWED", "LNX-CUDNN-SHADOWED", "LNX-TORCH201-NO-NVIDIA-WHEELS",
@@ -70,7 +71,7 @@ def _wheel_version(case: Case, library: WheelLibrary) -> tuple[str, str] | None:
 
 def _loaded_copy(case: Case, soname: str) -> str | None:
     stem = soname.split(".so")[0] + ".so"
-    for framework in ("torch", "tensorflow", "jax"):
+    for framework in FRAMEWORKS:
         facts = case.framework(framework)
         for path in facts.loaded if facts else ():
             if path.rsplit("/", 1)[-1].startswith(stem):

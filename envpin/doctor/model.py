@@ -18,6 +18,7 @@ from functools import cached_property
 from envpin.compat.model import Database
 from envpin.doctor.catalogue import BY_ID, compiled
 from envpin.facts import FRAMEWORK_KEYS, EnvFacts, FrameworkFacts, HostFacts
+from envpin.vocabulary.platforms import platform_key
 
 SEVERITIES = ("error", "warning", "info")
 
@@ -126,6 +127,11 @@ class Case:
     @property
     def os(self) -> str:
         return self.host.os
+
+    @property
+    def platform(self) -> str:
+        """The machine's platform key, as the database spells it (linux with arm64 is linux-aarch64)."""
+        return platform_key(self.host.os, self.host.arch)
 
     @property
     def windows(self) -> bool:

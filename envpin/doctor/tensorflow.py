@@ -58,7 +58,7 @@ def _tf_evidence(case: Case, evidence: list[str]) -> list[str]:
     version = tf_version(case)
     if version:
         evidence.append(f"tensorflow {version}")
-    tested = _tested(case, f"{case.os}-{case.host.arch}")
+    tested = _tested(case, case.platform)
     if tested:
         evidence.append(tested)
     wheels = sorted(n for n in (case.env.packages.pip if case.env else {}) if n.startswith("nvidia-") and n.endswith("-cu12"))
@@ -73,7 +73,7 @@ def _tf_fixes(case: Case) -> list[str]:
     if command and case.linux:
         fixes.append(f"{command} (TensorFlow ≥ 2.14 installs its CUDA libraries from PyPI), then check "
                      "`python -c \"import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))\"`")
-    tested = _tested(case, f"{case.os}-{case.host.arch}")
+    tested = _tested(case, case.platform)
     if tested:
         fixes.append(f"or install exactly the CUDA and cuDNN it was built for ({tested.split(' was tested with ')[1]})")
     fixes.append(NO_SYMLINK)

@@ -17,6 +17,7 @@ from envpin.doctor import dll_search
 from envpin.doctor.dll_search import ERROR_MOD_NOT_FOUND, WindowsProcess, normalise, resolve, where
 from envpin.doctor.fixes import install_fix
 from envpin.doctor.model import CONFIRMED, LIKELY, MATCHED, PROVEN, Case, Finding, join_dir, same_path, version_tuple
+from envpin.vocabulary.variants import CUDA, kind_of
 
 W1, W2, W3, W4, W5, W6, W7, W8, W9, W10, W11, W12 = (
     "WIN-CT2-CUBLAS12-NOT-FOUND", "CT2-CUBLAS11-NOT-FOUND", "CT2-CUDNN9-NOT-FOUND", "WIN-CUDNN8-SUBLIB-NOT-FOUND",
@@ -410,7 +411,7 @@ def _no_nvcuda(case: Case) -> Finding | None:
     hit = case.search(W10)
     hit_1114_cuda = case.search_pattern(r"\[WinError 1114\][^\n]*torch\\lib\\(c10_cuda|torch_cuda)\.dll")
     tag = case.local_tag("torch") or ""
-    cuda_build = tag.startswith("cu") or bool(case.torch and case.torch.cuda)
+    cuda_build = kind_of(tag) == CUDA or bool(case.torch and case.torch.cuda)
     failed_import = case.torch is None or not case.torch.import_ok
     if not hit and not (hit_1114_cuda and not case.nvidia) and not (case.windows and cuda_build and not case.nvidia and failed_import and case.package("torch")):
         return None

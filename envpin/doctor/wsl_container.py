@@ -8,6 +8,7 @@ Toolkit passes it in; `envpin detect` notes when it runs in a container without 
 from __future__ import annotations
 
 from envpin.doctor.model import CONFIRMED, LIKELY, MATCHED, Case, Finding, version_tuple
+from envpin.vocabulary.variants import CUDA, kind_of
 
 L7, L8, L9, L10 = ("WSL-LIBCUDA-UNVERSIONED", "WSL-LINUX-DRIVER-INSTALLED", "CONTAINER-GPU-NOT-PASSED",
                    "CONTAINER-FWD-COMPAT-804")
@@ -61,7 +62,7 @@ def _linux_driver_in_wsl(case: Case) -> Finding | None:
 def _gpu_not_passed(case: Case) -> Finding | None:
     hit = case.search(L9)
     container_note = next((n for n in case.host.notes if "running in a container" in n), None)
-    cuda_build = bool(case.torch and case.torch.cuda) or (case.local_tag("torch") or "").startswith("cu")
+    cuda_build = bool(case.torch and case.torch.cuda) or kind_of(case.local_tag("torch")) == CUDA
     if hit and not container_note and "nvidia-container-cli" not in hit.line:
         return None  # outside a container the same words are DRV-NOT-FOUND's
     if not hit and not (container_note and not case.nvidia and cuda_build):

@@ -18,6 +18,7 @@ from envpin.facts import (
     is_python_version,
     normalize_arch,
 )
+from envpin.vocabulary.platforms import platform_key
 
 
 @dataclass(frozen=True)
@@ -39,10 +40,7 @@ class Target:
 
     @property
     def platform(self) -> str:
-        arch = "arm64" if self.os == "macos" and self.arch == "aarch64" else self.arch
-        if self.os == "linux" and arch == "arm64":
-            arch = "aarch64"
-        return f"{self.os}-{arch}"
+        return platform_key(self.os, self.arch)
 
     @property
     def has_nvidia(self) -> bool:
