@@ -12,6 +12,7 @@ from typing import Any
 
 from envpin.errors import EnvpinInputError
 from envpin.fact_checks import is_compute_capability, is_python_version
+from envpin.vocabulary.frameworks import FRAMEWORKS
 
 # ================================================================ EnvFacts
 #
@@ -19,8 +20,8 @@ from envpin.fact_checks import is_compute_capability, is_python_version
 # `doctor --facts` accepts beside the HostFacts keys: `python`, `packages`, `torch`, `tensorflow`, `jax`
 # (DESIGN.md), plus `library_dirs` and `probe`. A framework that is not installed is null.
 
-ENV_FACT_KEYS = ("packages", "torch", "tensorflow", "jax")
-FRAMEWORK_KEYS = ("torch", "tensorflow", "jax")
+ENV_FACT_KEYS = ("packages", *FRAMEWORKS)
+FRAMEWORK_KEYS = FRAMEWORKS
 
 
 @dataclass(frozen=True)

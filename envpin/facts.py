@@ -16,10 +16,9 @@ from typing import Any
 
 from envpin.errors import EnvpinInputError
 from envpin.fact_checks import is_compute_capability, is_driver_version, is_python_version  # noqa: F401 - importable from here
+from envpin.vocabulary.platforms import ARCHITECTURES, OPERATING_SYSTEMS, normalize_arch  # noqa: F401 - importable from here
 
 SCHEMA_VERSION = 1
-OPERATING_SYSTEMS = ("linux", "windows", "macos")
-ARCHITECTURES = ("x86_64", "aarch64", "arm64")
 DRIVER_SOURCES = ("nvml", "nvidia-smi", "procfs", "sysfs", "override")
 ENV_TYPES = ("venv", "conda", "system", "unknown")
 
@@ -87,13 +86,6 @@ class HostFacts:
 
     def with_notes(self, *notes: str) -> HostFacts:
         return replace(self, notes=self.notes + tuple(notes))
-
-
-def normalize_arch(arch: str) -> str:
-    """Map the many spellings of a CPU architecture onto envpin's three."""
-    lowered = arch.strip().lower()
-    aliases = {"amd64": "x86_64", "x64": "x86_64", "x86-64": "x86_64", "arm64": "arm64", "aarch64": "aarch64"}
-    return aliases.get(lowered, lowered)
 
 
 # ---------------------------------------------------------------- JSON

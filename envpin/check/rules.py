@@ -29,6 +29,8 @@ from envpin.check.variants import (
     serves_every_variant,
     split_local,
 )
+from envpin.vocabulary.frameworks import FRAMEWORKS
+from envpin.vocabulary.variants import kind_of
 
 if TYPE_CHECKING:
     from envpin.compat.model import Database, TorchRelease
@@ -168,7 +170,7 @@ def flavour(pin: Pin, contents: Contents) -> Flavour:
         variant = bound_variant(pin, contents)
         if not variant:
             return Flavour(None, None, None)
-        kind = "cuda" if variant.startswith("cu") else "rocm" if variant.startswith("rocm") else variant
+        kind = kind_of(variant)
         return Flavour(kind, cuda_major_of_variant(variant), variant)
     built = conda_build_kind(pin.build)
     if built:
@@ -610,7 +612,7 @@ def python_support(contents: Contents, database: Database) -> list[Problem]:
     if not pythons:
         return []
     problems = []
-    for pin in _pip_pins(contents, ("torch", "tensorflow", "jax")):
+    for pin in _pip_pins(contents, FRAMEWORKS):
         if not pin.version:
             continue
         available = _wheel_pythons(pin, contents, database)

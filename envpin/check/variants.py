@@ -2,7 +2,8 @@
 
 The names follow PyTorch's conventions: a build's local version is its variant (`2.5.1+cu124`), and the
 index that serves it ends in the same name (`https://download.pytorch.org/whl/cu124`, or a mirror's
-`.../pytorch-wheels/cu124`). `cuXYZ` is CUDA X.Y, with the last digit the minor (cu118 = 11.8, cu124 = 12.4).
+`.../pytorch-wheels/cu124`). `cuXYZ` is CUDA X.Y, with the last digit the minor (cu118 = 11.8, cu124 = 12.4);
+the tags themselves (cpu, cuXY[Z], rocmX.Y[.Z], xpu) are `envpin.vocabulary.variants`'.
 """
 
 from __future__ import annotations
@@ -10,6 +11,18 @@ from __future__ import annotations
 import re
 from urllib.parse import SplitResult, unquote
 from urllib.parse import urlsplit as _strict_urlsplit
+
+from envpin.vocabulary.frameworks import COMPANIONS, FRAMEWORKS, TORCH_FAMILY  # noqa: F401 - importable from here
+from envpin.vocabulary.platforms import (
+    LINUX_AARCH64,
+    LINUX_X86_64,
+    MACOS_ARM64,
+    MACOS_X86_64,
+    PLATFORMS,
+    WINDOWS_X86_64,
+    conda_subdir,
+)
+from envpin.vocabulary.variants import cuda_major_of, is_tag
 
 
 def urlsplit(url: str) -> SplitResult:
@@ -21,21 +34,12 @@ def urlsplit(url: str) -> SplitResult:
         return SplitResult("", "", url, "", "")
 
 
-VARIANT = re.compile(r"^(cpu|cu\d{2,3}|rocm\d+(?:\.\d+)*|xpu)$")
-TORCH_FAMILY = ("torch", "torchvision", "torchaudio")
-COMPANIONS = ("torchvision", "torchaudio")
 # the pins whose wheel platforms the rules use (known issues, Python support, targets)
-PLATFORM_SENSITIVE = frozenset({"torch", "tensorflow", "jax"})
+PLATFORM_SENSITIVE = frozenset(FRAMEWORKS)
 CONDA_NAMES = {"pytorch": "torch"}  # conda package name -> the pip project it installs
 PYPI_HOSTS = ("pypi.org", "pypi.python.org", "files.pythonhosted.org")
 # conda subdir -> envpin platform
-CONDA_SUBDIRS = {
-    "linux-64": "linux-x86_64",
-    "linux-aarch64": "linux-aarch64",
-    "win-64": "windows-x86_64",
-    "osx-64": "macos-x86_64",
-    "osx-arm64": "macos-arm64",
-}
+CONDA_SUBDIRS = {conda_subdir(platform): platform for platform in PLATFORMS}
 # Unsuffixed pip CUDA libraries whose own version is the CUDA version they ship (nvidia-cublas 13.1.0.3 for CUDA 13,
 # as the database's cu130 pins show); the suffixed ones (-cu11, -cu12, -cu13) say their CUDA major in the name.
 CUDA_VERSIONED_LIBRARIES = frozenset(
@@ -65,15 +69,12 @@ def local_variant(version: str | None) -> str | None:
     if not version:
         return None
     local = split_local(version)[1]
-    return local if local and VARIANT.match(local) else None
+    return local if is_tag(local) else None
 
 
 def cuda_major_of_variant(variant: str | None) -> str | None:
     """`cu124` -> `12`, `cu118` -> `11`, `cu102` -> `10`; None for cpu / rocm / xpu."""
-    if not variant or not variant.startswith("cu"):
-        return None
-    digits = variant[2:]
-    return digits[:-1] if len(digits) >= 2 else None
+    return cuda_major_of(variant)
 
 
 def _path_segments(url: str) -> list[str]:
@@ -88,7 +89,7 @@ def index_variant(url: str | None) -> str | None:
     segments = _path_segments(url)
     if segments and segments[-1].endswith((".html", ".whl")):
         segments = segments[:-1]
-    if segments and VARIANT.match(segments[-1]):
+    if segments and is_tag(segments[-1]):
         return segments[-1]
     return None
 
@@ -113,17 +114,17 @@ def wheel_platform(platform_tag: str) -> str | None:
     """A wheel's platform tag as an envpin platform; None for `any` or what envpin does not model."""
     if platform_tag.startswith(("manylinux", "musllinux", "linux")):
         if platform_tag.endswith("x86_64"):
-            return "linux-x86_64"
+            return LINUX_X86_64
         if platform_tag.endswith("aarch64"):
-            return "linux-aarch64"
+            return LINUX_AARCH64
         return None
     if platform_tag == "win_amd64":
-        return "windows-x86_64"
+        return WINDOWS_X86_64
     if platform_tag.startswith("macosx"):
         if platform_tag.endswith(("arm64", "universal2")):
-            return "macos-arm64"
+            return MACOS_ARM64
         if platform_tag.endswith("x86_64"):
-            return "macos-x86_64"
+            return MACOS_X86_64
     return None
 
 

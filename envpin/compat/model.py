@@ -12,8 +12,7 @@ from __future__ import annotations
 from packaging.version import Version
 
 from envpin.compat.record import NEW_DICT, Record, record
-
-PLATFORMS = ("linux-x86_64", "linux-aarch64", "windows-x86_64", "macos-arm64", "macos-x86_64")
+from envpin.vocabulary.platforms import PLATFORMS  # noqa: F401 - importable from here
 
 
 @record

@@ -26,7 +26,6 @@ from envpin.compat.model import Database, KnownIssue
 from envpin.errors import EnvpinInputError
 
 _DB_VERSION = re.compile(r"^\d{4}\.\d{2}\.\d{2}$")
-FRAMEWORKS = ("torch", "tensorflow", "jax")
 
 
 def database_news(

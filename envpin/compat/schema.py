@@ -14,7 +14,6 @@ from packaging.version import InvalidVersion, Version
 from envpin.compat.files import FILES, OPTIONAL_FILES
 from envpin.compat.model import (
     CONDA_FRAMEWORKS,
-    PLATFORMS,
     CondaRelease,
     AndCudaExtra,
     JaxExtra,
@@ -34,6 +33,8 @@ from envpin.compat.model import (
     TorchRelease,
     Variant,
 )
+from envpin.vocabulary.platforms import PLATFORMS
+from envpin.vocabulary.variants import CUDA, cuda_tag, is_database_tag, kind_of
 
 SOURCE_GRADES = ("primary", "primary-copy", "pypi", "secondary")
 
@@ -42,7 +43,6 @@ _ARCH = re.compile(r"^(\d{1,2})\.(\d)(\+PTX)?$")
 _DRIVER = re.compile(r"^\d{3,4}(\.\d{1,3}){0,2}$")
 _CUDA = re.compile(r"^\d{1,2}\.\d$")
 _PYTHON = re.compile(r"^3\.\d{1,2}$")
-_VARIANT = re.compile(r"^(cpu|cu\d{3}|rocm\d+(\.\d+){1,2})$")
 _DB_VERSION = re.compile(r"^\d{4}\.\d{2}\.\d{2}$")
 
 
@@ -326,13 +326,13 @@ def _release_version(node: _Node) -> Version | None:
 
 
 def _variant(name: str, node: _Node, arch_sets: dict[str, ArchList], cited: _Citations) -> Variant:
-    if not _VARIANT.match(name):
+    if not is_database_tag(name):
         node.fail(f"{name!r} is not a variant name (cpu, cuXYZ, rocmX.Y)")
     platforms = _platforms(node.child("platforms"))
     cuda = node.child("cuda").optional_string(_CUDA, "a CUDA x.y version")
-    if name.startswith("cu") and cuda is None:
+    if kind_of(name) == CUDA and cuda is None:
         node.fail("a cuXYZ variant needs `cuda:`")
-    if cuda and name != "cu" + cuda.replace(".", ""):
+    if cuda and name != cuda_tag(cuda):
         node.child("cuda").fail(f"CUDA {cuda} does not match the variant name {name}")
     archs = {}
     for platform, arch_node in node.child("archs").items() if node.has("archs") else []:

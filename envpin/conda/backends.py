@@ -17,6 +17,7 @@ import shutil
 from pathlib import Path
 
 from envpin.conda.errors import CondaInputError
+from envpin.vocabulary.platforms import conda_subdir, platform_key
 
 TOOLS = ("conda", "mamba", "micromamba")
 
@@ -47,11 +48,8 @@ def is_explicit_lock(source: Path) -> bool:
 
 def native_subdir() -> str:
     """The conda subdir of the machine envpin runs on: the only one a conda tool creates working environments for."""
-    system = {"linux": "linux", "darwin": "osx", "windows": "win"}.get(host_platform.system().lower(), "?")
-    machine = host_platform.machine().lower()
-    arch = {"x86_64": "64", "amd64": "64", "aarch64": "aarch64" if system == "linux" else "arm64",
-            "arm64": "aarch64" if system == "linux" else "arm64"}.get(machine, machine)
-    return f"{system}-{arch}"
+    system = {"linux": "linux", "darwin": "macos", "windows": "windows"}.get(host_platform.system().lower(), "?")
+    return conda_subdir(platform_key(system, host_platform.machine()))
 
 
 def find_tool(tool: str) -> str | None:

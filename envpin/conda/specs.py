@@ -22,13 +22,11 @@ from envpin.compat.model import CondaRelease, Database
 from envpin.conda.errors import CondaInputError, CondaUnavailable
 from envpin.resolver.plan import PinnedPackage, Plan
 from envpin.resolver.target import Target
+from envpin.vocabulary.frameworks import PINNED_FRAMEWORK_OF as _FRAMEWORK_OF  # plan package -> its framework
 
 STRATEGIES = ("pip", "conda-forge", "pytorch-channel")
 PYTORCH_CHANNEL_LAST = "2.5.1"  # pytorch/pytorch#138506: "2.5 will be the last release … on the pytorch channel"
 
-# Plan package name -> the framework whose conda records it belongs to
-_FRAMEWORK_OF = {"torch": "torch", "torchvision": "torch", "torchaudio": "torch", "tensorflow": "tensorflow",
-                 "tensorflow-cpu": "tensorflow", "jax": "jax"}
 # The conda package that carries each framework's CUDA build (conda-forge feedstock outputs)
 _CONDA_FORGE_PACKAGE = {"torch": "pytorch", "tensorflow": "tensorflow", "jax": "jaxlib"}
 

@@ -14,18 +14,15 @@ from dataclasses import dataclass
 from envpin.conda.errors import CondaInputError
 from envpin.facts import Libc
 from envpin.resolver.target import Target
+from envpin.vocabulary.platforms import PLATFORMS, split_key
+from envpin.vocabulary.platforms import conda_subdir as _subdir_of
 
-# envpin platform -> conda subdir
-CONDA_SUBDIRS = {
-    "linux-x86_64": "linux-64",
-    "linux-aarch64": "linux-aarch64",
-    "windows-x86_64": "win-64",
-    "macos-x86_64": "osx-64",
-    "macos-arm64": "osx-arm64",
-}
-# The generic microarchitecture of each conda subdir, as conda's and rattler's `__archspec` name it; true of every
-# machine of the platform, so it guesses nothing (a finer level such as x86_64_v3 would need the CPU's flags).
-_ARCHSPEC = {"linux-64": "x86_64", "linux-aarch64": "aarch64", "win-64": "x86_64", "osx-64": "x86_64", "osx-arm64": "arm64"}
+# envpin platform -> conda subdir (the database's platforms)
+CONDA_SUBDIRS = {platform: _subdir_of(platform) for platform in PLATFORMS}
+# The generic microarchitecture of each conda subdir, as conda's and rattler's `__archspec` name it: the platform
+# key's architecture (x86_64, aarch64, arm64). True of every machine of the platform, so it guesses nothing (a
+# finer level such as x86_64_v3 would need the CPU's flags).
+_ARCHSPEC = {subdir: split_key(platform)[1] for platform, subdir in CONDA_SUBDIRS.items()}
 _VERSION = re.compile(r"^\d+(\.\d+)*$")
 
 

@@ -19,15 +19,23 @@ from typing import Protocol
 
 from envpin.errors import EnvpinError, EnvpinInputError
 from envpin.lock.indexes import IndexPlan, index_name
+from envpin.vocabulary.platforms import (
+    LINUX_AARCH64,
+    LINUX_X86_64,
+    MACOS_ARM64,
+    MACOS_X86_64,
+    WINDOWS_ARM64,
+    WINDOWS_X86_64,
+)
 
 # uv's names for the platforms envpin solves for (`uv pip compile --help`, --python-platform).
 UV_PLATFORMS = {
-    "linux-x86_64": "x86_64-unknown-linux-gnu",
-    "linux-aarch64": "aarch64-unknown-linux-gnu",
-    "windows-x86_64": "x86_64-pc-windows-msvc",
-    "windows-arm64": "aarch64-pc-windows-msvc",
-    "macos-arm64": "aarch64-apple-darwin",
-    "macos-x86_64": "x86_64-apple-darwin",
+    LINUX_X86_64: "x86_64-unknown-linux-gnu",
+    LINUX_AARCH64: "aarch64-unknown-linux-gnu",
+    WINDOWS_X86_64: "x86_64-pc-windows-msvc",
+    WINDOWS_ARM64: "aarch64-pc-windows-msvc",
+    MACOS_ARM64: "aarch64-apple-darwin",
+    MACOS_X86_64: "x86_64-apple-darwin",
 }
 INDEX_VARIABLES = (
     "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_NO_INDEX",

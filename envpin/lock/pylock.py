@@ -15,16 +15,10 @@ from typing import Any
 
 from envpin.errors import EnvpinError, EnvpinInputError
 from envpin.lock.indexes import IndexPlan
+from envpin.vocabulary.platforms import MARKER_ENVIRONMENTS, marker
 
 # PEP 508 markers of each platform envpin solves for (the values CPython reports there).
-PLATFORM_MARKERS = {
-    "linux-x86_64": "sys_platform == 'linux' and platform_machine == 'x86_64'",
-    "linux-aarch64": "sys_platform == 'linux' and platform_machine == 'aarch64'",
-    "windows-x86_64": "sys_platform == 'win32' and platform_machine == 'AMD64'",
-    "windows-arm64": "sys_platform == 'win32' and platform_machine == 'ARM64'",
-    "macos-arm64": "sys_platform == 'darwin' and platform_machine == 'arm64'",
-    "macos-x86_64": "sys_platform == 'darwin' and platform_machine == 'x86_64'",
-}
+PLATFORM_MARKERS = {platform: marker(platform) for platform in MARKER_ENVIRONMENTS}
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-FRAMEWORK_MODULES = {"torch": "torch", "tensorflow": "tensorflow", "tensorflow-cpu": "tensorflow", "jax": "jax"}
+from envpin.vocabulary.frameworks import COMPANIONS, FRAMEWORKS, PINNED_FRAMEWORK_OF
+
+# A pinned framework package -> the module to import (the framework's name); companions are not imported.
+FRAMEWORK_MODULES = {name: framework for name, framework in PINNED_FRAMEWORK_OF.items() if name not in COMPANIONS}
 
 PROBE = r"""
 import importlib, json, sys, traceback
@@ -139,7 +142,7 @@ def report_of_verify(python: Path, run_probe, timeout: float) -> dict[str, Any]:
     except EnvpinError as error:
         return {"error": str(error)}
     frameworks = {}
-    for module in ("torch", "tensorflow", "jax"):
+    for module in FRAMEWORKS:
         framework = getattr(facts, module, None)
         if framework is not None and framework.import_ok is not None:
             frameworks[module] = {"import_ok": bool(framework.import_ok), "version": framework.version,

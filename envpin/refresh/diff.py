@@ -21,7 +21,7 @@ from typing import Any, Callable, Mapping
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
-from envpin.compat.model import PLATFORMS, Database, JaxRelease, TensorflowRelease, TorchRelease
+from envpin.compat.model import Database, JaxRelease, TensorflowRelease, TorchRelease
 from envpin.refresh.index import PackageIndex, Release, representative_wheels
 from envpin.refresh.metadata import (
     Metadata,
@@ -34,7 +34,6 @@ from envpin.refresh.metadata import (
     requirements,
 )
 from envpin.refresh.plan import (
-    COMPANIONS,
     FAMILIES,
     Observations,
     companion_candidates,
@@ -46,6 +45,9 @@ from envpin.refresh.plan import (
     previous_companion,
 )
 from envpin.refresh.wheels import sort_pythons
+from envpin.vocabulary.frameworks import COMPANIONS
+from envpin.vocabulary.platforms import PLATFORMS
+from envpin.vocabulary.variants import tag_for as variant_name  # CUDA x.y (None: cpu) -> the torch variant
 
 FILES = {"torch": "torch.yaml", "tensorflow": "tensorflow.yaml", "jax": "jax.yaml"}
 STUB_BYTES = 100_000  # a wheel this small holds no framework: it is a stub that installs another package
@@ -360,10 +362,6 @@ def cuda_of(pins: Mapping[str, str]) -> str | None:
             if exact:
                 return ".".join(exact.split(".")[:2])
     return None
-
-
-def variant_name(cuda: str | None) -> str:
-    return "cpu" if cuda is None else "cu" + cuda.replace(".", "")
 
 
 # ---------------------------------------------------------------- TensorFlow

@@ -17,14 +17,8 @@ from packaging.markers import Marker
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-# PEP 508 marker environments of envpin's platforms (CPython).
-_ENVIRONMENTS = {
-    "linux-x86_64": {"platform_system": "Linux", "sys_platform": "linux", "platform_machine": "x86_64", "os_name": "posix"},
-    "linux-aarch64": {"platform_system": "Linux", "sys_platform": "linux", "platform_machine": "aarch64", "os_name": "posix"},
-    "windows-x86_64": {"platform_system": "Windows", "sys_platform": "win32", "platform_machine": "AMD64", "os_name": "nt"},
-    "macos-arm64": {"platform_system": "Darwin", "sys_platform": "darwin", "platform_machine": "arm64", "os_name": "posix"},
-    "macos-x86_64": {"platform_system": "Darwin", "sys_platform": "darwin", "platform_machine": "x86_64", "os_name": "posix"},
-}
+from envpin.vocabulary.platforms import LINUX_X86_64
+from envpin.vocabulary.platforms import MARKER_ENVIRONMENTS as _ENVIRONMENTS  # PEP 508 marker values (CPython)
 
 
 @dataclass(frozen=True)
@@ -91,7 +85,7 @@ def base_pins(metadata: Metadata, platform: str, pythons: Iterable[str],
     return pins
 
 
-def extra_pins(metadata: Metadata, extra: str, platform: str = "linux-x86_64",
+def extra_pins(metadata: Metadata, extra: str, platform: str = LINUX_X86_64,
                pythons: Iterable[str] = ("3.12",)) -> dict[str, str]:
     """Every requirement that belongs to the extra (on the platform): its marker holds with the extra and
     not without it."""
@@ -112,7 +106,7 @@ def extra_requirement(metadata: Metadata, extra: str, project: str) -> Requireme
     for requirement in requirements(metadata):
         if canonicalize_name(requirement.name) != wanted or requirement.marker is None:
             continue
-        if applies(requirement.marker, "linux-x86_64", ("3.12", "3.13", "3.14"), extra):
+        if applies(requirement.marker, LINUX_X86_64, ("3.12", "3.13", "3.14"), extra):
             return requirement
     return None
 

@@ -21,15 +21,15 @@ from packaging.version import Version
 from envpin.compat.model import Database
 from envpin.refresh.index import PackageIndex, Release, WheelFile, representative_wheels
 from envpin.refresh.metadata import Metadata, cuda_extras, extra_requirement
+from envpin.vocabulary.frameworks import COMPANIONS, TORCH_FAMILY
 
 FAMILIES = {
-    "torch": ("torch", "torchvision", "torchaudio"),
+    "torch": TORCH_FAMILY,
     "tensorflow": ("tensorflow", "tensorflow-cpu"),
     # the plugins' own dependency, jax-cudaNN-pjrt, decides whether an extra can install (jax 0.4.22 cannot)
     "jax": ("jax", "jaxlib", "jax-cuda12-plugin", "jax-cuda13-plugin", "jax-cuda12-pjrt", "jax-cuda13-pjrt"),
 }
 PACKAGES = tuple(package for packages in FAMILIES.values() for package in packages)
-COMPANIONS = ("torchvision", "torchaudio")
 
 
 @dataclass(frozen=True)

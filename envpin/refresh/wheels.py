@@ -10,7 +10,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from envpin.compat.model import PLATFORMS
+from envpin.vocabulary.platforms import (
+    LINUX_AARCH64,
+    LINUX_X86_64,
+    MACOS_ARM64,
+    MACOS_X86_64,
+    PLATFORMS,
+    WINDOWS_X86_64,
+)
 
 _CPYTHON = re.compile(r"^cp(\d)(\d{1,2})$")
 
@@ -30,19 +37,19 @@ def platform_of(tag: str) -> tuple[str, ...]:
         return PLATFORMS
     if tag.startswith(("manylinux", "linux_")):
         if tag.endswith("_x86_64"):
-            return ("linux-x86_64",)
+            return (LINUX_X86_64,)
         if tag.endswith("_aarch64"):
-            return ("linux-aarch64",)
+            return (LINUX_AARCH64,)
         return ()
     if tag == "win_amd64":
-        return ("windows-x86_64",)
+        return (WINDOWS_X86_64,)
     if tag.startswith("macosx_"):
         if tag.endswith("_arm64"):
-            return ("macos-arm64",)
+            return (MACOS_ARM64,)
         if tag.endswith("_x86_64") or tag.endswith("_intel"):
-            return ("macos-x86_64",)
+            return (MACOS_X86_64,)
         if tag.endswith("_universal2"):
-            return ("macos-arm64", "macos-x86_64")
+            return (MACOS_ARM64, MACOS_X86_64)
     return ()
 
 
