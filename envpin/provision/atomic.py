@@ -35,9 +35,10 @@ TEXT_LIMIT = 4 * 1024 * 1024  # script-sized files only; interpreters and librar
 class Staging:
     """The temporary environment of one run. Use `staged(prefix)`."""
 
-    def __init__(self, prefix: Path):
+    def __init__(self, prefix: Path, lock_fd: int | None):
         self.prefix = prefix
         self.path = prefix.with_name(f"{prefix.name}{TEMPORARY}{secrets.token_hex(4)}")
+        self.lock_fd = lock_fd  # installers inherit it: the lock lasts while any of them runs
         self.committed = False
 
     def commit(self) -> None:
@@ -53,9 +54,9 @@ def staged(prefix: Path) -> Iterator[Staging]:
     prefix = Path(os.path.abspath(prefix))
     check_prefix(prefix)
     prefix.parent.mkdir(parents=True, exist_ok=True)
-    with prefix_lock(prefix):
+    with prefix_lock(prefix) as lock_fd:
         recover(prefix)
-        staging = Staging(prefix)
+        staging = Staging(prefix, lock_fd)
         try:
             yield staging
         finally:
@@ -187,20 +188,22 @@ def _rewrite(path: Path, old: bytes, new: bytes, mode: str) -> bool:
 
 
 @contextmanager
-def prefix_lock(prefix: Path) -> Iterator[None]:
-    """An exclusive lock per prefix, so that one run never cleans up another's temporary directory."""
+def prefix_lock(prefix: Path) -> Iterator[int | None]:
+    """An exclusive lock per prefix, so that one run never cleans up another's temporary directory. Yields the
+    lock file's descriptor (None without flock): a child that inherits it holds the lock as long as it lives."""
     lock_path = prefix.with_name(f".{prefix.name}.envpin-lock")
     try:
-        import fcntl
+        import fcntl  # noqa: PLC0415 - POSIX only
     except ImportError:  # Windows: no flock; runs on one prefix must not overlap
-        yield
+        yield None
         return
     with open(lock_path, "a") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise EnvpinInputError(f"--prefix {prefix}: another envpin install is running on it") from None
-        yield
+            raise EnvpinInputError(f"--prefix {prefix}: another envpin install, or an installer one started, is "
+                                   "still running on it") from None
+        yield handle.fileno()
 
 
 @contextmanager

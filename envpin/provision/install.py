@@ -57,7 +57,7 @@ def provision(prefix: Path, backend: Backend, inputs: InstallInputs, document: d
             if step.action is not None:
                 step.action(staging.prefix)  # in-process (rattler): its EnvpinErrors carry their own exit codes
             else:
-                run_step(step, step_environment(environment, step), progress, timeout)
+                run_step(step, step_environment(environment, step), progress, timeout, staging.lock_fd)
         progress.step("verify the environment")
         if document is not None:
             verification = verify_environment(python_in(staging.path), document)
@@ -70,9 +70,11 @@ def provision(prefix: Path, backend: Backend, inputs: InstallInputs, document: d
         return Installed(staging.prefix, backend.name, verification)
 
 
-def run_step(step: Step, environment: dict[str, str], progress: Progress, timeout: float) -> None:
+def run_step(step: Step, environment: dict[str, str], progress: Progress, timeout: float,
+             lock_fd: int | None = None) -> None:
     try:
-        result = run_streaming(step.argv, progress.output, timeout, environment)
+        result = run_streaming(step.argv, progress.output, timeout, environment,
+                               keep_fds=(lock_fd,) if lock_fd is not None else ())
     except OSError as error:
         raise InstallFailed(f"{step.argv[0]}: cannot run ({error.strerror or error})") from None
     if result.timed_out:
