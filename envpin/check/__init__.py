@@ -11,8 +11,9 @@ command touch the file system.
 from __future__ import annotations
 
 import re
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
+from envpin.check.formats import KINDS, kind_of, read_contents
 from envpin.check.model import Contents, FileReport, MalformedFile, Problem
 from envpin.check.rules import (
     cuda_library_pins,
@@ -44,8 +45,6 @@ def check_text(
 ) -> FileReport:
     """Every problem of one file. `load_database` is called only when the file pins something the database
     knows about, so a plain requirements file is checked without loading it."""
-    from envpin.check.formats import KINDS, kind_of, read_contents
-
     kind = kind or kind_of(path, text)
     if kind is None:
         return FileReport(path, (problem(
@@ -79,7 +78,7 @@ _MADE_WITH = re.compile(r"compatibility database (\d{4}\.\d{2}\.\d{2})|db-versio
 
 def database_news_problems(text: str, contents, database) -> tuple[Problem, ...]:
     """What the database learned about the file's pins since the database the file was made with."""
-    from envpin.compat.news import database_news
+    from envpin.compat.news import database_news  # noqa: PLC0415 - compat.news imports packaging.utils (heavy): only for a file that names its database
 
     match = _MADE_WITH.search(text)
     if not match:

@@ -116,7 +116,7 @@ def _hash_problems(entry: dict[str, Any], hashes: Any, where: str) -> list[Probl
 
 
 def _pin(entry: dict[str, Any], where: str) -> Pin | None:
-    from packaging.utils import canonicalize_name
+    from packaging.utils import canonicalize_name  # noqa: PLC0415 - packaging.utils is heavy (~15 ms): only a pin needs it
 
     name, version, platform = entry.get("name"), entry.get("version"), entry.get("platform")
     if not isinstance(name, str):

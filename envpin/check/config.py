@@ -81,7 +81,7 @@ def find_config(start: Path) -> Path | None:
 
 
 def read_config(path: Path) -> CheckConfig:
-    from envpin import _toml
+    from envpin import _toml  # noqa: PLC0415 - envpin._toml is the TOML parser (~4 ms): only a found config needs it
 
     origin = f"{path}"
     try:

@@ -9,6 +9,7 @@ file). The `pip:` items are requirement lines, read as pip reads them (envpin.ch
 
 from __future__ import annotations
 
+import difflib
 import re
 from typing import Any
 
@@ -65,7 +66,7 @@ def read(data: Any) -> Contents:
 
 
 def load_yaml(text: str) -> Any:
-    import yaml
+    import yaml  # noqa: PLC0415 - yaml is heavy (~20 ms): only a YAML file needs it
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
@@ -103,8 +104,6 @@ def _key_problems(data: dict) -> list[Problem]:
 
 def _similar(key: str, valid: str) -> bool:
     """A misspelling: same first letter and at most two letters apart (dependecies, dependancies, channel)."""
-    import difflib
-
     return key != valid and key[:1] == valid[:1] and difflib.SequenceMatcher(None, key, valid).ratio() >= 0.8
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from envpin import _toml
 from envpin.check.hashes import WEAK_ALGORITHMS, digest_problem
 from envpin.check.model import Contents, MalformedFile, Pin, Problem
 from envpin.check.rules import problem
@@ -43,8 +44,6 @@ def read(data: Any) -> Contents:
 
 
 def load_toml(text: str) -> dict[str, Any]:
-    from envpin import _toml
-
     try:
         return _toml.loads(text)
     except _toml.TOMLDecodeError as error:
@@ -56,7 +55,7 @@ def load_toml(text: str) -> dict[str, Any]:
 def structure_problems(data: dict[str, Any]) -> list[Problem]:
     """packaging.pylock's verdict on the top level and on each package, every package's first error."""
     try:
-        from packaging.pylock import Pylock, PylockValidationError
+        from packaging.pylock import Pylock, PylockValidationError  # noqa: PLC0415 - packaging.pylock is heavy (~25 ms): only this check needs it
     except ImportError:  # packaging < 25
         return [problem("CHK-STRUCTURE", "", "this envpin runs with a packaging older than 25.0, which cannot read "
                         "pylock files", "upgrade packaging (pip install 'packaging>=25')", severity="warning")]
@@ -132,7 +131,7 @@ def _artifact_hashes(artifact: dict[str, Any], where: str, name: object) -> list
 
 
 def _pin(package: dict[str, Any], where: str) -> Pin | None:
-    from packaging.utils import canonicalize_name
+    from packaging.utils import canonicalize_name  # noqa: PLC0415 - packaging.utils is heavy (~15 ms): only a pin needs it
 
     name = package.get("name")
     if not isinstance(name, str):

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass
-from typing import Iterable
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 
 from envpin.check.hashes import PIP_ALGORITHMS, digest_problem, split_hash
 from envpin.check.model import Contents, IndexOption, Pin, Problem
@@ -176,8 +176,8 @@ def _option_line(text: str, where: str) -> Line:
 
 
 def _requirement(text: str, where: str) -> Line:
-    from packaging.requirements import InvalidRequirement, Requirement
-    from packaging.utils import canonicalize_name
+    from packaging.requirements import InvalidRequirement, Requirement  # noqa: PLC0415 - packaging.requirements is heavy (~20 ms): only a requirement needs it
+    from packaging.utils import canonicalize_name  # noqa: PLC0415 - packaging.utils is heavy (~15 ms): only a pin needs it
 
     if _is_url_or_path(text):
         return _direct_reference(text, text, where)
@@ -245,8 +245,6 @@ def _with_requirement_options(line: Line, option_text: str, where: str) -> Line:
 
 
 def _replace(line: Line, **changes) -> Line:
-    from dataclasses import replace
-
     return replace(line, **changes)
 
 

@@ -109,7 +109,7 @@ def _artifact_problems(package: dict[str, Any], where: str, name: str) -> list[P
 
 
 def _pin(package: dict[str, Any], where: str, scope: frozenset[str], extras: dict[str, frozenset[str]]) -> Pin | None:
-    from packaging.utils import canonicalize_name
+    from packaging.utils import canonicalize_name  # noqa: PLC0415 - packaging.utils is heavy (~15 ms): only a pin needs it
 
     name = package.get("name")
     if not isinstance(name, str):
@@ -151,7 +151,7 @@ def _edges(package: dict[str, Any], *, extras: frozenset[str] | None = None, gro
 
 def requested_extras(entries: list[tuple[int, dict[str, Any]]]) -> dict[str, frozenset[str]]:
     """Which extras of each package some edge asks for (`{ name = "tensorflow", extra = ["and-cuda"] }`)."""
-    from packaging.utils import canonicalize_name
+    from packaging.utils import canonicalize_name  # noqa: PLC0415 - packaging.utils is heavy (~15 ms): only a pin needs it
 
     wanted: dict[str, set[str]] = {}
     for _, package in entries:

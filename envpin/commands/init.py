@@ -9,7 +9,14 @@ from pathlib import Path
 
 from envpin.compat.loader import load_database
 from envpin.emit.render import RenderOptions, render
-from envpin.options import add_db_option, add_project_options, add_request_options, add_target_options, solve_options, target_spec
+from envpin.options import (
+    add_db_option,
+    add_project_options,
+    add_request_options,
+    add_target_options,
+    solve_options,
+    target_spec,
+)
 from envpin.planning import plan
 from envpin.userfiles import read_text, write_atomically
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,7 @@ GROUPS = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def compiled(signature_id: str) -> re.Pattern | None:
     """The signature's pattern, compiled as the catalogue says to use it (re.MULTILINE)."""
     signature = BY_ID[signature_id]

@@ -25,8 +25,10 @@ from __future__ import annotations
 
 import ntpath
 import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Iterable, Mapping
+
+from envpin.host.libraries import is_runtime_library
 
 ERROR_MOD_NOT_FOUND = 126  # "The specified module could not be found."
 ERROR_DLL_INIT_FAILED = 1114  # "A dynamic link library (DLL) initialization routine failed."
@@ -78,8 +80,6 @@ class WindowsProcess:
             return True
         if key in self.complete:
             return False
-        from envpin.host.libraries import is_runtime_library
-
         return False if is_runtime_library(name, "windows") else None
 
     def loaded_path(self, name: str) -> str | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from envpin.doctor.driver import torch_cuda
 from envpin.doctor.model import CONFIRMED, MATCHED, Case, Finding, version_tuple
 
 X2, X3, X4, X5 = ("EXT-TOOLKIT-MAJOR-MISMATCH", "EXT-CUDA-HOME-MISSING", "EXT-HOST-COMPILER-UNSUPPORTED", "EXT-PREBUILT-TORCH-ABI")
@@ -19,8 +20,6 @@ def findings(case: Case) -> list[Finding]:
 
 
 def _torch_cuda(case: Case) -> str | None:
-    from envpin.doctor.driver import torch_cuda
-
     return torch_cuda(case)
 
 

@@ -42,7 +42,7 @@ def _libs_older(case: Case) -> Finding | None:
     extra = _extra(case)
     stale = []
     if extra is not None:
-        from packaging.specifiers import InvalidSpecifier, SpecifierSet
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet  # noqa: PLC0415 - packaging.specifiers is heavy (~5 ms): only a pinned extra needs it
 
         for name, specifier in sorted(extra.pins.items()):
             installed = case.package(name)

@@ -13,8 +13,8 @@ Like the Windows model, it sees only what it is told: `listing` maps directories
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
 
 
 @dataclass(frozen=True)

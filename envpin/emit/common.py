@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 from typing import Any
 
@@ -80,8 +81,6 @@ def pip_lines(plan: Plan, project=None) -> list[str]:
 
 
 def _requirement_sort_key(text: str) -> tuple[str, str]:
-    import re
-
     name = re.split(r"[\s\[<>=!~;@]", text, maxsplit=1)[0]
     return (re.sub(r"[-_.]+", "-", name).lower(), text)
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from envpin import __version__
+from envpin.emit.common import target_json
 from envpin.lock.engines import Engine, LockInput
 from envpin.lock.indexes import index_plan
 from envpin.lock.pylock import LockFacts, complete
@@ -28,8 +29,6 @@ def make_lock(
     left_out: tuple[str, ...] = (),
     timeout: float = 900,
 ) -> Lock:
-    from envpin.emit.common import target_json
-
     indexes = index_plan(plan.packages, default_index)
     pins = tuple(p.requirement for p in plan.packages)
     lock_input = LockInput(pins, tuple(requirements), indexes, plan.target.python, plan.target.platform)

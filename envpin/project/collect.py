@@ -142,7 +142,7 @@ def _project(entries: Entries, files: list[str]) -> Project:
 def _merge_same_name(requirements: list[ProjectRequirement]) -> list[ProjectRequirement]:
     """One line per package: `numpy<2` from a file and `numpy==1.26.4` from a constraint become
     `numpy<2,==1.26.4`. The GPU frameworks stay separate: they become solver specs, which intersect anyway."""
-    from packaging.requirements import Requirement
+    from packaging.requirements import Requirement  # noqa: PLC0415 - packaging.requirements is heavy (~20 ms): only a project with requirements needs it
 
     groups: dict[tuple[str, str | None], list[ProjectRequirement]] = {}
     for requirement in requirements:

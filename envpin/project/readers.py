@@ -10,11 +10,11 @@ from __future__ import annotations
 import configparser
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from envpin.errors import EnvpinInputError
-from envpin.project.model import ProjectRequirement
+from envpin.project.model import CONDA_CUDA_PACKAGES, GPU_PACKAGE_ALIASES, ProjectRequirement
 
 # pip options that take a value and only steer where packages come from.
 INDEX_OPTIONS = {"-i", "--index-url", "--extra-index-url", "-f", "--find-links", "--trusted-host"}
@@ -39,8 +39,8 @@ class Entries:
 
 
 def parse_requirement(text: str, origin: str) -> ProjectRequirement:
-    from packaging.requirements import InvalidRequirement, Requirement
-    from packaging.utils import canonicalize_name
+    from packaging.requirements import InvalidRequirement, Requirement  # noqa: PLC0415 - packaging.requirements is heavy (~20 ms): only a requirement needs it
+    from packaging.utils import canonicalize_name  # noqa: PLC0415 - packaging.utils is heavy (~15 ms): only a requirement needs it
 
     try:
         requirement = Requirement(text)
@@ -117,7 +117,7 @@ def _looks_like_path_or_url(word: str) -> bool:
 
 
 def read_pyproject(text: str, name: str, extras: tuple[str, ...], groups: tuple[str, ...]) -> Entries:
-    from envpin import _toml
+    from envpin import _toml  # noqa: PLC0415 - envpin._toml is the TOML parser (~4 ms): only a pyproject.toml needs it
 
     try:
         document = _toml.loads(text)
@@ -179,7 +179,7 @@ def read_setup_cfg(text: str, name: str, extras: tuple[str, ...]) -> Entries:
 
 
 def read_environment_yml(text: str, name: str, include: Callable[[str, bool], Entries]) -> Entries:
-    import yaml
+    import yaml  # noqa: PLC0415 - yaml is heavy (~20 ms): only an environment.yml needs it
 
     try:
         document = yaml.safe_load(text)
@@ -201,8 +201,6 @@ def read_environment_yml(text: str, name: str, include: Callable[[str, bool], En
 
 
 def _conda_dependency(spec: str, origin: str, entries: Entries) -> None:
-    from envpin.project.model import CONDA_CUDA_PACKAGES, GPU_PACKAGE_ALIASES
-
     channel, _, rest = spec.rpartition("::")
     match = re.match(r"^([A-Za-z0-9_.\-]+)\s*(.*)$", rest)
     if not match:

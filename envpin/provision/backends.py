@@ -13,9 +13,10 @@ CONDA_OVERRIDE_* of the user's shell is dropped (`envpin.conda.virtual.override_
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # envpin's start-up registers `install`, which reads BACKENDS: keep this module light
     from envpin.conda.virtual import VirtualPackage

@@ -19,8 +19,9 @@ import json
 import re
 import time
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import requests
 

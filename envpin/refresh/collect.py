@@ -6,7 +6,7 @@ package or file is simply absent from the Observations, so diff.py holds back ev
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from envpin.compat.model import Database
 from envpin.refresh.client import FetchError, PyPIClient

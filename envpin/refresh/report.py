@@ -4,8 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from envpin.refresh.diff import WHERE_CUDA_TABLES, WHERE_JAX_MINIMUMS, WHERE_TF_TESTED, WHERE_TORCH_ARCHS, \
-    WHERE_TORCH_VARIANTS, Proposal
+from envpin.refresh.diff import (
+    WHERE_CUDA_TABLES,
+    WHERE_JAX_MINIMUMS,
+    WHERE_TF_TESTED,
+    WHERE_TORCH_ARCHS,
+    WHERE_TORCH_VARIANTS,
+    Proposal,
+)
 from envpin.refresh.plan import Observations
 from envpin.refresh.write import WriteResult, render_record
 

@@ -219,7 +219,7 @@ def lock_checks(installed: dict[str, str], locked: dict[str, str], lock_name: st
     """What is installed against what the lock pins (names canonical, versions as written): a missing package
     or another version is a problem; a package the lock does not list is only said."""
     from packaging.utils import canonicalize_name
-    from packaging.version import InvalidVersion, Version
+    from packaging.version import Version
 
     def same(first: str, second: str) -> bool:
         try:

@@ -23,7 +23,6 @@ from pathlib import Path
 import pytest
 
 from envpin.compat import cache as db_cache
-
 from tests.faults.support import (
     DB_DIR,
     SOLVE_3090,

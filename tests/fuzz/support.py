@@ -11,9 +11,10 @@ import collections
 import copy
 import signal
 import sys
+from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from hypothesis import settings
 from hypothesis import strategies as st

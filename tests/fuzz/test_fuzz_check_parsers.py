@@ -22,7 +22,6 @@ from envpin.check.model import Contents, FileReport, MalformedFile
 from envpin.compat.loader import load_database
 from tests.fuzz.support import FIXTURES, Samples, mutated_text, outcome, slow_examples, tokens_text
 
-
 CONDA = FIXTURES / "conda"
 FIXTURE_DIRS = {"requirements": "requirements", "environment.yml": "environment", "pylock": "pylock",
                 "conda-lock": "conda-lock", "explicit": "explicit", "uv.lock": "uv-lock"}

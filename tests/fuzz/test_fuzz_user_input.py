@@ -14,7 +14,6 @@ import tempfile
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from envpin.target_spec import TargetSpec
 from envpin.compat.loader import load_database
 from envpin.errors import EnvpinError, EnvpinInputError
 from envpin.facts import (
@@ -39,7 +38,15 @@ from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.request import Request, parse_request
 from envpin.resolver.solve import solve
 from envpin.resolver.target import Target, TargetOverrides, apply_overrides, make_target
-from tests.fuzz.support import json_values, mutated_document, outcome, paths_of, python_recursion_limit_input, slow_examples
+from envpin.target_spec import TargetSpec
+from tests.fuzz.support import (
+    json_values,
+    mutated_document,
+    outcome,
+    paths_of,
+    python_recursion_limit_input,
+    slow_examples,
+)
 
 # ---------------------------------------------------------------- --facts FILE
 

@@ -330,9 +330,9 @@ def test_create_from_a_pixi_lock_written_by_envpin(tmp_path, local_channel):
 
 # ---------------------------------------------------------------- a PEP 751 lock into a conda Python, with rattler
 
-PYTHON_VERSION = "%d.%d.%d" % sys.version_info[:3]
-SITE_PACKAGES = "lib/python%d.%d/site-packages" % sys.version_info[:2]
-THIS_PYTHON = ["--os", "linux", "--arch", "x86_64", "--python", "%d.%d" % sys.version_info[:2], "--glibc", GLIBC]
+PYTHON_VERSION = "{}.{}.{}".format(*sys.version_info[:3])
+SITE_PACKAGES = "lib/python{}.{}/site-packages".format(*sys.version_info[:2])
+THIS_PYTHON = ["--os", "linux", "--arch", "x86_64", "--python", "{}.{}".format(*sys.version_info[:2]), "--glibc", GLIBC]
 
 
 @pytest.fixture(scope="module")

@@ -35,7 +35,7 @@ def test_at_least_ten_layouts():
     assert len({layout for layout, _ in CASES}) >= 10
 
 
-@pytest.mark.parametrize("layout, target", CASES, ids=[f"{l}-{t}" for l, t in CASES])
+@pytest.mark.parametrize("layout, target", CASES, ids=[f"{layout}-{target}" for layout, target in CASES])
 def test_layout_gives_the_expected_environment(layout, target, capsys, monkeypatch):
     code, output = solve_layout(LAYOUTS / layout, target, capsys, monkeypatch)
     expected_file = EXPECTED / f"{layout}.{target}.yml"

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from envpin.facts import Gpu, HostFacts, PythonInfo, Toolkit, Driver, Libc, to_json, from_json
+from envpin.facts import Driver, Gpu, HostFacts, Libc, PythonInfo, Toolkit, from_json, to_json
 from envpin.host import libraries, nvml, platform_info, procfs, toolkits
 from envpin.host.summary import render_summary
 
