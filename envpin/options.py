@@ -8,10 +8,10 @@ from here on the library sees TargetSpec, SolveOptions, RenderOptions, LockOptio
 from __future__ import annotations
 
 import argparse
+import math
 
 from envpin.conda.target import Channels
 from envpin.emit.render import CONDA_SOURCES, FORMATS, RenderOptions
-from envpin.errors import EnvpinInputError
 from envpin.lock.planned import LockOptions
 from envpin.planning import ProjectSource, SolveOptions
 from envpin.target_spec import TargetSpec
@@ -125,7 +125,7 @@ def add_lock_options(parser: argparse.ArgumentParser) -> None:
     """How a lock is made; `envpin install` takes the same options."""
     parser.add_argument("--index-url", help="the default index: PyPI or a mirror of it (or ENVPIN_INDEX_URL)")
     parser.add_argument("--locker", choices=("uv", "pip"), help="uv (default when installed) or pip >= 25.1")
-    parser.add_argument("--lock-timeout", type=float, default=900, metavar="S", help="give up locking after S seconds")
+    parser.add_argument("--lock-timeout", type=seconds, default=900, metavar="S", help="give up locking after S seconds")
 
 
 def lock_options(args: argparse.Namespace, file_format: str = "pylock") -> LockOptions:
@@ -154,13 +154,18 @@ def add_probe_options(parser: argparse.ArgumentParser) -> None:
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--python", metavar="PATH", help="the environment's interpreter (default: the one running envpin)")
     where.add_argument("--prefix", metavar="DIR", help="the environment's root directory (a venv or conda env)")
-    parser.add_argument("--timeout", type=float, default=120.0,
+    parser.add_argument("--timeout", type=seconds, default=120.0,
                         help="seconds allowed for each framework's import (default 120)")
     parser.add_argument("--no-smoke", action="store_true", help="skip the small GPU computations of the probe")
     add_db_option(parser)
 
 
-def probe_timeout(args: argparse.Namespace) -> float:
-    if not args.timeout > 0:
-        raise EnvpinInputError(f"--timeout {args.timeout:g}: expected a positive number of seconds")
-    return args.timeout
+def seconds(text: str) -> float:
+    """An argparse type for every timeout: a positive, finite number of seconds (not 0, -5, inf or nan)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+    return value

@@ -22,7 +22,7 @@ from envpin.conda.target import CondaTargetFacts, conda_target, native_conda_tar
 from envpin.conda.virtual import conda_lock_spec
 from envpin.emit.conda_env import render_virtual_packages
 from envpin.errors import EnvpinInputError
-from envpin.options import add_channel_options, add_db_option, add_target_options, channels, target_spec
+from envpin.options import add_channel_options, add_db_option, add_target_options, channels, seconds, target_spec
 from envpin.provision.backends import CONDA_FAMILY
 from envpin.provision.inputs import InstallOptions, conda_backend_target, install_conda_file
 from envpin.userfiles import read_text, write_atomically
@@ -63,7 +63,7 @@ def register(conda: argparse.ArgumentParser, parser_class) -> None:
     create.add_argument("--backend", choices=CONDA_FAMILY, default="rattler")
     create.add_argument("--environment", dest="conda_environment", default="default",
                         help="the environment of a pixi.lock")
-    create.add_argument("--timeout", type=float, default=3600, metavar="S", help="stop a step after S seconds")
+    create.add_argument("--timeout", type=seconds, default=3600, metavar="S", help="stop a step after S seconds")
     create.add_argument("-q", "--quiet", action="store_true", help="no progress, only errors")
     add_channel_options(create)
     add_conda_target(create)

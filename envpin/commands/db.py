@@ -11,10 +11,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from envpin.compat.info import database_info, render_info
 from envpin.compat.loader import load_database, validate_database
-from envpin.options import add_db_option
+from envpin.errors import DatabaseError
+from envpin.options import add_db_option, seconds
 from envpin.refresh.client import DEFAULT_JSON_URL, DEFAULT_SIMPLE_URL
 from envpin.refresh.plan import PACKAGES
 from envpin.refresh.run import RefreshOptions, refresh
@@ -44,7 +46,7 @@ def register(db: argparse.ArgumentParser, parser_class) -> None:
     update.add_argument("--json-url", default=DEFAULT_JSON_URL, help=f"PyPI JSON API base (default {DEFAULT_JSON_URL})")
     update.add_argument("--simple-url", default=DEFAULT_SIMPLE_URL,
                         help=f"PEP 691 simple API base (default {DEFAULT_SIMPLE_URL})")
-    update.add_argument("--timeout", type=float, default=20.0, help="seconds per request (default 20)")
+    update.add_argument("--timeout", type=seconds, default=20.0, help="seconds per request (default 20)")
     update.add_argument("--attempts", type=int, default=3, help="tries per request (default 3)")
     update.add_argument("-v", "--verbose", action="store_true", help="print each read on stderr")
     update.set_defaults(handler=run_refresh)
@@ -57,6 +59,8 @@ def run_info(args: argparse.Namespace) -> int:
 
 
 def run_validate(args: argparse.Namespace) -> int:
+    if args.path is not None and not Path(args.path).is_dir():
+        raise DatabaseError(f"database {args.path}: not a directory")  # bad input (2), not a database with problems (1)
     problems = validate_database(args.path)
     for problem in problems:
         print(problem)

@@ -8,11 +8,12 @@ import json
 from envpin.facts import to_json
 from envpin.host import detect_host
 from envpin.host.summary import render_summary
+from envpin.options import seconds
 
 
 def register(detect: argparse.ArgumentParser, parser_class) -> None:
     detect.add_argument("--format", choices=("text", "json"), default="text")
-    detect.add_argument("--timeout", type=float, default=10.0, help="seconds per probe command (default 10)")
+    detect.add_argument("--timeout", type=seconds, default=10.0, help="seconds per probe command (default 10)")
     detect.set_defaults(handler=run)
 
 

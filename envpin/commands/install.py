@@ -26,6 +26,7 @@ from envpin.options import (
     add_target_options,
     channels,
     lock_options,
+    seconds,
     solve_options,
     target_spec,
 )
@@ -46,7 +47,7 @@ def register(install: argparse.ArgumentParser, parser_class) -> None:
     install.add_argument("--conda-environment", default="default", metavar="NAME",
                          help="the environment of a pixi.lock to install (default: default)")
     install.add_argument("--interpreter", metavar="PATH", help="the base Python to build the environment from")
-    install.add_argument("--timeout", type=float, default=3600, metavar="S", help="stop a step after S seconds")
+    install.add_argument("--timeout", type=seconds, default=3600, metavar="S", help="stop a step after S seconds")
     install.add_argument("-q", "--quiet", action="store_true", help="no progress, only errors")
     add_request_options(install)
     add_project_options(install)

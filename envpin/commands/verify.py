@@ -11,7 +11,7 @@ from envpin.compat.loader import load_database
 from envpin.env_facts import env_facts_to_json
 from envpin.host import detect_host
 from envpin.lock.pylock import read_lock
-from envpin.options import add_probe_options, probe_timeout
+from envpin.options import add_probe_options
 from envpin.verify.report import lock_checks, render_text, report_json, verify
 from envpin.verify.run import interpreter_for, run_probe
 
@@ -24,7 +24,7 @@ def register(verify: argparse.ArgumentParser, parser_class) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    timeout = probe_timeout(args)
+    timeout = args.timeout
     interpreter = interpreter_for(args.python, args.prefix)
     database = load_database(args.db)
     env = run_probe(interpreter, import_timeout=timeout, smoke=not args.no_smoke)

@@ -44,8 +44,8 @@ class RefreshOptions:
 def refresh(args: RefreshOptions) -> int:
     packages = _packages(args.packages)
     read_date = _date(args.date)
-    if args.timeout <= 0 or not 1 <= args.attempts <= 10 or args.recheck < 0:
-        raise EnvpinInputError("--timeout must be positive, --attempts between 1 and 10, --recheck 0 or more")
+    if not 1 <= args.attempts <= 10 or args.recheck < 0:
+        raise EnvpinInputError("--attempts between 1 and 10, --recheck 0 or more")
     database_dir = Path(args.db) if args.db else default_database_path()
     database = load_database(database_dir)  # a corrupt database is a one-line error (exit 2) before any request
     output = None if args.dry_run else Path(args.output) if args.output else database_dir

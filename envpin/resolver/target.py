@@ -86,8 +86,10 @@ def apply_overrides(facts: HostFacts, overrides: TargetOverrides) -> HostFacts:
 
 
 def _driver_override(text: str) -> Driver | None:
-    if text.strip().lower() in ("none", "no", ""):
+    if text.strip().lower() in ("none", "no"):
         return None
+    if not text.strip():
+        raise EnvpinInputError("--driver '': expected an NVIDIA driver version such as 535.104.05, or 'none'")
     parse_driver_version(text)  # raises a one-line error for nonsense
     return Driver(version=text.strip(), cuda=None, source="override")
 
@@ -125,7 +127,15 @@ def make_target(database: Database, facts: HostFacts) -> Target:
 
 def _target_gpu(database: Database, gpu: Gpu) -> TargetGpu:
     if gpu.compute_capability:
-        return TargetGpu(gpu.name, ComputeCapability.parse(gpu.compute_capability), "probe")
+        capability = ComputeCapability.parse(gpu.compute_capability)
+        newest = max((t for toolkit in database.toolkits.values() for t in toolkit.targets), default=None)
+        if newest is not None and capability.major > newest.major + 1:
+            # A GPU one generation past the database is real and gets an answer; 99.9 is a typo.
+            raise EnvpinInputError(
+                f"compute capability {gpu.compute_capability} of {gpu.name!r}: no NVIDIA GPU has it (the newest that "
+                f"database {database.version} knows is {newest.major}.{newest.minor}); check the value"
+            )
+        return TargetGpu(gpu.name, capability, "probe")
     model = lookup_gpu(database, gpu.name)
     if model is None:
         raise EnvpinInputError(

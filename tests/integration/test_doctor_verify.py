@@ -234,7 +234,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
         (["doctor", "--facts", str(bad_env)], "torch.arch_list: expected a list of strings; torch.import_ok"),
         (["doctor", "--facts", str(MACHINES / "linux-no-nvidia.json"), "--error-text", str(tmp_path / "nope.txt")],
          "--error-text " + str(tmp_path / "nope.txt") + ": cannot be read"),
-        (["verify", "--timeout", "0"], "--timeout 0: expected a positive number of seconds"),
+        (["verify", "--timeout", "0"], "argument --timeout: '0' is not a positive number of seconds"),
     ]
     if PYTHON37.exists():
         cases.append((["verify", "--python", str(PYTHON37)], "envpin's probe needs Python >= 3.8"))

@@ -262,7 +262,8 @@ def test_a_server_that_ignores_range_requests_is_not_downloaded_from(tmp_path):
 @pytest.mark.parametrize("arguments, message", [
     (["--date", "2026-13-45", "--dry-run"], "--date '2026-13-45': not a calendar date"),
     (["--packages", "torch,numpy", "--dry-run"], "--packages: numpy not among"),
-    (["--timeout", "0", "--dry-run"], "--timeout must be positive"),
+    (["--timeout", "0", "--dry-run"], "argument --timeout: '0' is not a positive number of seconds"),
+    (["--attempts", "0", "--dry-run"], "--attempts between 1 and 10"),
     (["--db", "/nonexistent/db", "--dry-run"], "database /nonexistent/db: not a directory"),
 ])
 def test_bad_input_is_one_line_and_exit_2_before_any_request(arguments, message, capsys):
