@@ -152,7 +152,8 @@ def channels(args: argparse.Namespace) -> Channels:
 def add_probe_options(parser: argparse.ArgumentParser) -> None:
     """Which environment the verify probe runs in, and how: shared by `verify` and `doctor`."""
     where = parser.add_mutually_exclusive_group()
-    where.add_argument("--python", metavar="PATH", help="the environment's interpreter (default: the one running envpin)")
+    where.add_argument("--interpreter", metavar="PATH",
+                       help="the environment's interpreter (default: the one running envpin); --python is a version elsewhere")
     where.add_argument("--prefix", metavar="DIR", help="the environment's root directory (a venv or conda env)")
     parser.add_argument("--timeout", type=seconds, default=120.0,
                         help="seconds allowed for each framework's import (default 120)")

@@ -44,15 +44,15 @@ def run(args: argparse.Namespace) -> int:
 
 def gather_facts(args: argparse.Namespace, timeout: float) -> tuple[HostFacts, EnvFacts | None]:
     """(HostFacts, EnvFacts | None): replayed from --facts, or detected here and probed in the target interpreter."""
-    probe_target = args.python or args.prefix
+    probe_target = args.interpreter or args.prefix
     if args.facts:
         document = read_json(args.facts, "--facts")
         host = from_json(document, origin=f"--facts {args.facts}")
         env = env_facts_from_json(document, origin=f"--facts {args.facts}") if has_env_facts(document) else None
         if probe_target:
-            env = run_probe(interpreter_for(args.python, args.prefix), import_timeout=timeout, smoke=not args.no_smoke)
+            env = run_probe(interpreter_for(args.interpreter, args.prefix), import_timeout=timeout, smoke=not args.no_smoke)
         return host, env
-    interpreter = interpreter_for(args.python, args.prefix)  # a bad --python is reported before any probing
+    interpreter = interpreter_for(args.interpreter, args.prefix)  # a bad --interpreter is reported before any probing
     env = run_probe(interpreter, import_timeout=timeout, smoke=not args.no_smoke)
     return detect_host(), env
 

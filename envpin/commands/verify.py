@@ -25,7 +25,7 @@ def register(verify: argparse.ArgumentParser, parser_class) -> None:
 
 def run(args: argparse.Namespace) -> int:
     timeout = args.timeout
-    interpreter = interpreter_for(args.python, args.prefix)
+    interpreter = interpreter_for(args.interpreter, args.prefix)
     database = load_database(args.db)
     env = run_probe(interpreter, import_timeout=timeout, smoke=not args.no_smoke)
     host = detect_host(probe_environment=False)

@@ -22,13 +22,13 @@ DEFAULT_IMPORT_TIMEOUT = 120.0  # seconds per framework import: a first CUDA ini
 
 
 def interpreter_for(python: str | None = None, prefix: str | None = None) -> str:
-    """The interpreter to probe: --python PATH, the one inside --prefix DIR, or the one running envpin."""
+    """The interpreter to probe: --interpreter PATH, the one inside --prefix DIR, or the one running envpin."""
     if python and prefix:
-        raise EnvpinInputError("give --python or --prefix, not both")
+        raise EnvpinInputError("give --interpreter or --prefix, not both")
     if prefix:
         return _interpreter_in_prefix(prefix)
     if python:
-        return _checked_interpreter(python, "--python")
+        return _checked_interpreter(python, "--interpreter")
     return sys.executable
 
 

@@ -115,7 +115,7 @@ def test_verify_reports_the_real_cpu_torch(torch_verify, torch_venv):
 
 
 def test_doctor_on_the_real_cpu_torch_says_what_a_gpu_machine_needs(torch_venv):
-    result = envpin("doctor", "--python", str(torch_venv / "bin" / "python"), "--format", "json")
+    result = envpin("doctor", "--interpreter", str(torch_venv / "bin" / "python"), "--format", "json")
     assert result.returncode == 0, result.stderr
     findings = json.loads(result.stdout)["findings"]
     first = findings[0]
@@ -210,7 +210,7 @@ def test_imports_that_crash_or_hang_are_reported_not_fatal(tmp_path):
 
 @pytest.mark.skipif(not PYTHON38.exists(), reason="needs a Python 3.8 interpreter")
 def test_the_probe_runs_on_python_38():
-    result = envpin("verify", "--python", str(PYTHON38), "--format", "json")
+    result = envpin("verify", "--interpreter", str(PYTHON38), "--format", "json")
     report = json.loads(result.stdout)
     assert report["python"]["version"].startswith("3.8.") and report["packages"]["pip"]["pip"]
 
@@ -227,9 +227,9 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
     empty_dir = tmp_path / "no-python"
     empty_dir.mkdir()
     cases = [
-        (["verify", "--python", str(tmp_path / "missing")], "--python " + str(tmp_path / "missing") + ": no such interpreter"),
+        (["verify", "--interpreter", str(tmp_path / "missing")], "--interpreter " + str(tmp_path / "missing") + ": no such interpreter"),
         (["verify", "--prefix", str(empty_dir)], "no Python interpreter in it"),
-        (["verify", "--python", shutil.which("true")], "did not print a probe report; is it a Python interpreter?"),
+        (["verify", "--interpreter", shutil.which("true")], "did not print a probe report; is it a Python interpreter?"),
         (["doctor", "--facts", str(not_json)], f"--facts {not_json}: not JSON"),
         (["doctor", "--facts", str(bad_env)], "torch.arch_list: expected a list of strings; torch.import_ok"),
         (["doctor", "--facts", str(MACHINES / "linux-no-nvidia.json"), "--error-text", str(tmp_path / "nope.txt")],
@@ -237,7 +237,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
         (["verify", "--timeout", "0"], "argument --timeout: '0' is not a positive number of seconds"),
     ]
     if PYTHON37.exists():
-        cases.append((["verify", "--python", str(PYTHON37)], "envpin's probe needs Python >= 3.8"))
+        cases.append((["verify", "--interpreter", str(PYTHON37)], "envpin's probe needs Python >= 3.8"))
     for args, words in cases:
         result = envpin(*args)
         assert result.returncode == 2, (args, result.stdout, result.stderr)

@@ -27,7 +27,7 @@ def envpin(*args: str) -> subprocess.CompletedProcess:
     (["solve", "--format", "json", *TARGET, "--db", "/nonexistent/db"], "database", "/nonexistent/db"),
     (["db", "info", "--format", "json", "--db", "/nonexistent/db"], "database", "/nonexistent/db"),
     (["doctor", "--format", "json", "--facts", "/nonexistent/facts.json"], "unreadable-file", "/nonexistent/facts.json"),
-    (["verify", "--format", "json", "--python", "/nonexistent/python"], "input", "/nonexistent/python"),
+    (["verify", "--format", "json", "--interpreter", "/nonexistent/python"], "input", "/nonexistent/python"),
     (["detect", "--format", "json", "--timeout", "soon"], "usage", "--timeout"),
 ])
 def test_an_error_with_format_json_is_one_json_document(args, code, says):
