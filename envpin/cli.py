@@ -9,6 +9,7 @@ stdout, `{"status": "error", "error": {"code": …, "message": …}}`. Each subc
 from __future__ import annotations
 
 import argparse
+import codecs
 import importlib
 import json
 import sys
@@ -37,6 +38,7 @@ def wants_json(words: list[str]) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
+    fit_output_to_terminal()
     words = sys.argv[1:] if argv is None else list(argv)
     Parser.json_errors = wants_json(words)
     args = build_parser(command_named(words)).parse_args(words)
@@ -53,6 +55,25 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+
+
+ASCII_FALLBACKS = {"≥": ">=", "≤": "<=", "·": "-", "…": "...", "→": "->", "←": "<-", "—": "--", "–": "-",
+                   "×": "x", "✓": "ok", "✗": "no", "‘": "'", "’": "'", "“": '"', "”": '"'}
+
+
+def _ascii_fallback(error: UnicodeError) -> tuple[str, int]:
+    assert isinstance(error, UnicodeEncodeError)
+    text = error.object[error.start:error.end]
+    return "".join(ASCII_FALLBACKS.get(c, "?") for c in text), error.end
+
+
+def fit_output_to_terminal() -> None:
+    """A console or a file in cp1252 (or ASCII) cannot hold "≥" or "…": print ASCII for them rather than fail."""
+    codecs.register_error("envpin-ascii", _ascii_fallback)
+    for stream in (sys.stdout, sys.stderr):
+        encoding = getattr(stream, "encoding", None) or ""
+        if encoding.lower().replace("-", "").replace("_", "") not in ("utf8", "utf16", "utf32") and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="envpin-ascii")
 
 
 def refuse_control_characters(args: argparse.Namespace) -> None:

@@ -9,6 +9,7 @@ the link.
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import stat
@@ -46,9 +47,17 @@ def read_text(path: str | Path, option: str = "", errors: str = "strict") -> str
     if len(data) > MAX_INPUT_BYTES:
         raise UnreadableFile(where, f"larger than {MAX_INPUT_BYTES // (1024 * 1024)} MiB, not a file envpin reads")
     try:
-        return data.decode("utf-8", errors=errors)
+        return decode(data, errors)
     except UnicodeDecodeError:
         raise UnreadableFile(where, "not UTF-8 text") from None
+
+
+def decode(data: bytes, errors: str = "strict") -> str:
+    """UTF-8, or UTF-16 where a byte-order mark says so (Windows PowerShell's `>` writes UTF-16 LE with one);
+    a UTF-8 byte-order mark (Notepad's) is dropped."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return data.decode("utf-16", errors=errors)
+    return data.decode("utf-8-sig", errors=errors)
 
 
 def read_json(path: str | Path, option: str) -> Any:
