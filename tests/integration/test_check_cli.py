@@ -51,7 +51,7 @@ def test_json_is_one_document_in_the_design_shape():
 
 def test_an_unreadable_file_is_exit_2_with_one_line_and_the_other_files_still_checked(tmp_path):
     binary = tmp_path / "requirements.txt"
-    binary.write_bytes(b"\xff\xfe\x00torch")
+    binary.write_bytes(b"\x80\x81\x00torch")  # not UTF-8, and no byte-order mark
     result = envpin(str(tmp_path / "missing.txt"), str(binary), str(COMPANION), "--format", "json", "--no-config")
     assert result.returncode == 2
     assert result.stderr.splitlines() == [

@@ -116,7 +116,7 @@ def test_a_device_that_never_ends_is_read_up_to_the_cap(tmp_path):
 
 def test_unreadable_text_says_why_in_a_few_words(tmp_path):
     binary = tmp_path / "requirements.txt"
-    binary.write_bytes(b"\xff\xfe\x00torch")
+    binary.write_bytes(b"\x80\x81\x00torch")
     with pytest.raises(UnreadableFile) as caught:
         read_text(binary)
     assert caught.value.reason == "not UTF-8 text"
