@@ -29,6 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import yaml
+
 VENV_BIN = Path(sys.executable).parent
 ENVPIN = str(VENV_BIN / "envpin")
 BASELINE = [sys.executable, "-c", "import yaml"]
@@ -69,8 +71,6 @@ FLEET_DRIVERS = ["535.104.05", "550.54.15", "570.124.06", "580.65.06", "470.82.0
 def fleet_commands() -> dict[str, list[str]]:
     """`envpin solve --targets` over 50 machine classes (every GPU × driver above, Python 3.10–3.13), to set
     against one single solve: 50 single solves cost 50 of them, the fleet must cost at most 10."""
-    import tempfile
-
     targets = []
     for number in range(50):
         gpu = FLEET_GPUS[number % len(FLEET_GPUS)]
@@ -108,8 +108,6 @@ def write_database(into: Path, factor: int) -> dict[str, int]:
     so versions stay unique and valid; copy k of a GPU record gets " S<k>" after each name. Everything
     else (sources, CUDA tables, arch sets) is shared, as in a real database that grew.
     """
-    import yaml
-
     shutil.copytree(REAL_DB, into)
     releases = 0
     for name in RELEASE_FILES:
@@ -138,8 +136,6 @@ def _shifted(record: dict, by: int) -> dict:
 
 
 def _dump(document, path: Path) -> None:
-    import yaml
-
     path.write_text(yaml.dump(document, Dumper=yaml.CSafeDumper, sort_keys=False, allow_unicode=True), encoding="utf-8")
 
 

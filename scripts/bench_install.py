@@ -29,6 +29,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from envpin.lock.engines import find_uv  # noqa: E402
 from tests.integration import test_lock_install as suite  # noqa: E402  (the same index the tests use)
 from tests.integration.loopback_index import Index, build_wheel  # noqa: E402
 
@@ -88,8 +89,6 @@ def main() -> None:
                   "--torch-index-url", f"{index.url}/whl", "--index-url", f"{index.url}/simple"]
         timed([*envpin, "lock", *target, "-o", str(lock)], env)
         timed([*envpin, "lock", *target, "--format", "requirements", "-o", str(requirements)], env)
-        from envpin.lock.engines import find_uv
-
         uv = find_uv()
         ways = {
             "envpin install (uv)": lambda p: [[*envpin, "install", "--quiet", "--prefix", str(p), "--lock", str(lock)]],

@@ -20,6 +20,7 @@ store), so this makes two calls. Shows:
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -79,8 +80,6 @@ def expect(condition: bool, what: str, output: str) -> None:
 
 
 def main() -> int:
-    import importlib.util
-
     if importlib.util.find_spec("pre_commit") is None:
         print("check_precommit_hook: pre-commit is not installed in this Python (pip install pre-commit)",
               file=sys.stderr)

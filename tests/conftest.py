@@ -4,6 +4,8 @@ from pathlib import Path
 
 import pytest
 
+from envpin.compat.loader import load_database
+
 REPO = Path(__file__).resolve().parent.parent
 DB_DIR = REPO / "data" / "compat_matrix"
 
@@ -16,8 +18,6 @@ def _private_cache(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def database():
-    from envpin.compat.loader import load_database
-
     return load_database(DB_DIR)
 
 

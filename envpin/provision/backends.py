@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from envpin.conda.backends import create_command
+
 if TYPE_CHECKING:  # envpin's start-up registers `install`, which reads BACKENDS: keep this module light
     from envpin.conda.virtual import VirtualPackage
 
@@ -118,8 +120,6 @@ class CondaBackend:
         return self.tool
 
     def steps(self, location: Path, inputs: InstallInputs) -> list[Step]:
-        from envpin.conda.backends import create_command
-
         source = inputs.environment_yml or inputs.conda_lock
         if source is not None:
             return [Step(f"create the environment ({self.tool}, {source.name})",

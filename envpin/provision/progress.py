@@ -10,6 +10,7 @@ import os
 import re
 import sys
 from typing import TextIO
+from urllib.parse import unquote
 
 # uv: "Downloading torch (182.9MiB)", " Downloaded torch", "Prepared 10 packages in 4.92s",
 # "Installed 10 packages in 373ms". pip: "Collecting torch==2.13.0+cpu", "Downloading torch-…whl (191.8 MB)",
@@ -34,8 +35,6 @@ def event_of(line: str) -> str | None:
 
 def _short_urls(text: str) -> str:
     """pip names downloads by URL: keep the file name."""
-    from urllib.parse import unquote
-
     return re.sub(r"\S+://\S+/(\S+)", lambda m: unquote(m[1]), text)
 
 

@@ -22,7 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from envpin.conda.envfile import EnvironmentFile
 from envpin.conda.errors import CondaInputError, CondaToolFailed
+from envpin.conda.rattler_solve import link_into, records_from_lock, solve_environment, solve_specs
 from envpin.provision.backends import CondaTarget, InstallInputs, Step, pip_install, python_in
 
 DEFAULT_CHANNEL = "conda-forge"
@@ -68,13 +70,9 @@ class _RattlerRun:
     records: list[Any] = field(default_factory=list)
 
     def read_lock(self, inputs: InstallInputs) -> None:
-        from envpin.conda.rattler_solve import records_from_lock
-
         self.records = records_from_lock(inputs.conda_lock, self.target.subdir, inputs.conda_environment)
 
     def solve_file(self, path: Path) -> None:
-        from envpin.conda.rattler_solve import solve_environment
-
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as error:
@@ -83,9 +81,6 @@ class _RattlerRun:
                                        origin=str(path), cache_dir=self.target.cache_dir))
 
     def solve_python(self, python: str) -> None:
-        from envpin.conda.envfile import EnvironmentFile
-        from envpin.conda.rattler_solve import solve_specs
-
         request = EnvironmentFile(name=None, channels=(DEFAULT_CHANNEL,), dependencies=(f"python {python}.*", "pip"),
                                   pip=())
         self._solved(solve_specs(request, self.target.channels, self.target.virtual_packages, self.target.subdir,
@@ -95,8 +90,6 @@ class _RattlerRun:
         self.records = list(solution.repodata_records)
 
     def link(self, final_prefix: Path) -> None:
-        from envpin.conda.rattler_solve import link_into
-
         cache = Path(self.target.cache_dir) / "pkgs" if self.target.cache_dir else None
         link_into(self.records, self.location, final_prefix, cache_dir=cache, platform=self.target.subdir)
         missing = missing_records(self.location, self.records)

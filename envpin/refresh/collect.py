@@ -56,6 +56,6 @@ def collect(
 
 
 def _project_of(filename: str) -> str:
-    from packaging.utils import canonicalize_name
+    from packaging.utils import canonicalize_name  # noqa: PLC0415 - packaging.utils is heavy (~15 ms): only a failed wheel's report needs it
 
     return canonicalize_name(filename.split("-", 1)[0])

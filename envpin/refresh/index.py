@@ -136,7 +136,7 @@ def _json_api_files(url: str, document: dict, notes: list[str]) -> list[_File]:
 
 
 def _simple_api_files(url: str, document: dict, notes: list[str]) -> list[_File]:
-    from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
+    from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename  # noqa: PLC0415 - packaging.utils is heavy (~15 ms): only a Simple API page needs it
 
     files, skipped = [], 0
     for entry in document["files"]:

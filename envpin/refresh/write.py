@@ -21,6 +21,7 @@ from typing import Any
 
 from packaging.version import Version
 
+from envpin.compat.loader import validate_database
 from envpin.errors import EnvpinInputError
 from envpin.refresh.diff import Proposal
 
@@ -49,8 +50,6 @@ def check_output(database_dir: Path, output_dir: Path) -> None:
 
 def write_proposal(proposal: Proposal, database_dir: Path, output_dir: Path | None) -> WriteResult:
     """Stage, validate, then write to output_dir (None: a dry run that only validates)."""
-    from envpin.compat.loader import validate_database
-
     parent = output_dir.parent if output_dir is not None else None
     staging = Path(tempfile.mkdtemp(prefix=".envpin-refresh-", dir=parent))
     try:

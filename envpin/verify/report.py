@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from packaging.version import Version
+
 from envpin.compat.archs import coverage, parse_arch_names
 from envpin.compat.drivers import driver_at_least, minimum_driver
 from envpin.compat.gpus import lookup_gpu
@@ -218,8 +220,7 @@ def render_text(env: EnvFacts, host: HostFacts, report: VerifyReport) -> str:
 def lock_checks(installed: dict[str, str], locked: dict[str, str], lock_name: str) -> list[Check]:
     """What is installed against what the lock pins (names canonical, versions as written): a missing package
     or another version is a problem; a package the lock does not list is only said."""
-    from packaging.utils import canonicalize_name
-    from packaging.version import Version
+    from packaging.utils import canonicalize_name  # noqa: PLC0415 - packaging.utils is heavy (~15 ms): only a check against a lock needs it
 
     def same(first: str, second: str) -> bool:
         try:

@@ -15,6 +15,8 @@ import tempfile
 from pathlib import Path
 
 from envpin.errors import EnvpinInputError
+from envpin.facts import env_facts_from_json
+from envpin.host.runner import CommandTimeout, SubprocessRunner
 
 PROBE = Path(__file__).with_name("probe.py")
 MARKER = "@@envpin-probe@@"
@@ -57,9 +59,6 @@ def _checked_interpreter(path: str, option: str) -> str:
 
 def run_probe(interpreter: str, *, import_timeout: float = DEFAULT_IMPORT_TIMEOUT, smoke: bool = True, runner=None):
     """EnvFacts of the environment `interpreter` belongs to; a one-line EnvpinInputError when it cannot tell."""
-    from envpin.facts import env_facts_from_json
-    from envpin.host.runner import CommandTimeout, SubprocessRunner
-
     runner = runner or SubprocessRunner()
     # Three framework imports in sequence, each under its own limit, plus the package scan.
     total = import_timeout * 3 + 60

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from envpin.errors import EnvpinInputError
+from envpin.provision import runner
 from envpin.provision.atomic import prefix_lock
 from tests.conftest import REPO
 
@@ -81,8 +82,6 @@ def test_an_installer_still_running_holds_the_prefix_lock(tmp_path):
         process = real_popen(*args, **kwargs)
         started.append(process)
         return process
-
-    import envpin.provision.runner as runner
 
     results = []
     with prefix_lock(tmp_path / "env") as fd:

@@ -204,10 +204,11 @@ def replaced(document: Any, path: tuple, change: Callable[[Any], Any]) -> Any:
 
 
 _DELETE = object()
+_KEYS = st.text(max_size=8)  # a strategy is an immutable value: one serves every call
 
 
 @st.composite
-def mutated_document(draw, document: Any, paths: list[tuple], value_strategy=json_values, key_strategy=st.text(max_size=8), max_mutations: int = 3) -> Any:
+def mutated_document(draw, document: Any, paths: list[tuple], value_strategy=json_values, key_strategy=_KEYS, max_mutations: int = 3) -> Any:
     """A real document with 1..n edits: a value replaced by one of another type, a key deleted, renamed or
     added, a list element dropped or repeated, a container emptied. A dict result shows only its edits
     when printed (hypothesis prints a failing input; the whole database would be 300 kB)."""

@@ -17,17 +17,22 @@ import sys
 import tarfile
 from pathlib import Path
 
+import pip
 import pytest
 import yaml
 
 rattler = pytest.importorskip("rattler", reason="py-rattler (envpin[conda]) is not installed")
 
+from rattler.explicit_environment import ExplicitEnvironmentSpec  # noqa: E402
+
 from envpin.compat.loader import load_database  # noqa: E402
+from envpin.conda.backends import find_tool  # noqa: E402
 from envpin.conda.errors import CondaInputError, CondaSolveFailed  # noqa: E402
 from envpin.conda.rattler_solve import _run, solve_environment  # noqa: E402
 from envpin.conda.virtual import virtual_packages  # noqa: E402
 from envpin.facts import Driver, Gpu, HostFacts, Libc, PythonInfo  # noqa: E402
 from envpin.resolver.target import make_target  # noqa: E402
+from tests.integration.loopback_index import Index, build_wheel  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "conda"  # where each file comes from: SOURCES.md there
@@ -199,8 +204,6 @@ def test_locks_read_back_by_rattler(tmp_path, output, conda_forge_file):
     locked_records = Path(FIXTURES / "pixi-pytorch-example" / "pixi.lock")
     expected = {Path(str(r.url)).name for r in _records(rattler.LockFile.from_path(locked_records), "cf-channel")}
     if output == "explicit.txt":
-        from rattler.explicit_environment import ExplicitEnvironmentSpec
-
         spec = ExplicitEnvironmentSpec.from_path(locked)
         urls = [entry.url.partition("#")[0] for entry in spec.packages]
         assert str(spec.platform) == "linux-64"
@@ -339,8 +342,6 @@ THIS_PYTHON = ["--os", "linux", "--arch", "x86_64", "--python", "{}.{}".format(*
 def python_channel(tmp_path_factory):
     """`channels/conda-forge` with a `python` package laid out as a venv of the Python running these tests (its
     interpreter a symbolic link, as venv makes it) and a `pip` package holding this environment's own pip."""
-    import pip
-
     channel = tmp_path_factory.mktemp("python-channel") / "channels" / "conda-forge"
     base = Path(sys._base_executable)
     config = f"home = {base.parent}\ninclude-system-site-packages = false\nversion = {PYTHON_VERSION}\n"
@@ -358,8 +359,6 @@ def python_channel(tmp_path_factory):
 @pytest.fixture(scope="module")
 def tinydep_index(tmp_path_factory):
     """A loopback index serving tinydep 1.0 (with a console script)."""
-    from tests.integration.loopback_index import Index, build_wheel
-
     root = tmp_path_factory.mktemp("tinydep-index")
     index = Index(root / "served")
     index.add("simple", build_wheel(root / "wheels", "tinydep", "1.0",
@@ -435,8 +434,6 @@ def test_virtual_packages_file_for_conda_lock(tmp_path):
 
 @pytest.mark.parametrize("tool", ["conda", "mamba", "micromamba"])
 def test_conda_tool_backend_creates_from_a_local_channel(tool, tmp_path, local_channel):
-    from envpin.conda.backends import find_tool
-
     if find_tool(tool) is None:
         pytest.skip(f"`{tool}` is not on PATH: its backend's real run is tested where it is installed")
     channels, _ = local_channel

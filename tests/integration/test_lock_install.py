@@ -15,6 +15,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from packaging.pylock import Pylock
 
 from envpin import _toml
 from tests.integration.loopback_index import Index, build_wheel, canonical, sha256_of
@@ -53,8 +54,6 @@ def leftovers(prefix: Path) -> list[str]:
 
 
 def load_lock(path: Path) -> dict:
-    from packaging.pylock import Pylock
-
     document = _toml.loads(path.read_text())
     Pylock.from_dict(document)  # raises unless it is valid PEP 751
     return document

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from uv import find_uv_bin  # uv is a dependency of envpin, so the dev environment has it too
 
 from envpin import _toml
 from tests.integration.loopback_index import Index, build_wheel
@@ -29,8 +30,6 @@ CPU_TARGET = ["--os", "linux", "--arch", "x86_64", "--python", PYTHON, "--driver
 
 
 def uv_of_this_environment() -> str:
-    from uv import find_uv_bin  # uv is a dependency of envpin, so the dev environment has it too
-
     return find_uv_bin()
 
 

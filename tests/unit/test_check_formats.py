@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -103,8 +105,6 @@ def test_no_text_makes_a_reader_raise_anything_but_malformed_file(kind, text):
                           max_leaves=16))
 def test_documents_of_any_shape_are_problems_not_crashes(kind, key, value):
     """What YAML or TOML can hold, in any arrangement, read as each format: a Contents or MalformedFile."""
-    import importlib
-
     reader = importlib.import_module(READERS[kind])
     try:
         reader.read({key: value, "lock-version": "1.0", "created-by": "x"})

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from envpin.check import CheckTarget, check_text
-from envpin.check.config import parse_config
+from envpin.check.config import CheckConfig, parse_config
 from envpin.check.targets import configured_target
 from envpin.target_spec import NamedTarget, TargetSpec
 
@@ -129,8 +129,6 @@ def test_config_problems_are_collected_with_the_path_of_each_field():
 
 
 def test_per_file_ignores_match_globs_relative_to_the_pyproject(tmp_path):
-    from envpin.check.config import CheckConfig
-
     config = CheckConfig(path=tmp_path / "pyproject.toml", ignore=frozenset({"CHK-LOCAL-VERSION-MISSING"}),
                          per_file_ignores={"legacy/requirements-*.txt": frozenset({"CHK-HASH-MISSING"})})
     (tmp_path / "legacy").mkdir()

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
+from packaging.pylock import is_valid_pylock_path
 
 from envpin.errors import EnvpinError
 from envpin.lock.engines import LockInput, engine_error, pip_lock_argv, uv_compile_argv, uv_input_project
@@ -55,8 +56,6 @@ def test_uv_and_pip_commands():
 @pytest.mark.parametrize(("accelerator", "name"), [("cu124", "pylock.cu124.toml"), ("rocm6.2", "pylock.rocm6-2.toml"),
                                                    ("cpu", "pylock.cpu.toml")])
 def test_lock_file_names_are_pep_751_names(accelerator, name):
-    from packaging.pylock import is_valid_pylock_path
-
     assert lock_file_name(accelerator) == name and is_valid_pylock_path(Path(name))
     assert lock_file_name(accelerator, "requirements") == name.replace("pylock", "requirements").replace("toml", "txt")
 

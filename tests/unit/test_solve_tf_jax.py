@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import pytest
 
 from envpin.facts import HostFacts, PythonInfo
+from envpin.resolver.builds import builds_of
 from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.request import parse_request
 from envpin.resolver.solve import solve
@@ -166,8 +167,6 @@ PYPI_PINS = [
 
 @pytest.mark.parametrize("framework, version, library, clause", PYPI_PINS)
 def test_database_holds_the_pypi_pins(database, framework, version, library, clause):
-    from envpin.resolver.builds import builds_of
-
     builds = [b for b in builds_of(database, framework) if str(b.version) == version and b.pins]
     assert builds, f"no pinned build of {framework} {version}"
     specifier = builds[0].pins[library]

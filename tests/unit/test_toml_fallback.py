@@ -10,6 +10,9 @@ import pytest
 import tomli
 
 import envpin._toml
+from envpin.check.pylock import MalformedFile, load_toml
+from envpin.errors import EnvpinInputError
+from envpin.project.readers import read_pyproject
 
 
 @pytest.fixture
@@ -33,10 +36,6 @@ def test_python_310_reads_toml_with_tomli(toml_as_on_310, tmp_path):
 
 
 def test_python_310_turns_bad_toml_into_envpin_errors(toml_as_on_310):
-    from envpin.check.pylock import MalformedFile, load_toml
-    from envpin.errors import EnvpinInputError
-    from envpin.project.readers import read_pyproject
-
     with pytest.raises(MalformedFile, match="malformed TOML"):
         load_toml("lock-version = ")
     with pytest.raises(EnvpinInputError, match="pyproject.toml: not valid TOML"):
