@@ -20,6 +20,8 @@ from typing import Any
 from envpin.errors import EnvpinInputError
 
 MAX_INPUT_BYTES = 64 * 1024 * 1024  # no file envpin reads is near this; /dev/zero or a runaway log must not fill memory
+LOG_TAIL_BYTES = 8 * 1024 * 1024  # of an error text, the end is what matters
+LOG_READ_LIMIT = 512 * 1024 * 1024  # a log is read through to its end, up to this
 
 
 class UnreadableFile(EnvpinInputError):
@@ -58,6 +60,27 @@ def decode(data: bytes, errors: str = "strict") -> str:
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return data.decode("utf-16", errors=errors)
     return data.decode("utf-8-sig", errors=errors)
+
+
+def read_log(path: str | Path, option: str, keep: int = LOG_TAIL_BYTES) -> str:
+    """The last `keep` bytes of a log (a file, or stdin for `-`), decoded leniently: an error is at the end of
+    what a program printed, and a log of any length must not be refused."""
+    where = f"{option} {path}"
+    tail = bytearray()
+    try:
+        if str(path) != "-" and Path(path).is_dir():
+            raise UnreadableFile(where, "a directory, not a file")
+        with (open(sys.stdin.fileno(), "rb", closefd=False) if str(path) == "-" else open(path, "rb")) as handle:
+            total = 0
+            while chunk := handle.read(1024 * 1024):
+                total += len(chunk)
+                if total > LOG_READ_LIMIT:  # /dev/zero, or a pipe that never closes
+                    raise UnreadableFile(where, f"more than {LOG_READ_LIMIT // (1024 * 1024)} MiB; pass the end of the log")
+                tail += chunk
+                del tail[:-keep]
+    except OSError as error:
+        raise UnreadableFile(where, error.strerror or error.__class__.__name__) from None
+    return decode(bytes(tail), errors="replace")
 
 
 def read_json(path: str | Path, option: str) -> Any:

@@ -12,7 +12,7 @@ from envpin.env_facts import EnvFacts, env_facts_from_json, has_env_facts
 from envpin.facts import HostFacts, from_json
 from envpin.host import detect_host
 from envpin.options import add_probe_options
-from envpin.userfiles import read_json, read_text
+from envpin.userfiles import read_json, read_log, read_text
 from envpin.verify.run import interpreter_for, run_probe
 
 
@@ -28,8 +28,7 @@ def register(doctor: argparse.ArgumentParser, parser_class) -> None:
 
 def run(args: argparse.Namespace) -> int:
     timeout = args.timeout
-    # error text is whatever a program printed: undecodable bytes become U+FFFD rather than a refusal
-    error_text = read_text(args.error_text, "--error-text", errors="replace") if args.error_text else ""
+    error_text = read_log(args.error_text, "--error-text") if args.error_text else ""
     script_text = read_text(args.script, "--script", errors="replace") if args.script else None
     database = load_database(args.db)
     host, env = gather_facts(args, timeout)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from envpin.errors import EnvpinInputError
-from envpin.userfiles import MAX_INPUT_BYTES, UnreadableFile, read_json, read_text, write_atomically
+from envpin.userfiles import MAX_INPUT_BYTES, UnreadableFile, read_json, read_log, read_text, write_atomically
 
 REPO = Path(__file__).resolve().parents[2]
 TARGET = ["--os", "linux", "--arch", "x86_64", "--driver", "550.54.15", "--gpu", "NVIDIA GeForce RTX 3090", "--python", "3.11"]
@@ -124,3 +124,22 @@ def test_unreadable_text_says_why_in_a_few_words(tmp_path):
     with pytest.raises(UnreadableFile) as caught:
         read_text(tmp_path, "--error-text")
     assert caught.value.reason == "a directory, not a file"
+
+
+def test_a_long_log_keeps_its_end(tmp_path):
+    log = tmp_path / "error.txt"
+    with open(log, "wb") as handle:
+        handle.write(b"noise\n" * (3 * 1024 * 1024))  # 18 MiB of output before the error
+        handle.write(b"\xffImportError: libcudnn.so.9: cannot open shared object file\n")
+    text = read_log(log, "--error-text", keep=1024 * 1024)
+    assert text.endswith("ImportError: libcudnn.so.9: cannot open shared object file\n") and len(text) <= 1024 * 1024
+
+
+def test_a_log_that_never_ends_is_refused_with_one_line(tmp_path):
+    zero = tmp_path / "zero"
+    try:
+        os.mknod(zero, stat.S_IFCHR | 0o444, os.makedev(1, 5))
+    except PermissionError:
+        pytest.skip("making a character device needs root (CAP_MKNOD)")
+    with pytest.raises(UnreadableFile, match="more than 512 MiB"):
+        read_log(zero, "--error-text")
