@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from envpin import __version__
-from envpin.compat import cache
+from envpin.compat import cache, yaml_subset
 from envpin.compat.files import FILES, OPTIONAL_FILES  # noqa: F401 - importable from here, as before
 from envpin.compat.model import Database
 from envpin.errors import DatabaseError
@@ -85,7 +85,7 @@ def _stamps(directory: Path, resolved: str) -> str:
     # (a development checkout, an upgrade that kept the version number) must not meet an old entry.
     here = Path(__file__).parent
     parts = [__version__, resolved]
-    for name in ("model.py", "record.py", "schema.py", "cache.py"):
+    for name in ("model.py", "record.py", "schema.py", "cache.py", "yaml_subset.py"):
         stat = (here / name).stat()
         parts.append(f"{name}:{stat.st_size}:{stat.st_mtime_ns}")
     for name in ("VERSION", *FILES):
@@ -101,13 +101,21 @@ def _stamps(directory: Path, resolved: str) -> str:
 
 
 def _parse_yaml(path: Path) -> Any:
-    import yaml  # only when the cache misses
+    text = _read_text(path)
+    try:
+        return yaml_subset.load(text)  # the plain YAML the database is written in, without PyYAML
+    except yaml_subset.Unsupported:
+        pass
+    import yaml  # noqa: PLC0415 - only for a text outside that subset, and when the cache misses
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        return yaml.load(_read_text(path), Loader=loader)
+        return yaml.load(text, Loader=loader)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
         problem = getattr(error, "problem", None) or str(error).splitlines()[0]
         raise DatabaseError(f"database file {path}{where}: malformed YAML ({problem})") from None
+    except (ValueError, RecursionError) as error:  # an int over 4300 digits, a date like 2026-13-45, deep nesting
+        problem = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise DatabaseError(f"database file {path}: malformed YAML ({problem})") from None

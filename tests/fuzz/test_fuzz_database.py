@@ -5,7 +5,9 @@ Seeds are the real documents (yaml.safe_load of data/compat_matrix/*.yaml). Prop
 - `build_database` returns a Database and no problems, or no Database and a non-empty list of problems,
   each naming its file (`torch.yaml: releases[3]...`) — never an exception;
 - `load_database` on a directory with a garbled file returns a Database or raises `DatabaseError`;
-  `validate_database` returns a list of problems — never an exception.
+  `validate_database` returns a list of problems — never an exception;
+- the loader's own YAML reader (envpin.compat.yaml_subset) returns exactly what `yaml.safe_load` returns
+  (the same types: 1 is not True) or declines, on garbled files and on documents PyYAML writes.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import yaml
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from envpin.compat import yaml_subset
 from envpin.compat.loader import FILES, load_database, validate_database
 from envpin.compat.model import Database
 from envpin.compat.schema import build_database
@@ -93,3 +96,73 @@ def test_load_database_with_a_garbled_file(name, text, raw):
             os.environ.pop("ENVPIN_NO_CACHE", None)
         else:
             os.environ["ENVPIN_NO_CACHE"] = previous
+
+
+# ---------------------------------------------------------------- the loader's YAML reader
+
+
+def same(first, second) -> bool:
+    """Equal, and of the same types all the way down (== takes 1 for True and 1 for 1.0)."""
+    if type(first) is not type(second):
+        return False
+    if isinstance(first, dict):
+        return len(first) == len(second) and all(
+            same(k1, k2) and same(v1, v2) for (k1, v1), (k2, v2) in zip(first.items(), second.items(), strict=True))
+    if isinstance(first, list):
+        return len(first) == len(second) and all(same(a, b) for a, b in zip(first, second, strict=True))
+    return first == second
+
+
+def agrees_with_pyyaml(text: str) -> bool:
+    """The reader's answer is PyYAML's; False when it declined (PyYAML then decides)."""
+    read, declined = outcome("compat.yaml_subset.load", yaml_subset.load, text, allowed=(yaml_subset.Unsupported,))
+    if declined is not None:
+        return False
+    try:
+        expected = yaml.load(text, Loader=yaml.CSafeLoader)
+    except (yaml.YAMLError, ValueError) as error:
+        raise AssertionError(f"the reader took a text PyYAML refuses ({error})") from None
+    assert same(read, expected), (read, expected)
+    return True
+
+
+READER_TOKENS = YAML_TOKENS + (" #", "yes", "No", "~", "null", "1.5", "012", "0x1f", "2026-11-29", "<<", "=", "\\",
+                               ",", "'a'", '"a\\"b"', "[a, b]", "{a: b}", ">-\n  x\n", "|\n  y\n", "- a\n",
+                               "a: b\n", "1_000", "+1", "-0", "  ", "\n")
+reader_inserts = st.lists(st.one_of(st.sampled_from(READER_TOKENS), st.text(max_size=6)), max_size=12).map("".join)
+
+
+@settings(max_examples=slow_examples(1))
+@given(text=mutated_text(TEXTS, insert=reader_inserts, max_mutations=6), start=st.integers(0, 1000))
+@example(text="a: " + "9" * 5000, start=0)  # int() refuses it: the reader declines, PyYAML raises ValueError
+@example(text="k" * 1100 + ": v", start=0)  # PyYAML takes no key longer than 1024 characters
+@example(text="a: {b\n  : c}", start=0)
+def test_the_yaml_reader_agrees_with_pyyaml_or_declines(text, start):
+    agrees_with_pyyaml(text)
+    lines = text.split("\n")  # a window near the mutation, as a document of its own
+    agrees_with_pyyaml("\n".join(lines[start % max(1, len(lines)):][:30]))
+
+
+plain_keys = st.one_of(st.from_regex(r"[a-z][a-z0-9_.-]{0,8}", fullmatch=True), st.text(max_size=4))
+plain_scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(-10**6, 10**6), st.text(max_size=10),
+    st.from_regex(r"[A-Za-z0-9 ._/:#'\"-]{0,15}", fullmatch=True),
+    st.sampled_from(["yes", "No", "~", "1.5", "012", "0x10", "2026-01-02", "a b", "a: b", "#x", "x #y", "-", "- a"]),
+)
+documents = st.recursive(plain_scalars, lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                                               st.dictionaries(plain_keys, inner, max_size=4)),
+                         max_leaves=20)
+
+
+@settings(max_examples=slow_examples(1))
+@given(document=st.dictionaries(plain_keys, documents, min_size=1, max_size=5), flow=st.sampled_from([None, False, True]),
+       width=st.sampled_from([20, 80, 10000]), unicode=st.booleans(), indent=st.sampled_from([2, 4]))
+def test_the_yaml_reader_agrees_with_pyyaml_on_what_pyyaml_writes(document, flow, width, unicode, indent):
+    agrees_with_pyyaml(yaml.safe_dump(document, default_flow_style=flow, width=width, allow_unicode=unicode,
+                                      sort_keys=False, indent=indent))
+
+
+def test_the_yaml_reader_reads_every_real_file_itself():
+    # The point of the reader: the shipped database never needs PyYAML.
+    for name in FILES:
+        assert agrees_with_pyyaml((DB_DIR / name).read_text(encoding="utf-8")), f"{name} went to PyYAML"

@@ -2,13 +2,15 @@
 
 `envpin solve` runs in pre-commit hooks and CI, where every import is paid on every run. With the target
 given by flags nothing probes the machine (no pynvml), nothing goes to the network (no requests), the
-database comes from its validated cache (no yaml), and nothing needs rattler or rich. Measured with
-`python -X importtime`, which lists every module the interpreter imported, in a real process.
+database comes from its validated cache or, without one, is read by envpin's own YAML reader (no yaml
+either way), and nothing needs rattler or rich. Measured with `python -X importtime`, which lists every
+module the interpreter imported, in a real process.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -55,7 +57,19 @@ def test_solve_with_full_target_flags_imports_nothing_heavy(tmp_path, output):
     assert heavy_among(modules) == []
 
 
-def test_the_measurement_sees_yaml_when_the_cache_is_off():
-    # Without the cache the YAML must be parsed: proof that the check above can see an import of yaml.
+def test_a_solve_without_the_cache_reads_the_shipped_yaml_without_pyyaml():
+    # The database's own YAML is read by envpin.compat.yaml_subset; PyYAML only for a text outside it.
     modules = imported_modules("solve", "--framework", "torch", *FULL_TARGET, env={"ENVPIN_NO_CACHE": "1"})
+    assert "envpin.compat.yaml_subset" in modules and heavy_among(modules) == []
+
+
+def test_the_measurement_sees_yaml_when_a_database_file_needs_pyyaml(tmp_path):
+    # A database file with an anchor (outside the reader's subset) goes to PyYAML: proof that the checks
+    # above can see an import of yaml.
+    database = tmp_path / "db"
+    shutil.copytree(REPO / "data" / "compat_matrix", database)
+    sources = database / "sources.yaml"
+    sources.write_text(sources.read_text(encoding="utf-8").replace("sources:", "sources: &all", 1), encoding="utf-8")
+    modules = imported_modules("solve", "--framework", "torch", *FULL_TARGET, "--db", str(database),
+                               env={"ENVPIN_NO_CACHE": "1"})
     assert "yaml" in heavy_among(modules)

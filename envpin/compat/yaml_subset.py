@@ -1,0 +1,580 @@
+"""A reader for the plain YAML the database is written in, that gives exactly what `yaml.safe_load` gives.
+
+A solve after a database edit (or with ENVPIN_NO_CACHE) parses the YAML; PyYAML's safe loader, C parser
+included, spends ~80 ms on the database and ~25 ms on its own import, where this reader needs ~20 ms
+altogether. It reads only a subset of YAML, the one the database files use:
+
+- block mappings with plain keys, and block sequences (`- item`, `- key: value ...`);
+- flow sequences and mappings (`[a, "b"]`, `{linux-x86_64: ["3.11"]}`), over several lines too;
+- plain scalars (resolved as PyYAML's YAML 1.1 rules resolve them: str, int, bool, null), single- and
+  double-quoted scalars on one line, folded and literal block scalars (`>-`, `|`) of even indentation;
+- comments.
+
+Anything else, and anything it is not sure of (anchors, tags, a plain scalar over several lines, a float,
+a date, a tab, an odd character, a malformed document), raises `Unsupported`: the loader then hands the
+text to PyYAML, which reads it, or reports the problem, as it always did. So this reader either returns
+what `yaml.safe_load` would return, or nothing (tests/fuzz/test_fuzz_database.py checks it on mutated
+documents).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+
+class Unsupported(Exception):
+    """The text is outside the subset this reader is sure of: let PyYAML read it."""
+
+
+# PyYAML's YAML 1.1 implicit resolvers (yaml/resolver.py), by the first character of a plain scalar, in
+# PyYAML's order: the first that matches decides the type.
+_RESOLVER_SOURCES = {
+    "bool": (r"""^(?:yes|Yes|YES|no|No|NO
+                    |true|True|TRUE|false|False|FALSE
+                    |on|On|ON|off|Off|OFF)$""", "yYnNtTfFoO"),
+    "float": (r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?
+                    |\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?
+                    |[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*
+                    |[-+]?\.(?:inf|Inf|INF)
+                    |\.(?:nan|NaN|NAN))$""", "-+0123456789."),
+    "int": (r"""^(?:[-+]?0b[0-1_]+
+                    |[-+]?0[0-7_]+
+                    |[-+]?(?:0|[1-9][0-9_]*)
+                    |[-+]?0x[0-9a-fA-F_]+
+                    |[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$""", "-+0123456789"),
+    "merge": (r"^(?:<<)$", "<"),
+    "null": (r"""^(?: ~
+                    |null|Null|NULL
+                    | )$""", "~nN"),
+    "timestamp": (r"""^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]
+                    |[0-9][0-9][0-9][0-9] -[0-9][0-9]? -[0-9][0-9]?
+                     (?:[Tt]|[ \t]+)[0-9][0-9]?
+                     :[0-9][0-9] :[0-9][0-9] (?:\.[0-9]*)?
+                     (?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$""", "0123456789"),
+    "value": (r"^(?:=)$", "="),
+}
+_RESOLVERS: dict[str, list[tuple[str, re.Pattern[str]]]] = {}
+_DECIMAL = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
+# What PyYAML's bool and null resolvers match (the regexes above spelled out), and their values.
+_WORDS: dict[str, Any] = {
+    **{word: True for word in ("yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON")},
+    **{word: False for word in ("no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF")},
+    **{word: None for word in ("~", "null", "Null", "NULL", "")},
+}
+_WORDS_JSON = {word: "null" if value is None else "true" if value else "false" for word, value in _WORDS.items()}
+_NUMERIC_FIRST = frozenset("-+0123456789.<=")  # where the float, int, merge, timestamp and value resolvers apply
+
+# Characters PyYAML refuses (yaml/reader.py NON_PRINTABLE) or reads as line breaks (NEL, LS, PS), a BOM,
+# tabs and carriage returns: none is in the database; a text with any goes to PyYAML.
+_DECLINED_CHARACTERS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufeff\ufffe\uffff\u2028\u2029\t]")
+_INDICATORS = "-?:,[]{}#&*!|>'\"%@`"
+_KEY = re.compile(r"([^\s" + re.escape(_INDICATORS) + r"][^:#]*?)[ ]*:(?: +|$)")
+_SPACES = re.compile(r" *")
+# PyYAML takes a key without `?` (a "simple key") only when its `:` follows within 1024 characters, on the
+# same line; well inside that, nothing here needs to count.
+_LONGEST_KEY = 1000
+
+
+def load(text: str) -> Any:
+    """What `yaml.safe_load(text)` returns, or `Unsupported`."""
+    if _DECLINED_CHARACTERS.search(text):
+        raise Unsupported("a character outside the subset")
+    return _Reader(text).document()
+
+
+def _resolve(value: str) -> Any:
+    """A plain scalar's value under PyYAML's implicit resolvers; Unsupported for float, timestamp and the rest."""
+    first = value[:1]
+    if first not in _NUMERIC_FIRST:  # only the bool and null resolvers can apply: both are whole words
+        return _WORDS.get(value, value) if first in "yYnNtTfFoO~" or not first else value
+    for tag, pattern in _resolvers_for(first):
+        if pattern.match(value):
+            if tag == "int" and _DECIMAL.fullmatch(value) and len(value) < 300:  # int() refuses > 4300 digits
+                return int(value)
+            raise Unsupported(f"a plain {tag} scalar")
+    return value
+
+
+def _resolvers_for(first: str) -> list[tuple[str, re.Pattern[str]]]:
+    if first not in _RESOLVERS:
+        _RESOLVERS[first] = [(tag, re.compile(source, re.X)) for tag, (source, firsts) in _RESOLVER_SOURCES.items()
+                             if first in firsts]
+    return _RESOLVERS[first]
+
+
+class _Pending:
+    """Where a flow collection's value goes once _read_flows has read it."""
+
+    __slots__ = ("index",)
+
+
+class _Reader:
+    def __init__(self, text: str):
+        self.lines = text.split("\n")
+        self.indents = []  # each line's leading spaces
+        self.content = []  # whether a line is neither blank nor only a comment
+        for line in self.lines:
+            stripped = line.lstrip(" ")
+            self.indents.append(len(line) - len(stripped))
+            self.content.append(bool(stripped) and stripped[0] != "#")
+        self.at = 0  # the next line to read
+        # Flow collections on one line are read together at the end (_read_flows): their texts, and the
+        # (container, key, placeholder) where each value goes.
+        self.flows: list[str] = []
+        self.slots: list[tuple[Any, Any, _Pending]] = []
+
+    # ---------------------------------------------------------------- lines
+
+    def _next_content(self) -> int | None:
+        """The index of the next line that is neither blank nor only a comment (skipping those), or None."""
+        content, at = self.content, self.at
+        while at < len(content):
+            if content[at]:
+                self.at = at
+                return at
+            at += 1
+        self.at = at
+        return None
+
+    def _indent(self, index: int) -> int:
+        return self.indents[index]
+
+    # ---------------------------------------------------------------- block structure
+
+    def document(self) -> Any:
+        index = self._next_content()
+        if index is None:
+            return None
+        line = self.lines[index]
+        if line.startswith(("---", "...", "%")):
+            raise Unsupported("document markers and directives")
+        if self._indent(index) != 0:
+            raise Unsupported("an indented document")
+        value = self._block(0)
+        if self._next_content() is not None:
+            raise Unsupported("content after the document's top-level collection")
+        self._read_flows()
+        return value
+
+    def _block(self, indent: int) -> Any:
+        """The mapping or sequence whose first line (the next content line) starts at `indent`."""
+        content = self.lines[self.at][indent:]
+        if content == "-" or content.startswith("- "):
+            return self._sequence(indent)
+        return self._mapping(indent)
+
+    def _mapping(self, indent: int) -> dict:
+        mapping: dict = {}
+        while True:
+            index = self._next_content()
+            if index is None:
+                return mapping
+            found = self._indent(index)
+            if found < indent:
+                return mapping
+            if found > indent:
+                raise Unsupported("a line indented more than its mapping")
+            content = self.lines[index][indent:]
+            match = _KEY.match(content)
+            if match is None:
+                raise Unsupported("not a `key: value` line")
+            if match.end() > _LONGEST_KEY:
+                raise Unsupported("a key longer than PyYAML reads")
+            key = _resolve(match.group(1))
+            self.at = index + 1
+            value = mapping[key] = self._value(content[match.end():], indent, in_mapping=True)
+            if type(value) is _Pending:
+                self.slots.append((mapping, key, value))
+
+    def _sequence(self, indent: int) -> list:
+        sequence = []
+        while True:
+            index = self._next_content()
+            if index is None or self._indent(index) != indent:
+                if index is not None and self._indent(index) > indent:
+                    raise Unsupported("a line indented more than its sequence")
+                return sequence
+            content = self.lines[index][indent:]
+            if content == "-":
+                self.at = index + 1
+                sequence.append(self._nested(indent, same_indent_sequence=False))
+                continue
+            if not content.startswith("- "):
+                return sequence  # the mapping this sequence is a value of goes on
+            rest = content[1:]
+            column = indent + 1 + len(_SPACES.match(rest).group())
+            item = self.lines[index][column:]
+            if item.startswith("#"):
+                self.at = index + 1
+                sequence.append(self._nested(indent, same_indent_sequence=False))
+            elif item == "-" or item.startswith("- "):
+                raise Unsupported("a sequence inside a sequence entry")
+            elif _KEY.match(item):
+                self.lines[index] = " " * column + item  # the entry is a mapping starting at `column`
+                self.indents[index] = column
+                self.at = index
+                sequence.append(self._mapping(column))
+            else:
+                self.at = index + 1
+                value = self._value(item, indent, in_mapping=False)
+                if type(value) is _Pending:
+                    self.slots.append((sequence, len(sequence), value))
+                sequence.append(value)
+
+    def _nested(self, indent: int, same_indent_sequence: bool) -> Any:
+        """The value on the lines after `key:` (or a lone `-`): a block indented more, or null."""
+        index = self._next_content()
+        if index is None:
+            return None
+        found = self._indent(index)
+        if found > indent:
+            return self._block(found)
+        if found == indent and same_indent_sequence:
+            content = self.lines[index][indent:]
+            if content == "-" or content.startswith("- "):
+                return self._sequence(indent)
+        return None
+
+    def _value(self, text: str, indent: int, in_mapping: bool) -> Any:
+        """The value that follows `key: ` (or `- `) on its line; `self.at` is the line after it."""
+        if text == "" or text.startswith("#"):
+            return self._nested(indent, same_indent_sequence=in_mapping)
+        first = text[0]
+        if first in "[{":
+            value = self._flow(text, indent)
+        elif first == '"':
+            value, rest = _double_quoted(text)
+            self._end_of_line(rest)
+        elif first == "'":
+            value, rest = _single_quoted(text)
+            self._end_of_line(rest)
+        elif first in ">|":
+            return self._block_scalar(text, indent)
+        elif first in _INDICATORS and (first not in "-?:" or len(text) == 1 or text[1] == " "):
+            raise Unsupported(f"a value starting with {first!r}")
+        else:
+            value = _resolve(_plain_block(text))
+        self._no_continuation(indent)
+        return value
+
+    def _flow(self, text: str, indent: int) -> Any:
+        """A flow collection: one that closes on its line and has no comment, single quote, escape or `:`
+        without a space is left for _read_flows (a placeholder now); any other is read here."""
+        if len(text) > _LONGEST_KEY:
+            raise Unsupported("a flow collection long enough to hold a key longer than PyYAML reads")
+        if (text.count("[") + text.count("{") == text.count("]") + text.count("}") and not text.count('"') % 2
+                and "#" not in text and "'" not in text and "\\" not in text and text.count(":") == text.count(": ")):
+            pending = _Pending()
+            pending.index = len(self.flows)
+            self.flows.append(text)
+            return pending
+        return _Flow(self, text, indent).value()
+
+    def _read_flows(self) -> None:
+        """Every flow collection left for later, as one JSON document: quoted strings are JSON as they
+        stand (no escapes, no quote inside), the plain scalars between them are rewritten as JSON."""
+        if not self.flows:
+            return
+        pieces = _FLOW_DQ_SPLIT.split("[" + ",".join(self.flows) + "]")  # outside, quoted, outside, ...
+        outside = "\x00".join(pieces[::2])  # no \x00 in a text this reader reads
+        pieces[::2] = _FLOW_PLAIN.sub(_plain_match_as_json, outside).split("\x00")
+        try:
+            values = json.loads("".join(pieces))
+        except ValueError:
+            values = None
+        if values is None or len(values) != len(self.flows):
+            # Something in one of them JSON refuses, or one is two: read each alone to say which.
+            values = [_Flow(self, text, 0).value() for text in self.flows]
+        for container, key, placeholder in self.slots:
+            if container[key] is placeholder:
+                container[key] = values[placeholder.index]
+
+    def _end_of_line(self, rest: str) -> None:
+        stripped = rest.lstrip(" ")
+        if stripped and not (stripped.startswith("#") and len(stripped) < len(rest)):
+            raise Unsupported("text after a quoted scalar")
+
+    def _no_continuation(self, indent: int) -> None:
+        """After a scalar, a line indented more would continue it (or be an error): not for this reader."""
+        index = self._next_content()
+        if index is not None and self._indent(index) > indent:
+            raise Unsupported("a scalar continued on the next line")
+
+    def _block_scalar(self, header: str, indent: int) -> str:
+        style, chomping, comment = header[0], header[1:2], header[1:]
+        if chomping == "-":
+            comment = header[2:]
+        elif chomping not in ("", " "):
+            raise Unsupported("block scalar indicators other than `-`")
+        if comment.strip(" ") and not comment.lstrip(" ").startswith("#") or (comment and not comment.startswith(" ")):
+            raise Unsupported("text after a block scalar's header")
+        lines, start = self.lines, self.at
+        if start >= len(lines) or not lines[start].strip(" "):
+            raise Unsupported("a block scalar that starts with a blank line, or is empty")
+        width = self._indent(start)
+        if width <= indent:
+            raise Unsupported("an empty block scalar")
+        end = start
+        while end < len(lines) and (not lines[end].strip(" ") or self._indent(end) >= width):
+            end += 1
+        while end > start and not lines[end - 1].strip(" "):
+            end -= 1  # trailing blank lines: chomped (`-`) or clipped to one line break
+        body = []
+        for line in lines[start:end]:
+            if line.strip(" ") and self._indent_of(line) != width:
+                raise Unsupported("a block scalar with lines indented more than its first")
+            body.append(line[width:] if line.strip(" ") else "")
+        self.at = end
+        if style == "|":
+            text = "\n".join(body)
+        else:
+            parts, blanks = [], 0
+            for line in body:
+                if not line:
+                    blanks += 1
+                    continue
+                if parts:
+                    parts.append("\n" * blanks if blanks else " ")
+                parts.append(line)
+                blanks = 0
+            text = "".join(parts)
+        return text if chomping == "-" else text + "\n"
+
+    @staticmethod
+    def _indent_of(line: str) -> int:
+        return len(line) - len(line.lstrip(" "))
+
+
+def _plain_block(text: str) -> str:
+    """A plain scalar that runs to the end of its line (or to a comment) in block context."""
+    cut = text.find(" #")
+    value = (text if cut < 0 else text[:cut]).rstrip(" ")
+    if ": " in value or value.endswith(":") or value.startswith(("&", "*", "!", "%", "@", "`", "|", ">")):
+        raise Unsupported("a plain scalar PyYAML reads otherwise")
+    return value
+
+
+_ESCAPES = {"0": "\0", "a": "\x07", "b": "\x08", "t": "\x09", "n": "\x0a", "v": "\x0b", "f": "\x0c", "r": "\x0d",
+            "e": "\x1b", " ": " ", '"': '"', "\\": "\\", "/": "/", "N": "\x85", "_": "\xa0", "L": "\u2028",
+            "P": "\u2029"}
+_DOUBLE_PLAIN = re.compile(r'[^"\\]*')
+
+
+def _double_quoted(text: str) -> tuple[str, str]:
+    """A double-quoted scalar that closes on its line: (value, the text after it)."""
+    close = text.find('"', 1)
+    if close > 0 and "\\" not in text[1:close]:
+        return text[1:close], text[close + 1:]
+    chunks, position = [], 1
+    while True:
+        run = _DOUBLE_PLAIN.match(text, position).group()
+        chunks.append(run)
+        position += len(run)
+        if position >= len(text):
+            raise Unsupported("a double-quoted scalar over several lines")
+        if text[position] == '"':
+            return "".join(chunks), text[position + 1:]
+        escaped = text[position + 1:position + 2]
+        if escaped not in _ESCAPES:
+            raise Unsupported("an escape this reader does not decode")
+        chunks.append(_ESCAPES[escaped])
+        position += 2
+
+
+def _single_quoted(text: str) -> tuple[str, str]:
+    chunks, position = [], 1
+    while True:
+        close = text.find("'", position)
+        if close < 0:
+            raise Unsupported("a single-quoted scalar over several lines")
+        chunks.append(text[position:close])
+        if text[close + 1:close + 2] == "'":
+            chunks.append("'")
+            position = close + 2
+            continue
+        return "".join(chunks), text[close + 1:]
+
+
+_FLOW_TOKEN = re.compile(r"""
+    (?P<dq>"[^"\\\n]*")
+  | (?P<comma>,)
+  | (?P<space>[ \n]+)
+  | (?P<open>[\[{])
+  | (?P<close>[\]}])
+  | (?P<colon>:(?=[ \n]))
+  | (?P<plain>[^,\[\]{}\#:\n"' ]+(?:[ ]+[^,\[\]{}\#:\n"' ]+)*)
+  | (?P<escaped>"(?:[^"\\\n]|\\.)*")
+  | (?P<sq>'(?:[^'\n]|'')*')
+  | (?P<comment>(?<=[ \n])\#[^\n]*)
+""", re.X)
+
+
+_FLOW_KEY_ACROSS_LINES = re.compile(r"\n *:")
+
+
+def _flow_keys_unsure(text: str) -> bool:
+    """A `:` at the start of a line (a key on the line before), or a line long enough for a key PyYAML
+    would not take as one: where PyYAML's rules for keys might read the text otherwise than JSON does."""
+    return bool(_FLOW_KEY_ACROSS_LINES.search(text)) or max(map(len, text.split("\n"))) > _LONGEST_KEY
+
+
+_FLOW_RISKY = re.compile(r"[#'\\]|:(?![ \n])")
+_FLOW_DQ = re.compile(r'"[^"\n]*"')
+# A run of what JSON reads as it stands (quoted strings, brackets, commas, `: `, spaces), then a plain
+# scalar, if any. Once _FLOW_RISKY found nothing and every quote closes, each character is in one or the
+# other, so the substitution walks the text from match to match and never starts inside a quoted string.
+_FLOW_PLAIN_RUN = re.compile(r"""((?:"[^"\n]*"|[ \n,\[\]{}]|:(?=[ \n]))*)([^,\[\]{}#:\n"' ]+(?:[ ]+[^,\[\]{}#:\n"' ]+)*)?""")
+
+
+_FLOW_DQ_SPLIT = re.compile(r'("[^"\n]*")')
+_FLOW_PLAIN = re.compile(r"[^\x00 ,\[\]{}:]+(?: +[^\x00 ,\[\]{}:]+)*")
+def _plain_match_as_json(match: re.Match[str]) -> str:
+    plain = match.group()
+    word = _WORDS_JSON.get(plain)
+    if word is not None:
+        return word
+    first = plain[0]
+    if first in _INDICATORS and not _dash_plain(plain):
+        raise Unsupported(f"a flow scalar starting with {first!r}")
+    if first in _NUMERIC_FIRST:
+        return _json_scalar(_resolve(plain))
+    return '"' + plain + '"'  # no quote or backslash here: the text outside quoted strings has none
+
+
+def _plain_as_json(match: re.Match[str]) -> str:
+    plain = match.group(2)
+    if plain is None:
+        return match.group(1)
+    if plain[0] in _INDICATORS and not _dash_plain(plain):
+        raise Unsupported(f"a flow scalar starting with {plain[0]!r}")
+    return match.group(1) + _json_scalar(_resolve(plain))
+
+
+def _dash_plain(plain: str) -> bool:
+    """`-x`: in flow context PyYAML starts a plain scalar with `-` (not `?` or `:`) when no space follows."""
+    return plain[0] == "-" and len(plain) > 1 and plain[1] != " "
+
+
+def _json_scalar(value: Any) -> str:
+    if type(value) is str:
+        return '"' + value + '"' if '"' not in value and "\\" not in value else _json_dumps(value)
+    if value is None:
+        return "null"
+    if value is True or value is False:
+        return "true" if value else "false"
+    return str(value)
+
+
+def _json_dumps(value: str) -> str:
+    return json.dumps(value)
+
+
+_JSON = json.JSONDecoder()
+
+
+class _Flow:
+    """A flow collection (`[...]`, `{...}`) starting on one line, reading the lines after it as needed.
+
+    Its tokens are written out as JSON (each scalar resolved as PyYAML resolves it), which json.loads then
+    reads: a structure JSON refuses (a missing or trailing comma, `[a: b]`, an empty value, a key that is
+    not a string) is Unsupported here, and PyYAML decides."""
+
+    def __init__(self, reader: _Reader, text: str, indent: int):
+        self.reader = reader
+        self.text = text
+        self.indent = indent
+
+    def value(self) -> Any:
+        text = self.text
+        while not _FLOW_RISKY.search(text):
+            if _flow_keys_unsure(text):
+                raise Unsupported("a flow collection whose keys PyYAML may read otherwise")
+            # The common case, at C speed: no comment, single quote, escape or `:` without a space. Quoted
+            # strings are JSON as they stand; the plain scalars between them are rewritten as JSON.
+            bare = _FLOW_DQ.sub("", text)
+            if '"' in bare:  # a quote that does not close on its line
+                break
+            if bare.count("[") + bare.count("{") > bare.count("]") + bare.count("}"):
+                text = self._more(text)  # not closed yet
+                continue
+            converted = _FLOW_PLAIN_RUN.sub(_plain_as_json, text)
+            try:
+                value, end = _JSON.raw_decode(converted)
+            except ValueError:
+                raise Unsupported("a flow collection JSON cannot read") from None
+            if converted[end:].strip(" "):
+                raise Unsupported("text after a flow collection")
+            return value
+        self.text = text
+        return self._tokens()
+
+    def _tokens(self) -> Any:
+        """Token by token: flow collections with comments, single quotes or escapes."""
+        text, position, depth = self.text, 0, 0
+        pieces: list[str] = []
+        key_ready = False  # the last piece is a string, which a `:` may follow
+        match_token = _FLOW_TOKEN.match
+        while True:
+            match = match_token(text, position)
+            if match is None:
+                if position < len(text):
+                    raise Unsupported("a flow token this reader does not know")
+                text = self._more(text)
+                continue
+            kind, token, position = match.lastgroup, match.group(), match.end()
+            if kind == "dq":
+                pieces.append(token)
+                key_ready = True
+            elif kind == "comma":
+                pieces.append(",")
+                key_ready = False
+            elif kind == "space" or kind == "comment":
+                continue
+            elif kind == "open":
+                depth += 1
+                pieces.append(token)
+                key_ready = False
+            elif kind == "close":
+                depth -= 1
+                pieces.append(token)
+                key_ready = False
+                if depth == 0:
+                    break
+            elif kind == "colon":
+                if not key_ready:
+                    raise Unsupported("a flow mapping key that is not a string")
+                pieces.append(":")
+                key_ready = False
+            else:
+                if kind == "plain":
+                    if token[0] in _INDICATORS and not _dash_plain(token):
+                        raise Unsupported(f"a flow scalar starting with {token[0]!r}")
+                    value = _resolve(token)
+                elif kind == "escaped":
+                    value = _double_quoted(token)[0]
+                else:
+                    value = _single_quoted(token)[0]
+                pieces.append(_json_scalar(value))
+                key_ready = isinstance(value, str)
+        rest = text[position:].lstrip(" ")
+        if rest and not (rest.startswith("#") and position < len(text) and text[position] == " "):
+            raise Unsupported("text after a flow collection")
+        if _flow_keys_unsure(text):
+            raise Unsupported("a flow collection whose keys PyYAML may read otherwise")
+        try:
+            return _JSON.decode("".join(pieces))
+        except ValueError:
+            raise Unsupported("a flow collection JSON cannot read") from None
+
+    def _more(self, text: str) -> str:
+        """The text with the next line appended (a flow collection may go on over several lines)."""
+        reader = self.reader
+        if reader.at >= len(reader.lines):
+            raise Unsupported("a flow collection that does not close")
+        line = reader.lines[reader.at]
+        if line.strip(" ") and reader._indent_of(line) <= self.indent:
+            raise Unsupported("a flow collection continued at its parent's indentation")
+        reader.at += 1
+        return text + "\n" + line
