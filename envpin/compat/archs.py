@@ -13,7 +13,6 @@ from __future__ import annotations
 from envpin.compat.model import ArchList, ComputeCapability
 from envpin.compat.record import Record, record
 
-
 # Compute capabilities that exist only on Tegra (Jetson) parts: TX1/Nano, TX2, Xavier, Orin, Thor.
 TEGRA_CAPABILITIES = frozenset(
     ComputeCapability.parse(text) for text in ("5.3", "6.2", "7.2", "8.7", "10.1", "11.0")

@@ -32,6 +32,8 @@ try:  # hashlib.blake2b is this very type; importing hashlib would also load Ope
 except ImportError:  # pragma: no cover - a Python built without its own BLAKE2
     from hashlib import blake2b
 
+from packaging.version import Version
+
 from envpin.compat import model
 from envpin.compat.model import ComputeCapability, Database
 from envpin.compat.record import Record
@@ -412,8 +414,6 @@ class _Codecs:
                 return value
             return plain
         if head == "Version":
-            from packaging.version import Version
-
             def version(value, encoding):
                 if type(value) is not Version:
                     raise CacheMiss("expected a Version")
@@ -478,15 +478,13 @@ class _Codecs:
             for position, convert in converted:
                 value[position] = convert(value[position], decoding)
             instance = new(cls)
-            instance.__dict__.update(zip(names, value))
+            instance.__dict__.update(zip(names, value, strict=True))
             return instance
         return decode_record
 
     def _decode_kind(self, kind: tuple):
         head = kind[0]
         if head == "Version":
-            from packaging.version import Version
-
             def version(value, decoding):
                 if type(value) is not str:
                     raise CacheMiss("expected a version")

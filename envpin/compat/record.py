@@ -51,7 +51,7 @@ class Record:
         return hash(self._values(self))
 
     def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={value!r}" for name, value in zip(self._fields, self._values(self)))
+        shown = ", ".join(f"{name}={value!r}" for name, value in zip(self._fields, self._values(self), strict=True))
         return f"{self.__class__.__qualname__}({shown})"
 
 

@@ -104,7 +104,7 @@ def _detect_driver(runner, environ, fs_root, timeout, os_label, wsl, nvml_module
         nvml_module = False
     nvml_hung = False
     if nvml_module is not False:
-        from envpin.host import nvml  # only where NVML can answer
+        from envpin.host import nvml  # noqa: PLC0415 - only where NVML can answer
 
         report = nvml.probe_within(nvml_module, timeout)
         nvml_hung = report.timed_out

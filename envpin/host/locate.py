@@ -37,7 +37,7 @@ def candidate_paths(os_name: str, environ: Mapping[str, str], *, wsl: bool = Fal
         candidates.append(str(Path(system_root) / "System32" / exe))
         candidates.append(str(Path(program_files) / "NVIDIA Corporation" / "NVSMI" / exe))
         pattern = str(Path(system_root) / "System32" / "DriverStore" / "FileRepository" / "nv*" / exe)
-        import glob  # Windows only
+        import glob  # noqa: PLC0415 - Windows only
 
         candidates.extend(sorted(glob.glob(pattern)))
     elif wsl:

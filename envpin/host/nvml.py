@@ -7,7 +7,6 @@ libnvidia-ml, or any NVML error only produces a note, never a failed detection.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any

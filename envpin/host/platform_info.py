@@ -31,7 +31,7 @@ def _uname(field: str) -> str:
     if hasattr(os, "uname"):
         names = os.uname()
         return names.sysname if field == "system" else names.machine
-    import platform
+    import platform  # noqa: PLC0415 - 3 ms, only where os.uname() is missing (Windows)
 
     return platform.system() if field == "system" else platform.machine()
 
@@ -45,7 +45,7 @@ def is_wsl(proc_version: str | None) -> bool:
 def libc(os_label: str) -> Libc | None:
     if os_label != "linux":
         return None
-    import platform
+    import platform  # noqa: PLC0415 - 3 ms, only for libc (detect, not solve)
 
     name, version = platform.libc_ver()
     if name == "glibc" and version:
@@ -80,7 +80,7 @@ def _python_version() -> str:
     word = sys.version.split(maxsplit=1)[0] if sys.version else ""
     if re.fullmatch(r"\d+\.\d+(\.\d+)?[\w.+]*", word):
         return word
-    import platform
+    import platform  # noqa: PLC0415 - 3 ms, only for an unusual sys.version
 
     return platform.python_version()
 
