@@ -13,6 +13,7 @@ import codecs
 import importlib
 import json
 import sys
+from typing import NoReturn
 
 from envpin import __version__
 from envpin.commands import COMMANDS
@@ -23,7 +24,7 @@ from envpin.escapes import has_control, printable
 class Parser(argparse.ArgumentParser):
     json_errors = False  # set by main() when the words ask for --format json
 
-    def error(self, message: str) -> None:  # one line, exit 2, as for every other bad input
+    def error(self, message: str) -> NoReturn:  # one line, exit 2, as for every other bad input
         if Parser.json_errors:
             print_json_error("usage", message)
         self.exit(2, f"envpin: error: {message} (see `{self.prog} --help`)\n")
@@ -34,7 +35,7 @@ def print_json_error(code: str, message: str) -> None:
 
 
 def wants_json(words: list[str]) -> bool:
-    return any(a == "--format" and b == "json" for a, b in zip(words, words[1:])) or "--format=json" in words
+    return any(a == "--format" and b == "json" for a, b in zip(words, words[1:], strict=False)) or "--format=json" in words
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -79,7 +80,7 @@ def fit_output_to_terminal() -> None:
 def refuse_control_characters(args: argparse.Namespace) -> None:
     """No argument may hold a line break or another control character: values reach committed files (a GPU name
     in a header, a URL in requirements.txt), where a line break would start a line of the user's choosing."""
-    for name, value in vars(args).items():
+    for value in vars(args).values():
         for item in value if isinstance(value, list) else [value]:
             if isinstance(item, str) and has_control(item):
                 raise EnvpinInputError(f"'{printable(item)}': a control character (such as a line break) in an "

@@ -118,6 +118,7 @@ def read_fleet(path: str, spec: TargetSpec, database: Database) -> list[tuple[st
     for position, entry in enumerate(entries):
         origin = f"--targets {path}: targets[{position}]"
         facts = apply_overrides(from_json(entry, origin=origin), overrides)
-        name = entry.get("name") if isinstance(entry, dict) and isinstance(entry.get("name"), str) else f"target {position}"
+        written = entry.get("name") if isinstance(entry, dict) else None
+        name = written if isinstance(written, str) else f"target {position}"
         machines.append((name, make_target(database, facts)))
     return machines

@@ -37,7 +37,7 @@ def check_text(
     path: str,
     text: str,
     *,
-    load_database: Callable[[], object],
+    load_database: Callable[[], Database],
     kind: str | None = None,
     targets: Sequence[CheckTarget] = (),
     policy: str = "minor",

@@ -122,7 +122,8 @@ def _pin(entry: dict[str, Any], where: str) -> Pin | None:
     if not isinstance(name, str):
         return None
     version = str(version) if isinstance(version, (str, int, float)) else None
-    url = entry.get("url") if isinstance(entry.get("url"), str) else ""
+    written_url = entry.get("url")
+    url = written_url if isinstance(written_url, str) else ""
     scope = frozenset({platform}) if isinstance(platform, str) else frozenset()
     own_platform = (CONDA_SUBDIRS[platform],) if platform in CONDA_SUBDIRS else ()
     if entry.get("manager") == "pip":

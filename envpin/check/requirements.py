@@ -118,11 +118,12 @@ def _break_args_options(text: str) -> tuple[str, str, str]:
     return text, "", ""
 
 
-def _tokens(text: str, where: str) -> tuple[list[str] | None, Problem | None]:
+def _tokens(text: str, where: str) -> list[str] | Problem:
+    """The words of an option text, or the problem that it cannot be split."""
     try:
-        return shlex.split(text), None
+        return shlex.split(text)
     except ValueError as error:
-        return None, problem("CHK-REQUIREMENT-INVALID", where, f"options {text!r} cannot be split ({error})",
+        return problem("CHK-REQUIREMENT-INVALID", where, f"options {text!r} cannot be split ({error})",
                              "fix the quoting")
 
 
@@ -151,9 +152,9 @@ def _options(tokens: list[str], table: dict[str, str]) -> Iterable[tuple[str | N
 
 
 def _option_line(text: str, where: str) -> Line:
-    tokens, failure = _tokens(text, where)
-    if failure:
-        return Line(where, problems=(failure,))
+    tokens = _tokens(text, where)
+    if isinstance(tokens, Problem):
+        return Line(where, problems=(tokens,))
     options: list[IndexOption] = []
     problems: list[Problem] = []
     require_hashes = editable = False
@@ -222,9 +223,9 @@ def _direct_reference(url: str, text: str, where: str, *, name: str | None = Non
 
 
 def _with_requirement_options(line: Line, option_text: str, where: str) -> Line:
-    tokens, failure = _tokens(option_text, where)
-    if failure:
-        return _replace(line, problems=line.problems + (failure,))
+    tokens = _tokens(option_text, where)
+    if isinstance(tokens, Problem):
+        return _replace(line, problems=line.problems + (tokens,))
     hashes: list[str] = []
     problems = list(line.problems)
     for what, written, value in _options(tokens, {**_REQUIREMENT_OPTIONS, **_FILE_OPTIONS}):

@@ -10,8 +10,11 @@ Facts come from the compatibility database (`torch_releases` with their `compani
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
+
+from packaging.version import InvalidVersion, Version
 
 from envpin.check.model import Contents, Pin, Problem, can_coexist, scope_oses
 from envpin.check.variants import (
@@ -132,8 +135,6 @@ def bound_variant(pin: Pin, contents: Contents) -> str | None:
 
 
 def torch_release_of(database: Database, version: str) -> TorchRelease | None:
-    from packaging.version import InvalidVersion
-
     try:
         return database.torch_release(version)
     except ValueError:  # InvalidVersion, or a number too long for int()
@@ -246,8 +247,6 @@ def torch_family(contents: Contents, database: Database) -> list[Problem]:
 
 
 def _paired_torch_releases(database: Database, companion: Pin) -> list[TorchRelease]:
-    from packaging.version import InvalidVersion, Version
-
     try:
         wanted = Version(public(companion))
     except ValueError:  # InvalidVersion, or a number too long for int()
@@ -344,8 +343,6 @@ def _conda_cpu_and_cuda(contents: Contents) -> list[Problem]:
 
 
 def _newest(versions: Iterable[str]) -> str:
-    from packaging.version import Version
-
     return str(max(versions, key=Version))
 
 
@@ -433,8 +430,6 @@ def _cuda_build_of(pin: Pin, major: str) -> str:
 
 
 def tensorflow_release_of(database: Database, version: str):
-    from packaging.version import InvalidVersion, Version
-
     try:
         wanted = Version(version)
     except ValueError:  # InvalidVersion, or a number too long for int()
@@ -443,8 +438,6 @@ def tensorflow_release_of(database: Database, version: str):
 
 
 def jax_release_of(database: Database, version: str):
-    from packaging.version import InvalidVersion, Version
-
     try:
         wanted = Version(version)
     except ValueError:  # InvalidVersion, or a number too long for int()
@@ -703,8 +696,7 @@ def jax_plugins(contents: Contents, database: Database) -> list[Problem]:
 def cuda_library_pins(contents: Contents, database: Database) -> list[Problem]:
     """A framework build states the nvidia-* versions it needs (its wheel's Requires-Dist, in the database);
     a lock or requirements file that pins another one cannot install, or installs a mismatched pair."""
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-    from packaging.version import InvalidVersion, Version
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet  # noqa: PLC0415 - packaging.specifiers is heavy (~5 ms): only a file with CUDA library pins needs it
 
     problems = []
     for owner, what, pins in _framework_library_pins(contents, database):
@@ -732,7 +724,7 @@ def _framework_library_pins(contents: Contents, database: Database):
         if pin.name == "torch":
             release = torch_release_of(database, public(pin))
             variant = release.variants.get(bound_variant(pin, contents) or "") if release else None
-            if variant and variant.pins:
+            if release is not None and variant and variant.pins:
                 yield pin, f"torch {release.version}+{variant.name}", variant.pins
         elif pin.name == "tensorflow" and "and-cuda" in pin.extras:
             release = tensorflow_release_of(database, public(pin))
@@ -742,5 +734,5 @@ def _framework_library_pins(contents: Contents, database: Database):
             major = jax_cuda_major(pin.name, pin.version, pin.extras)
             release = jax_release_of(database, public(pin)) if major else None
             extra = release.extras.get(f"cuda{major}") if release else None
-            if extra and extra.pins:
+            if release is not None and extra and extra.pins:
                 yield pin, f"jax[cuda{major}] {release.version}", extra.pins

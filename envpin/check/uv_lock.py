@@ -116,7 +116,8 @@ def _pin(package: dict[str, Any], where: str, scope: frozenset[str], extras: dic
         return None
     canonical = canonicalize_name(name)
     version = package.get("version") if isinstance(package.get("version"), str) else None
-    source = package.get("source") if isinstance(package.get("source"), dict) else {}
+    written_source = package.get("source")
+    source: dict[str, Any] = written_source if isinstance(written_source, dict) else {}
     platforms: set[str] = set()
     for wheel in package.get("wheels") or [] if canonical in PLATFORM_SENSITIVE else ():
         if isinstance(wheel, dict):
@@ -207,7 +208,7 @@ def _roots(packages: dict[int, dict[str, Any]], items: dict[tuple[str, str, str]
         edges += [e for e in package.get("dependencies") or []] if label is None else []
         for kind, table in (("extra", package.get("optional-dependencies")), ("group", package.get("dev-dependencies"))):
             for key, entries in table.items() if isinstance(table, dict) else ():
-                owner = items.get((name, kind, key))
+                owner = items.get((name, kind, key)) if name is not None else None  # every item names its package
                 if owner == label:
                     edges += entries or []
     return edges

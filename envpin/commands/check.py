@@ -65,9 +65,9 @@ def run(args: argparse.Namespace) -> int:
     conda_channels = channels(args) if args.solve else None
     reports = []
     for path in args.files:
-        text, failure = _read(path)
-        if failure is not None:
-            reports.append(failure)
+        text = _read(path)
+        if isinstance(text, FileReport):  # the file could not be read
+            reports.append(text)
             continue
         ignore = config.ignored_for(path) | frozenset(args.ignore)
         report = check_text(path, text, load_database=database.get, kind=args.kind, targets=targets, policy=policy,
@@ -115,12 +115,13 @@ def _with_conda_solve(report: FileReport, text: str, kind: str | None, spec: Tar
     return report
 
 
-def _read(path: str) -> tuple[str | None, FileReport | None]:
+def _read(path: str) -> str | FileReport:
+    """The file's text, or the report that it cannot be read."""
     try:
-        return read_text(path), None
+        return read_text(path)
     except UnreadableFile as error:
         found = problem("CHK-FILE-UNREADABLE", "", f"cannot be read ({error.reason})", "check the path and that it is UTF-8 text")
-        return None, FileReport(path, (found,), unreadable=True)
+        return FileReport(path, (found,), unreadable=True)
 
 
 def _config(args: argparse.Namespace) -> CheckConfig:

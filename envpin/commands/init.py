@@ -18,6 +18,7 @@ from envpin.options import (
     target_spec,
 )
 from envpin.planning import plan
+from envpin.resolver.plan import Plan
 from envpin.userfiles import read_text, write_atomically
 
 DEFAULT_FILES = {"environment.yml": "environment.yml", "requirements.txt": "requirements-gpu.txt"}
@@ -55,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
     planned = plan(solve_options(args, project_directory=args.directory), target_spec(args), database)
     rendering = RenderOptions(format=args.format, output=str(output), name=args.name or directory.resolve().name or "envpin")
     text = render(planned.answer, planned.request, rendering, database, planned.project, planned.source_args)
-    if not planned.ok:
+    answer = planned.answer
+    if not isinstance(answer, Plan):  # not planned.ok
         sys.stdout.write(text)
         return 1
     if output.exists():
@@ -69,7 +71,6 @@ def run(args: argparse.Namespace) -> int:
             print(f"envpin: {output} exists and differs (diff above); rerun with --force to overwrite", file=sys.stderr)
             return 1
     write_atomically(output, text)
-    answer = planned.answer
     print(f"wrote {output} ({answer.packages[0].requirement}, {answer.accelerator})", file=sys.stderr)
     print(PRE_COMMIT_SNIPPET.format(name=output.name, pattern=output.name.replace(".", r"\.")))
     return 0

@@ -23,7 +23,7 @@ from envpin.options import (
 )
 from envpin.planning import PlannedFleet, plan, plan_fleet
 from envpin.resolver.fleet import FleetResult
-from envpin.resolver.plan import Unsatisfiable
+from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.urls import CREDENTIALS_NOTE, has_credentials
 from envpin.userfiles import write_atomically
 
@@ -47,9 +47,9 @@ def run(args: argparse.Namespace) -> int:
         return run_fleet(plan_fleet(options, args.targets, spec, database), rendering, database)
     planned = plan(options, spec, database)
     text = render(planned.answer, planned.request, rendering, database, planned.project, planned.source_args)
-    if rendering.output and planned.ok:
+    answer = planned.answer
+    if rendering.output and isinstance(answer, Plan):  # planned.ok
         write_atomically(Path(rendering.output), text)
-        answer = planned.answer
         print(f"wrote {rendering.output} ({answer.packages[0].requirement}, {answer.accelerator})", file=sys.stderr)
         if has_credentials(planned.request.torch_index):
             print(f"envpin: note: {CREDENTIALS_NOTE}", file=sys.stderr)
@@ -65,7 +65,7 @@ def run_fleet(fleet: PlannedFleet, rendering: RenderOptions, database) -> int:
         return render(result.answer, fleet.request, options, database, fleet.project, fleet.source_args)
 
     if rendering.output:
-        for path, result in zip(fleet_paths(Path(rendering.output), fleet.results), fleet.results):
+        for path, result in zip(fleet_paths(Path(rendering.output), fleet.results), fleet.results, strict=True):
             if isinstance(result.answer, Unsatisfiable):
                 continue
             write_atomically(path, rendered(result, replace(rendering, output=str(path))))
@@ -85,7 +85,8 @@ def run_fleet(fleet: PlannedFleet, rendering: RenderOptions, database) -> int:
 
 def fleet_paths(output: Path, results) -> list[Path]:
     """`environment.yml` → `environment.cu126.yml`, `environment.cpu.yml` …, numbered if two share an accelerator."""
-    paths, seen = [], {}
+    paths: list[Path] = []
+    seen: dict[str, int] = {}
     for result in results:
         label = result.answer.accelerator if not isinstance(result.answer, Unsatisfiable) else "none"
         seen[label] = seen.get(label, 0) + 1

@@ -144,7 +144,7 @@ def _no_kernel_image(case: Case, arch_findings: list[Finding]) -> Finding | None
 
 
 def _extension_in(hit, case: Case) -> str | None:
-    for source, text in case.texts:
+    for _source, text in case.texts:
         names = [n for n in EXTENSION_FILE.findall(text) if not n.startswith(("libtorch", "libc10", "_C."))]
         if names:
             return names[-1]

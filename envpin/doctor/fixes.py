@@ -11,20 +11,21 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from envpin.compat.drivers import minimum_driver
 from envpin.doctor.model import Case
 from envpin.errors import EnvpinInputError
 from envpin.facts import PythonInfo, is_python_version
+from envpin.resolver.builds import ordered_variants
+from envpin.resolver.plan import Unsatisfiable
+from envpin.resolver.request import DEFAULT_TORCH_INDEX, parse_request
+from envpin.resolver.solve import solve
+from envpin.resolver.target import make_target
 from envpin.vocabulary.frameworks import COMPANIONS, TORCH
 
 
 def install_fix(case: Case, framework: str = "torch", keep_release: bool = True, extra_specs: tuple[str, ...] = ()) -> list[str]:
     """['<python> -m pip install ... --index-url ...', 'why'] for the build that fits this machine, or the
     solver's explanation and its fixes when none does."""
-    from envpin.resolver.plan import Unsatisfiable
-    from envpin.resolver.request import parse_request
-    from envpin.resolver.solve import solve
-    from envpin.resolver.target import make_target
-
     facts = case.host
     if case.env is not None and is_python_version(case.env.python.version):
         facts = replace(facts, python=PythonInfo(case.env.python.version, case.env.python.executable, case.env.python.env_type))
@@ -84,10 +85,6 @@ def _why(plan) -> str:
 def gpu_machine_builds(case: Case, framework: str = "torch") -> list[str]:
     """For a machine without an NVIDIA driver: the CUDA builds of the installed torch release for this platform,
     newest CUDA first, each with the driver it needs and the install command (database, not a guess)."""
-    from envpin.compat.drivers import minimum_driver
-    from envpin.resolver.builds import ordered_variants
-    from envpin.resolver.request import DEFAULT_TORCH_INDEX
-
     if framework != "torch":
         return []
     release_version = case.release("torch")

@@ -12,7 +12,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from packaging.version import Version
+
 from envpin.doctor import ld_search
+from envpin.doctor.driver import torch_cuda as build_cuda
 from envpin.doctor.ld_search import LinuxLoader, SharedObject
 from envpin.doctor.model import CONFIRMED, LIKELY, MATCHED, PROVEN, Case, Finding
 from envpin.vocabulary.frameworks import FRAMEWORKS
@@ -248,8 +251,6 @@ def _nccl_duplicates(case: Case) -> Finding | None:
     evidence = [hit.evidence()] if hit else []
     if nccl:
         evidence.append("installed: " + ", ".join(f"{n} {v}" for n, v in sorted(nccl.items())))
-    from envpin.doctor.driver import torch_cuda as build_cuda
-
     torch_cuda = build_cuda(case)
     keep = f"nvidia-nccl-cu{torch_cuda.split('.')[0]}" if torch_cuda else "the one torch requires"
     extras = [n for n in nccl if n != keep]
@@ -282,6 +283,4 @@ def _libstdcxx(case: Case) -> Finding | None:
 
 
 def _v(text: str):
-    from packaging.version import Version
-
     return Version(text)

@@ -15,9 +15,12 @@ import shlex
 from dataclasses import dataclass
 from functools import cached_property
 
+from packaging.version import Version
+
 from envpin.compat.model import Database
 from envpin.doctor.catalogue import BY_ID, compiled
 from envpin.facts import FRAMEWORK_KEYS, EnvFacts, FrameworkFacts, HostFacts
+from envpin.verify.report import machine_gpus
 from envpin.vocabulary.platforms import platform_key
 
 SEVERITIES = ("error", "warning", "info")
@@ -147,8 +150,6 @@ class Case:
 
     @cached_property
     def gpus(self):
-        from envpin.verify.report import machine_gpus
-
         return machine_gpus(self.host, self.env, self.database)
 
     @property
@@ -192,8 +193,6 @@ class Case:
 
     def release(self, name: str):
         """The installed version as a packaging Version without its local part (2.5.1+cu124 -> 2.5.1)."""
-        from packaging.version import InvalidVersion, Version
-
         text = self.package(name)
         if not text:
             return None

@@ -12,11 +12,14 @@ import ntpath
 import re
 from dataclasses import replace
 
+from packaging.version import Version
+
 from envpin.compat.drivers import driver_at_least, minimum_driver
 from envpin.doctor import dll_search
 from envpin.doctor.dll_search import ERROR_MOD_NOT_FOUND, WindowsProcess, normalise, resolve, where
 from envpin.doctor.fixes import install_fix
 from envpin.doctor.model import CONFIRMED, LIKELY, MATCHED, PROVEN, Case, Finding, join_dir, same_path, version_tuple
+from envpin.resolver.request import DEFAULT_TORCH_INDEX
 from envpin.vocabulary.variants import CUDA, kind_of
 
 W1, W2, W3, W4, W5, W6, W7, W8, W9, W10, W11, W12 = (
@@ -490,8 +493,6 @@ def _ort_provider(case: Case) -> Finding | None:
 
 def _same_build(case: Case, version: str) -> str:
     """A pip command for torch `version` in the installed build's variant, when the database says it exists."""
-    from envpin.resolver.request import DEFAULT_TORCH_INDEX
-
     tag = case.local_tag("torch")
     release = case.database.torch_release(version)
     if tag and release is not None and tag in release.variants and release.pypi.get("windows-x86_64") != tag:
@@ -500,8 +501,6 @@ def _same_build(case: Case, version: str) -> str:
 
 
 def _v(text: str):
-    from packaging.version import Version
-
     return Version(text)
 
 

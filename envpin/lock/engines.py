@@ -61,7 +61,8 @@ class LockInput:
 
 
 class Engine(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...  # read-only: the engines are frozen dataclasses
 
     def version(self) -> str: ...
 
@@ -75,7 +76,7 @@ class Engine(Protocol):
 def find_uv() -> str | None:
     """The uv binary of the `uv` package (PyPI), else one on PATH."""
     try:
-        from uv import find_uv_bin
+        from uv import find_uv_bin  # noqa: PLC0415 - uv may be missing: its ImportError falls back to PATH here
 
         return find_uv_bin()
     except (ImportError, FileNotFoundError):
@@ -130,7 +131,7 @@ class UvEngine:
         return _first_line([self.binary, "--version"]).split(" (")[0]
 
     def lock(self, lock_input: LockInput, workdir: Path, timeout: float) -> str:
-        import tomli_w
+        import tomli_w  # noqa: PLC0415 - tomli_w (~3 ms) only for a uv lock's input
 
         project = workdir / "pyproject.toml"
         constraints = workdir / "constraints.txt"

@@ -40,7 +40,7 @@ def lock_file_name(accelerator: str, kind: str = "pylock") -> str:
 
 
 def complete(engine_text: str, facts: LockFacts) -> dict[str, Any]:
-    from envpin import _toml
+    from envpin import _toml  # noqa: PLC0415 - envpin._toml is the TOML parser (~4 ms); a solve imports this module and reads no TOML
 
     try:
         raw = _toml.loads(engine_text)
@@ -70,7 +70,7 @@ def complete(engine_text: str, facts: LockFacts) -> dict[str, Any]:
 def validate(document: dict[str, Any], own: bool = True) -> list[str]:
     """Problems `packaging.pylock` and envpin's own rules find: a spec-valid document where every file has a
     sha256 and (for the locks envpin writes, `own`) every package names its index."""
-    from packaging.pylock import Pylock, PylockValidationError
+    from packaging.pylock import Pylock, PylockValidationError  # noqa: PLC0415 - packaging.pylock is heavy (~25 ms): only validation needs it
 
     try:
         Pylock.from_dict(document)
@@ -108,7 +108,7 @@ def check_pins(document: dict[str, Any], facts: LockFacts) -> list[str]:
 
 
 def render(document: dict[str, Any], header: list[str]) -> str:
-    import tomli_w
+    import tomli_w  # noqa: PLC0415 - tomli_w (~3 ms) only to write a lock
 
     comments = "".join(f"# {line}\n" for line in header)
     return comments + tomli_w.dumps(_without_none(document))
@@ -116,7 +116,7 @@ def render(document: dict[str, Any], header: list[str]) -> str:
 
 def read_lock(path: str) -> dict[str, Any]:
     """A lock file from disk, checked; any problem is one EnvpinInputError naming the file."""
-    from envpin import _toml
+    from envpin import _toml  # noqa: PLC0415 - envpin._toml is the TOML parser (~4 ms); a solve imports this module and reads no TOML
 
     try:
         with open(path, "rb") as handle:
@@ -143,7 +143,7 @@ def lock_python(document: dict[str, Any], running: str | None = None) -> str | N
     if target.get("python"):
         return target["python"]
     if running:
-        from packaging.specifiers import SpecifierSet
+        from packaging.specifiers import SpecifierSet  # noqa: PLC0415 - packaging.specifiers is heavy (~5 ms): only this fallback needs it
 
         if not requires or SpecifierSet(requires).contains(f"{running}.0", prereleases=True):
             return running

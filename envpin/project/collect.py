@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 from envpin.errors import EnvpinInputError
@@ -67,7 +68,7 @@ class _Reader:
             elif name == "setup.cfg":
                 entries.extend(read_setup_cfg(text, label, extras))
             else:
-                entries.extend(read_environment_yml(text, label, lambda t, c, p=path: self._include(p, t, c)))
+                entries.extend(read_environment_yml(text, label, partial(self._include, path)))
         return entries
 
     def _generated(self, path: Path, entries: Entries) -> bool:

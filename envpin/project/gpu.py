@@ -13,7 +13,9 @@ KNOWN_EXTRAS = {"tensorflow": {"and-cuda"}, "jax": {"cuda12", "cuda13"}}
 
 def gpu_specs(project: Project) -> tuple[list[str], list[str], dict[str, list[str]]]:
     """(specs for the solver, notes, package -> where the project asks for it)."""
-    specs, notes, origins = [], [], {}
+    specs: list[str] = []
+    notes: list[str] = []
+    origins: dict[str, list[str]] = {}
     for requirement in project.gpu_requirements:
         package = GPU_PACKAGE_ALIASES[requirement.name]
         extras = _extras(package, requirement.extras, requirement.origin, notes)

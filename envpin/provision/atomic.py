@@ -14,6 +14,7 @@ temporary path in those files is rewritten to the prefix.
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import re
@@ -21,9 +22,9 @@ import secrets
 import shutil
 import signal
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from envpin.errors import EnvpinInputError
 
@@ -113,7 +114,7 @@ def exchange(first: Path, second: Path) -> bool:
     """Swap two directories atomically (Linux ≥ 3.15 renameat2 RENAME_EXCHANGE); False where unavailable."""
     if not sys.platform.startswith("linux"):
         return False
-    import ctypes
+    import ctypes  # noqa: PLC0415 - Linux only (renameat2), and ctypes costs ~3 ms
 
     try:
         renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
@@ -221,6 +222,4 @@ def signals_deferred() -> Iterator[None]:
 
 
 def glob_escape(text: str) -> str:
-    import glob
-
     return glob.escape(text)

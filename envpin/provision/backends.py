@@ -61,7 +61,8 @@ class CondaTarget:
 
 
 class Backend(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...  # read-only: the backends are frozen dataclasses
 
     def steps(self, location: Path, inputs: InstallInputs) -> list[Step]: ...
 

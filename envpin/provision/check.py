@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from envpin.errors import EnvpinError
 from envpin.vocabulary.frameworks import COMPANIONS, FRAMEWORKS, PINNED_FRAMEWORK_OF
 
 # A pinned framework package -> the module to import (the framework's name); companions are not imported.
@@ -114,7 +115,7 @@ def verify_environment(python: Path, document: dict[str, Any], timeout: float = 
     """`envpin verify`'s probe (envpin.verify.run.run_probe: imports and a small computation per framework)
     where it is present, else the minimal stdlib probe above."""
     try:
-        from envpin.verify.run import run_probe
+        from envpin.verify.run import run_probe  # noqa: PLC0415 - its ImportError selects the stdlib probe above
     except ImportError:
         report = probe(python, frameworks_in(document), timeout)
     else:
@@ -135,8 +136,6 @@ def verify_conda_environment(location: Path, python: Path, timeout: float = 300)
 
 
 def report_of_verify(python: Path, run_probe, timeout: float) -> dict[str, Any]:
-    from envpin.errors import EnvpinError
-
     try:
         facts = run_probe(str(python), import_timeout=timeout)
     except EnvpinError as error:

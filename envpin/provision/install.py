@@ -10,8 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from envpin.conda.backends import find_tool
 from envpin.conda.virtual import override_environment
 from envpin.errors import EnvpinError, EnvpinInputError
+from envpin.lock.engines import engine_environment, find_uv
 from envpin.provision.atomic import staged
 from envpin.provision.backends import (
     CONDA_FAMILY,
@@ -26,6 +28,7 @@ from envpin.provision.backends import (
 )
 from envpin.provision.check import Verification, verify_conda_environment, verify_environment
 from envpin.provision.progress import Progress
+from envpin.provision.rattler import RattlerBackend
 from envpin.provision.runner import run_streaming
 
 
@@ -48,8 +51,6 @@ class Installed:
 
 def provision(prefix: Path, backend: Backend, inputs: InstallInputs, document: dict[str, Any] | None,
               progress: Progress, timeout: float = 3600) -> Installed:
-    from envpin.lock.engines import engine_environment
-
     environment = engine_environment()
     with staged(prefix) as staging:
         for step in backend.steps(staging.path, inputs):
@@ -104,8 +105,6 @@ def choose_backend(name: str | None, python: str, interpreter: str | None, conda
                    ) -> Backend:
     """`--backend`; by default uv when it is installed, else venv + pip. The conda family needs the target's
     subdir and virtual packages (`conda_target`)."""
-    from envpin.lock.engines import find_uv
-
     if name in (None, "uv"):
         uv = find_uv()
         if uv:
@@ -119,11 +118,7 @@ def choose_backend(name: str | None, python: str, interpreter: str | None, conda
     if conda_target is None:
         raise ValueError("a conda backend needs the target's subdir and virtual packages")
     if name == "rattler":
-        from envpin.provision.rattler import RattlerBackend
-
         return RattlerBackend(conda_target)
-    from envpin.conda.backends import find_tool
-
     binary = find_tool(name)
     if not binary:
         raise EnvpinInputError(f"--backend {name}: `{name}` is not on PATH; install it, or use --backend rattler")

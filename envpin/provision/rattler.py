@@ -38,12 +38,14 @@ class RattlerBackend:
     def steps(self, location: Path, inputs: InstallInputs) -> list[Step]:
         run = _RattlerRun(self.target, location)
         link = Step("link the conda packages (rattler)", action=run.link)
-        if inputs.conda_lock is not None:
-            read = Step(f"read {inputs.conda_lock.name} for {self.target.subdir}", action=lambda _: run.read_lock(inputs))
+        conda_lock, environment_yml = inputs.conda_lock, inputs.environment_yml
+        if conda_lock is not None:
+            read = Step(f"read {conda_lock.name} for {self.target.subdir}",
+                        action=lambda _: run.read_lock(conda_lock, inputs.conda_environment))
             return [read, link]
-        if inputs.environment_yml is not None:
-            solve = Step(f"solve {inputs.environment_yml.name} for {self.target.subdir} (rattler)",
-                         action=lambda _: run.solve_file(inputs.environment_yml))
+        if environment_yml is not None:
+            solve = Step(f"solve {environment_yml.name} for {self.target.subdir} (rattler)",
+                         action=lambda _: run.solve_file(environment_yml))
             if inputs.pip_section is None:
                 return [solve, link]
             return [solve, link, Step("install the pip: section (pip, no hashes)",
@@ -69,8 +71,8 @@ class _RattlerRun:
     location: Path
     records: list[Any] = field(default_factory=list)
 
-    def read_lock(self, inputs: InstallInputs) -> None:
-        self.records = records_from_lock(inputs.conda_lock, self.target.subdir, inputs.conda_environment)
+    def read_lock(self, lock: Path, environment: str) -> None:
+        self.records = records_from_lock(lock, self.target.subdir, environment)
 
     def solve_file(self, path: Path) -> None:
         try:

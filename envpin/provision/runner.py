@@ -18,8 +18,10 @@ import subprocess
 import sys
 import threading
 from collections import deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
+
+from envpin.host.runner import kill_group
 
 
 @dataclass(frozen=True)
@@ -88,8 +90,6 @@ def _die_with(parent: int) -> None:
 
 def stop(process: subprocess.Popen) -> None:
     """Kill the child's process group and wait for it, so nothing writes after we return."""
-    from envpin.host.runner import kill_group
-
     if process.poll() is None:
         kill_group(process)
     try:

@@ -121,7 +121,7 @@ class PyPIClient:
         except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError) as error:
             raise FetchError(url, f"not a readable wheel ({error})") from None
 
-    def _fetch_range(self, url: str, start: int | None, end: int | None) -> tuple[int, int, bytes]:
+    def _fetch_range(self, url: str, start: int | None, end: int) -> tuple[int, int, bytes]:
         """Bytes start..end-1 (start None: the last `end` bytes) -> (first offset, file size, bytes)."""
         spec = f"bytes=-{end}" if start is None else f"bytes={start}-{end - 1}"
         response = self._request(url, headers={"Range": spec, "Accept-Encoding": "identity"})
@@ -204,7 +204,7 @@ class RangeFile(io.RawIOBase):
     served from what was fetched, or fetch at least `chunk` bytes from the position asked for.
     """
 
-    def __init__(self, url: str, fetch: Callable[[str, int | None, int | None], tuple[int, int, bytes]],
+    def __init__(self, url: str, fetch: Callable[[str, int | None, int], tuple[int, int, bytes]],
                  chunk: int, budget: int):
         super().__init__()
         self.url, self._fetch, self._chunk, self._budget = url, fetch, chunk, budget

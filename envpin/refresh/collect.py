@@ -7,6 +7,7 @@ package or file is simply absent from the Observations, so diff.py holds back ev
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from envpin.compat.model import Database
 from envpin.refresh.client import FetchError, PyPIClient
@@ -27,7 +28,7 @@ def collect(
     packages = tuple(packages)
     indexes, problems = {}, []
     for package in packages:
-        documents = []
+        documents: list[tuple[str, Any] | None] = []
         for read in (client.project_json, client.simple_project):
             try:
                 fetched = read(package)
@@ -38,7 +39,8 @@ def collect(
         if any(documents):
             indexes[package] = index_from_documents(package, documents[0], documents[1])
         progress(f"{package}: {'read' if any(documents) else 'could not be read'}")
-    metadata, failed = {}, {}
+    metadata: dict[str, MetadataRead] = {}
+    failed: dict[str, str] = {}
     for _ in range(MAX_ROUNDS):
         observed = Observations(indexes, metadata, tuple(problems), failed, packages)
         wanted = metadata_wanted(database, observed, recheck)

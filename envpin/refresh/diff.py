@@ -15,8 +15,10 @@ Disagreement for a person to review.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from datetime import date
+from typing import Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
@@ -38,9 +40,9 @@ from envpin.refresh.plan import (
     Observations,
     companion_candidates,
     family_releases,
+    known_releases,
     linux_wheel,
     new_releases,
-    known_releases,
     plugin_release,
     previous_companion,
 )
@@ -720,8 +722,6 @@ def _lower_bound(pins: Mapping[str, str], wanted: Callable[[str], bool]) -> str 
 
 
 def _within_a_day(first: str | None, second: str | None) -> bool:
-    from datetime import date
-
     if not first or not second:
         return False
     return abs((date.fromisoformat(first) - date.fromisoformat(second)).days) <= 1

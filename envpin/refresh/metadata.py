@@ -9,9 +9,9 @@ Python the release has wheels for: `triton; platform_system == "Linux"` is not a
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from email.parser import HeaderParser
-from typing import Callable, Iterable
 
 from packaging.markers import Marker
 from packaging.requirements import InvalidRequirement, Requirement
@@ -77,7 +77,7 @@ def base_pins(metadata: Metadata, platform: str, pythons: Iterable[str],
               wanted: Callable[[str], bool]) -> dict[str, str]:
     """The requirements outside any extra that apply on the platform, for the projects `wanted` names."""
     pythons = tuple(pythons) or ("3.12",)
-    pins = {}
+    pins: dict[str, str] = {}
     for requirement in requirements(metadata):
         name = canonicalize_name(requirement.name)
         if wanted(name) and applies(requirement.marker, platform, pythons):
@@ -90,7 +90,7 @@ def extra_pins(metadata: Metadata, extra: str, platform: str = LINUX_X86_64,
     """Every requirement that belongs to the extra (on the platform): its marker holds with the extra and
     not without it."""
     pythons = tuple(pythons)
-    pins = {}
+    pins: dict[str, str] = {}
     for requirement in requirements(metadata):
         marker = requirement.marker
         if marker is None:

@@ -12,9 +12,9 @@ plugin versions whose METADATA holds the NVIDIA pins. `metadata_wanted` is calle
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, timedelta
-from typing import Mapping
 
 from packaging.version import Version
 
@@ -80,7 +80,7 @@ def new_releases(database: Database, family: str, index: PackageIndex) -> list[R
 
 def known_releases(database: Database, family: str, index: PackageIndex, count: int) -> list[Release]:
     """The `count` newest releases the database lists that PyPI still serves: what `--recheck` re-reads."""
-    found = []
+    found: list[Release] = []
     for record in family_releases(database, family):  # newest first
         release = index.releases.get(record.version)
         if len(found) < count and release is not None and release.wheels:
@@ -151,7 +151,7 @@ def metadata_wanted(database: Database, observations: Observations, recheck: int
 
 def plugin_release(jax_metadata: Metadata, extra: str, indexes: Mapping[str, PackageIndex]):
     """(plugin project name, the newest plugin release the extra allows) or None when there is none."""
-    from packaging.utils import canonicalize_name
+    from packaging.utils import canonicalize_name  # noqa: PLC0415 - packaging.utils is heavy (~15 ms): only a jax plugin's release needs it
 
     requirement = next((r for r in _plugin_requirements(jax_metadata, extra)), None)
     if requirement is None:

@@ -55,13 +55,15 @@ def platform_of(tag: str) -> tuple[str, ...]:
 
 def wheel_tags(filename: str) -> WheelTags | None:
     """The tags of a wheel file name; None for an sdist or a name that is not a wheel's."""
-    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+    from packaging.utils import InvalidWheelFilename, parse_wheel_filename  # noqa: PLC0415 - packaging.utils is heavy (~15 ms): only a wheel's name needs it
 
     try:
         _, _, _, tags = parse_wheel_filename(filename)
     except InvalidWheelFilename:
         return None
-    pythons, free_threaded, platforms = set(), set(), set()
+    pythons: set[str] = set()
+    free_threaded: set[str] = set()
+    platforms: set[str] = set()
     pure = per_platform_pure = False
     for tag in tags:
         platforms.update(platform_of(tag.platform))

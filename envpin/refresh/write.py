@@ -170,7 +170,7 @@ def insert_records(text: str, records: list[tuple[Version, str]]) -> str:
         position = end
         for index in range(start + 1, end):
             match = _ITEM.match(lines[index])
-            if match and _version(match.group(1)) is not None and _version(match.group(1)) > version:
+            if match and (listed := _version(match.group(1))) is not None and listed > version:
                 position = index
                 break
         new = rendered.rstrip("\n").splitlines()

@@ -14,9 +14,11 @@ convolution on the GPU when there is one, then the CUDA libraries mapped into th
 The document is printed after a marker line, because imported packages may print to stdout too.
 """
 
+import importlib.util
 import json
 import os
 import re
+import signal
 import site
 import subprocess
 import sys
@@ -83,7 +85,7 @@ def python_facts():
 def pip_packages():
     """Installed distributions, name -> version; the first on sys.path wins, as for `import`."""
     try:
-        from importlib import metadata
+        from importlib import metadata  # noqa: PLC0415 - Python < 3.8 has no importlib.metadata: the except below answers
     except ImportError:  # Python < 3.8 cannot run this file anyway
         return {}
     found = {}
@@ -176,8 +178,6 @@ def installed(framework, packages):
     if any(canonical(name) in packages for name in FRAMEWORKS[framework]):
         return True
     try:
-        import importlib.util
-
         return importlib.util.find_spec(framework) is not None  # top-level: finds without importing
     except Exception:
         return False
@@ -227,8 +227,6 @@ def describe_exit(code):
     if code is None:
         return "did not finish"
     if code < 0:
-        import signal
-
         try:
             name = signal.Signals(-code).name
         except ValueError:
@@ -294,7 +292,7 @@ def attempt(report, key, action):
 
 
 def learn_torch(report, smoke):
-    import torch
+    import torch  # noqa: PLC0415 - the framework under test: imported only in its own child process
 
     report["import_ok"] = True
     report["version"] = str(torch.__version__)
@@ -311,8 +309,8 @@ def learn_torch(report, smoke):
     report["device_count"] = attempt(report, "device_count", torch.cuda.device_count)
     devices = []
     for index in range(report["device_count"] or 0):
-        name = attempt(report, "device_name", lambda: torch.cuda.get_device_name(index))
-        capability = attempt(report, "device_capability", lambda: torch.cuda.get_device_capability(index))
+        name = attempt(report, "device_name", lambda: torch.cuda.get_device_name(index))  # noqa: B023 - attempt() calls it at once
+        capability = attempt(report, "device_capability", lambda: torch.cuda.get_device_capability(index))  # noqa: B023 - attempt() calls it at once
         devices.append({"name": name or "GPU %d" % index,
                         "compute_capability": "%d.%d" % tuple(capability) if capability else None})
     report["devices"] = devices
@@ -347,7 +345,7 @@ def smoke_test(action):
 
 
 def learn_tensorflow(report, smoke):
-    import tensorflow as tf
+    import tensorflow as tf  # noqa: PLC0415 - the framework under test: imported only in its own child process
 
     report["import_ok"] = True
     report["version"] = str(tf.__version__)
@@ -361,7 +359,7 @@ def learn_tensorflow(report, smoke):
     report["is_available"] = bool(gpus)
     devices = []
     for gpu in gpus:
-        details = attempt(report, "device_details", lambda: tf.config.experimental.get_device_details(gpu)) or {}
+        details = attempt(report, "device_details", lambda: tf.config.experimental.get_device_details(gpu)) or {}  # noqa: B023 - attempt() calls it at once
         capability = details.get("compute_capability")
         devices.append({"name": details.get("device_name") or gpu.name,
                         "compute_capability": "%d.%d" % tuple(capability) if capability else None})
@@ -379,7 +377,7 @@ def learn_tensorflow(report, smoke):
 
 
 def learn_jax(report, smoke):
-    import jax
+    import jax  # noqa: PLC0415 - the framework under test: imported only in its own child process
 
     report["import_ok"] = True
     report["version"] = str(jax.__version__)
@@ -396,7 +394,7 @@ def learn_jax(report, smoke):
     if gpus and smoke:
 
         def matmul():
-            import jax.numpy as jnp
+            import jax.numpy as jnp  # noqa: PLC0415 - jax's numpy, only for the smoke test
 
             a = jax.device_put(jnp.ones((64, 64)), gpus[0])
             value = float(jnp.matmul(a, a).sum())
@@ -434,8 +432,8 @@ def linux_loaded():
 
 
 def windows_loaded():
-    import ctypes
-    from ctypes import wintypes
+    import ctypes  # noqa: PLC0415 - Windows only (WinDLL)
+    from ctypes import wintypes  # noqa: PLC0415 - Windows only
 
     psapi = ctypes.WinDLL("psapi")
     kernel32 = ctypes.WinDLL("kernel32")

@@ -17,7 +17,7 @@ from envpin.compat.archs import coverage, parse_arch_names
 from envpin.compat.drivers import driver_at_least, minimum_driver
 from envpin.compat.gpus import lookup_gpu
 from envpin.compat.model import ComputeCapability, Database
-from envpin.facts import FRAMEWORK_KEYS, EnvFacts, FrameworkFacts, HostFacts, is_compute_capability
+from envpin.facts import FRAMEWORK_KEYS, Driver, EnvFacts, FrameworkFacts, HostFacts, is_compute_capability
 
 STATUSES = ("problem", "warning", "ok", "info")
 
@@ -112,40 +112,40 @@ def _framework_checks(
         return [check("problem", f"import {framework} failed: {last_line(facts.import_error or 'no error text')}")]
     checks = [check("ok", f"{label} imports")]
     cuda = build_cuda(framework, facts, env)
-    nvidia = host.driver is not None
+    driver = host.driver
     if facts.hip:
         return checks + [check("info", f"{label} is a ROCm {facts.hip} build; envpin checks NVIDIA machines only")]
     if cuda is None:
-        if nvidia and gpus:
+        if driver is not None and gpus:
             names = ", ".join(g.name for g in gpus)
             checks.append(check("problem", f"{label} is a CPU build, but this machine has an NVIDIA GPU ({names}) "
-                                           f"and driver {host.driver.version}: it cannot use the GPU"))
-        elif nvidia:
-            checks.append(check("warning", f"{label} is a CPU build; an NVIDIA driver ({host.driver.version}) is present"))
+                                           f"and driver {driver.version}: it cannot use the GPU"))
+        elif driver is not None:
+            checks.append(check("warning", f"{label} is a CPU build; an NVIDIA driver ({driver.version}) is present"))
         else:
             checks.append(check("ok", f"{label} is a CPU build, and this machine has no NVIDIA driver: "
                                       "the CPU is what it can use here"))
         return checks
-    if not nvidia:
+    if driver is None:
         return checks + [check("warning", f"{label} is built with CUDA {cuda}, but this machine has no NVIDIA driver: "
                                           "it runs on the CPU only")]
-    checks += _driver_checks(framework, label, cuda, host, database)
+    checks += _driver_checks(framework, label, cuda, host.os, driver, database)
     checks += _arch_checks(framework, label, facts, gpus)
     checks += _runtime_checks(framework, label, facts, gpus)
     return checks
 
 
-def _driver_checks(framework: str, label: str, cuda: str, host: HostFacts, database: Database) -> list[Check]:
+def _driver_checks(framework: str, label: str, cuda: str, host_os: str, driver: Driver, database: Database) -> list[Check]:
     cuda_xy = cuda if "." in cuda else f"{cuda}.0"
-    requirement = minimum_driver(database, cuda_xy, host.os, "minor")
+    requirement = minimum_driver(database, cuda_xy, host_os, "minor")
     if requirement is None:
         return [Check(framework, "info", f"the database has no driver minimum for CUDA {cuda}")]
-    if driver_at_least(host.driver.version, requirement.minimum):
-        return [Check(framework, "ok", f"driver {host.driver.version} runs CUDA {cuda} builds "
+    if driver_at_least(driver.version, requirement.minimum):
+        return [Check(framework, "ok", f"driver {driver.version} runs CUDA {cuda} builds "
                                        f"(needs ≥ {requirement.minimum}, {requirement.rule})")]
-    supports = f" (it supports CUDA {host.driver.cuda})" if host.driver.cuda else ""
+    supports = f" (it supports CUDA {driver.cuda})" if driver.cuda else ""
     return [Check(framework, "problem", f"{label} is built with CUDA {cuda}, which needs driver ≥ {requirement.minimum} "
-                                        f"({requirement.rule}); this driver is {host.driver.version}{supports}")]
+                                        f"({requirement.rule}); this driver is {driver.version}{supports}")]
 
 
 def _arch_checks(framework: str, label: str, facts: FrameworkFacts, gpus: list[MachineGpu]) -> list[Check]:
