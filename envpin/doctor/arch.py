@@ -41,7 +41,7 @@ def torch_arch_list(case: Case) -> tuple[ArchList | None, str]:
     platform = case.platform
     variant = release.variants.get(tag) if tag else release.variants.get(release.pypi.get(platform, ""))
     archs = variant.archs.get(platform) if variant else None
-    if archs is None:
+    if variant is None or archs is None:
         return None, ""
     return archs, f"torch {release.version}+{variant.name} on {platform} (database {case.database.version}): {archs.describe()}"
 
@@ -55,8 +55,8 @@ def _coverage_findings(case: Case) -> list[Finding]:
         return []
     archs, source = torch_arch_list(case)
     if archs is None and hit_newer:
-        archs = parse_arch_names(hit_newer.group(3).split())[0]
-        source = f"the warning's list: {hit_newer.group(3).strip()}"
+        archs = parse_arch_names(hit_newer.text(3).split())[0]
+        source = f"the warning's list: {hit_newer.text(3).strip()}"
     results = []
     for gpu in case.gpus:
         if gpu.capability is None or archs is None:
@@ -65,13 +65,13 @@ def _coverage_findings(case: Case) -> list[Finding]:
             continue
         results.append(_uncovered(case, gpu.name, gpu.capability, archs, source, hit_newer, hit_old))
     if not results and hit_newer and archs is not None:  # no GPU facts: the warning itself names the GPU
-        sm = hit_newer.group(2)
+        sm = hit_newer.text(2)
         capability = ComputeCapability(int(sm[:-1]), int(sm[-1]))
         if coverage(capability, archs) is None:
-            results.append(_uncovered(case, hit_newer.group(1).strip(), capability, archs, source, hit_newer, hit_old))
+            results.append(_uncovered(case, hit_newer.text(1).strip(), capability, archs, source, hit_newer, hit_old))
     if not results and hit_old:
-        capability = ComputeCapability(int(hit_old.group(3)), int(hit_old.group(4)))
-        results.append(_uncovered(case, hit_old.group(2).strip(), capability, archs, source, hit_newer, hit_old))
+        capability = ComputeCapability(int(hit_old.text(3)), int(hit_old.text(4)))
+        results.append(_uncovered(case, hit_old.text(2).strip(), capability, archs, source, hit_newer, hit_old))
     return results
 
 
@@ -172,7 +172,7 @@ def _nvcc_arch(case: Case) -> Finding | None:
     hit = case.search(A6)
     if not hit:
         return None
-    digits = hit.group(1)
+    digits = hit.text(1)
     capability = ComputeCapability(int(digits[:-1]), int(digits[-1]))
     evidence = [hit.evidence()]
     toolkits = sorted(case.host.toolkits, key=lambda t: version_tuple(t.version))

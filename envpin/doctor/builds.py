@@ -49,10 +49,10 @@ def torch_build_kind(case: Case) -> tuple[str | None, list[str]]:
     release = case.database.torch_release(str(case.release("torch"))) if case.release("torch") else None
     platform = case.platform
     served = release.pypi.get(platform) if release else None
-    if served == "cpu":
+    if release is not None and served == "cpu":
         return "cpu", [f"torch {version} without a local tag is PyPI's wheel, and PyPI's torch {release.version} for "
                        f"{platform} is the CPU build (database {case.database.version})"]
-    if served:
+    if release is not None and served:
         return "cuda", [f"PyPI's torch {release.version} for {platform} is the {served} build"]
     return None, []
 

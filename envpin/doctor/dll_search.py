@@ -187,7 +187,7 @@ def load(process: WindowsProcess, target: str, mode: str = "standard") -> LoadRe
         first = Resolution(name, target if exists is not False else None, "full path" if exists is not False else "no such file")
     else:
         first = resolve(process, name, mode)
-    if not first.found:
+    if first.path is None:  # not first.found
         return LoadResult(target, process, (first,), ERROR_MOD_NOT_FOUND, name, first.how)
     state = _LoadState(process, mode, load_dir or (ntpath.dirname(first.path.replace("/", "\\")) if mode == "secure" else None))
     failure = state.bring_in(first)
@@ -205,10 +205,11 @@ class _LoadState:
         self.resolutions.append(module)
         if module.how.startswith("already loaded") or module.how == "KnownDLLs":
             return None
+        assert module.path is not None  # only a found module is brought in
         self.process = replace(self.process, loaded=self.process.loaded + ((module.name.lower(), module.path),))
         for dependency in self.process.imports.get(module.name.lower(), ()):
             resolution = resolve(self.process, dependency, self.mode, self.load_dir)
-            if not resolution.found:
+            if resolution.path is None:  # not resolution.found
                 self.resolutions.append(resolution)
                 return ERROR_MOD_NOT_FOUND, dependency, f"{module.name} imports {dependency}: {resolution.how}"
             needed = self.process.minimums.get((module.name.lower(), dependency.lower()))

@@ -59,7 +59,7 @@ def _too_old_for_torch(case: Case) -> Finding | None:
     cuda = torch_cuda(case)
     evidence = [hit.evidence()] if hit else []
     if hit:
-        found = int(hit.group(1))
+        found = int(hit.text(1))
         evidence.append(f"found version {found} is the CUDA version the driver supports, 1000·major + 10·minor: "
                         f"CUDA {decode_driver_cuda(found)}")
     if cuda:
@@ -72,7 +72,7 @@ def _too_old_for_torch(case: Case) -> Finding | None:
         evidence.append(f"CUDA {cuda} builds need driver ≥ {minimum} ({rule}, database {case.database.version})")
     if not hit and not too_old:
         return None
-    fix = [upgrade_line(minimum, cuda)] if minimum else ["upgrade the NVIDIA driver to one that supports the build's CUDA"]
+    fix = [upgrade_line(minimum, cuda)] if minimum and cuda else ["upgrade the NVIDIA driver to one that supports the build's CUDA"]
     fix.append("or keep the driver and install a torch build for the CUDA it supports: " + " — ".join(install_fix(case)))
     title = "the NVIDIA driver is too old for this torch build"
     if hit and too_old:
@@ -87,7 +87,8 @@ def _insufficient_for_runtime(case: Case) -> Finding | None:
     if not hit:
         return None
     evidence = [hit.evidence(), case.driver_line]
-    if not case.nvidia or not case.host.gpus:
+    driver = case.host.driver
+    if driver is None or not case.host.gpus:  # not case.nvidia, or no GPU
         evidence.append("no NVIDIA GPU/driver: the CUDA runtime has no driver to run on (e.g. an Intel iGPU laptop)")
         return Finding(D2, "error", "a CUDA library runs on a machine without a usable NVIDIA driver", tuple(evidence),
                        ("use the library's CPU build (or device 'cpu'); CUDA needs an NVIDIA GPU and its driver",),
@@ -99,7 +100,7 @@ def _insufficient_for_runtime(case: Case) -> Finding | None:
             evidence.append(f"torch's CUDA {cuda} needs driver ≥ {minimum} ({rule})")
     fix = ["upgrade the NVIDIA driver to one whose CUDA (nvidia-smi's 'CUDA Version') is at least the library's",
            "or install the library's build for the CUDA this driver supports"
-           + (f" (driver supports CUDA ≤ {case.host.driver.cuda})" if case.host.driver.cuda else "")]
+           + (f" (driver supports CUDA ≤ {driver.cuda})" if driver.cuda else "")]
     return Finding(D2, "error", "the driver's CUDA is older than the CUDA runtime a library was built with",
                    tuple(evidence), tuple(fix), MATCHED)
 
@@ -180,7 +181,7 @@ def _ptx_newer(case: Case) -> Finding | None:
         evidence.append(f"the newest CUDA toolkit here is {newest.version} ({newest.nvcc or newest.root})")
         toolkit = case.database.toolkits.get(".".join(newest.version.split(".")[:2]))
         needed = toolkit and (toolkit.driver_windows if case.windows else toolkit.driver_linux)
-        if needed:
+        if toolkit and needed:
             fix.append(f"upgrade the driver to ≥ {needed} (the CUDA {toolkit.version} toolkit's own driver): "
                        "minor-version compatibility does not cover PTX JIT")
     if driver_cuda and newest and version_tuple(driver_cuda) < version_tuple(newest.version):

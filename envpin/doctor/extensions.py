@@ -27,7 +27,7 @@ def _toolkit_major(case: Case) -> Finding | None:
     hit = case.search(X2)
     if not hit:
         return None
-    detected, compiled = hit.group(1), hit.group(2)
+    detected, compiled = hit.text(1), hit.text(2)
     evidence = [hit.evidence(), f"nvcc / CUDA_HOME is CUDA {detected}; torch was compiled with CUDA {compiled}"]
     home = case.env_var("CUDA_HOME") or case.env_var("CUDA_PATH")
     if home:

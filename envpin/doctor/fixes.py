@@ -94,7 +94,7 @@ def gpu_machine_builds(case: Case, framework: str = "torch") -> list[str]:
     platform = case.platform
     lines = []
     for variant in ordered_variants(release):
-        if variant.kind != "cuda" or platform not in variant.platforms:
+        if variant.kind != "cuda" or variant.cuda is None or platform not in variant.platforms:  # (a cuda build has its cuda)
             continue
         requirement = minimum_driver(case.database, variant.cuda, case.os, "minor")
         archs = variant.archs.get(platform)

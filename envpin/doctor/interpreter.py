@@ -69,7 +69,7 @@ def _interpreter(case: Case) -> Finding | None:
         severity, likelihood = "error", CONFIRMED if (absent or activated or not_activated) else MATCHED
     else:
         severity, likelihood = "warning", LIKELY
-    if absent and not hit:
+    if absent and not hit and env is not None:  # absent is only set for an environment
         title = f"{absent} is not installed in this environment ({env.python.executable})"
     elif absent:
         title = f"{absent} is not installed for the interpreter that ran"

@@ -20,7 +20,7 @@ def findings(case: Case) -> list[Finding]:
 
 def _versions(case: Case) -> dict[str, str]:
     names = ("jax", "jaxlib") + PLUGINS
-    return {name: case.package(name) for name in names if case.package(name)}
+    return {name: version for name in names if (version := case.package(name))}
 
 
 def _extra(case: Case):
@@ -85,6 +85,7 @@ def _cpu_only(case: Case) -> Finding | None:
     evidence.append(case.driver_line)
     if jax is not None and jax.import_ok:
         evidence.append(f"jax.devices() has {jax.device_count or 0} GPU(s) (probe)")
+    fix: tuple[str, ...]
     if case.windows:
         evidence.append("JAX has no NVIDIA GPU support on native Windows (docs.jax.dev installation table); WSL2 is experimental")
         fix = ("use Linux or WSL2 and install `jax[cuda12]` there",)

@@ -76,7 +76,7 @@ def resolve(loader: LinuxLoader, soname: str, runpath: Iterable[str] = (), rpath
 def shadowing(loader: LinuxLoader, soname: str, wheel_dir: str) -> SharedObject | None:
     """The copy that wins over the wheel's own (reached through DT_RUNPATH), or None when the wheel's copy wins."""
     winner = resolve(loader, soname, runpath=(wheel_dir,))
-    if winner.found and winner.how.startswith("LD_LIBRARY_PATH") and winner.directory.rstrip("/") != wheel_dir.rstrip("/"):
+    if winner.directory is not None and winner.how.startswith("LD_LIBRARY_PATH") and winner.directory.rstrip("/") != wheel_dir.rstrip("/"):
         return winner
     return None
 

@@ -99,6 +99,7 @@ def _shadow_of(case: Case, library: WheelLibrary) -> tuple[SharedObject | None, 
 def _shadowed(case: Case, library: WheelLibrary) -> Finding | None:
     hit = case.search(library.signature) if library.signature != L11 else case.search(L11)
     winner, own = _shadow_of(case, library)
+    directory = winner.directory if winner is not None and winner.directory is not None else ""  # a winner is found
     wheel = _wheel_version(case, library)
     if not hit and not (winner and (own or wheel)):
         return None
@@ -108,7 +109,7 @@ def _shadowed(case: Case, library: WheelLibrary) -> Finding | None:
     needed = _needed_version(hit, library)
     if winner:
         version = ".".join(map(str, winner.version)) or "?"
-        evidence.append(f"{winner.how} {winner.directory} holds {winner.file} ({library.what} {version}); LD_LIBRARY_PATH is "
+        evidence.append(f"{winner.how} {directory} holds {winner.file} ({library.what} {version}); LD_LIBRARY_PATH is "
                         "searched before the wheels' DT_RUNPATH, so this copy wins")
     if wheel:
         where = f" in {own}" if own else ""
@@ -116,15 +117,15 @@ def _shadowed(case: Case, library: WheelLibrary) -> Finding | None:
     if needed:
         evidence.append(f"the symbol asks for {library.what} ≥ {needed}")
     loaded = _loaded_copy(case, library.sonames[0])
-    if loaded and winner and loaded.startswith(winner.directory):
+    if loaded and winner and loaded.startswith(directory):
         evidence.append(f"the probe saw {loaded} mapped into the process")
     if library.signature == L3 and hit:
         evidence.append(f"torch was compiled against cuDNN {'.'.join(hit.match.groups()[:3])}; the loaded one is "
                         f"{'.'.join(hit.match.groups()[4:7])}")
     fix = []
     if winner:
-        rest = [d for d in case.path_list("LD_LIBRARY_PATH") if d.rstrip("/") != winner.directory.rstrip("/")]
-        fix.append(f"remove {winner.directory} from LD_LIBRARY_PATH for this environment: "
+        rest = [d for d in case.path_list("LD_LIBRARY_PATH") if d.rstrip("/") != directory.rstrip("/")]
+        fix.append(f"remove {directory} from LD_LIBRARY_PATH for this environment: "
                    + (f"`export LD_LIBRARY_PATH={':'.join(rest)}`" if rest else "`unset LD_LIBRARY_PATH`")
                    + " (and from the shell profile, module file or conda activate.d script that sets it)")
     else:
@@ -144,7 +145,7 @@ def _shadowed(case: Case, library: WheelLibrary) -> Finding | None:
         likelihood = CONFIRMED
     elif hit:
         likelihood = MATCHED
-    elif loaded and winner and loaded.startswith(winner.directory):
+    elif loaded and winner and loaded.startswith(directory):
         likelihood = PROVEN
     else:
         likelihood = LIKELY
@@ -158,7 +159,7 @@ def _shadowed(case: Case, library: WheelLibrary) -> Finding | None:
         titles = {**titles, L1: "libcusparse needs a newer libnvJitLink than the one loaded",
                   L2: "libcublas was paired with an older libcublasLt"}
     if severity == "warning":
-        title = f"{library.what} on LD_LIBRARY_PATH ({winner.directory}) takes precedence over the environment's own"
+        title = f"{library.what} on LD_LIBRARY_PATH ({directory}) takes precedence over the environment's own"
     else:
         title = titles[library.signature]
     return Finding(library.signature, severity, title, tuple(evidence), tuple(fix), likelihood)
@@ -195,7 +196,9 @@ def _cudnn_not_on_path(case: Case) -> Finding | None:
     hit = case.search(L5)
     if not hit:
         return None
-    major = re.search(r"\.so\.(\d)", hit.line).group(1)
+    found = re.search(r"\.so\.(\d)", hit.line)
+    assert found is not None  # the signature holds .so.8 or .so.9
+    major = found.group(1)
     evidence = [hit.evidence()]
     own = wheel_dir(case, "cudnn")
     cudnn = case.package("nvidia-cudnn-cu12") or case.package("nvidia-cudnn-cu11")
@@ -220,7 +223,7 @@ def _ort_major(case: Case) -> Finding | None:
     hit = case.search(L6)
     if not hit:
         return None
-    library, major = hit.group(1), hit.group(2)
+    library, major = hit.text(1), hit.text(2)
     evidence = [hit.evidence()]
     ort = case.package("onnxruntime-gpu")
     if ort:

@@ -73,6 +73,10 @@ class Hit:
     def group(self, index: int) -> str | None:
         return self.match.group(index)
 
+    def text(self, index: int) -> str:
+        """`group` for a group outside any `?` or `|` of the signature, which every match fills."""
+        return self.match.group(index)
+
 
 @dataclass(frozen=True)
 class Case:

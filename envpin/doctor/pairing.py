@@ -61,7 +61,7 @@ def _xformers(case: Case) -> Finding | None:
     hit = case.search(C6)
     if not hit:
         return None
-    built_torch, built_cuda, have = hit.group(1), hit.group(2), hit.group(3)
+    built_torch, built_cuda, have = hit.text(1), hit.text(2), hit.text(3)
     evidence = [hit.evidence(), f"xformers {case.package('xformers') or ''} was built for torch {built_torch} with CUDA {built_cuda}; "
                 f"the environment has torch {have}".replace("  ", " ")]
     kind, facts = torch_build_kind(case)

@@ -85,9 +85,9 @@ def _cannot_dlopen(case: Case) -> Finding | None:
     if not hit:
         return None
     underlying = case.search_all(r"Could not load dynamic library '([^']+)'; dlerror: ([^\n]*)")
-    evidence = [hit.evidence()] + [f"{h.source}: {h.group(1)}: {h.group(2).strip()}" for h in underlying[:6]]
+    evidence = [hit.evidence()] + [f"{h.source}: {h.text(1)}: {h.text(2).strip()}" for h in underlying[:6]]
     return Finding(T2, "error", "TensorFlow could not load its GPU libraries: "
-                   + (", ".join(dict.fromkeys(h.group(1) for h in underlying)) if underlying else "see the lines above the summary"),
+                   + (", ".join(dict.fromkeys(h.text(1) for h in underlying)) if underlying else "see the lines above the summary"),
                    tuple(_tf_evidence(case, evidence)), tuple(_tf_fixes(case)), CONFIRMED if underlying else MATCHED)
 
 

@@ -19,6 +19,7 @@ from envpin.doctor import dll_search
 from envpin.doctor.dll_search import ERROR_MOD_NOT_FOUND, WindowsProcess, normalise, resolve, where
 from envpin.doctor.fixes import install_fix
 from envpin.doctor.model import CONFIRMED, LIKELY, MATCHED, PROVEN, Case, Finding, join_dir, same_path, version_tuple
+from envpin.facts import Driver
 from envpin.resolver.request import DEFAULT_TORCH_INDEX
 from envpin.vocabulary.variants import CUDA, kind_of
 
@@ -52,7 +53,7 @@ def process_of(case: Case) -> WindowsProcess:
     listing = dll_search.listing_from_facts(files)
     complete = frozenset(normalise(d) for d in case.env_dirs if _is_torch_lib(d))
     system_dir = next((p for p in path if normalise(p).endswith("\\system32")), "C:\\Windows\\System32")
-    loaded = []
+    loaded: list[tuple[str, str]] = []
     torch = case.torch
     for library in (torch.loaded if torch else ()):
         name = ntpath.basename(library.replace("/", "\\")).lower()
@@ -155,11 +156,12 @@ def _cublas12(case: Case) -> Finding | None:
                             "cause (Windows matches the file name)")
         if not load.ok:
             title = f"cublas64_12.dll is found but cannot be loaded: {load.culprit} is missing"
+            assert load.detail is not None  # a failed load says why
             evidence.append(load.detail)
             fix.append(f"install the complete CUDA 12 cuBLAS ({load.culprit} ships beside cublas64_12.dll): "
                        + case.pip("install", "nvidia-cublas-cu12") + f" and put {site_packages(case)}\\nvidia\\cublas\\bin first on PATH")
             likelihood = CONFIRMED
-        elif case.host.driver and not _driver_runs_cuda(case, "12.0"):
+        elif case.host.driver and not _driver_runs_cuda(case, case.host.driver, "12.0"):
             title = "the NVIDIA driver is too old for CUDA 12 cuBLAS"
             evidence.append(case.driver_line)
             likelihood = CONFIRMED
@@ -181,7 +183,7 @@ def _cublas12(case: Case) -> Finding | None:
             evidence.append(f"{torch_copy[0]} holds cublas64_12.dll, which ctranslate2 does not search: it is only found "
                             "once torch has loaded it (first loaded wins)")
             fix.append("`import torch` before importing ctranslate2 / faster_whisper, so torch's cuBLAS 12 is already loaded")
-    if case.host.driver and not _driver_runs_cuda(case, "12.0"):
+    if case.host.driver and not _driver_runs_cuda(case, case.host.driver, "12.0"):
         fix.append("this driver runs no CUDA 12 library: upgrade it (≥ "
                    f"{_minimum(case, '12.0')}), or pin `ctranslate2==3.24.0` (CUDA 11) on this machine")
     fix.append(f"make CUDA 12 cuBLAS and cuDNN {_cudnn_major_for_ct2(case)[0]} loadable: "
@@ -193,9 +195,9 @@ def _cublas12(case: Case) -> Finding | None:
     return Finding(W1, "error", title, tuple(evidence), tuple(_unique(fix)), likelihood)
 
 
-def _driver_runs_cuda(case: Case, cuda: str) -> bool:
+def _driver_runs_cuda(case: Case, driver: Driver, cuda: str) -> bool:
     minimum = _minimum(case, cuda)
-    return minimum is None or driver_at_least(case.host.driver.version, minimum)
+    return minimum is None or driver_at_least(driver.version, minimum)
 
 
 def _minimum(case: Case, cuda: str) -> str | None:
@@ -252,7 +254,9 @@ def _cudnn8_sublib(case: Case) -> Finding | None:
     if not hit:
         return None
     process = process_of(case)
-    sublib = re.search(r"cudnn_\w+64_8\.dll", hit.line).group(0)
+    named = re.search(r"cudnn_\w+64_8\.dll", hit.line)
+    assert named is not None  # the signature names the cudnn_*64_8.dll
+    sublib = named.group(0)
     evidence = [hit.evidence(), _where_line(process, "cudnn64_8.dll"), _where_line(process, sublib)]
     main = [d for d in process.path if process.holds(d, "cudnn64_8.dll")]
     lonely = [d for d in main if process.holds(d, sublib) is False]
@@ -396,11 +400,12 @@ def _stale_msvcp(case: Case) -> Finding | None:
 def _user_site(case: Case) -> Finding | None:
     hit = case.search(W9)
     torch = case.torch
-    user_site_torch = bool(torch and torch.file and re.search(r"\\AppData\\Roaming\\Python\\", torch.file, re.I))
+    user_site_file = torch.file if torch and torch.file and re.search(r"\\AppData\\Roaming\\Python\\", torch.file, re.I) else None
+    user_site_torch = user_site_file is not None
     is_230 = case.release("torch") == _v("2.3.0")
     if not hit and not (case.windows and is_230 and user_site_torch):
         return None
-    evidence = ([hit.evidence()] if hit else []) + ([f"torch {case.package('torch')} is imported from {torch.file}"] if user_site_torch else [])
+    evidence = ([hit.evidence()] if hit else []) + ([f"torch {case.package('torch')} is imported from {user_site_file}"] if user_site_torch else [])
     if is_230:
         evidence.append("torch 2.3.0 could not be imported from the per-user site-packages (pytorch/pytorch#125109)")
     return Finding(W9, "error", "torch 2.3.0 installed with `pip install --user` cannot load its DLLs", tuple(evidence),
