@@ -15,7 +15,7 @@ Disagreement for a person to review.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -141,6 +141,12 @@ class _Context:
     def index(self, package: str) -> PackageIndex | None:
         return self.observations.indexes.get(package)
 
+    def read_index(self, package: str) -> PackageIndex:
+        """The index of a package a builder needs: `propose` holds a release back when one could not be read."""
+        index = self.observations.indexes.get(package)
+        assert index is not None, f"{package} was not read"
+        return index
+
 
 class _Incomplete(Exception):
     """A record that cannot be made complete from what was read: held back, with this reason."""
@@ -230,7 +236,8 @@ def _torch_record(ctx: _Context, release: Release) -> ProposedRecord:
         variant = variant_name(cuda)
         pypi[platform] = variant
         pins_by_platform[platform] = pins
-        cuda_by_variant[variant] = cuda
+        if cuda is not None:  # None is the cpu variant, which is never looked up here
+            cuda_by_variant[variant] = cuda
     variants = {}
     for variant in sorted(set(pypi.values()), key=_variant_order):
         platforms = [p for p in PLATFORMS if pypi.get(p) == variant]
@@ -302,7 +309,7 @@ def carried_arch_set(database: Database, version: Version, variant: str, platfor
 
 def _companion(ctx: _Context, name: str, torch_release: Release) -> dict[str, Any] | None:
     """The torchvision/torchaudio to pair, from their `torch` requirements (see SCHEMA.md torch.yaml)."""
-    index = ctx.index(name)
+    index = ctx.read_index(name)
     torch_version = torch_release.version
     subject = f"torch {torch_version}"
     src = ctx.source_id(name, "torch.yaml")
@@ -443,7 +450,7 @@ def _jax_record(ctx: _Context, release: Release) -> ProposedRecord:
     version = str(release.version)
     wheel = next(iter(representative_wheels(release).values()), None)
     metadata = ctx.metadata(wheel.filename) if wheel else None
-    if metadata is None:
+    if wheel is None or metadata is None:
         raise _Incomplete(f"the METADATA of jax {version} could not be read")
     read = [_read_line(ctx, wheel.filename)]
     jaxlib = _jaxlib_release(ctx, metadata, release.version)
@@ -475,7 +482,7 @@ def _jax_record(ctx: _Context, release: Release) -> ProposedRecord:
 
 def _jaxlib_release(ctx: _Context, jax_metadata: Metadata, version: Version) -> Release:
     """jaxlib of the same version, else the newest one jax's own requirement allows."""
-    index = ctx.index("jaxlib")
+    index = ctx.read_index("jaxlib")
     if version in index.releases and index.releases[version].wheels:
         return index.releases[version]
     requirement = base_requirement(jax_metadata, "jaxlib")
@@ -502,7 +509,7 @@ def _jax_extra(ctx: _Context, version: Version, metadata: Metadata, extra: str, 
     plugin = found[1]
     wheel = linux_wheel(plugin)
     plugin_metadata = ctx.metadata(wheel.filename) if wheel else None
-    if plugin_metadata is None:
+    if wheel is None or plugin_metadata is None:
         raise _Incomplete(f"the METADATA of {project} {plugin.version} could not be read")
     read.append(_read_line(ctx, wheel.filename))
     platforms = [p for p in PLATFORMS if p.startswith("linux") and any(p in w.tags.platforms for w in plugin.wheels)]
@@ -562,11 +569,16 @@ def _recheck(ctx: _Context, family: str, release: Release) -> None:
     saved = (list(ctx.curated), set(ctx.cited.get(FILES[family], ())))
     before = len(ctx.disagreements)
     try:
+        read: Sequence[str]
         if family == "torch":
             read = _compare_torch(ctx, record, release)
-        else:
-            proposed = {"tensorflow": _tensorflow_record, "jax": _jax_record}[family](ctx, release)
-            ({"tensorflow": _compare_tensorflow, "jax": _compare_jax}[family])(ctx, record, proposed.record)
+        elif family == "tensorflow":
+            proposed = _tensorflow_record(ctx, release)
+            _compare_tensorflow(ctx, record, proposed.record)
+            read = proposed.read
+        else:  # jax (FILES[family] above refused any other family)
+            proposed = _jax_record(ctx, release)
+            _compare_jax(ctx, record, proposed.record)
             read = proposed.read
     except _Incomplete as reason:
         ctx.checked.append(f"{family} {release.version}: not re-read ({reason})")
@@ -751,7 +763,7 @@ def _drop_none(mapping: dict[str, Any]) -> dict[str, Any]:
 
 def _sources(ctx: _Context, records: list[ProposedRecord]) -> dict[str, dict[str, dict[str, str]]]:
     """The source entries the proposed records cite, per file (ids already defined are not redefined)."""
-    used = {file: set() for file in FILES.values()}
+    used: dict[str, set[str]] = {file: set() for file in FILES.values()}
     for record in records:
         _collect_source_ids(record.record, used[record.file])
     sources: dict[str, dict[str, dict[str, str]]] = {}

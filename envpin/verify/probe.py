@@ -103,7 +103,7 @@ def pip_packages():
 def conda_packages(prefix):
     """<prefix>/conda-meta/*.json, as `conda list` reads it: name -> version, build string, channel."""
     meta = os.path.join(prefix, "conda-meta")
-    found = {}
+    found = {}  # type: dict
     if not os.path.isdir(meta):
         return found
     for entry in sorted(os.listdir(meta)):
@@ -166,8 +166,8 @@ def library_dirs(prefix):
         for member in members:
             for sub in ("lib", "bin"):
                 add(os.path.join(nvidia, member, sub), False)
-    for sub in (("lib",), ("Library", "bin")):
-        add(os.path.join(prefix, *sub), False)
+    for parts in (("lib",), ("Library", "bin")):
+        add(os.path.join(prefix, *parts), False)
     return listing
 
 
@@ -187,7 +187,7 @@ def probe_framework(framework, timeout, smoke):
     """Run this file as `--child FRAMEWORK` in a fresh process; turn whatever happens into facts."""
     argv = [sys.executable, os.path.abspath(__file__), "--child", framework] + ([] if smoke else ["--no-smoke"])
     started = time.time()
-    kwargs = {}
+    kwargs = {}  # type: dict
     if os.name == "posix":
         kwargs["start_new_session"] = True
     try:
@@ -263,7 +263,7 @@ def parse_marked(text):
 
 def child(framework, smoke):
     """In the child: import the framework and learn what the catalogue's section 4.3 asks for."""
-    report = {"import_ok": False}
+    report = {"import_ok": False}  # type: dict
     caught = []
     with warnings.catch_warnings(record=True) as recorded:
         warnings.simplefilter("always")
@@ -432,6 +432,8 @@ def linux_loaded():
 
 
 def windows_loaded():
+    if sys.platform != "win32":  # loaded_libraries calls it on Windows only (os.name == "nt")
+        return []
     import ctypes  # noqa: PLC0415 - Windows only (WinDLL)
     from ctypes import wintypes  # noqa: PLC0415 - Windows only
 
@@ -466,7 +468,7 @@ def main(argv):
         child(argv[argv.index("--child") + 1], smoke)
         return 0
     timeout = float(argv[argv.index("--timeout") + 1]) if "--timeout" in argv else 120.0
-    notes = []
+    notes = []  # type: list
     python = python_facts()
     packages = pip_packages()
     document = {
