@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from envpin import __version__
-from envpin.compat import cache, yaml_subset
+from envpin.compat import cache
 from envpin.compat.files import FILES, OPTIONAL_FILES  # noqa: F401 - importable from here, as before
 from envpin.compat.model import Database
 from envpin.errors import DatabaseError
@@ -101,6 +101,8 @@ def _stamps(directory: Path, resolved: str) -> str:
 
 
 def _parse_yaml(path: Path) -> Any:
+    from envpin.compat import yaml_subset  # noqa: PLC0415 - only when the cache misses
+
     text = _read_text(path)
     try:
         return yaml_subset.load(text)  # the plain YAML the database is written in, without PyYAML

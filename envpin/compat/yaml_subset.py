@@ -7,11 +7,13 @@ altogether. It reads only a subset of YAML, the one the database files use:
 - block mappings with plain keys, and block sequences (`- item`, `- key: value ...`);
 - flow sequences and mappings (`[a, "b"]`, `{linux-x86_64: ["3.11"]}`), over several lines too;
 - plain scalars (resolved as PyYAML's YAML 1.1 rules resolve them: str, int, bool, null), single- and
-  double-quoted scalars on one line, folded and literal block scalars (`>-`, `|`) of even indentation;
+  double-quoted scalars, in block context over several lines too (folded as YAML folds them: what PyYAML
+  writes for a long string), folded and literal block scalars (`>-`, `|`) of even indentation;
 - comments.
 
-Anything else, and anything it is not sure of (anchors, tags, a plain scalar over several lines, a float,
-a date, a tab, an odd character, a malformed document), raises `Unsupported`: the loader then hands the
+Anything else, and anything it is not sure of (anchors, tags, a plain scalar over several lines inside
+a flow collection, a float, a date, a tab, an odd character, a malformed document), raises `Unsupported`:
+the loader then hands the
 text to PyYAML, which reads it, or reports the problem, as it always did. So this reader either returns
 what `yaml.safe_load` would return, or nothing (tests/fuzz/test_fuzz_database.py checks it on mutated
 documents).
@@ -71,7 +73,6 @@ _NUMERIC_FIRST = frozenset("-+0123456789.<=")  # where the float, int, merge, ti
 _DECLINED_CHARACTERS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufeff\ufffe\uffff\u2028\u2029\t]")
 _INDICATORS = "-?:,[]{}#&*!|>'\"%@`"
 _KEY = re.compile(r"([^\s" + re.escape(_INDICATORS) + r"][^:#]*?)[ ]*:(?: +|$)")
-_SPACES = re.compile(r" *")
 # PyYAML takes a key without `?` (a "simple key") only when its `:` follows within 1024 characters, on the
 # same line; well inside that, nothing here needs to count.
 _LONGEST_KEY = 1000
@@ -138,9 +139,6 @@ class _Reader:
         self.at = at
         return None
 
-    def _indent(self, index: int) -> int:
-        return self.indents[index]
-
     # ---------------------------------------------------------------- block structure
 
     def document(self) -> Any:
@@ -150,7 +148,7 @@ class _Reader:
         line = self.lines[index]
         if line.startswith(("---", "...", "%")):
             raise Unsupported("document markers and directives")
-        if self._indent(index) != 0:
+        if self.indents[index] != 0:
             raise Unsupported("an indented document")
         value = self._block(0)
         if self._next_content() is not None:
@@ -171,7 +169,7 @@ class _Reader:
             index = self._next_content()
             if index is None:
                 return mapping
-            found = self._indent(index)
+            found = self.indents[index]
             if found < indent:
                 return mapping
             if found > indent:
@@ -192,8 +190,8 @@ class _Reader:
         sequence = []
         while True:
             index = self._next_content()
-            if index is None or self._indent(index) != indent:
-                if index is not None and self._indent(index) > indent:
+            if index is None or self.indents[index] != indent:
+                if index is not None and self.indents[index] > indent:
                     raise Unsupported("a line indented more than its sequence")
                 return sequence
             content = self.lines[index][indent:]
@@ -204,7 +202,7 @@ class _Reader:
             if not content.startswith("- "):
                 return sequence  # the mapping this sequence is a value of goes on
             rest = content[1:]
-            column = indent + 1 + len(_SPACES.match(rest).group())
+            column = indent + 1 + len(rest) - len(rest.lstrip(" "))
             item = self.lines[index][column:]
             if item.startswith("#"):
                 self.at = index + 1
@@ -228,7 +226,7 @@ class _Reader:
         index = self._next_content()
         if index is None:
             return None
-        found = self._indent(index)
+        found = self.indents[index]
         if found > indent:
             return self._block(found)
         if found == indent and same_indent_sequence:
@@ -244,20 +242,79 @@ class _Reader:
         first = text[0]
         if first in "[{":
             value = self._flow(text, indent)
-        elif first == '"':
-            value, rest = _double_quoted(text)
-            self._end_of_line(rest)
-        elif first == "'":
-            value, rest = _single_quoted(text)
+        elif first in "\"'":
+            value, rest = self._quoted(text, indent)
             self._end_of_line(rest)
         elif first in ">|":
             return self._block_scalar(text, indent)
         elif first in _INDICATORS and (first not in "-?:" or len(text) == 1 or text[1] == " "):
             raise Unsupported(f"a value starting with {first!r}")
         else:
-            value = _resolve(_plain_block(text))
+            value = self._plain(text, indent)
         self._no_continuation(indent)
         return value
+
+    def _plain(self, text: str, indent: int) -> Any:
+        """A plain scalar in block context, with the lines after it indented more than `indent` (folded)."""
+        parts, blanks = [_plain_block(text)], 0
+        lines, indents, at = self.lines, self.indents, self.at
+        while at < len(lines):
+            stripped = lines[at].strip(" ")
+            if not stripped:
+                blanks += 1
+                at += 1
+                continue
+            if indents[at] <= indent or stripped[0] == "#":
+                break
+            if ": " in stripped or stripped.endswith(":") or " #" in stripped:  # any first character is text here
+                raise Unsupported("a plain scalar's next line that PyYAML may read otherwise")
+            parts.append("\n" * blanks if blanks else " ")
+            parts.append(stripped)
+            blanks = 0
+            at += 1
+        if len(parts) == 1:
+            return _resolve(parts[0])
+        self.at = at
+        return _resolve("".join(parts))
+
+    def _quoted(self, text: str, indent: int) -> tuple[str, str]:
+        """A single- or double-quoted scalar, on its line or over the lines after it (folded): (value, rest)."""
+        double = text[0] == '"'
+        try:
+            return _double_quoted(text) if double else _single_quoted(text)
+        except _Open:
+            pass
+        segments, at = [text[1:]], self.at
+        if double and "\\" in text:
+            raise Unsupported("an escape in a double-quoted scalar over several lines")
+        while True:
+            if at >= len(self.lines):
+                raise Unsupported("a quoted scalar that does not close")
+            line = self.lines[at]
+            if line.strip(" ") and self.indents[at] <= indent:
+                raise Unsupported("a quoted scalar continued at its parent's indentation")
+            at += 1
+            if double and "\\" in line:
+                raise Unsupported("an escape in a double-quoted scalar over several lines")
+            close = line.find('"') if double else _closing_single_quote(line)
+            if close >= 0:
+                segments.append(line[:close])
+                rest = line[close + 1:]
+                break
+            segments.append(line)
+        self.at = at
+        if not double:
+            segments = [segment.replace("''", "'") for segment in segments]
+        folded, blanks = [segments[0].rstrip(" ")], 0
+        for segment in segments[1:-1]:
+            stripped = segment.strip(" ")
+            if not stripped:
+                blanks += 1
+                continue
+            folded += ["\n" * blanks if blanks else " ", stripped]
+            blanks = 0
+        folded += ["\n" * blanks if blanks else " ", segments[-1].lstrip(" ")]
+        return "".join(folded), rest
 
     def _flow(self, text: str, indent: int) -> Any:
         """A flow collection: one that closes on its line and has no comment, single quote, escape or `:`
@@ -299,7 +356,7 @@ class _Reader:
     def _no_continuation(self, indent: int) -> None:
         """After a scalar, a line indented more would continue it (or be an error): not for this reader."""
         index = self._next_content()
-        if index is not None and self._indent(index) > indent:
+        if index is not None and self.indents[index] > indent:
             raise Unsupported("a scalar continued on the next line")
 
     def _block_scalar(self, header: str, indent: int) -> str:
@@ -313,11 +370,11 @@ class _Reader:
         lines, start = self.lines, self.at
         if start >= len(lines) or not lines[start].strip(" "):
             raise Unsupported("a block scalar that starts with a blank line, or is empty")
-        width = self._indent(start)
+        width = self.indents[start]
         if width <= indent:
             raise Unsupported("an empty block scalar")
         end = start
-        while end < len(lines) and (not lines[end].strip(" ") or self._indent(end) >= width):
+        while end < len(lines) and (not lines[end].strip(" ") or self.indents[end] >= width):
             end += 1
         while end > start and not lines[end - 1].strip(" "):
             end -= 1  # trailing blank lines: chomped (`-`) or clipped to one line break
@@ -362,6 +419,20 @@ _ESCAPES = {"0": "\0", "a": "\x07", "b": "\x08", "t": "\x09", "n": "\x0a", "v": 
 _DOUBLE_PLAIN = re.compile(r'[^"\\]*')
 
 
+class _Open(Unsupported):
+    """A quoted scalar that does not close on its line."""
+
+
+def _closing_single_quote(line: str) -> int:
+    """Where a single-quoted scalar closes in `line` (a `'` that is not half of `''`), or -1."""
+    position = 0
+    while True:
+        found = line.find("'", position)
+        if found < 0 or line[found + 1:found + 2] != "'":
+            return found
+        position = found + 2
+
+
 def _double_quoted(text: str) -> tuple[str, str]:
     """A double-quoted scalar that closes on its line: (value, the text after it)."""
     close = text.find('"', 1)
@@ -373,7 +444,7 @@ def _double_quoted(text: str) -> tuple[str, str]:
         chunks.append(run)
         position += len(run)
         if position >= len(text):
-            raise Unsupported("a double-quoted scalar over several lines")
+            raise _Open("a double-quoted scalar over several lines")
         if text[position] == '"':
             return "".join(chunks), text[position + 1:]
         escaped = text[position + 1:position + 2]
@@ -388,7 +459,7 @@ def _single_quoted(text: str) -> tuple[str, str]:
     while True:
         close = text.find("'", position)
         if close < 0:
-            raise Unsupported("a single-quoted scalar over several lines")
+            raise _Open("a single-quoted scalar over several lines")
         chunks.append(text[position:close])
         if text[close + 1:close + 2] == "'":
             chunks.append("'")

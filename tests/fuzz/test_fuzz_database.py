@@ -144,10 +144,13 @@ def test_the_yaml_reader_agrees_with_pyyaml_or_declines(text, start):
 
 
 plain_keys = st.one_of(st.from_regex(r"[a-z][a-z0-9_.-]{0,8}", fullmatch=True), st.text(max_size=4))
+words = st.one_of(st.from_regex(r"[A-Za-z0-9._/()-]{1,8}", fullmatch=True),
+                 st.sampled_from(["'", '"', "a'b", "#", "a#b", "-", "- x", ":", "a:b", "[x]", "{y}", "%", "&", "yes", "12"]))
 plain_scalars = st.one_of(
     st.none(), st.booleans(), st.integers(-10**6, 10**6), st.text(max_size=10),
     st.from_regex(r"[A-Za-z0-9 ._/:#'\"-]{0,15}", fullmatch=True),
     st.sampled_from(["yes", "No", "~", "1.5", "012", "0x10", "2026-01-02", "a b", "a: b", "#x", "x #y", "-", "- a"]),
+    st.lists(words, min_size=1, max_size=14).map(" ".join),  # long enough for PyYAML to fold over lines
 )
 documents = st.recursive(plain_scalars, lambda inner: st.one_of(st.lists(inner, max_size=4),
                                                                st.dictionaries(plain_keys, inner, max_size=4)),
@@ -156,7 +159,7 @@ documents = st.recursive(plain_scalars, lambda inner: st.one_of(st.lists(inner, 
 
 @settings(max_examples=slow_examples(1))
 @given(document=st.dictionaries(plain_keys, documents, min_size=1, max_size=5), flow=st.sampled_from([None, False, True]),
-       width=st.sampled_from([20, 80, 10000]), unicode=st.booleans(), indent=st.sampled_from([2, 4]))
+       width=st.sampled_from([20, 40, 80, 10000]), unicode=st.booleans(), indent=st.sampled_from([2, 4]))
 def test_the_yaml_reader_agrees_with_pyyaml_on_what_pyyaml_writes(document, flow, width, unicode, indent):
     agrees_with_pyyaml(yaml.safe_dump(document, default_flow_style=flow, width=width, allow_unicode=unicode,
                                       sort_keys=False, indent=indent))
