@@ -85,7 +85,8 @@ def test_an_installer_still_running_holds_the_prefix_lock(tmp_path):
 
     results = []
     with prefix_lock(tmp_path / "env") as fd:
-        runner.subprocess.Popen = remembering_popen  # to learn the child's pid; the child itself is real
+        assert fd is not None  # POSIX: the lock is a file descriptor
+        runner.subprocess.Popen = remembering_popen  # type: ignore[misc, assignment]  # to learn the child's pid; the child itself is real
         try:
             thread = threading.Thread(target=lambda: results.append(runner.run_streaming(
                 [sys.executable, "-c", WRITER, str(written)], lambda line: None, 600, keep_fds=(fd,))))
@@ -95,7 +96,7 @@ def test_an_installer_still_running_holds_the_prefix_lock(tmp_path):
                 assert time.monotonic() < deadline, "the writer did not start"
                 time.sleep(0.05)
         finally:
-            runner.subprocess.Popen = real_popen
+            runner.subprocess.Popen = real_popen  # type: ignore[misc]
     # our handle is closed; only the installer's inherited descriptor holds the lock now
     with pytest.raises(EnvpinInputError, match="still running on it"):
         with prefix_lock(tmp_path / "env"):

@@ -15,7 +15,9 @@ import subprocess
 import sys
 import time
 import types
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pynvml
 import pytest
@@ -90,7 +92,7 @@ def nvml_error(code: int) -> pynvml.NVMLError:
 class FailingNvml(types.SimpleNamespace):
     """Stands in for pynvml: answers like a machine with two RTX 3090s, except where told to fail."""
 
-    def __init__(self, fail: dict[str, BaseException | float] | None = None):
+    def __init__(self, fail: dict[str, BaseException | float | Callable[..., Any]] | None = None):
         super().__init__()
         self.fail = fail or {}
         self.calls: list[str] = []

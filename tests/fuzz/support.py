@@ -13,6 +13,7 @@ import signal
 import sys
 from collections.abc import Callable
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ HANG_SECONDS = 10.0
 def slow_examples(fraction: int = 4) -> int:
     """Example count for a test whose single input costs tens of milliseconds (the database build):
     a fraction of the loaded profile's count (conftest loads the profile before test modules import)."""
+    assert settings.default is not None  # conftest loads a profile
     return max(10, settings.default.max_examples // fraction)
 
 
@@ -220,21 +222,21 @@ def mutated_document(draw, document: Any, paths: list[tuple], value_strategy=jso
         if kind == "value" or not path:
             new_value = draw(value_strategy)
             edits[-1] += f": {_short(new_value)}"
-            document = replaced(document, path, lambda _old, new=new_value: new)
+            document = replaced(document, path, partial(_replacement, new_value))
             continue
         parent_path, key = path[:-1], path[-1]
         if kind == "delete":
-            document = replaced(document, parent_path, lambda parent, key=key: _without(parent, key))
+            document = replaced(document, parent_path, partial(_without, key=key))
         elif kind == "rename" and isinstance(key, str):
             new_key = draw(key_strategy)
             edits[-1] += f" -> {new_key!r}"
-            document = replaced(document, parent_path, lambda parent, key=key, new=new_key: _renamed(parent, key, new))
+            document = replaced(document, parent_path, partial(_renamed, key=key, new_key=new_key))
         elif kind == "add":
             new_key, new_value = draw(key_strategy), draw(value_strategy)
             edits[-1] += f": {new_key!r}: {_short(new_value)}"
-            document = replaced(document, parent_path, lambda parent, k=new_key, v=new_value: _added(parent, k, v))
+            document = replaced(document, parent_path, partial(_added, key=new_key, value=new_value))
         elif kind == "duplicate":
-            document = replaced(document, parent_path, lambda parent, key=key: _duplicated(parent, key))
+            document = replaced(document, parent_path, partial(_duplicated, key=key))
         else:
             document = replaced(document, path, lambda old: type(old)() if isinstance(old, (dict, list)) else old)
     return Mutated(document, edits) if isinstance(document, dict) else document
@@ -265,6 +267,10 @@ def _holds(parent: Any, key: Any) -> bool:
     if isinstance(parent, dict):
         return key in parent
     return isinstance(parent, list) and isinstance(key, int) and 0 <= key < len(parent)
+
+
+def _replacement(value: Any, _old: Any) -> Any:
+    return value
 
 
 def _without(parent: Any, key: Any) -> Any:

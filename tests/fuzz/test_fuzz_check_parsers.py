@@ -67,6 +67,7 @@ def test_format_parse(kind):
         contents, error = outcome(f"check.{READERS[kind].rsplit('.', 1)[1]}.parse", parse, text, allowed=(MalformedFile,))
         assert contents is None or isinstance(contents, Contents)
         if error is not None:
+            assert isinstance(error, MalformedFile)
             assert "\n" not in error.message.strip(), "a one-line message"
 
     parses_or_says_malformed()

@@ -22,7 +22,7 @@ import json
 import zipfile
 from pathlib import Path
 
-from envpin.refresh.wheels import wheel_tags
+from envpin.refresh.wheels import WheelTags, wheel_tags
 from tests.integration.loopback_pypi import LoopbackPyPI
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "refresh"
@@ -91,10 +91,10 @@ class World:
         by_platform = {}
         for filename, text in recorded_metadata().items():
             if filename.startswith("torch-2.15.0-"):
-                by_platform[wheel_tags(filename).platforms[0]] = text
+                by_platform[_tags(filename).platforms[0]] = text
 
         def metadata_for(filename: str) -> str:
-            text = by_platform[wheel_tags(filename).platforms[0]]
+            text = by_platform[_tags(filename).platforms[0]]
             return text.replace("Version: 2.15.0", "Version: 2.16.0").replace(
                 "nvidia-cudnn-cu13==9.26.0.51", "nvidia-cudnn-cu13==9.27.0.12").replace(
                 "nvjitlink,nvrtc,nvtx]==13.2.2", f"nvjitlink,nvrtc,nvtx]=={toolkit}")
@@ -147,3 +147,9 @@ class World:
         for filename, body in self.wheels.items():
             server.add(f"/files/{filename}", body)
         return server
+
+
+def _tags(filename: str) -> WheelTags:
+    tags = wheel_tags(filename)
+    assert tags is not None, f"{filename} is not a wheel's name"
+    return tags

@@ -28,6 +28,7 @@ from rattler.explicit_environment import ExplicitEnvironmentSpec  # noqa: E402
 from envpin.compat.loader import load_database  # noqa: E402
 from envpin.conda.backends import find_tool  # noqa: E402
 from envpin.conda.errors import CondaInputError, CondaSolveFailed  # noqa: E402
+from envpin.conda.locks import LockedRecord  # noqa: E402
 from envpin.conda.rattler_solve import _run, solve_environment  # noqa: E402
 from envpin.conda.virtual import virtual_packages  # noqa: E402
 from envpin.facts import Driver, Gpu, HostFacts, Libc, PythonInfo  # noqa: E402
@@ -91,6 +92,7 @@ PIXI = {
 def test_the_channels_are_what_derive_channels_writes_from_the_lock():
     """lock-derived/ is generated data: derive_channels.py turns pixi.lock into exactly the committed files."""
     spec = importlib.util.spec_from_file_location("derive_channels", FIXTURES / "derive_channels.py")
+    assert spec is not None and spec.loader is not None
     derive = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(derive)
     lock = yaml.safe_load((FIXTURES / "pixi-pytorch-example" / "pixi.lock").read_text(encoding="utf-8"))
@@ -108,7 +110,7 @@ def test_pixi_environments_resolve_to_exactly_their_locked_packages(name, cache)
     platform = next(p for p in environment.platforms() if p.name == "linux-64")
     locked = {Path(str(r.url)).name for r in environment.conda_repodata_records_for_platform(platform)}
     assert {r.file_name for r in solution.records} == locked
-    assert solution.record("pytorch").build.startswith(("cuda", "py3.12_cuda"))
+    assert _record(solution, "pytorch").build.startswith(("cuda", "py3.12_cuda"))
 
 
 def test_a_gpu_request_without_cuda_fails_with_a_clear_message(cache):
@@ -144,8 +146,8 @@ def test_conda_forge_file_for_cuda_12_1_solves_to_a_cuda_build(conda_forge_file,
     assert [str(p) for p in packages if p.name == "__cuda"] == ["__cuda=12.1=0"]
     solution = solve_environment(text, LOCK_DERIVED, packages, "linux-64", cache_dir=cache)
     for name in ("pytorch", "libtorch"):
-        assert solution.record(name).build.startswith("cuda12"), solution.record(name)
-    assert solution.record("cuda-version").version.startswith("12.")
+        assert _record(solution, name).build.startswith("cuda12"), solution.record(name)
+    assert _record(solution, "cuda-version").version.startswith("12.")
     # Without the build string the solver is free to pick whatever it likes; with it, a CPU build cannot come in.
     assert not any(r.build.startswith("cpu") for r in solution.records)
 
@@ -180,8 +182,8 @@ def test_pytorch_channel_file_solves_to_the_cuda_build_it_names(tmp_path, cache)
     channels = {"pytorch": str(LOCK_DERIVED / "pytorch"), "nvidia": str(tmp_path / "nvidia"),
                 "conda-forge": str(LOCK_DERIVED / "conda-forge")}
     solution = solve_environment(text, channels, target_packages("530.30.02"), "linux-64", cache_dir=cache)
-    assert solution.record("pytorch").build.startswith("py3.12_cuda12.4")
-    assert solution.record("pytorch-cuda").version == "12.4"
+    assert _record(solution, "pytorch").build.startswith("py3.12_cuda12.4")
+    assert _record(solution, "pytorch-cuda").version == "12.4"
 
 
 def test_unknown_channel_folders_and_bad_specs_are_input_errors(tmp_path, cache):
@@ -213,6 +215,13 @@ def test_locks_read_back_by_rattler(tmp_path, output, conda_forge_file):
     assert all(u.startswith("https://conda.anaconda.org/conda-forge/") for u in urls)
     if output == "pixi.lock":
         assert "__cuda=12.1=0" in locked.read_text()
+
+
+def _record(solution, name: str) -> LockedRecord:
+    """The solution's record of a package, which the test expects to be there."""
+    record = solution.record(name)
+    assert record is not None, f"no {name} in the solution"
+    return record
 
 
 def _records(lock, name):
@@ -343,7 +352,7 @@ def python_channel(tmp_path_factory):
     """`channels/conda-forge` with a `python` package laid out as a venv of the Python running these tests (its
     interpreter a symbolic link, as venv makes it) and a `pip` package holding this environment's own pip."""
     channel = tmp_path_factory.mktemp("python-channel") / "channels" / "conda-forge"
-    base = Path(sys._base_executable)
+    base = Path(sys._base_executable)  # type: ignore[attr-defined]  # CPython's, not in typeshed
     config = f"home = {base.parent}\ninclude-system-site-packages = false\nversion = {PYTHON_VERSION}\n"
     _conda_package(channel, "python", PYTHON_VERSION, [], {"pyvenv.cfg": config.encode()},
                    links={"bin/python": str(base)})

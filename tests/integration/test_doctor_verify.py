@@ -226,10 +226,12 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
                                    "torch": {"arch_list": "sm_86", "import_ok": "yes"}, "packages": {"pip": []}}))
     empty_dir = tmp_path / "no-python"
     empty_dir.mkdir()
+    true = shutil.which("true")
+    assert true is not None
     cases = [
         (["verify", "--interpreter", str(tmp_path / "missing")], "--interpreter " + str(tmp_path / "missing") + ": no such interpreter"),
         (["verify", "--prefix", str(empty_dir)], "no Python interpreter in it"),
-        (["verify", "--interpreter", shutil.which("true")], "did not print a probe report; is it a Python interpreter?"),
+        (["verify", "--interpreter", true], "did not print a probe report; is it a Python interpreter?"),
         (["doctor", "--facts", str(not_json)], f"--facts {not_json}: not JSON"),
         (["doctor", "--facts", str(bad_env)], "torch.arch_list: expected a list of strings; torch.import_ok"),
         (["doctor", "--facts", str(MACHINES / "linux-no-nvidia.json"), "--error-text", str(tmp_path / "nope.txt")],

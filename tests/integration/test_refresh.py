@@ -155,7 +155,8 @@ def test_proposal_validates_and_only_adds_lines(planted):
     for name in ("cuda.yaml", "gpus.yaml", "tensorflow.yaml", "sources.yaml"):
         assert (out / name).read_bytes() == (DB_DIR / name).read_bytes()
     database = load_database(out)
-    assert database.torch_release("2.16.0").added == "2026.12.22"
+    release = database.torch_release("2.16.0")
+    assert release is not None and release.added == "2026.12.22"
 
 
 def test_new_metadata_is_read_with_range_requests_and_old_with_pep_658(planted):

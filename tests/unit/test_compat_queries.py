@@ -75,7 +75,8 @@ def test_name_key_keeps_what_changes_the_chip():
     ],
 )
 def test_minimum_driver(database, cuda, os_name, policy, minimum):
-    assert minimum_driver(database, cuda, os_name, policy).minimum == minimum
+    requirement = minimum_driver(database, cuda, os_name, policy)
+    assert requirement is not None and requirement.minimum == minimum
 
 
 @pytest.mark.parametrize(
@@ -121,4 +122,5 @@ def test_arch_coverage(gpu, archs, how):
 def test_tegra_gets_no_binary_compatibility():
     # Orin (8.7) cannot run the desktop sm_86 cubin; only an exact cubin or PTX serves it.
     assert coverage(CC("8.7"), _archs("8.0", "8.6")) is None
-    assert coverage(CC("8.7"), _archs("8.0", "8.6+PTX")).how == "ptx"
+    found = coverage(CC("8.7"), _archs("8.0", "8.6+PTX"))
+    assert found is not None and found.how == "ptx"

@@ -75,10 +75,12 @@ def test_path_order_decides_between_files_of_the_same_name(windows):
     Path(layout[V121], "cudnn64_8.dll").write_bytes(b"MZ")  # a second cuDNN 8, copied into v12.1
     proc = process(layout, [V118, V121])
     cudnn = dll_search.resolve(proc, "cudnn64_8.dll")
+    assert cudnn.path is not None
     assert cudnn.path.startswith(windows[V118]) and cudnn.how == "PATH entry 1"
     assert dll_search.where(proc, "cudnn64_8.dll") == [str(Path(windows[V118]) / "cudnn64_8.dll"),
                                                        str(Path(windows[V121]) / "cudnn64_8.dll")]
     swapped = dll_search.resolve(process(layout, [V121, V118]), "cudnn64_8.dll")
+    assert swapped.path is not None
     assert swapped.path.startswith(windows[V121])
 
 
@@ -124,6 +126,7 @@ def test_missing_vcruntime140_1_fails_torch_import_with_126(windows, database):
     torch_lib = windows["Python311\\Lib\\site-packages\\torch\\lib"]
     proc = process(windows, ["Windows\\System32"])
     failure = dll_search.torch_preload(proc, torch_lib, TORCH_LIB)
+    assert failure is not None
     assert failure.error == ERROR_MOD_NOT_FOUND
     assert failure.target.endswith("c10.dll") and failure.culprit == "vcruntime140_1.dll"
     assert failure.message().startswith("[WinError 126] The specified module could not be found. Error loading")
@@ -156,7 +159,9 @@ def test_first_loaded_wins_an_old_msvcp140_makes_c10_fail_with_1114(windows):
     after_qt = dll_search.load(clean, qt, "standard").process  # `import PyQt5` loaded Qt's copy by full path
     assert after_qt.loaded_path("msvcp140.dll") == qt
     failure = dll_search.torch_preload(after_qt, torch_lib, TORCH_LIB)
+    assert failure is not None
     assert failure.error == ERROR_DLL_INIT_FAILED and failure.culprit == "c10.dll"
+    assert failure.detail is not None
     assert "already loaded (first loaded wins)" in failure.detail and "14.26.28720" in failure.detail
     assert failure.message().startswith("[WinError 1114]")
 

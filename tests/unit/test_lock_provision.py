@@ -177,12 +177,12 @@ def test_progress_is_plain_in_ci_and_silent_when_quiet(monkeypatch, tmp_path):
             pass
 
     monkeypatch.setenv("CI", "true")
-    assert type(make_progress(False, 3, Tty())) is Progress
-    assert type(make_progress(True, 3, Tty())) is QuietProgress
+    assert type(make_progress(False, 3, Tty())) is Progress  # type: ignore[arg-type]  # Tty stands in for a terminal
+    assert type(make_progress(True, 3, Tty())) is QuietProgress  # type: ignore[arg-type]
     monkeypatch.delenv("CI")
     monkeypatch.setenv("TERM", "xterm")
     stream = Tty()
-    terminal = make_progress(False, 2, stream)
+    terminal = make_progress(False, 2, stream)  # type: ignore[arg-type]
     terminal.step("install")
     terminal.output("Downloading torch (182.9MiB)")
     assert stream[-1] == "\r\x1b[2K[1/2] install: Downloading torch (182.9MiB)"

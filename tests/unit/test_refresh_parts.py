@@ -38,6 +38,7 @@ def recorded(filename: str):
 ])
 def test_wheel_tags(filename, pythons, free_threaded, platforms):
     tags = wheel_tags(filename)
+    assert tags is not None
     assert (tags.pythons, tags.free_threaded, tags.platforms) == (pythons, free_threaded, platforms)
 
 
@@ -75,7 +76,8 @@ def test_tensorflow_and_cuda_pins_match_the_curated_record(database):
 def test_jax_extras_and_plugin_pins_match_the_curated_record(database):
     jax = recorded("jax-0.12.0.1-py3-none-any.whl")
     assert cuda_extras(jax) == [("cuda12", 12), ("cuda13", 13)]
-    assert str(extra_requirement(jax, "cuda13", "jax-cuda13-plugin").specifier) == "<=0.12.0.1,>=0.12.0.1"
+    requirement = extra_requirement(jax, "cuda13", "jax-cuda13-plugin")
+    assert requirement is not None and str(requirement.specifier) == "<=0.12.0.1,>=0.12.0.1"
     record = next(r for r in database.jax_releases if str(r.version) == "0.12.0.1")
     for extra in ("cuda12", "cuda13"):
         plugin = recorded(f"jax_{extra}_plugin-0.12.0.1-cp315-cp315-manylinux_2_27_x86_64.whl")
@@ -143,10 +145,11 @@ def test_changelog_section_goes_first():
     class Proposal:
         new_version, read_date, records = "2026.12.22", "2026-12-22", (Record(),)
 
-    out = insert_changelog("# Compatibility database changelog\n\n## 2026.11.29\n\nFirst version.\n", Proposal())
+    # a stand-in with only the fields insert_changelog reads
+    out = insert_changelog("# Compatibility database changelog\n\n## 2026.11.29\n\nFirst version.\n", Proposal())  # type: ignore[arg-type]
     assert out.index("## 2026.12.22") < out.index("## 2026.11.29")
     assert '- torch.yaml: torch 2.16.0 (`added: "2026.12.22"`)' in out
-    again = insert_changelog(out, Proposal())
+    again = insert_changelog(out, Proposal())  # type: ignore[arg-type]
     assert again.count("## 2026.12.22") == 1 and again.count("torch 2.16.0") == 2
     assert again.index("torch 2.16.0") < again.index("## 2026.11.29") and "\n\n## 2026.11.29" in again
 

@@ -187,6 +187,7 @@ def test_the_doctor_reads_the_database_records_of_the_platform_key(database, os_
 ])
 def test_a_variant_tag_parses(text, kind, version, cuda_major):
     tag = parse_tag(text)
+    assert tag is not None
     assert (tag.name, tag.kind, tag.version, tag.cuda_major) == (text, kind, version, cuda_major)
     assert variants.kind_of(text) == kind
     assert variants.cuda_of(text) == (version if kind == "cuda" else None)
@@ -237,7 +238,7 @@ def test_every_variant_in_the_database_is_one_its_name_says(database):
     for release in database.torch_releases:
         for name, variant in release.variants.items():
             tag = parse_tag(name)
-            assert is_database_tag(name), f"torch {release.version} {name}"
+            assert tag is not None and is_database_tag(name), f"torch {release.version} {name}"
             assert tag.kind == variant.kind and tag.cuda == variant.cuda, f"torch {release.version} {name}"
 
 
@@ -303,6 +304,7 @@ def test_an_environment_check_imports_the_pinned_frameworks():
 
 def _probe_module():
     spec = importlib.util.spec_from_file_location("envpin_probe_under_test", PROBE)
+    assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -333,6 +335,7 @@ def test_the_probes_document_has_one_entry_per_framework_and_envpin_reads_it():
                             text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-2000:]
     document = parse_probe_output(result.stdout)
+    assert document is not None
     assert [key for key in document if key in frameworks.FRAMEWORKS] == list(frameworks.FRAMEWORKS)
     env = env_facts_from_json(document, origin="probe")
     for framework in frameworks.FRAMEWORKS:
