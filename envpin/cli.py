@@ -13,7 +13,6 @@ import codecs
 import importlib
 import json
 import sys
-from typing import NoReturn
 
 from envpin import __version__
 from envpin.commands import COMMANDS
@@ -24,7 +23,7 @@ from envpin.escapes import has_control, printable
 class Parser(argparse.ArgumentParser):
     json_errors = False  # set by main() when the words ask for --format json
 
-    def error(self, message: str) -> NoReturn:  # one line, exit 2, as for every other bad input
+    def error(self, message: str):  # one line, exit 2, as for every other bad input (never returns; not -> NoReturn: the front door does not import typing)
         if Parser.json_errors:
             print_json_error("usage", message)
         self.exit(2, f"envpin: error: {message} (see `{self.prog} --help`)\n")
