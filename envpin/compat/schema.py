@@ -7,6 +7,7 @@ Every problem is collected with its file and path (`torch.yaml: releases[3].vari
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 from packaging.version import InvalidVersion, Version
@@ -119,6 +120,10 @@ class _Node:
         return None if self.value is None else self.string(pattern, what)
 
     def strings(self, pattern: re.Pattern[str] | None = None, what: str = "a string") -> tuple[str, ...]:
+        value = self.value
+        if type(value) is list and all(type(item) is str and item and (pattern is None or pattern.match(item))
+                                       for item in value):
+            return tuple(value)  # what the loop below returns when no item fails, without a node per item
         return tuple(node.string(pattern, what) for node in self.sequence())
 
 
@@ -445,19 +450,26 @@ def _added(record: _Node) -> str | None:
 
 def _pins(node: _Node) -> dict[str, str]:
     """`{nvidia-cudnn-cu12: "==9.1.0.70"}`: package -> PEP 440 specifier, both checked."""
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
     pins = {}
     if node.value is None:
         return pins
     for name, specifier in node.items():
         text = specifier.string(what="a version specifier such as ==9.1.0.70")
-        try:
-            SpecifierSet(text)
-        except InvalidSpecifier:
+        if not _is_specifier(text):
             specifier.fail(f"{text!r} is not a PEP 440 specifier")
         pins[name] = text
     return pins
+
+
+@lru_cache(maxsize=4096)  # the database repeats its pins (the same cuDNN pin in many builds)
+def _is_specifier(text: str) -> bool:
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet  # noqa: PLC0415 - only when validating
+
+    try:
+        SpecifierSet(text)
+    except InvalidSpecifier:
+        return False
+    return True
 
 
 # ---------------------------------------------------------------- TensorFlow and JAX
@@ -561,8 +573,9 @@ def _check_cross_references(toolkits: dict[str, CudaToolkit], releases: list[Tor
             if toolkit is None:
                 problems.add(where, f"CUDA {variant.cuda} is not in cuda.yaml toolkits")
                 continue
+            targets = {(c.major, c.minor) for c in toolkit.targets}  # compared as pairs: no __eq__ per element
             for platform, archs in variant.archs.items():
-                outside = [str(c) for c in archs.sass if c not in toolkit.targets]
+                outside = [str(c) for c in archs.sass if (c.major, c.minor) not in targets]
                 if outside:
                     problems.add(
                         where,
