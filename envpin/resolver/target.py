@@ -1,4 +1,7 @@
-"""The machine a solve is for: HostFacts, overridden by target flags, completed from the database."""
+"""The machine a solve is for: HostFacts, overridden by target flags, completed from the database.
+
+Each dataclass here has a docstring: without one, `dataclass` writes one with inspect.signature, which
+every solve would pay for."""
 
 from __future__ import annotations
 
@@ -23,6 +26,8 @@ from envpin.vocabulary.platforms import platform_key
 
 @dataclass(frozen=True)
 class TargetGpu:
+    """A GPU of the target with its compute capability, and where that came from."""
+
     name: str
     compute_capability: ComputeCapability
     capability_source: str  # "probe" (NVML / nvidia-smi / the user) or "database"
@@ -30,6 +35,8 @@ class TargetGpu:
 
 @dataclass(frozen=True)
 class Target:
+    """The machine a solve is for, complete: platform, Python, driver and its CUDA, GPUs."""
+
     os: str
     arch: str
     python: str  # "3.11"
@@ -54,6 +61,8 @@ class Target:
 
 @dataclass(frozen=True)
 class TargetOverrides:
+    """The target flags as given (None or empty: not given)."""
+
     os: str | None = None
     arch: str | None = None
     driver: str | None = None  # a version, or "none"
