@@ -19,6 +19,13 @@ def printable(text: str) -> str:
     return "".join(_escape(c) if _is_control(c) else c for c in text)
 
 
+def shown(text: str, limit: int = 120) -> str:
+    """A value quoted in a one-line message: printable, and cut to `limit` characters (a 64 MiB line is not
+    a message)."""
+    text = printable(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _is_control(character: str) -> bool:
     # Cc: C0/C1 controls (line breaks, ESC); Cf: format characters (bidi overrides); Zl/Zp: U+2028/U+2029
     return unicodedata.category(character) in ("Cc", "Cf", "Zl", "Zp")

@@ -34,6 +34,7 @@ from envpin.compat.drivers import POLICIES, parse_driver_version
 from envpin.errors import EnvpinInputError
 from envpin.facts import ARCHITECTURES, OPERATING_SYSTEMS, is_compute_capability, is_python_version, normalize_arch
 from envpin.target_spec import NamedTarget, TargetSpec
+from envpin.userfiles import read_text
 
 TABLE = "[tool.envpin]"
 _TARGET_KEYS = ("name", "os", "arch", "driver", "gpu", "compute-capability", "python", "facts")
@@ -80,17 +81,19 @@ def find_config(start: Path) -> Path | None:
     return None
 
 
-def read_config(path: Path) -> CheckConfig:
+def read_config(path: Path, required: bool = False) -> CheckConfig:
+    """`required`: the file was named with --config, so a file without the table is a mistake, not "no config"."""
     from envpin import _toml  # noqa: PLC0415 - envpin._toml is the TOML parser (~4 ms): only a found config needs it
 
     origin = f"{path}"
+    text = read_text(path, "--config" if required else "")
     try:
-        data = _toml.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as error:
-        raise EnvpinInputError(f"{origin}: cannot be read ({error.__class__.__name__})") from None
+        data = _toml.loads(text)
     except (_toml.TOMLDecodeError, ValueError, RecursionError) as error:
         raise EnvpinInputError(f"{origin}: malformed TOML ({str(error).splitlines()[0] or type(error).__name__})") from None
     table = data.get("tool", {}).get("envpin") if isinstance(data.get("tool"), dict) else None
+    if table is None and required:
+        raise EnvpinInputError(f"--config {path}: no {TABLE} table in it")
     if table is None:
         return CheckConfig(path=path)
     config, problems = parse_config(table, path.parent)

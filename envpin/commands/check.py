@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     if unknown:
         raise EnvpinInputError(f"--ignore {unknown[0]}: not an envpin check id (see docs/check.md)")
     config = _config(args)
-    policy = args.driver_policy or config.driver_policy or "minor"
+    policy = args.driver_policy if args.driver_policy is not None else config.driver_policy or "minor"
     if policy not in POLICIES:
         raise EnvpinInputError(f"--driver-policy {policy!r}: expected one of {', '.join(POLICIES)}")
     spec = target_spec(args, conda=True)
@@ -132,7 +132,7 @@ def _config(args: argparse.Namespace) -> CheckConfig:
         return CheckConfig()
     if args.config and not path.is_file():
         raise EnvpinInputError(f"--config {args.config}: no such file")
-    return read_config(path)
+    return read_config(path, required=bool(args.config))
 
 
 def _targets(spec: TargetSpec, config: CheckConfig, database: _OneDatabase) -> tuple[CheckTarget, ...]:

@@ -26,12 +26,13 @@ def register(verify: argparse.ArgumentParser, parser_class) -> None:
 def run(args: argparse.Namespace) -> int:
     timeout = args.timeout
     interpreter = interpreter_for(args.interpreter, args.prefix)
+    locked_document = read_lock(args.lock) if args.lock else None  # a bad lock is reported before any probing
     database = load_database(args.db)
     env = run_probe(interpreter, import_timeout=timeout, smoke=not args.no_smoke)
     host = detect_host(probe_environment=False)
     report = verify(env, host, database)
-    if args.lock:
-        locked = {p["name"]: p["version"] for p in read_lock(args.lock).get("packages", []) if "version" in p}
+    if args.lock and locked_document is not None:
+        locked = {p["name"]: p["version"] for p in locked_document.get("packages", []) if "version" in p}
         report = replace(report, checks=report.checks + tuple(lock_checks(env.packages.pip, locked, Path(args.lock).name)))
     if args.format == "json":
         print(json.dumps({**env_facts_to_json(env), **report_json(report)}, indent=2))

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from envpin.errors import EnvpinError, EnvpinInputError
+from envpin.escapes import shown
 from envpin.lock.indexes import IndexPlan
+from envpin.userfiles import read_text
 from envpin.vocabulary.platforms import MARKER_ENVIRONMENTS, marker
 
 # PEP 508 markers of each platform envpin solves for (the values CPython reports there).
@@ -118,13 +120,11 @@ def read_lock(path: str) -> dict[str, Any]:
     """A lock file from disk, checked; any problem is one EnvpinInputError naming the file."""
     from envpin import _toml  # noqa: PLC0415 - envpin._toml is the TOML parser (~4 ms); a solve imports this module and reads no TOML
 
+    text = read_text(path, "--lock")  # capped, and one line for a missing, special or undecodable file
     try:
-        with open(path, "rb") as handle:
-            document = _toml.load(handle)
-    except OSError as error:
-        raise EnvpinInputError(f"--lock {path}: cannot be read ({error.strerror or error})") from None
-    except (_toml.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise EnvpinInputError(f"--lock {path}: not TOML ({error})") from None
+        document = _toml.loads(text)
+    except (_toml.TOMLDecodeError, ValueError, RecursionError) as error:
+        raise EnvpinInputError(f"--lock {path}: not TOML ({shown(str(error).splitlines()[0] if str(error) else type(error).__name__)})") from None
     problems = validate(document, own=False)  # a lock from another tool may leave out `index`
     if problems:
         more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""

@@ -14,6 +14,7 @@ from envpin.project.readers import (
     read_requirements_txt,
     read_setup_cfg,
 )
+from envpin.userfiles import read_text
 
 PROJECT_FILES = ("pyproject.toml", "setup.cfg", "environment.yml", "environment.yaml")
 PYTORCH_INDEX_HOSTS = ("download.pytorch.org",)
@@ -99,10 +100,7 @@ class _Reader:
         return self.requirements_file(parent.parent / target, is_constraint)
 
     def _read(self, path: Path) -> str:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            raise EnvpinInputError(f"{path}: cannot be read ({error.__class__.__name__})") from None
+        text = read_text(path)
         self.files.append(self._label(path))
         return text
 

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from envpin.errors import EnvpinInputError
+from envpin.escapes import shown
 from envpin.project.model import CONDA_CUDA_PACKAGES, GPU_PACKAGE_ALIASES, ProjectRequirement
 
 # pip options that take a value and only steer where packages come from.
@@ -45,7 +46,8 @@ def parse_requirement(text: str, origin: str) -> ProjectRequirement:
     try:
         requirement = Requirement(text)
     except InvalidRequirement as error:
-        raise EnvpinInputError(f"{origin}: {text!r} is not a valid requirement ({str(error).splitlines()[0]})") from None
+        raise EnvpinInputError(f"{origin}: '{shown(text)}' is not a valid requirement "
+                               f"({shown(str(error).splitlines()[0])})") from None
     return ProjectRequirement(
         name=canonicalize_name(requirement.name),
         text=str(requirement),

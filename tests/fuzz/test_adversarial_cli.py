@@ -1,0 +1,259 @@
+"""Every command, tried as an adversarial new user would: bad flags, files, environment variables, special files
+and encodings (issue 16). Each case must end in exit 2 with one line on stderr (with `--format json` also one
+JSON document on stdout), no traceback, and nothing written anywhere: the working directory and the input
+folder are compared before and after.
+
+The cases are a table built from each option's bad values, crossed with the commands that take the option;
+they run in-process through envpin's front door, so the whole table costs seconds. Special files are made in a
+temporary directory (mkfifo, mknod), never the machine's own /dev."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import stat
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from envpin.cli import main
+
+TARGET = {"--os": "linux", "--arch": "x86_64", "--driver": "550.54.15", "--gpu": "NVIDIA GeForce RTX 3090",
+          "--python": "3.11"}
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    args: tuple[str, ...]
+    env: tuple[tuple[str, str], ...] = ()
+    stdin: bytes | None = None
+
+
+# ---------------------------------------------------------------- the bad values, per option
+
+
+def bad_target_values() -> dict[str, list[str]]:
+    return {
+        "--os": ["", "plan9", "Linux ", "linux\tx", "ｌｉｎｕｘ"],
+        "--arch": ["", "sparc64", "x86", "arm"],
+        "--driver": ["", "abc", "99999", "5.5.5.5", "-535", "５３５.１０４", "535..104", "535.104.05.1", "5_35.104"],
+        "--gpu": ["", "NVIDIA GeForce RTX 9999 Ti Ultra", "not a gpu"],
+        "--python": ["", "2.7", "3", "three", "3.x", "3.11.", "３.１１"],
+    }
+
+
+BAD_COMPUTE_CAPABILITIES = ["", "8", "8.6.1", "99.9", "a.b", "-1.0", "８.６"]
+BAD_SPECS = ["", "torch===", "numpy==1.26", "torch; python_version < '3'", "torch @ https://example.com/t.whl",
+             "torch==2.5.1 foo===", "torch[", "torch>=abc", "tensorflow==2.16.1 jax[cuda12"]
+BAD_FRAMEWORKS = ["caffe", "", "TORCH ", "pytorch2"]
+BAD_POLICIES = ["lenient", "", "MINOR"]
+BAD_INDEX_URLS = ["ftp://mirror.example/whl", "http://mirror.example/whl", "http://127.evil.example/whl", "not a url",
+                  "https://m.example/whl\n-e git+https://evil.example/x", "https://m.example/ whl", "file", "",
+                  "http://localhost.evil.example/whl", "https://"]
+BAD_TIMEOUTS = ["0", "-5", "inf", "nan", "soon", ""]
+
+
+def bad_files(folder: Path) -> dict[str, Path]:
+    """Files a user might pass where envpin expects JSON facts, a requirements file or a lock."""
+    files = {}
+
+    def make(name: str, data: bytes) -> None:
+        path = folder / name
+        path.write_bytes(data)
+        files[name] = path
+
+    make("empty.json", b"")
+    make("null.json", b"null")
+    make("list.json", b"[]")
+    make("object.json", b"{}")
+    make("number.json", b"42")
+    make("binary.json", bytes(range(256)))
+    make("latin1.json", '{"os": "linux", "arch": "x86_64", "python": {"version": "3.11"}, "x": "é"}'.encode("latin-1"))
+    make("utf16-garbage.json", b"\xff\xfe" + "not json at all".encode("utf-16-le"))
+    make("deep.json", b"[" * 100000 + b"]" * 100000)
+    make("wrong-types.json", json.dumps({"schema": 1, "os": 7, "arch": [], "python": "3.11", "gpus": "many"}).encode())
+    make("future-schema.json", json.dumps({"schema": 99, "os": "linux", "arch": "x86_64", "python": {"version": "3.11"}}).encode())
+    make("bad-gpu.json", json.dumps({"schema": 1, "os": "linux", "arch": "x86_64", "python": {"version": "3.11"},
+                                     "driver": {"version": "550.54.15", "cuda": "12.4", "source": "nvml"},
+                                     "gpus": [{"index": 0, "name": "X", "compute_capability": "banana"}]}).encode())
+    make("huge-number.json", b'{"schema": 1' + b"0" * 5000 + b"}")
+    big = folder / "sparse-huge.json"
+    with open(big, "wb") as handle:
+        handle.truncate(65 * 1024 * 1024)
+    files["sparse-huge.json"] = big
+    files["missing.json"] = folder / "missing.json"
+    files["a-directory"] = folder / "a-directory"
+    files["a-directory"].mkdir()
+    try:
+        os.mknod(folder / "zero", stat.S_IFCHR | 0o444, os.makedev(1, 5))
+        files["zero-device"] = folder / "zero"
+    except PermissionError:
+        pass
+    return files
+
+
+# ---------------------------------------------------------------- the table
+
+
+def flags(values: dict[str, str], drop: str | None = None) -> list[str]:
+    words: list[str] = []
+    for option, value in values.items():
+        if option != drop:
+            words += [option, value]
+    return words
+
+
+def cases(folder: Path) -> list[Case]:
+    files = bad_files(folder)
+    table: list[Case] = []
+    solve_like = {"solve": ["solve"], "lock": ["lock", "-o", str(folder / "out" / "pylock.toml")],
+                  "init": ["init", str(folder / "repo")], "check": ["check", str(folder / "ok-requirements.txt")]}
+    (folder / "ok-requirements.txt").write_text("requests==2.32.3\n")
+    (folder / "repo").mkdir()
+    (folder / "repo" / "requirements.txt").write_text("torch==2.5.1\n")
+    for command, head in solve_like.items():
+        for option, values in bad_target_values().items():
+            for value in values:
+                args = [*head, *flags(TARGET, drop=option), option, value]
+                table.append(Case(f"{command} {option}={value!r}", tuple(args)))
+        for value in BAD_COMPUTE_CAPABILITIES:
+            table.append(Case(f"{command} --compute-capability={value!r}",
+                              (*head, *flags(TARGET), "--compute-capability", value)))
+        for name, path in files.items():
+            table.append(Case(f"{command} --facts {name}", (*head, "--facts", str(path))))
+        for value in BAD_POLICIES:
+            table.append(Case(f"{command} --driver-policy={value!r}", (*head, *flags(TARGET), "--driver-policy", value)))
+    for command in ("solve", "lock", "init"):
+        head = solve_like[command]
+        for value in BAD_SPECS:
+            table.append(Case(f"{command} --spec={value!r}", (*head, *flags(TARGET), "--spec", value)))
+        for value in BAD_FRAMEWORKS:
+            table.append(Case(f"{command} --framework={value!r}", (*head, *flags(TARGET), "--framework", value)))
+        for value in BAD_INDEX_URLS:
+            table.append(Case(f"{command} --torch-index-url={value!r}", (*head, *flags(TARGET), "--torch-index-url", value)))
+            if value:
+                table.append(Case(f"{command} ENVPIN_TORCH_INDEX_URL={value!r}", (*head, *flags(TARGET)),
+                                  env=(("ENVPIN_TORCH_INDEX_URL", value),)))
+        for name in ("missing.json", "a-directory", "binary.json"):
+            table.append(Case(f"{command} --db {name}", (*head, *flags(TARGET), "--db", str(files[name]))))
+    for value in BAD_SPECS[1:]:
+        table.append(Case(f"solve requirement argument {value!r}", ("solve", *flags(TARGET), value)))
+    for name, path in files.items():
+        table.append(Case(f"solve --targets {name}", ("solve", "--targets", str(path))))
+        table.append(Case(f"solve -r {name}", ("solve", *flags(TARGET), "-r", str(path))))
+        table.append(Case(f"solve --format json --facts {name}", ("solve", "--format", "json", "--facts", str(path))))
+        table.append(Case(f"doctor --facts {name}", ("doctor", "--facts", str(path))))
+        table.append(Case(f"doctor --format json --facts {name}", ("doctor", "--format", "json", "--facts", str(path))))
+        table.append(Case(f"verify --lock {name}", ("verify", "--no-smoke", "--lock", str(path))))
+        table.append(Case(f"install --lock {name}", ("install", "--prefix", str(folder / "env"), "--lock", str(path))))
+        table.append(Case(f"check --config {name}", ("check", str(folder / "ok-requirements.txt"), "--config", str(path))))
+    for target in (folder / "a-directory", folder / "no-such-dir" / "environment.yml", folder / "plan.unknown"):
+        table.append(Case(f"solve -o {target.name}", ("solve", *flags(TARGET), "-o", str(target))))
+    for command in (["detect"], ["verify"], ["doctor", "--facts", str(files["object.json"])],
+                    ["install", "--prefix", str(folder / "env")]):
+        for value in BAD_TIMEOUTS:
+            table.append(Case(f"{command[0]} --timeout={value!r}", (*command, "--timeout", value)))
+    for value in BAD_TIMEOUTS:
+        table.append(Case(f"lock --lock-timeout={value!r}", ("lock", *flags(TARGET), "--lock-timeout", value)))
+    for args in (
+        ("check",), ("check", str(files["missing.json"])), ("check", "--kind", "yaml", str(folder / "ok-requirements.txt")),
+        ("check", "--ignore", "CHK-NOPE", str(folder / "ok-requirements.txt")),
+        ("verify", "--interpreter", str(files["missing.json"])), ("verify", "--interpreter", str(files["a-directory"])),
+        ("verify", "--prefix", str(files["missing.json"])), ("verify", "--interpreter", "/bin/sh", "--prefix", "/"),
+        ("doctor", "--facts", str(files["object.json"]), "--error-text", str(files["missing.json"])),
+        ("doctor", "--facts", str(files["object.json"]), "--script", str(files["a-directory"])),
+        ("db", "info", "--db", str(files["missing.json"])), ("db", "validate", str(files["missing.json"])),
+        ("db",), ("db", "nope"), ("conda",), ("conda", "solve", str(files["missing.json"])),
+        ("install", "--prefix", str(folder / "env"), "--backend", "pipx"),
+        ("install", "--prefix", str(folder / "env"), "--environment-yml", str(files["missing.json"])),
+        ("install", "--prefix", str(folder / "env"), "--lock", str(folder / "ok-requirements.txt")),
+        ("init", str(files["missing.json"]), *flags(TARGET)), ("init", str(folder / "ok-requirements.txt"), *flags(TARGET)),
+        ("solve", "--project", str(files["missing.json"]), *flags(TARGET)),
+        ("solve", "--format", "yaml"), ("solve", "--bogus"), ("nonsense",), (), ("--format", "json"),
+        ("solve", *flags(TARGET), "--conda-source", "pip", "--format", "pip", "--name", "a\nb"),
+    ):
+        table.append(Case("misc " + " ".join(args)[:80], tuple(args)))
+    table.append(Case("solve --facts - (binary stdin)", ("solve", "--facts", "-"), stdin=bytes(range(256))))
+    table.append(Case("solve --targets - (empty stdin)", ("solve", "--targets", "-"), stdin=b""))
+    return table
+
+
+# ---------------------------------------------------------------- running one case
+
+
+def snapshot(*folders: Path) -> dict[str, tuple[int, float]]:
+    seen = {}
+    for folder in folders:
+        for path in folder.rglob("*"):
+            info = path.lstat()
+            seen[str(path)] = (info.st_size, info.st_mtime)
+    return seen
+
+
+def run_case(case: Case, monkeypatch, capsys) -> tuple[int, str, str]:
+    for key, value in case.env:
+        monkeypatch.setenv(key, value)
+    if case.stdin is not None:
+        monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(case.stdin)))
+    try:
+        code = main(list(case.args))
+    except SystemExit as exit_:
+        code = exit_.code if isinstance(exit_.code, int) else 2
+    out, err = capsys.readouterr()
+    for key, _ in case.env:
+        monkeypatch.delenv(key)
+    return code, out, err
+
+
+def test_every_bad_input_is_exit_2_one_line_and_touches_nothing(tmp_path, monkeypatch, capsys):
+    inputs = tmp_path / "inputs"
+    inputs.mkdir()
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.delenv("ENVPIN_TORCH_INDEX_URL", raising=False)
+    monkeypatch.delenv("ENVPIN_INDEX_URL", raising=False)
+    table = cases(inputs)
+    assert len(table) >= 300, len(table)
+    before = snapshot(inputs, work)
+    failures = []
+    for case in table:
+        code, out, err = run_case(case, monkeypatch, capsys)
+        lines = err.splitlines()
+        problem = None
+        if code != 2:
+            problem = f"exit {code}"
+        elif len(lines) != 1 or not lines[0].startswith("envpin"):
+            problem = f"stderr is not one envpin line: {err[-300:]!r}"
+        elif "Traceback" in err or "Traceback" in out:
+            problem = "a traceback"
+        elif "--format" in case.args and "json" in case.args and case.args[0] != "check":
+            try:
+                document = json.loads(out)
+                if document.get("status") != "error":
+                    problem = f"the JSON document is not an error: {out[:200]!r}"
+            except ValueError:
+                problem = f"stdout is not one JSON document: {out[:200]!r}"
+        if problem is None and snapshot(inputs, work) != before:
+            problem = "files were written or changed"
+            before = snapshot(inputs, work)
+        if problem:
+            failures.append(f"{case.name}: {problem}")
+    handled = len(table) - len(failures)
+    print(f"adversarial CLI inputs: {len(table)} tried, {handled} handled")
+    assert failures == [], f"{len(failures)} of {len(table)} mishandled:\n" + "\n".join(failures)
+
+
+def test_a_fifo_for_input_is_read_like_a_pipe(tmp_path, monkeypatch, capsys):
+    """`--facts <(…)` is a pipe: read as a file, garbage in it is an error like any other."""
+    fifo = tmp_path / "facts"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(b"\x00garbage{"))
+    writer.start()
+    code, out, err = run_case(Case("fifo", ("solve", "--facts", str(fifo))), monkeypatch, capsys)
+    writer.join(timeout=10)
+    assert code == 2 and err.count("\n") == 1 and "--facts" in err
