@@ -11,7 +11,7 @@ import argparse
 import math
 
 from envpin.conda.target import Channels
-from envpin.emit.render import CONDA_SOURCES, FORMATS, RenderOptions
+from envpin.emit.render import CONDA_SOURCES, FORMATS, RenderOptions, check_conda_format
 from envpin.lock.planned import LockOptions
 from envpin.planning import ProjectSource, SolveOptions
 from envpin.target_spec import TargetSpec
@@ -84,7 +84,7 @@ def add_project_options(parser: argparse.ArgumentParser, directory: bool = True)
     parser.add_argument("--group", action="append", default=[], help="a PEP 735 dependency group (repeatable)")
 
 
-def solve_options(args: argparse.Namespace, project_directory: str | None = None) -> SolveOptions:
+def solve_options(args: argparse.Namespace, project_directory: str | None = None, conda_source: str = "pip") -> SolveOptions:
     """The request of add_request_options and add_project_options (both with their defaults). With
     `project_directory` (init: add_request_options(requirements=False), add_project_options(directory=False))
     the project is that directory."""
@@ -102,6 +102,7 @@ def solve_options(args: argparse.Namespace, project_directory: str | None = None
         torch_index_url=args.torch_index_url,
         allow_insecure_index=args.allow_insecure_index,
         project=project,
+        conda_source=conda_source,
     )
 
 
@@ -113,12 +114,16 @@ def add_render_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", help="write to FILE; the format follows the file name")
     parser.add_argument("--name", default="envpin", help="environment name in environment.yml")
     parser.add_argument("--conda-source", choices=CONDA_SOURCES, default="pip",
-                        help="environment.yml: frameworks as pip wheels (pip, the default), conda-forge builds, "
-                             "or the pytorch channel (torch <= 2.5.1)")
+                        help="where the builds come from: pip wheels (pip, the default), conda-forge builds, or the "
+                             "pytorch channel (torch <= 2.5.1); a conda source is solved and written as environment.yml")
 
 
 def render_options(args: argparse.Namespace) -> RenderOptions:
-    return RenderOptions.for_output(args.format, args.output, name=args.name, conda_source=args.conda_source)
+    """The output options; a conda source with an output format that cannot hold conda builds is an input error
+    here, before anything is solved."""
+    rendering = RenderOptions.for_output(args.format, args.output, name=args.name)
+    check_conda_format(args.conda_source, rendering.format)
+    return rendering
 
 
 def add_lock_options(parser: argparse.ArgumentParser) -> None:

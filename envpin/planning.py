@@ -50,6 +50,7 @@ class SolveOptions:
     torch_index_url: str | None = None  # else ENVPIN_TORCH_INDEX_URL, else download.pytorch.org
     allow_insecure_index: bool = False
     project: ProjectSource | None = None
+    conda_source: str = "pip"  # the channel whose builds the solve chooses from (--conda-source)
 
     def source_argv(self) -> tuple[str, ...]:
         """The request as the user phrased it: the project's options, then the frameworks and specs."""
@@ -80,7 +81,7 @@ def request_for(options: SolveOptions, project_specs: tuple[str, ...] = (), proj
     """The Request the options (and a project's GPU requirements) make; bad options are a one-line error."""
     frameworks = options.frameworks or (() if options.specs or project is not None else ("torch",))
     return parse_request(list(frameworks), list(project_specs + options.specs), options.driver_policy,
-                         options.torch_index_url, options.allow_insecure_index)
+                         options.torch_index_url, options.allow_insecure_index, options.conda_source)
 
 
 def read_project(source: ProjectSource | None) -> tuple[Project | None, tuple[str, ...], Mapping[str, list[str]]]:

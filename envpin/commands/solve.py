@@ -41,7 +41,9 @@ def register(solve: argparse.ArgumentParser, parser_class) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    options, spec, rendering = solve_options(args), target_spec(args), render_options(args)
+    # --conda-source is declared with the output options, but it is where the builds come from: a solve option
+    options = solve_options(args, conda_source=args.conda_source)
+    spec, rendering = target_spec(args), render_options(args)
     database = load_database(args.db)
     if args.targets:
         return run_fleet(plan_fleet(options, args.targets, spec, database), rendering, database)

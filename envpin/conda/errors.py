@@ -9,16 +9,6 @@ class CondaInputError(EnvpinInputError):
     """A malformed environment file, an unknown channel folder, a target fact the conda side needs (exit 2)."""
 
 
-class CondaUnavailable(EnvpinError):
-    """The channel strategy has no build for the plan on this target: a real negative answer (exit 1)."""
-
-    exit_code = 1
-
-    def __init__(self, message: str, fixes: tuple[str, ...] = ()):
-        super().__init__(message + ("" if not fixes else " — " + "; ".join(fixes)))
-        self.fixes = fixes
-
-
 class CondaSolveFailed(EnvpinError):
     """The environment does not solve for the target (exit 1); the message names what failed."""
 

@@ -13,11 +13,12 @@ from envpin.emit.common import answer_json
 from envpin.errors import EnvpinInputError
 from envpin.project.model import Project
 from envpin.resolver.plan import Plan, Unsatisfiable
-from envpin.resolver.request import Request
+from envpin.resolver.request import CHANNELS, PIP, Request
 from envpin.resolver.urls import redact_credentials
 
 FORMATS = ("text", "json", "environment.yml", "requirements.txt", "index-url", "pip", "uv")
-CONDA_SOURCES = ("pip", "conda-forge", "pytorch-channel")
+CONDA_SOURCES = CHANNELS  # --conda-source: a solve option (Request.channel); these formats can show a conda plan
+CONDA_FORMATS = ("environment.yml", "text")
 
 
 @dataclass(frozen=True)
@@ -25,7 +26,6 @@ class RenderOptions:
     format: str = "text"
     output: str | None = None  # the file written, named in its own regenerate line
     name: str = "envpin"  # environment.yml's `name:`
-    conda_source: str = "pip"  # environment.yml: frameworks as pip wheels, conda-forge builds or the pytorch channel
 
     @classmethod
     def for_output(cls, chosen: str | None, output: str | None, **rest) -> RenderOptions:
@@ -46,6 +46,13 @@ def format_for_path(output: str | None) -> str:
     raise EnvpinInputError(f"-o {output}: cannot tell the format from the file name; add --format")
 
 
+def check_conda_format(channel: str, output_format: str) -> None:
+    """A plan of conda builds is written as an environment.yml (or shown as text); the other formats are pip's."""
+    if channel != PIP and output_format not in CONDA_FORMATS:
+        raise EnvpinInputError("--conda-source is for environment.yml output (--format environment.yml or -o *.yml); "
+                               f"{output_format} is a pip format")
+
+
 COMMAND_FORMATS = ("index-url", "pip", "uv")  # what the user runs now: the index's credentials must stay in
 
 
@@ -59,14 +66,13 @@ def render(answer: Plan | Unsatisfiable, request: Request, options: RenderOption
 
 def _render(answer: Plan | Unsatisfiable, request: Request, options: RenderOptions, database: Database,
             project: Project | None, source_args: tuple[str, ...] | None) -> str:
+    check_conda_format(request.channel, options.format)
     if options.format == "json":
         return json.dumps(answer_json(answer), indent=2) + "\n"
     if options.format == "text" or isinstance(answer, Unsatisfiable):
         return text.render(answer, request)
-    if options.conda_source != "pip" and options.format != "environment.yml":
-        raise EnvpinInputError("--conda-source is for environment.yml output (--format environment.yml or -o *.yml)")
-    if options.conda_source != "pip":
-        environment = conda_environment(answer, database, options.conda_source, request.policy, project)
+    if request.channel != PIP:
+        environment = conda_environment(answer, database, request.channel, request.policy, project)
         return conda_env.render(environment, answer, request, options.output, name=options.name, source_args=source_args)
     if options.format == "environment.yml":
         return environment_yml.render(answer, request, options.output, name=options.name, project=project,

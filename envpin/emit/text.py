@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import shlex
+
 from envpin import __version__
+from envpin.conda.specs import conda_environment
 from envpin.emit.commands import pip_command
 from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.request import Request
@@ -14,6 +17,8 @@ def render(answer: Plan | Unsatisfiable, request: Request) -> str:
         lines.append(f"no solution ({answer.code}): {answer.message}")
         lines += ["", "fixes:"] + [f"  - {fix}" for fix in answer.fixes] if answer.fixes else []
         return "\n".join(lines) + "\n"
+    if answer.channel != "pip":
+        return _conda_plan(answer, request, lines)
     names = [p.name + (f"[{','.join(p.extras)}]" if p.extras else "") for p in answer.packages]
     width = max(len(name) for name in names)
     version_width = max(len(p.version) for p in answer.packages)
@@ -28,3 +33,19 @@ def render(answer: Plan | Unsatisfiable, request: Request) -> str:
     if answer.warnings:
         lines += ["", "warnings:"] + [f"  - {warning}" for warning in answer.warnings]
     return "\n".join(lines) + "\n"
+
+
+def _conda_plan(answer: Plan, request: Request, lines: list[str]) -> str:
+    """A plan of conda builds: its match specs, the conda command that makes the environment, and why."""
+    environment = conda_environment(answer, None, answer.channel, request.policy)
+    lines += [f"  {spec}" for spec in environment.dependencies]
+    accelerators = answer.accelerators or {}
+    accelerator = ", ".join(f"{f} {a}" for f, a in accelerators.items()) if len(accelerators) > 1 else answer.accelerator
+    channels = [word for channel in environment.channels for word in ("-c", channel)]
+    command = shlex.join(["conda", "create", "-n", "envpin", "--override-channels", *channels, *environment.dependencies])
+    lines += ["", f"accelerator: {accelerator} ({answer.channel} builds)", "", "install:", f"  {command}", "", "why:"]
+    lines += [f"  - {reason}" for reason in (*answer.reasons, *environment.reasons)]
+    if answer.warnings:
+        lines += ["", "warnings:"] + [f"  - {warning}" for warning in answer.warnings]
+    return "\n".join(lines) + "\n"
+

@@ -3,6 +3,11 @@
 A build is one framework release in one flavour: torch `2.5.1` on `cu124`, tensorflow `2.17.0` with
 `[and-cuda]`, jax `0.6.2` with `[cuda12]`, or a CPU build. The database keeps each framework in its own
 terms; this module is the only place that translates them.
+
+A build comes from a channel: `pip` (PyPI and the PyTorch index), or one of the conda channel strategies of
+conda.yaml (`conda-forge`, `pytorch-channel`), whose builds are judged by the same fitness checks. What
+conda.yaml does not record is said in the build, not guessed: its Pythons (`pythons` is None) and its GPU
+architectures (no `archs`; `toolkit_known` says the CUDA is the toolkit it was compiled with).
 """
 
 from __future__ import annotations
@@ -13,9 +18,9 @@ from typing import Any
 from packaging.version import Version
 
 from envpin.compat.model import (
-    PLATFORMS,
     ArchList,
     ComputeCapability,
+    CondaRelease,
     Database,
     JaxRelease,
     Provenance,
@@ -23,9 +28,25 @@ from envpin.compat.model import (
     TorchRelease,
     Variant,
 )
+from envpin.resolver.request import CONDA_FORGE, PIP, PYTORCH_CHANNEL
+from envpin.vocabulary.platforms import PLATFORMS
+from envpin.vocabulary.variants import tag_for
 
-FRAMEWORKS = ("torch", "tensorflow", "jax")
 _FIRST_TORCH_WITH_PIP_CUDA = Version("1.13")
+
+CHANNEL_NAMES = {PIP: "pip", CONDA_FORGE: "conda-forge", PYTORCH_CHANNEL: "the pytorch channel"}
+PYTORCH_CHANNEL_LAST = Version("2.5.1")  # pytorch/pytorch#138506: "2.5 will be the last release … on the pytorch channel"
+# The conda package that carries each framework's build (conda-forge feedstock outputs; the pytorch channel's pytorch)
+CONDA_PACKAGES = {"torch": "pytorch", "tensorflow": "tensorflow", "jax": "jaxlib"}
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """A companion (torchvision, torchaudio) paired with a torch build: its version, and the platforms where it
+    has a build beside this one (on conda-forge, its own per-CUDA builds; empty: paired, but never built so)."""
+
+    version: str
+    platforms: tuple[str, ...]
 
 
 @dataclass(frozen=True, eq=False)
@@ -35,7 +56,7 @@ class Build:
     flavor: str  # torch: cpu / cu124 / rocm6.2; tensorflow: and-cuda / cuda / cpu; jax: cuda12 / cpu
     kind: str  # cuda / rocm / cpu
     platforms: tuple[str, ...]
-    pythons: dict[str, tuple[str, ...]] = field(repr=False)  # platform -> CPython minors
+    pythons: dict[str, tuple[str, ...]] | None = field(repr=False)  # platform -> CPython minors; None: not recorded
     provenance: tuple[Provenance, ...] = field(repr=False)
     cuda: str | None = None  # "12.4", or only the major ("12") where that is all the framework states
     min_driver: dict[str, str] = field(default_factory=dict)  # os -> the framework's own stated minimum
@@ -46,13 +67,35 @@ class Build:
     extras: tuple[str, ...] = ()
     blocked: str | None = None  # why this build cannot install at all, though it is published
     record: Any = field(default=None, repr=False)  # the database record, for the emitters' details
+    channel: str = PIP  # pip, or the conda channel strategy (conda-forge, pytorch-channel) the build is from
+    companions: dict[str, Pairing] = field(default_factory=dict, repr=False)  # torch: torchvision/torchaudio
+    toolkit_known: bool = False  # `cuda` is the toolkit the build was compiled with (conda: cuda_compiler_version)
 
     @property
     def cuda_major(self) -> str | None:
         return self.cuda.split(".")[0] if self.cuda else None
 
     @property
+    def where(self) -> str:
+        """Where the build comes from, in words: `pip`, `conda-forge`, `the pytorch channel`."""
+        return CHANNEL_NAMES[self.channel]
+
+    @property
+    def conda_package(self) -> str:
+        return CONDA_PACKAGES[self.framework]
+
+    @property
+    def conda_build(self) -> str:
+        """The conda build's name in its channel's words: `cuda120` (conda-forge's build string), `cuda12.4`
+        (the pytorch channel's), `cpu`."""
+        if self.kind != "cuda":
+            return "cpu"
+        return f"cuda{self.cuda}" if self.channel == PYTORCH_CHANNEL else f"cuda{self.cuda.replace('.', '')}"
+
+    @property
     def label(self) -> str:
+        if self.channel != PIP:
+            return f"{self.where}'s {self.conda_package} {self.version} {self.conda_build}"
         if self.framework == "torch":
             return f"torch {self.version}+{self.flavor}"
         extras = f"[{','.join(self.extras)}]" if self.extras else ""
@@ -76,6 +119,7 @@ def torch_build(release: TorchRelease, variant: Variant) -> Build:
         # pins could be read from PyPI.
         pins_known=bool(variant.pins) or variant.kind != "cuda" or release.version < _FIRST_TORCH_WITH_PIP_CUDA,
         record=(release, variant),
+        companions={name: Pairing(c.version, variant.platforms) for name, c in release.companions.items()},
     )
 
 
@@ -173,8 +217,11 @@ def jax_builds(release: JaxRelease) -> list[Build]:
     return builds
 
 
-def builds_of(database: Database, framework: str) -> list[Build]:
-    """All builds of a framework, newest release first, each release's builds in preference order."""
+def builds_of(database: Database, framework: str, channel: str = PIP) -> list[Build]:
+    """All builds of a framework from a channel, newest release first, each release's builds in preference
+    order."""
+    if channel != PIP:
+        return conda_builds(database, framework, channel)
     if framework == "torch":
         return [torch_build(r, v) for r in database.torch_releases for v in ordered_variants(r)]
     if framework == "tensorflow":
@@ -195,3 +242,107 @@ def ordered_variants(release: TorchRelease) -> list[Variant]:
         return (2, ())
 
     return sorted(release.variants.values(), key=rank)
+
+
+# ---------------------------------------------------------------- conda channels
+
+
+def conda_builds(database: Database, framework: str, channel: str) -> list[Build]:
+    """The builds of conda.yaml's releases of a framework on one channel strategy: per release, one build per CUDA
+    it was compiled with (newest first, spanning the platforms that have it), then the CPU build."""
+    if framework not in CONDA_PACKAGES:
+        raise KeyError(framework)
+    builds = []
+    for release in database.conda_releases:
+        if (release.strategy, release.framework) != (channel, framework):
+            continue
+        builds += conda_release_builds(database, release)
+    return builds
+
+
+def conda_release_builds(database: Database, release: CondaRelease) -> list[Build]:
+    cudas = sorted({c for built in release.cuda.values() for c in built}, key=_cuda_key, reverse=True)
+    builds = [_conda_build(database, release, cuda, tuple(p for p, built in release.cuda.items() if cuda in built))
+              for cuda in cudas]
+    builds.append(_conda_build(database, release, None, release.cpu))
+    return builds
+
+
+def _conda_build(database: Database, release: CondaRelease, cuda: str | None, platforms: tuple[str, ...]) -> Build:
+    framework = release.framework
+    provenance = [release.provenance]
+    archs: dict[str, ArchList] = {}
+    pins: dict[str, str] = {}
+    extras: tuple[str, ...] = ()
+    if cuda is not None:
+        major = int(cuda.split(".")[0])
+        if release.strategy == CONDA_FORGE:
+            # conda-forge's CUDA builds run on the `cuda-version` of their major from the CUDA they were built with:
+            # the builds of one environment share it, as pip builds share their CUDA library pins.
+            pins = {"cuda-version": f">={cuda},<{major + 1}"}
+        if framework == "torch" and release.strategy == PYTORCH_CHANNEL:
+            archs, note = _pip_arch_lists(database, release, cuda)
+            if note:
+                provenance.append(Provenance((), note))
+        # `jax[cuda12]`, `tensorflow[and-cuda]` ask for a CUDA build (of that major): the conda build is one
+        extras = (f"cuda{major}",) if framework == "jax" else ("and-cuda",) if framework == "tensorflow" else ()
+    companions = _conda_companions(database, release, cuda, platforms) if framework == "torch" else {}
+    return Build(
+        framework=framework,
+        version=release.version,
+        flavor=tag_for(cuda),
+        kind="cuda" if cuda is not None else "cpu",
+        platforms=platforms,
+        pythons=None,  # conda.yaml does not record the Pythons of conda builds
+        provenance=tuple(provenance),
+        cuda=cuda,
+        archs=archs,
+        pins=pins,
+        extras=extras,
+        record=release,
+        channel=release.strategy,
+        companions=companions,
+        toolkit_known=cuda is not None,
+    )
+
+
+def _conda_companions(
+    database: Database, release: CondaRelease, cuda: str | None, platforms: tuple[str, ...]
+) -> dict[str, Pairing]:
+    """The pytorch channel pairs its own companions with each release. conda-forge's are feedstocks of their own,
+    paired as pip pairs them (torch.yaml), each with its own CUDA builds: a companion sits beside this build on
+    the platforms where it was built for the same CUDA (or has a CPU build)."""
+    if release.strategy == PYTORCH_CHANNEL:
+        return {name: Pairing(version, platforms) for name, version in release.companions.items()}
+    pip_release = database.torch_release(str(release.version))
+    if pip_release is None:
+        return {}
+    pairings = {}
+    for name, companion in pip_release.companions.items():
+        own = database.conda_release(release.strategy, name, companion.version)
+        if own is None:
+            beside: tuple[str, ...] = ()
+        elif cuda is None:
+            beside = tuple(p for p in platforms if p in own.cpu)
+        else:
+            beside = tuple(p for p in platforms if cuda in own.cuda.get(p, ()))
+        pairings[name] = Pairing(companion.version, beside)
+    return pairings
+
+
+def _pip_arch_lists(database: Database, release: CondaRelease, cuda: str) -> tuple[dict[str, ArchList], str | None]:
+    """The pytorch channel's builds come from the same release process as the PyTorch index's wheels, and the
+    database has only the wheels' arch lists: those of the wheel with the same CUDA are checked, and said so."""
+    pip_release = database.torch_release(str(release.version))
+    variant = pip_release.variants.get(tag_for(cuda)) if pip_release is not None else None
+    if variant is None or not variant.archs:
+        return {}, None
+    note = (f"the GPU architectures of the pytorch channel's pytorch {release.version} builds are not in the "
+            f"database; those of the pip {variant.name} wheel were checked")
+    return dict(variant.archs), note
+
+
+def _cuda_key(cuda: str) -> tuple[int, int]:
+    major, _, minor = cuda.partition(".")
+    return int(major), int(minor or 0)
+

@@ -14,10 +14,13 @@ from envpin.compat.model import Database
 from envpin.resolver.builds import Build
 from envpin.resolver.fitness import Verdict
 from envpin.resolver.plan import PinnedPackage, Plan
-from envpin.resolver.provider import COMPANIONS, BuildProvider, Candidate, library_name
+from envpin.resolver.provider import BuildProvider, Candidate, library_name
 from envpin.resolver.queries import closest_miss, has_cuda_builds, pin_clash
 from envpin.resolver.request import Request
 from envpin.resolver.target import Target
+from envpin.vocabulary.frameworks import COMPANIONS, TORCH
+from envpin.vocabulary.platforms import MACOS_ARM64
+from envpin.vocabulary.variants import CPU, CUDA, cuda_tag
 
 if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
@@ -38,7 +41,13 @@ def build_plan(
         reasons += _kind_reasons(database, target, build)
         reasons += verdict.reasons
         reasons += _choice_reasons(provider, request, build, chosen)
-        if framework == "torch":
+        if build.channel != request.channel:
+            raise AssertionError(f"{build.label} in a solve for {request.channel}")
+        if build.channel != "pip":
+            conda_packages, conda_reasons = _conda_packages(database, request, build, chosen)
+            packages += conda_packages
+            reasons += conda_reasons
+        elif framework == "torch":
             torch_packages, torch_reasons = _torch_packages(request, target, build, chosen)
             packages += torch_packages
             reasons += torch_reasons
@@ -62,15 +71,17 @@ def build_plan(
         warnings=tuple(dict.fromkeys(warnings)),
         accelerators=accelerators,
         notes=tuple(notes),
+        channel=request.channel,
+        builds={f: chosen[f].build for f in request.solved_frameworks},
     )
 
 
 def accelerator_of(build: Build, target: Target) -> str:
-    if build.framework == "torch":
-        return "mps" if target.platform == "macos-arm64" else build.flavor
-    if build.kind != "cuda":
-        return "cpu"
-    return "cu" + build.cuda.replace(".", "")
+    if build.framework == TORCH:
+        return "mps" if target.platform == MACOS_ARM64 else build.flavor
+    if build.kind != CUDA:
+        return CPU
+    return cuda_tag(build.cuda)
 
 
 def _kind_reasons(database: Database, target: Target, build: Build) -> list[str]:
@@ -80,9 +91,14 @@ def _kind_reasons(database: Database, target: Target, build: Build) -> list[str]
         return [f"ROCm ({build.flavor}) was asked for by name; envpin does not check AMD GPUs"]
     if target.os == "macos":
         mps = " with Metal (MPS) on Apple silicon" if build.framework == "torch" else ""
+        if build.channel != "pip":
+            return [f"macOS has no CUDA: {build.where}'s macOS {build.conda_package} builds are CPU builds{mps}"]
         return [f"macOS has no CUDA: {build.framework}'s macOS wheels are CPU builds{mps}"]
-    if target.has_nvidia and not has_cuda_builds(database, build.framework, target.platform):
+    if target.has_nvidia and not has_cuda_builds(database, build.framework, target.platform, build.channel):
         route = " (WSL2 is the way to the GPU on Windows)" if target.os == "windows" else ""
+        if build.channel != "pip":
+            return [f"{build.where} has no NVIDIA GPU build of {build.conda_package} for {target.platform}: "
+                    f"this is its CPU build{route}"]
         return [f"{build.framework} has no NVIDIA GPU build for {target.platform}: this is its CPU build{route}"]
     if not target.has_nvidia and target.gpus:
         return ["no NVIDIA driver was found, so the GPUs cannot be used: this is the CPU build (install a driver, or pass --driver)"]
@@ -94,7 +110,9 @@ def _kind_reasons(database: Database, target: Target, build: Build) -> list[str]
 def _choice_reasons(provider: BuildProvider, request: Request, build: Build, chosen: Mapping[str, Candidate]) -> list[str]:
     framework = build.framework
     spec = request.specifiers.get(framework)
-    reasons = [f"{framework} {build.version} is the newest release{f' matching {framework}{spec}' if spec else ''} that fits"]
+    where = f" on {build.where}" if build.channel != "pip" else ""
+    reasons = [f"{framework} {build.version} is the newest release{f' matching {framework}{spec}' if spec else ''}{where} "
+               "that fits"]
     newer = sorted(
         {b.version for b in provider.builds(framework) if b.version > build.version and _matches(spec, b)}, reverse=True
     )
@@ -110,8 +128,11 @@ def _choice_reasons(provider: BuildProvider, request: Request, build: Build, cho
         rejection = provider.verdict(sibling).rejection
         if rejection:
             reasons.append(f"{sibling.label} was passed over: {rejection.message}")
-    if build.kind == "cuda" and framework == "torch":
+    if build.kind == "cuda" and framework == "torch" and build.channel == "pip":
         reasons.append(f"{build.flavor} is the newest CUDA build of torch {build.version} that fits")
+    elif build.kind == "cuda" and build.channel != "pip":
+        reasons.append(f"{build.conda_build} is the newest CUDA build of {build.where}'s {build.conda_package} "
+                       f"{build.version} that fits")
     return reasons
 
 
@@ -126,8 +147,48 @@ def _why_not(verdicts: list[Verdict], chosen: Mapping[str, Candidate], framework
     fitting = [v for v in verdicts if v.fits]
     if fitting:
         clash = pin_clash(fitting[0].build, [c.build for n, c in chosen.items() if c.build and n != framework])
-        return clash or "it fits alone, but not together with the rest of the request"
+        return clash or companion_gap(fitting[0].build, chosen) or "it fits alone, but not together with the rest of the request"
     return closest_miss(verdicts).rejection.message
+
+
+def companion_gap(build: Build, chosen: Mapping[str, Candidate]) -> str | None:
+    """Why a conda torch build that fits could not bring the companions the plan has: their own builds."""
+    if build.channel == "pip":
+        return None
+    for name in (n for n in COMPANIONS if n in chosen):
+        pairing = build.companions.get(name)
+        if pairing is not None and not pairing.platforms:
+            return f"{build.where} has no {name} {pairing.version} build beside its {build.conda_build} build"
+    return None
+
+
+def _conda_packages(
+    database: Database, request: Request, build: Build, chosen: Mapping[str, Candidate]
+) -> tuple[list[PinnedPackage], list[str]]:
+    """A conda build's pins: the conda version of the framework and of the companions it brings (envpin.conda.specs
+    turns them into match specs with the build's CUDA)."""
+    packages = [PinnedPackage(build.framework, str(build.version), None)]
+    reasons = []
+    if build.framework != "torch":
+        return packages, reasons
+    paired = []
+    for name in (n for n in request.packages if n in COMPANIONS):
+        pairing = build.companions.get(name)
+        if name not in chosen or pairing is None:
+            reasons.append(f"{build.where} pairs no {name} with pytorch {build.version} in the database; left out")
+            continue
+        packages.append(PinnedPackage(name, str(chosen[name].version), None))
+        paired.append(f"{name} {chosen[name].version}")
+    if paired:
+        how = "its own pairs" if build.channel == "pytorch-channel" else f"as pip pairs them, each with its own {build.conda_build} build"
+        reasons.append(f"{' and '.join(paired)} pair with pytorch {build.version} on {build.where} ({how})")
+        pip_release = database.torch_release(str(build.version))
+        differ = [f"{p.name} {pip_release.companions[p.name].version}" for p in packages[1:]
+                  if pip_release is not None and p.name in pip_release.companions
+                  and pip_release.companions[p.name].version != p.version]
+        if differ:
+            reasons.append(f"pip pairs torch {build.version} with {', '.join(differ)}")
+    return packages, reasons
 
 
 def _torch_packages(
@@ -220,6 +281,8 @@ def _tensorflow_package(target: Target, build: Build, release) -> tuple[PinnedPa
 
 
 def _known_issues(build: Build, target: Target) -> list[str]:
+    if build.channel != "pip":
+        return []  # the database's known issues are about the pip wheels
     if build.framework == "jax":
         return [f"note: {build.record.note}"] if build.record.note else []
     release = build.record[0] if build.framework == "torch" else build.record
@@ -239,7 +302,7 @@ def _shared_library_reasons(request: Request, chosen: Mapping[str, Candidate]) -
     for name, specs in sorted(shared.items()):
         if len(specs) > 1:
             reasons.append(f"{name}: {' and '.join(specs)} agree")
-    if any(b.framework == "torch" for b in gpu_builds):
+    if any(b.framework == "torch" and b.channel == "pip" for b in gpu_builds):
         reasons.append("beside another framework, envpin keeps to torch builds whose CUDA library pins were read "
                        "from PyPI (the PyPI build), so that every shared pin is checked")
     return reasons

@@ -5,6 +5,11 @@ asking the same question with one constraint lifted: ignore the driver (→ the 
 Python version (→ the Python to use), drop the version specs or extras (→ the newest release that does work).
 With several frameworks, each is first solved alone; if each fits alone, the clash between their CUDA
 library pins is the answer.
+
+A solve on a conda channel (`--conda-source conda-forge|pytorch-channel`) is explained by the same code: its
+builds were judged by the same checks. What only a conda channel can lack — the release (the pytorch channel
+ended with 2.5.1), a companion's own build beside torch's — is said in the channel's words, and the fixes add the
+other channels that do have an answer.
 """
 
 from __future__ import annotations
@@ -14,14 +19,15 @@ from dataclasses import replace
 from packaging.specifiers import SpecifierSet
 
 from envpin.compat.model import Database
-from envpin.resolver.builds import Build
+from envpin.resolver.builds import CHANNEL_NAMES, CONDA_PACKAGES, PYTORCH_CHANNEL_LAST, Build, builds_of
 from envpin.resolver.choice import build_plan
 from envpin.resolver.fitness import Verdict, assess
 from envpin.resolver.plan import Plan, Unsatisfiable
-from envpin.resolver.provider import COMPANIONS, BuildProvider
+from envpin.resolver.provider import BuildProvider
 from envpin.resolver.queries import closest_miss, has_cuda_builds, make_provider, pin_clash, resolve
-from envpin.resolver.request import FRAMEWORKS, Request
+from envpin.resolver.request import CHANNELS, PIP, PYTORCH_CHANNEL, Request
 from envpin.resolver.target import Target
+from envpin.vocabulary.frameworks import COMPANIONS, FRAMEWORKS, PACKAGES
 
 CODES = {
     "platform": "unsupported-platform",
@@ -56,7 +62,7 @@ def _plan_if_any(database: Database, target: Target, request: Request) -> Plan |
 
 
 def _only(request: Request, framework: str) -> Request:
-    names = FRAMEWORKS[framework]
+    names = PACKAGES[framework]
     return replace(
         request,
         frameworks=tuple(f for f in request.frameworks if f == framework),
@@ -78,9 +84,13 @@ def _explain_framework(
     scope = _scope(framework, spec, extras)
     builds = provider.builds(framework)
     matching = [b for b in builds if _matches(spec, b) and extras <= set(b.extras)]
+    if not matching and request.channel != PIP:
+        return _conda_no_release(database, target, request, framework, builds)
     if not matching:
         return _answer(database, target, "no-matching-release", _no_release_message(builds, framework, spec, extras),
                        _fixes_without_specs(database, target, request))
+    if any(provider.verdict(b).fits for b in matching) and request.channel != PIP:
+        return _conda_companion_conflict(database, target, request, provider)
     if any(provider.verdict(b).fits for b in matching):
         return _companion_conflict(database, target, request, provider)
     allowed = provider.allowed_kinds.get(framework, frozenset())
@@ -88,32 +98,44 @@ def _explain_framework(
     # The deciding fact is the check that fails after every earlier one passed, on the newest release
     # that gets that far: "no build has code for this GPU" beats "the newest release needs a newer driver"
     # when no driver would help.
-    miss = closest_miss([provider.verdict(b) for b in (possible or matching)])
+    # With no build of an allowed kind on the platform, the allowed kind's builds say which platforms they have.
+    judged = possible or [b for b in matching if b.kind in allowed] or matching
+    miss = closest_miss([provider.verdict(b) for b in judged])
     also = ""
     if miss.rejection.check == "driver":
         # A newer driver is only the answer if some build would then fit; otherwise the GPU decides.
-        without_driver = [_relaxed(database, target, provider, b, "driver") for b in (possible or matching)]
+        without_driver = [_relaxed(database, target, provider, b, "driver") for b in judged]
         if not any(v.fits for v in without_driver):
             miss = closest_miss(without_driver)
             also = f" (and driver {target.driver or 'none'} is too old for it as well)"
     newest_version = miss.build.version
-    if not possible:
+    conda = request.channel != PIP
+    if not possible and "cuda" in allowed:
         code = "no-gpu-build"
         message = f"no {scope} release has an NVIDIA GPU build for {target.platform}"
+        if conda:
+            versions = _versions(matching)
+            named = f"{CONDA_PACKAGES[framework]} {versions[0]}" if len(versions) == 1 else f"{CONDA_PACKAGES[framework]} matching {scope}"
+            message = f"{_where(request)} has no NVIDIA GPU build of {named} for {target.platform}"
     else:
         code = "no-driver" if miss.rejection.check == "driver" and target.driver is None else CODES[miss.rejection.check]
         several = len({b.version for b in matching}) > 1
         subject = f"no {scope} release fits this machine; the closest, {miss.build.label}," if several else (
             f"{framework} {newest_version} does not fit this machine:")
+        if conda:
+            subject = f"no {scope} release on {miss.build.where} fits this machine; the closest, {miss.build.label}," if several else (
+                f"{miss.build.where}'s {miss.build.conda_package} {newest_version} does not fit this machine: its {miss.build.conda_build} build")
         message = f"{subject} {_lower_first(miss.rejection.message, miss.build)}{also}"
     fixes = _driver_fixes(database, target, provider, matching)
     fixes += _python_fixes(database, target, provider, matching)
     fixes += _fixes_without_specs(database, target, request)
-    fixes += _platform_fixes(database, target, framework)
+    fixes += _platform_fixes(database, target, framework, request.channel)
     if code in ("gpu-unsupported", "driver-too-old", "no-driver") and framework == "torch":
-        cpu = next((b for b in builds if b.version == newest_version and b.kind == "cpu"), None)
+        cpu = next((b for b in builds if b.version == newest_version and b.kind == "cpu"
+                    and (not conda or target.platform in b.platforms)), None)
         if cpu is not None:
             fixes.append(f"or use the CPU build: --spec 'torch=={newest_version}+cpu'")
+    fixes += _channel_fixes(database, target, request)
     return _answer(database, target, code, message, fixes)
 
 
@@ -184,6 +206,8 @@ def _driver_fixes(database: Database, target: Target, provider: BuildProvider, m
 def _python_fixes(database: Database, target: Target, provider: BuildProvider, matching: list[Build]) -> list[str]:
     for version in _versions(matching):
         for build in (b for b in matching if b.version == version):
+            if build.pythons is None:
+                continue  # a build whose Pythons are not recorded is never refused for its Python
             if provider.verdict(build).rejection and _relaxed(database, target, provider, build, "python").fits:
                 pythons = build.pythons.get(target.platform, ())
                 best = _nearest_python(target.python, pythons)
@@ -207,21 +231,145 @@ def _fixes_without_specs(database: Database, target: Target, request: Request) -
     """Drop the version specs and the extras: what is the newest answer that does work?"""
     if not any(str(s) for s in request.specifiers.values()) and not request.extras:
         return []
-    relaxed = replace(request, specifiers={}, extras={}, required=frozenset(FRAMEWORKS[f][0] for f in request.solved_frameworks))
+    relaxed = replace(request, specifiers={}, extras={}, required=frozenset(PACKAGES[f][0] for f in request.solved_frameworks))
     answer = _plan_if_any(database, target, relaxed)
     if answer is None:
         return []
+    return [f"{_pins(answer)} is the newest that runs on this machine (without the requested versions and extras)"]
+
+
+def _pins(answer: Plan) -> str:
+    """The frameworks of an answer in a fix: pip pins with their flavour, conda builds by name."""
+    if answer.channel != PIP:
+        return ", ".join(build.label for build in answer.builds.values())
     accelerators = answer.accelerators or {}
-    pins = ", ".join(f"{p.requirement} ({accelerators.get(p.name, answer.accelerator)})"
+    return ", ".join(f"{p.requirement} ({accelerators.get(p.name, answer.accelerator)})"
                      for p in answer.packages if p.name in FRAMEWORKS)
-    return [f"{pins} is the newest that runs on this machine (without the requested versions and extras)"]
 
 
-def _platform_fixes(database: Database, target: Target, framework: str) -> list[str]:
-    if target.os == "windows" and target.has_nvidia and has_cuda_builds(database, framework, "linux-x86_64"):
+def _platform_fixes(database: Database, target: Target, framework: str, channel: str = PIP) -> list[str]:
+    if target.os == "windows" and target.has_nvidia and has_cuda_builds(database, framework, "linux-x86_64", channel):
+        source = "" if channel == PIP else f" --conda-source {channel}"
         return [f"or run Linux under WSL2, where {framework}'s Linux GPU builds work: "
-                f"envpin solve --framework {framework} --os linux --driver {target.driver}"]
+                f"envpin solve --framework {framework} --os linux --driver {target.driver}{source}"]
     return []
+
+
+# ---------------------------------------------------------------- conda channels
+
+
+def _where(request: Request) -> str:
+    return CHANNEL_NAMES[request.channel]
+
+
+def _channel_fixes(database: Database, target: Target, request: Request) -> list[str]:
+    """On a conda channel: the other sources (conda channels and pip wheels) that do answer the same request."""
+    if request.channel == PIP:
+        return []
+    fixes = []
+    for other in (c for c in CHANNELS if c != request.channel):
+        answer = _plan_if_any(database, target, replace(request, channel=other))
+        if answer is not None:
+            fixes.append(f"--conda-source {other}: {_pins(answer)}")
+    return fixes
+
+
+def _conda_no_release(
+    database: Database, target: Target, request: Request, framework: str, builds: list[Build]
+) -> Unsatisfiable:
+    """No build of the channel matches the specs: the channel lacks the framework, the release, or the build."""
+    where, package = _where(request), CONDA_PACKAGES[framework]
+    spec = request.specifiers.get(framework, SpecifierSet())
+    extras = request.extras.get(framework, frozenset())
+    scope = _scope(framework, spec, extras)
+    channel_fixes = _channel_fixes(database, target, request)
+    if not builds:
+        message = (f"the pytorch channel has only PyTorch, not {framework}" if request.channel == PYTORCH_CHANNEL
+                   else f"{where} has no {package} releases in database {database.version}")
+        return _answer(database, target, "no-matching-release", message, channel_fixes)
+    have = sorted({b.version for b in builds}, reverse=True)
+    asked = sorted({b.version for b in builds_of(database, framework) if _matches(spec, b)}, reverse=True)
+    named = str(asked[0]) if len(asked) == 1 else f"release matching {scope}"
+    fixes = []
+    present = [v for v in asked if v in have]
+    if present:
+        tags = ", ".join(b.conda_build for b in builds if b.version == present[0])
+        message = f"{where}'s {package} {present[0]} has no build matching {scope} (its builds: {tags})"
+    elif request.channel == PYTORCH_CHANNEL and asked and asked[0] > PYTORCH_CHANNEL_LAST:
+        message = (f"the pytorch channel ended with pytorch {PYTORCH_CHANNEL_LAST} (pytorch/pytorch#138506); "
+                   f"pytorch {named} is not on it")
+        fixes.append(f"--spec 'torch<={PYTORCH_CHANNEL_LAST}'")
+    else:
+        message = f"{where} has no {package} {named} in database {database.version}"
+        nearest = _nearest(have, asked[0]) if asked else None
+        if nearest is not None:
+            fixes.append(f"--spec '{framework}=={nearest}' (the nearest release {where} has)")
+    fixes += _fixes_without_specs(database, target, request)
+    return _answer(database, target, "no-matching-release", message, fixes + channel_fixes)
+
+
+def _nearest(versions: list, wanted) -> object | None:
+    """The newest of `versions` not newer than `wanted`, else the oldest newer one."""
+    older = [v for v in versions if v <= wanted]
+    if older:
+        return max(older)
+    return min(versions) if versions else None
+
+
+def _conda_companion_conflict(database: Database, target: Target, request: Request, provider: BuildProvider) -> Unsatisfiable:
+    """torch fits, its companions do not come with it: on conda-forge each is a package with CUDA builds of its
+    own, and every one must have been built for the CUDA of one torch build that runs here."""
+    where = _where(request)
+    spec = request.specifiers.get("torch", SpecifierSet())
+    fitting = [v.build for v in provider.fitting("torch") if _matches(spec, v.build)]
+    newest = max(b.version for b in fitting)
+    release = [b for b in fitting if b.version == newest]
+    cudas: list[str] = sorted((b.cuda for b in release if b.kind == "cuda" and b.cuda),
+                              key=lambda c: tuple(int(p) for p in c.split(".")))
+    so_far = f"{release[0].conda_package} {newest}"
+    code, message = "no-matching-release", None
+    fixes = ["ask for torch alone (--spec 'torch==…' without --framework torch)"] if "torch" in request.frameworks else []
+    for name in (n for n in COMPANIONS if n in provider.companions):
+        pairing = release[0].companions.get(name)
+        if pairing is None:
+            continue
+        label = f"{name} {pairing.version}"
+        wanted = request.specifiers.get(name)
+        if wanted is not None and not wanted.contains(pairing.version, prereleases=True):
+            code, message = "conflicting-specs", f"{name}{wanted} does not pair with {so_far} on {where}, which pairs {label}"
+            break
+        if request.channel == PYTORCH_CHANNEL:
+            continue  # the channel's own pairs, built beside every build of the release
+        own = database.conda_release(request.channel, name, pairing.version)
+        if own is None:
+            have = sorted((r.version for r in database.conda_releases if (r.strategy, r.framework) == (request.channel, name)),
+                          reverse=True)
+            shown = ", ".join(str(v) for v in have[:8]) + (" …" if len(have) > 8 else "") if have else "none"
+            message = f"{where} has no {label} (database {database.version}; it has {shown})"
+            break
+        if target.platform not in own.cpu and not own.cuda.get(target.platform):
+            message = f"{where} has no {label} build for {target.platform}"
+            break
+        if not cudas:
+            if target.platform not in own.cpu:
+                message = f"{where} has no CPU build of {label} for {target.platform}"
+                break
+            continue
+        built = own.cuda.get(target.platform, ())
+        shared = [c for c in cudas if c in built]
+        if not shared:
+            leave = "leaves" if " and " not in so_far else "leave"
+            message = (f"{where}'s {label} is built for CUDA {', '.join(built) or 'none'} on {target.platform}, and "
+                       f"{so_far} {leave} CUDA {', '.join(cudas)}: no CUDA build fits all")
+            break
+        cudas = shared
+        so_far = f"{so_far} and {label}"
+    if message is None:
+        message = f"the requested versions of torch and its companions do not pair with each other on {where}"
+        code = "conflicting-specs"
+    fixes += _fixes_without_specs(database, target, request)
+    fixes += _channel_fixes(database, target, request)
+    return _answer(database, target, code, message, fixes)
 
 
 def _companion_conflict(database: Database, target: Target, request: Request, provider: BuildProvider) -> Unsatisfiable:
@@ -250,12 +398,12 @@ def _companion_conflict(database: Database, target: Target, request: Request, pr
 
 def _fixes_keeping_one_framework(database: Database, target: Target, request: Request) -> list[str]:
     """Keep one framework's versions as asked and free the others': what would sit beside it?"""
-    constrained = [f for f in request.solved_frameworks if any(n in request.specifiers for n in FRAMEWORKS[f])]
+    constrained = [f for f in request.solved_frameworks if any(n in request.specifiers for n in PACKAGES[f])]
     if len(constrained) < 2:
         return []  # freeing the others would change nothing (and would only ask this question again)
     fixes = []
     for framework in constrained:
-        names = FRAMEWORKS[framework]
+        names = PACKAGES[framework]
         kept = {n: s for n, s in request.specifiers.items() if n in names}
         relaxed = replace(request, specifiers=kept, extras={n: e for n, e in request.extras.items() if n in names})
         answer = _plan_if_any(database, target, relaxed)
@@ -279,4 +427,5 @@ def _explain_clash(database: Database, target: Target, request: Request, alone: 
     message = "the frameworks cannot share one environment: " + (clash or "no releases with agreeing CUDA library pins")
     fixes = _fixes_keeping_one_framework(database, target, request)
     fixes += _fixes_without_specs(database, target, request)
+    fixes += _channel_fixes(database, target, request)
     return _answer(database, target, "pins-clash", message, fixes)

@@ -3,6 +3,10 @@
 The checks run in a fixed order (platform, Python, installable, kind of build, driver, GPUs) and the
 first failure is the verdict's rejection. `ignore` switches checks off, which is how the explainer asks
 "what if the driver were newer?" or "what if this were Python 3.12?".
+
+pip builds and conda builds (`Build.channel`) go through the same checks. Where the database lacks the facts a
+check needs (conda.yaml records no Pythons and no GPU architecture lists), the check passes on what it does
+know, the verdict names it in `unchecked` and says so in `unverified`: it never guesses.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ class Verdict:
     reasons: tuple[str, ...] = ()
     unverified: tuple[str, ...] = ()
     rejection: Rejection | None = None
+    unchecked: tuple[str, ...] = ()  # checks passed without the facts to decide them fully (see `unverified`)
 
     @property
     def fits(self) -> bool:
@@ -48,15 +53,20 @@ def assess(
 ) -> Verdict:
     reasons: list[str] = []
     unverified: list[str] = [p.unverified for p in build.provenance if p.unverified]
+    unchecked: list[str] = []
 
     def verdict(rejection: Rejection | None = None) -> Verdict:
-        return Verdict(build, tuple(reasons), tuple(dict.fromkeys(unverified)), rejection)
+        return Verdict(build, tuple(reasons), tuple(dict.fromkeys(unverified)), rejection, tuple(unchecked))
 
     platform = target.platform
     if "platform" not in ignore and platform not in build.platforms:
         return verdict(Rejection("platform", f"{build.label} is not built for {platform}"))
-    pythons = build.pythons.get(platform, ())
-    if "python" not in ignore and target.python not in pythons:
+    if "python" not in ignore and build.pythons is None:
+        unchecked.append("python")
+        unverified.append(f"the database does not record which Pythons {build.where} built {build.conda_package} "
+                          f"{build.version} for: Python {target.python} was not checked")
+    elif "python" not in ignore and target.python not in build.pythons.get(platform, ()):
+        pythons = build.pythons.get(platform, ())
         message = f"{build.label} has no wheel for Python {target.python} on {platform} ({_span(pythons)})"
         return verdict(Rejection("python", message))
     if "installable" not in ignore and build.blocked:
@@ -68,7 +78,7 @@ def assess(
         if rejection:
             return verdict(rejection)
     if build.kind == "cuda" and "gpu" not in ignore:
-        message = _check_gpus(target, build, reasons, unverified)
+        message = _check_gpus(database, target, build, reasons, unverified, unchecked)
         if message:
             return verdict(Rejection("gpu", message))
     return verdict()
@@ -91,7 +101,7 @@ def _check_driver(
         return Rejection("driver", f"the database has no driver minimum for CUDA {build.cuda} on {target.os}")
     if requirement.provenance.unverified:
         unverified.append(requirement.provenance.unverified)
-    what = build.flavor if build.framework == "torch" else build.label
+    what = _short(build)
     if target.driver is None:
         message = f"{what} needs an NVIDIA driver ≥ {requirement.minimum} and none was found"
         return Rejection("driver", message, requirement.minimum)
@@ -102,11 +112,13 @@ def _check_driver(
     return None
 
 
-def _check_gpus(target: Target, build: Build, reasons: list[str], unverified: list[str]) -> str | None:
+def _check_gpus(
+    database: Database, target: Target, build: Build, reasons: list[str], unverified: list[str], unchecked: list[str]
+) -> str | None:
     if not target.gpus:
         reasons.append("no GPU was named, so the compute capability was not checked")
         return None
-    if build.archs:
+    if build.archs and (target.platform in build.archs or not build.toolkit_known):
         return _check_arch_list(target, build, reasons, unverified)
     if build.min_cc is not None:
         for gpu in target.gpus:
@@ -117,28 +129,51 @@ def _check_gpus(target: Target, build: Build, reasons: list[str], unverified: li
                 )
         reasons.append(f"{build.label} supports compute capability ≥ {build.min_cc}: every GPU here qualifies")
         return None
+    unchecked.append("gpu")
+    if build.toolkit_known:
+        return _check_toolkit_targets(database, target, build, reasons, unverified)
     unverified.append(f"the GPU architectures compiled into {build.framework} {build.version} are not in the database; "
                       "the GPUs' compute capability was not checked")
+    return None
+
+
+def _check_toolkit_targets(
+    database: Database, target: Target, build: Build, reasons: list[str], unverified: list[str]
+) -> str | None:
+    """No arch list, but the CUDA toolkit the build was compiled with is known (conda builds): a GPU older than
+    anything that toolkit can compile for cannot run the build, whatever its arch list."""
+    unverified.append(f"{build.where}'s {build.conda_package} builds: their GPU architecture lists are not in the "
+                      "database, so the compute capability was checked only against what the CUDA toolkit can target")
+    toolkit = database.toolkits.get(build.cuda)
+    if toolkit is None or not toolkit.targets:
+        return None
+    oldest = min(toolkit.targets)
+    for gpu in target.gpus:
+        if gpu.compute_capability < oldest:
+            return (f"{build.label} was built with CUDA {build.cuda}, which targets compute capability {oldest} and "
+                    f"newer; {gpu.name} is {gpu.compute_capability}")
+    reasons.append(f"CUDA {build.cuda} (the toolkit of {build.label}) targets compute capability {oldest} and "
+                   "newer: every GPU here qualifies")
     return None
 
 
 def _check_arch_list(target: Target, build: Build, reasons: list[str], unverified: list[str]) -> str | None:
     archs = build.archs.get(target.platform)
     if archs is None:
-        return f"the database has no arch list for {build.flavor} on {target.platform}"
+        return f"the database has no arch list for {_short(build)} on {target.platform}"
     if archs.provenance.unverified:
         unverified.append(archs.provenance.unverified)
     for gpu in target.gpus:
         covered = coverage(gpu.compute_capability, archs)
         if covered is None:
-            return f"{build.flavor} has no code for {gpu.name} ({gpu.compute_capability.sm}); it targets {archs.describe()}"
+            return f"{_short(build)} has no code for {gpu.name} ({gpu.compute_capability.sm}); it targets {archs.describe()}"
         if covered.how == "ptx" and target.driver_cuda and not cuda_at_least(target.driver_cuda, build.cuda):
             return (
-                f"{build.flavor} reaches {gpu.name} ({gpu.compute_capability.sm}) only through PTX, and JIT needs a "
+                f"{_short(build)} reaches {gpu.name} ({gpu.compute_capability.sm}) only through PTX, and JIT needs a "
                 f"driver for CUDA {build.cuda} (this one supports {target.driver_cuda})"
             )
         reasons.append(
-            f"{gpu.name} is {gpu.compute_capability.sm}; {build.flavor} runs on it through "
+            f"{gpu.name} is {gpu.compute_capability.sm}; {_short(build)} runs on it through "
             f"{covered.describe(gpu.compute_capability)}"
         )
     return None
@@ -149,3 +184,8 @@ def _span(pythons: tuple[str, ...]) -> str:
         return "no Python at all"
     ordered = sorted(pythons, key=lambda v: tuple(int(p) for p in v.split(".")))
     return f"it has {ordered[0]}" if len(ordered) == 1 else f"it has {ordered[0]}–{ordered[-1]}"
+
+
+def _short(build: Build) -> str:
+    """A pip torch build is named by its variant (`cu124`) in sentences about it, any other by its label."""
+    return build.flavor if build.framework == "torch" and build.channel == "pip" else build.label

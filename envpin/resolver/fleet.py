@@ -40,4 +40,4 @@ def solve_fleet(database: Database, machines: list[tuple[str, Target]], request:
 def _answer_key(answer: Plan | Unsatisfiable) -> object:
     if isinstance(answer, Unsatisfiable):
         return ("unsatisfiable", answer.code, answer.message)
-    return ("plan", answer.packages)
+    return ("plan", answer.channel, answer.packages, tuple(sorted((answer.accelerators or {}).items())))

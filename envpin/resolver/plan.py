@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from envpin.resolver.target import Target
+
+if TYPE_CHECKING:
+    from envpin.resolver.builds import Build
 
 
 @dataclass(frozen=True)
@@ -31,6 +35,9 @@ class Plan:
     warnings: tuple[str, ...] = ()
     accelerators: dict[str, str] | None = None  # framework -> accelerator
     notes: tuple[str, ...] = ()  # steps outside pip that the plan needs (conda CUDA for TF on Windows)
+    channel: str = "pip"  # where the builds come from: pip wheels, or conda-forge / pytorch-channel builds
+    # framework -> the build chosen (envpin.conda.specs writes a conda plan's match specs from them)
+    builds: dict[str, Build] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

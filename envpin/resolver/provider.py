@@ -7,6 +7,13 @@ a `+cu121` torchvision from landing beside a `+cu124` torch. A GPU build depends
 library pins, so two frameworks only meet where their pins intersect. Candidates come out of `find_matches`
 in preference order (newest release, then its newest qualifying build), so resolvelib's first choice is
 envpin's preferred answer and backtracking walks down that order.
+
+The builds are those of one channel (`channel`: pip wheels, or conda-forge / pytorch-channel builds), judged by
+the same fitness checks. conda-forge's CUDA builds pin `cuda-version` from the CUDA they were built with, so two
+frameworks there meet through the same pins. On a conda channel a torch build also depends on the companions
+asked for that it is paired with (`companions`), each built beside it: conda-forge's torchvision and torchaudio
+are packages with CUDA builds of their own, and one that was not built for the CUDA of a torch build rules that
+build out.
 """
 
 from __future__ import annotations
@@ -18,14 +25,14 @@ from packaging.version import InvalidVersion, Version
 from resolvelib import AbstractProvider
 
 from envpin.compat.model import Database
-from envpin.resolver.builds import FRAMEWORKS, Build, builds_of
+from envpin.resolver.builds import Build, builds_of
 from envpin.resolver.fitness import Verdict, assess
 from envpin.resolver.target import Target
+from envpin.vocabulary.frameworks import COMPANIONS, FRAMEWORKS
 
 if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
 
-COMPANIONS = ("torchvision", "torchaudio")
 CUDA = "cuda"
 
 
@@ -79,6 +86,8 @@ class BuildProvider(AbstractProvider):
         allowed_kinds: Mapping[str, frozenset[str]],
         order: Sequence[str] = FRAMEWORKS,
         shared_libraries: bool = False,
+        channel: str = "pip",
+        companions: frozenset[str] = frozenset(),
     ):
         self.database = database
         self.target = target
@@ -86,6 +95,9 @@ class BuildProvider(AbstractProvider):
         self.allowed_kinds = allowed_kinds
         self.order = tuple(order)
         self.shared_libraries = shared_libraries  # several frameworks: their CUDA pins must agree
+        self.channel = channel  # where the builds come from: pip, conda-forge, pytorch-channel
+        # Companions a torch build must bring along where it is paired with them (conda: each has builds of its own)
+        self.companions = companions
         self._verdicts: dict[int, Verdict] = {}
         self._builds: dict[str, list[Build]] = {}
         self._library_versions: dict[str, list[Version]] | None = None
@@ -140,15 +152,29 @@ class BuildProvider(AbstractProvider):
                 )
             ]
         build = candidate.build
-        if build is None or build.kind != "cuda" or not self.shared_libraries:
+        if build is None:
             return []
+        needs = self._companions_needed(build)
+        if build.kind != "cuda" or not self.shared_libraries:
+            return needs
         from packaging.specifiers import SpecifierSet
 
         origin = build.label
-        needs = [Requirement(CUDA, SpecifierSet(f"=={build.cuda_major}"), origin)]
+        needs.append(Requirement(CUDA, SpecifierSet(f"=={build.cuda_major}"), origin))
         for name, specifier in build.pins.items():
             needs.append(Requirement(library_name(name), SpecifierSet(specifier), origin))
         return needs
+
+    def _companions_needed(self, build: Build) -> list[Requirement]:
+        """The companions asked for that this torch build is paired with: each of the paired version and a build
+        beside this one (a conda-forge torchvision must have been built for the same CUDA)."""
+        wanted = [name for name in COMPANIONS if name in self.companions and name in build.companions]
+        if not wanted:
+            return []
+        from packaging.specifiers import SpecifierSet  # noqa: PLC0415 - costly to import; only conda solves need it here
+
+        return [Requirement(name, SpecifierSet(f"=={build.companions[name].version}"), build.label, flavor=build.flavor)
+                for name in wanted]
 
     # ------------------------------------------------------------ candidates
 
@@ -168,7 +194,7 @@ class BuildProvider(AbstractProvider):
 
     def builds(self, framework: str) -> list[Build]:
         if framework not in self._builds:
-            self._builds[framework] = builds_of(self.database, framework)
+            self._builds[framework] = builds_of(self.database, framework, self.channel)
         return self._builds[framework]
 
     def fitting(self, framework: str) -> list[Verdict]:
@@ -190,10 +216,9 @@ class BuildProvider(AbstractProvider):
         """Companion builds in torch's preference order; one candidate per (version, variant)."""
         grouped: dict[tuple[str, str], list[Verdict]] = {}
         for verdict in self.fitting("torch"):
-            release, _ = verdict.build.record
-            companion = release.companions.get(name)
-            if companion is not None:
-                grouped.setdefault((companion.version, verdict.build.flavor), []).append(verdict)
+            pairing = verdict.build.companions.get(name)
+            if pairing is not None and self.target.platform in pairing.platforms:
+                grouped.setdefault((pairing.version, verdict.build.flavor), []).append(verdict)
         return [
             Candidate(name, Version(version), verdicts[0].build, frozenset(v.build.version for v in verdicts))
             for (version, _), verdicts in grouped.items()

@@ -16,8 +16,10 @@ from envpin.compat.model import Database
 from envpin.resolver.builds import Build, builds_of
 from envpin.resolver.fitness import CHECKS, Verdict
 from envpin.resolver.provider import BuildProvider, Candidate, Requirement, library_name, representatives
-from envpin.resolver.request import FRAMEWORKS, PACKAGE_ORDER, Request
+from envpin.resolver.request import PIP, Request
 from envpin.resolver.target import Target
+from envpin.vocabulary.frameworks import COMPANIONS, PACKAGE_ORDER, PACKAGES
+from envpin.vocabulary.variants import CPU, CUDA, ROCM, kind_of
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,18 @@ def make_provider(database: Database, target: Target, request: Request) -> Build
         allowed_kinds={f: allowed_kinds(database, target, request, f) for f in frameworks},
         order=frameworks,
         shared_libraries=len(frameworks) > 1,
+        channel=request.channel,
+        companions=companions_required(request),
     )
+
+
+def companions_required(request: Request) -> frozenset[str]:
+    """On a conda channel the companions asked for (`--framework torch`) come with torch wherever torch is paired
+    with them: they are conda packages with builds of their own, which must exist beside the torch build. pip's
+    are in every variant of the index, and a plan leaves out one the database does not pair."""
+    if request.channel == PIP:
+        return frozenset()
+    return frozenset(name for name in request.packages if name in COMPANIONS)
 
 
 def requirements_of(request: Request) -> list[Requirement]:
@@ -68,24 +81,25 @@ def allowed_kinds(database: Database, target: Target, request: Request, framewor
         return named
     if target.os == "macos" or not target.has_nvidia:
         return frozenset({"cpu"})
-    if not has_cuda_builds(database, framework, target.platform):
+    if not has_cuda_builds(database, framework, target.platform, request.channel):
         return frozenset({"cpu"})
     return frozenset({"cuda"})
 
 
-def has_cuda_builds(database: Database, framework: str, platform: str) -> bool:
-    return any(b.kind == "cuda" and platform in b.platforms for b in builds_of(database, framework))
+def has_cuda_builds(database: Database, framework: str, platform: str, channel: str = PIP) -> bool:
+    return any(b.kind == "cuda" and platform in b.platforms for b in builds_of(database, framework, channel))
 
 
 def _named_kinds(request: Request, framework: str) -> frozenset[str]:
     named = set()
-    for name in FRAMEWORKS[framework]:
+    for name in PACKAGES[framework]:
         for clause in request.specifiers.get(name, ()):
             local = clause.version.partition("+")[2]
             if local:
-                named.add("cuda" if local.startswith("cu") else "rocm" if local.startswith("rocm") else "cpu")
+                kind = kind_of(local)  # the database has cuda, rocm and cpu builds: +xpu (or no tag) finds none
+                named.add(kind if kind in (CUDA, ROCM) else CPU)
         if request.extras.get(name):
-            named.add("cuda")
+            named.add(CUDA)
     return frozenset(named)
 
 

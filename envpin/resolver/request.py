@@ -9,15 +9,15 @@ from typing import TYPE_CHECKING
 
 from envpin.compat.drivers import POLICIES
 from envpin.errors import EnvpinInputError
+from envpin.vocabulary.frameworks import FRAMEWORK_OF, FRAMEWORKS, PACKAGE_ORDER, PACKAGES, framework_named
 
 if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
 
-FRAMEWORKS = {"torch": ("torch", "torchvision", "torchaudio"), "tensorflow": ("tensorflow",), "jax": ("jax",)}
-FRAMEWORK_ALIASES = {"pytorch": "torch", "tf": "tensorflow"}
-PACKAGE_ORDER = [name for names in FRAMEWORKS.values() for name in names]
-FRAMEWORK_OF = {name: framework for framework, names in FRAMEWORKS.items() for name in names}
 DEFAULT_TORCH_INDEX = "https://download.pytorch.org/whl"
+# Where the builds come from (`--conda-source`): pip wheels, or one of conda.yaml's channel strategies
+PIP, CONDA_FORGE, PYTORCH_CHANNEL = "pip", "conda-forge", "pytorch-channel"
+CHANNELS = (PIP, CONDA_FORGE, PYTORCH_CHANNEL)
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,7 @@ class Request:
     policy: str = "minor"
     torch_index: str = DEFAULT_TORCH_INDEX
     extras: dict[str, frozenset[str]] = field(default_factory=dict)  # `jax[cuda12]` -> {"jax": {"cuda12"}}
+    channel: str = PIP  # the builds the solve chooses from: pip, conda-forge or pytorch-channel
 
     def spec_text(self, name: str) -> str:
         """`jax[cuda12]>=0.6` as the user would write it."""
@@ -47,20 +48,23 @@ def parse_request(
     policy: str = "minor",
     torch_index: str | None = None,
     allow_insecure_index: bool = False,
+    channel: str = PIP,
 ) -> Request:
     if policy not in POLICIES:
         raise EnvpinInputError(f"--driver-policy {policy!r}: expected one of {', '.join(POLICIES)}")
+    if channel not in CHANNELS:
+        raise EnvpinInputError(f"--conda-source {channel!r}: expected one of {', '.join(CHANNELS)}")
     packages: list[str] = []
     chosen: list[str] = []
     for framework in frameworks:
-        name = FRAMEWORK_ALIASES.get(framework.lower(), framework.lower())
-        if name not in FRAMEWORKS:
+        name = framework_named(framework)
+        if name is None:
             raise EnvpinInputError(f"unknown framework {framework!r}; envpin solves: {', '.join(FRAMEWORKS)}")
         chosen.append(name)
-        packages.extend(p for p in FRAMEWORKS[name] if p not in packages)
+        packages.extend(p for p in PACKAGES[name] if p not in packages)
     specifiers: dict[str, SpecifierSet] = {}
     extras: dict[str, frozenset[str]] = {}
-    required = {FRAMEWORKS[name][0] for name in chosen}
+    required = {PACKAGES[name][0] for name in chosen}
     for text in (one for given in specs for one in split_requirements(given)):
         name, specifier, wanted_extras = _parse_spec(text)
         specifiers[name] = specifiers[name] & specifier if name in specifiers else specifier
@@ -75,7 +79,8 @@ def parse_request(
     packages.sort(key=PACKAGE_ORDER.index)
     from envpin.resolver.urls import checked_index_url
 
-    index = torch_index or os.environ.get("ENVPIN_TORCH_INDEX_URL") or DEFAULT_TORCH_INDEX
+    # an empty --torch-index-url is a bad URL, not "no option"; an empty variable counts as unset, as shells do
+    index = torch_index if torch_index is not None else os.environ.get("ENVPIN_TORCH_INDEX_URL") or DEFAULT_TORCH_INDEX
     index = checked_index_url(index, "torch index URL", allow_insecure_index)
     return Request(
         frameworks=tuple(dict.fromkeys(chosen)),
@@ -85,6 +90,7 @@ def parse_request(
         policy=policy,
         torch_index=index.rstrip("/"),
         extras=extras,
+        channel=channel,
     )
 
 

@@ -55,6 +55,24 @@ def test_environment_yml_is_a_conda_environment(tmp_path):
     assert any(line.startswith("torch==2.") and "+cu12" in line for line in pip_section)
 
 
+def test_a_conda_source_is_solved_on_its_own_builds(tmp_path):
+    # --conda-source is where the builds come from: the channel's builds are solved, not the pip answer translated
+    output = tmp_path / "environment.yml"
+    result = envpin("solve", "--spec", "torch==2.6.0", "--conda-source", "pytorch-channel", *TARGET_3090, "-o", str(output))
+    assert result.returncode == 1 and not output.exists()
+    assert ("no solution (no-matching-release): the pytorch channel ended with pytorch 2.5.1 (pytorch/pytorch#138506); "
+            "pytorch 2.6.0 is not on it") in result.stdout
+    assert "  - --spec 'torch<=2.5.1'\n" in result.stdout
+    assert "  - --conda-source conda-forge: conda-forge's pytorch 2.6.0 cuda126\n" in result.stdout
+    shown = envpin("solve", "--framework", "torch", "--conda-source", "pytorch-channel", *TARGET_3090)
+    assert shown.returncode == 0, shown.stderr
+    # the channel's newest release, its newest CUDA build that driver 535 runs (CUDA 12.x by minor-version compat)
+    assert "  pytorch=2.5.1=*cuda12.4*\n  pytorch-cuda=12.4\n  torchvision=0.20.1\n  torchaudio=2.5.1\n" in shown.stdout
+    assert "conda create -n envpin --override-channels -c pytorch -c nvidia -c conda-forge" in shown.stdout
+    refused = envpin("solve", "--framework", "torch", "--conda-source", "conda-forge", "--format", "json", *TARGET_3090)
+    assert refused.returncode == 2 and "--conda-source is for environment.yml output" in refused.stderr
+
+
 def test_regenerate_command_in_the_header_reproduces_the_file(tmp_path):
     output = tmp_path / "env.yml"
     envpin("solve", "--framework", "torch", *TARGET_3090, "-o", str(output))

@@ -1,4 +1,4 @@
-"""The conda side without rattler: conda.yaml, a Plan as conda specs per channel strategy, virtual packages,
+"""The conda side without rattler: conda.yaml, a solve on a conda channel written as conda specs, virtual packages,
 the emitters, lock text and the conda-tool command lines. Pure functions over the real database."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ import yaml
 
 from envpin.compat.loader import _read_documents
 from envpin.compat.schema import build_database
-from envpin.conda.errors import CondaInputError, CondaUnavailable
+from envpin.conda.errors import CondaInputError
 from envpin.conda.specs import conda_environment
 from envpin.conda.virtual import VirtualPackage, conda_lock_spec, override_environment, virtual_packages
 from envpin.facts import Driver, Gpu, HostFacts, Libc, PythonInfo
-from envpin.resolver.plan import Plan
+from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.request import parse_request
 from envpin.resolver.solve import solve
 from envpin.resolver.target import make_target
@@ -23,12 +23,17 @@ from envpin.resolver.target import make_target
 GLIBC = Libc("glibc", "2.35")
 
 
-def plan_for(database, specs=(), frameworks=(), driver="530.30.02", python="3.12", policy="minor", os_name="linux",
-             arch="x86_64", gpu=("NVIDIA GeForce RTX 3090", None)) -> Plan:
+def answer_for(database, specs=(), frameworks=(), driver="530.30.02", python="3.12", policy="minor", os_name="linux",
+               arch="x86_64", gpu=("NVIDIA GeForce RTX 3090", None), channel="pip") -> Plan | Unsatisfiable:
     facts = HostFacts(os=os_name, arch=arch, python=PythonInfo(python),
                       driver=Driver(driver, None, "override") if driver else None,
                       gpus=(Gpu(0, gpu[0], gpu[1]),) if driver else (), libc=GLIBC)
-    answer = solve(database, make_target(database, facts), parse_request(list(frameworks), list(specs), policy, None))
+    request = parse_request(list(frameworks), list(specs), policy, None, channel=channel)
+    return solve(database, make_target(database, facts), request)
+
+
+def plan_for(database, *args, **kwargs) -> Plan:
+    answer = answer_for(database, *args, **kwargs)
     assert isinstance(answer, Plan), answer
     return answer
 
@@ -133,7 +138,10 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_strategy(database, case):
-    plan = plan_for(database, case.specs, case.frameworks, case.driver, case.python, case.policy, gpu=case.gpu)
+    # The solve chooses among the channel's own builds; conda_environment only writes them as match specs.
+    plan = plan_for(database, case.specs, case.frameworks, case.driver, case.python, case.policy, gpu=case.gpu,
+                    channel=case.strategy)
+    assert plan.channel == case.strategy and all(b.channel == case.strategy for b in plan.builds.values())
     environment = conda_environment(plan, database, case.strategy, case.policy)
     assert environment.dependencies == (f"python={case.python}",) + case.expect
     assert environment.channels == case.channels
@@ -147,34 +155,68 @@ def test_pip_strategy_is_what_environment_yml_writes_today(database):
     assert environment.pip == ("--extra-index-url https://download.pytorch.org/whl/cu124", "torch==2.4.0+cu124")
 
 
-@pytest.mark.parametrize("strategy, specs, frameworks, says", [
-    ("pytorch-channel", ("torch==2.6.0",), (), "the pytorch channel ended with pytorch 2.5.1"),
-    ("conda-forge", ("torch==2.2.1",), (), "conda-forge has no pytorch 2.2.1"),
-    ("conda-forge", ("torch==2.4.0",), ("torch",), "conda-forge has no torchaudio 2.4.0"),
-    ("pytorch-channel", ("tensorflow==2.17.0",), (), "the pytorch channel has only PyTorch"),
+@pytest.mark.parametrize("strategy, specs, frameworks, says, fix", [
+    ("pytorch-channel", ("torch==2.6.0",), (), "the pytorch channel ended with pytorch 2.5.1", "--spec 'torch<=2.5.1'"),
+    ("conda-forge", ("torch==2.2.1",), (), "conda-forge has no pytorch 2.2.1",
+     "--spec 'torch==2.1.2' (the nearest release conda-forge has)"),
+    ("conda-forge", ("torch==2.4.0",), ("torch",), "conda-forge has no torchaudio 2.4.0",
+     "ask for torch alone (--spec 'torch==…' without --framework torch)"),
+    ("pytorch-channel", ("tensorflow==2.17.0",), (), "the pytorch channel has only PyTorch",
+     "--conda-source conda-forge: conda-forge's tensorflow 2.17.0 cuda120"),
     # conda-forge built torchvision 0.22.1 for CUDA 12.9 only and torchaudio 2.7.1 for 12.6 only
     ("conda-forge", ("torch==2.7.1",), ("torch",), "torchaudio 2.7.1 is built for CUDA 12.6 on linux-x86_64, and "
-                                                   "pytorch 2.7.1 and torchvision 0.22.1 leave CUDA 12.9"),
+                                                   "pytorch 2.7.1 and torchvision 0.22.1 leave CUDA 12.9",
+     "--conda-source pip: torch==2.7.1+cu128 (cu128)"),
 ])
-def test_unavailable_answers_name_the_fact_and_the_way_out(database, strategy, specs, frameworks, says):
-    plan = plan_for(database, specs, frameworks)
-    with pytest.raises(CondaUnavailable) as raised:
-        conda_environment(plan, database, strategy)
-    assert says in str(raised.value) and raised.value.exit_code == 1
-    assert raised.value.fixes
+def test_unavailable_answers_name_the_fact_and_the_way_out(database, strategy, specs, frameworks, says, fix):
+    # What conda_environment once raised after the fact is now the solve's own unsatisfiable answer (exit 1),
+    # explained by envpin.resolver.explain like any other, with the other channels that do answer among the fixes.
+    answer = answer_for(database, specs, frameworks, channel=strategy)
+    assert isinstance(answer, Unsatisfiable), answer
+    assert says in answer.message and fix in answer.fixes, (answer.message, answer.fixes)
+
+
+def test_a_driver_too_old_for_every_cuda_build_of_the_release(database):
+    # conda-forge built pytorch 2.6.0 with CUDA 12.6 only; R470 is CUDA 11.4. pip still has cu118 wheels.
+    answer = answer_for(database, ("torch==2.6.0",), driver="470.82.01", channel="conda-forge")
+    assert isinstance(answer, Unsatisfiable) and answer.code == "driver-too-old"
+    assert answer.message == ("conda-forge's pytorch 2.6.0 does not fit this machine: its cuda126 build needs driver "
+                              "≥ 525.60.13 (CUDA 12.x by minor-version compatibility); this machine has 470.82.01")
+    assert "install NVIDIA driver 525.60.13 or newer to use conda-forge's pytorch 2.6.0 cuda126" in answer.fixes
+    assert "or use the CPU build: --spec 'torch==2.6.0+cpu'" in answer.fixes
+    assert "--conda-source pip: torch==2.6.0+cu118 (cu118)" in answer.fixes
+
+
+def test_no_cpu_build_for_the_platform(database):
+    # conda-forge's pytorch 2.4.0 has no Windows builds at all; the pytorch channel has a CPU one
+    answer = answer_for(database, ("torch==2.4.0",), driver=None, os_name="windows", channel="conda-forge")
+    assert isinstance(answer, Unsatisfiable) and answer.code == "unsupported-platform"
+    assert answer.message == "conda-forge's pytorch 2.4.0 does not fit this machine: its cpu build is not built for windows-x86_64"
+    assert "--conda-source pytorch-channel: the pytorch channel's pytorch 2.4.0 cpu" in answer.fixes
 
 
 def test_a_gpu_older_than_the_toolkit_can_target_gets_an_older_cuda_build(database):
     # conda-forge's 2.1.2 has cuda112, cuda118 and cuda120 builds; driver 535 runs all three, but CUDA 12 cannot
-    # target a Kepler K80 (sm_37), so the newest build that can run is cuda118.
-    from envpin.resolver.plan import PinnedPackage
-
-    facts = HostFacts(os="linux", arch="x86_64", python=PythonInfo("3.10"), driver=Driver("535.104.05", None, "override"),
-                      gpus=(Gpu(0, "Tesla K80", None),), libc=GLIBC)
-    plan = Plan(target=make_target(database, facts), db_version=database.version, accelerator="cu118", index_url=None,
-                packages=(PinnedPackage("torch", "2.1.2+cu118", None),), reasons=())
+    # target a Kepler K80 (sm_37), so the newest build that can run is cuda118. The GPU check is fitness's, for
+    # a build without an arch list: the oldest compute capability its CUDA toolkit targets.
+    plan = plan_for(database, ("torch==2.1.2",), driver="535.104.05", python="3.10", gpu=("Tesla K80", None),
+                    channel="conda-forge")
     environment = conda_environment(plan, database, "conda-forge")
     assert environment.dependencies[1:] == ("pytorch=2.1.2=cuda118*", "cuda-version>=11.8,<12")
+    assert ("conda-forge's pytorch 2.1.2 cuda120 was passed over: conda-forge's pytorch 2.1.2 cuda120 was built with "
+            "CUDA 12.0, which targets compute capability 5.0 and newer; Tesla K80 is 3.7") in plan.reasons
+    assert ("unverified: conda-forge's pytorch builds: their GPU architecture lists are not in the database, so the "
+            "compute capability was checked only against what the CUDA toolkit can target") in environment.warnings
+
+
+def test_a_plan_renders_only_under_the_channel_it_was_solved_for(database):
+    pip_plan = plan_for(database, ("torch==2.4.0",))
+    with pytest.raises(CondaInputError, match="solved for pip builds, not conda-forge"):
+        conda_environment(pip_plan, database, "conda-forge")
+    forge_plan = plan_for(database, ("torch==2.4.0",), channel="conda-forge")
+    assert conda_environment(forge_plan, database).strategy == "conda-forge"
+    with pytest.raises(CondaInputError, match="solved for conda-forge builds, not pip"):
+        conda_environment(forge_plan, database, "pip")
 
 
 # ---------------------------------------------------------------- virtual packages
@@ -228,8 +270,8 @@ def test_conda_lock_spec_shape():
 def test_environment_yml_for_conda_forge(database):
     from envpin.emit import conda_env
 
-    plan = plan_for(database, ("torch==2.4.0",))
-    request = parse_request([], ["torch==2.4.0"], "minor", None)
+    plan = plan_for(database, ("torch==2.4.0",), channel="conda-forge")
+    request = parse_request([], ["torch==2.4.0"], "minor", None, channel="conda-forge")
     environment = conda_environment(plan, database, "conda-forge")
     text = conda_env.render(environment, plan, request, "environment.yml", name="gpu")
     lines = text.splitlines()
