@@ -41,7 +41,10 @@ def main(argv: list[str] | None = None) -> int:
     fit_output_to_terminal()
     words = sys.argv[1:] if argv is None else list(argv)
     Parser.json_errors = wants_json(words)
-    args = build_parser(command_named(words)).parse_args(words)
+    try:
+        args = build_parser(command_named(words)).parse_args(words)
+    except SystemExit as stop:  # a usage error (2), --help or --version (0): a code for callers in-process too
+        return stop.code if isinstance(stop.code, int) else 2
     try:
         refuse_control_characters(args)
         return args.handler(args)
