@@ -15,7 +15,7 @@ import json
 import sys
 
 from envpin import __version__
-from envpin.commands import COMMANDS
+from envpin.commands import COMMANDS, EXAMPLES, EXIT_CODES
 from envpin.errors import EnvpinError, EnvpinInputError
 from envpin.escapes import has_control, printable
 
@@ -92,11 +92,14 @@ def refuse_control_characters(args: argparse.Namespace) -> None:
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser, with the arguments of `command` (every command's when None: for --help of each, and tests).
     Only that command's module is imported."""
-    parser = Parser(prog="envpin", description="Pick, pin and verify the right GPU build for a machine.")
+    parser = Parser(prog="envpin", description="Pick, pin and verify the right GPU build for a machine.",
+                    epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"envpin {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=Parser)
     for name, summary in COMMANDS.items():
-        subparser = commands.add_parser(name, help=summary, description=summary)
+        examples = "examples:\n" + "\n".join(f"  {line}" for line in EXAMPLES[name])
+        subparser = commands.add_parser(name, help=summary, description=summary, epilog=f"{examples}\n\n{EXIT_CODES}",
+                                        formatter_class=argparse.RawDescriptionHelpFormatter)
         if command is None or name == command:
             importlib.import_module(f"envpin.commands.{name}").register(subparser, Parser)
     return parser

@@ -18,3 +18,34 @@ COMMANDS = {
     "doctor": "diagnose a broken GPU Python environment and say how to fix it",
     "conda": "conda environments for a target: solve, lock, create (py-rattler)",
 }
+
+EXAMPLES = {  # shown under each command's --help, with the exit codes
+    "solve": ["envpin solve                                        # torch for this machine",
+              "envpin solve torch==2.5.1 torchvision -o environment.yml",
+              "envpin solve --framework jax --os linux --arch x86_64 --python 3.12 \\",
+              "    --driver 550.54.15 --gpu 'NVIDIA A100-SXM4-80GB' --format json",
+              "envpin solve --project . -o requirements-gpu.txt"],
+    "detect": ["envpin detect", "envpin detect --format json > node.json   # for --facts on another machine"],
+    "db": ["envpin db info", "envpin db validate data/compat_matrix", "envpin db refresh --dry-run --report report.md"],
+    "init": ["envpin init                      # environment.yml for the repository here",
+             "envpin init path/to/repo --format requirements.txt --force"],
+    "lock": ["envpin lock --project . --python 3.11          # pylock.<accelerator>.toml",
+             "envpin lock torch==2.5.1 --format requirements -o requirements.lock"],
+    "install": ["envpin install --prefix .venv --lock pylock.cu124.toml",
+                "envpin install --prefix /opt/envs/dl --project .",
+                "envpin install --prefix ./env --environment-yml environment.yml --backend rattler"],
+    "check": ["envpin check requirements.txt environment.yml pylock.toml",
+              "envpin check --os linux --driver 470.82.01 --gpu 'NVIDIA GeForce GTX 1080' requirements.txt"],
+    "verify": ["envpin verify", "envpin verify --prefix .venv --lock pylock.cu124.toml --format json"],
+    "doctor": ["envpin doctor", "python train.py 2>&1 | envpin doctor --error-text -",
+               "envpin doctor --facts node.json --error-text error.txt"],
+    "conda": ["envpin conda virtual-packages -o virtual-packages.yml",
+              "envpin conda solve environment.yml --os linux --driver 535.104.05 --gpu 'NVIDIA A100-SXM4-80GB'",
+              "envpin conda lock environment.yml -o pixi.lock"],
+}
+
+EXIT_CODES = """exit codes:
+  0  success
+  1  a real negative answer: no build fits, a problem found, a check failed
+  2  bad input: a usage error, an unreadable or malformed file or value (one line; with --format json also
+     one JSON document {"status": "error", "error": {"code", "message"}})"""

@@ -31,7 +31,7 @@ LOCK_FORMATS = ("pixi.lock", "conda-lock.yml", "explicit")
 
 
 def register(conda: argparse.ArgumentParser, parser_class) -> None:
-    actions = conda.add_subparsers(dest="conda_command", required=True, parser_class=parser_class)
+    actions = conda.add_subparsers(dest="conda_command", metavar="COMMAND", required=True, parser_class=parser_class)
 
     virtual = actions.add_parser("virtual-packages", help="the target's conda virtual packages (conda-lock's spec file)")
     virtual.add_argument("--format", choices=("yaml", "json"), default="yaml")

@@ -23,7 +23,7 @@ from envpin.refresh.run import RefreshOptions, refresh
 
 
 def register(db: argparse.ArgumentParser, parser_class) -> None:
-    db_commands = db.add_subparsers(dest="db_command", required=True, parser_class=parser_class)
+    db_commands = db.add_subparsers(dest="db_command", metavar="COMMAND", required=True, parser_class=parser_class)
     info = db_commands.add_parser("info", help="version, counts and what is unverified")
     add_db_option(info)
     info.add_argument("--format", choices=("text", "json"), default="text")

@@ -1,0 +1,42 @@
+"""Every command's --help shows examples and the exit codes, and no internal name reaches the user."""
+
+from __future__ import annotations
+
+import pytest
+
+from envpin.cli import main
+from envpin.commands import COMMANDS, EXAMPLES
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_help_has_examples_and_exit_codes(command, capsys):
+    assert main([command, "--help"]) == 0
+    text = capsys.readouterr().out
+    assert "examples:" in text and "exit codes:" in text
+    assert all(line in text for line in EXAMPLES[command])
+    assert "_command" not in text and "db_command" not in text
+
+
+@pytest.mark.parametrize("words", [["db"], ["conda"], []])
+def test_a_missing_subcommand_is_named_for_the_user(words, capsys):
+    assert main(words) == 2
+    error = capsys.readouterr().err
+    assert "COMMAND" in error and "_command" not in error and error.count("\n") == 1
+
+
+def test_every_example_parses():
+    """The examples are real command lines: each one parses (running them needs a machine and files)."""
+    import shlex
+
+    from envpin.cli import build_parser, command_named
+
+    for command, lines in EXAMPLES.items():
+        text = "\n".join(lines).replace("\\\n", " ")
+        for line in text.splitlines():
+            words = shlex.split(line.split("  #")[0], comments=True)
+            if "|" in words:
+                words = words[words.index("|") + 1:]
+            if ">" in words:
+                words = words[: words.index(">")]
+            assert words[0] == "envpin", line
+            build_parser(command_named(words[1:])).parse_args(words[1:])
