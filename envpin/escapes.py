@@ -3,6 +3,8 @@ control characters escaped, so nothing starts a new line in a committed file or 
 
 from __future__ import annotations
 
+import os
+import signal
 import unicodedata
 
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -24,6 +26,21 @@ def shown(text: str, limit: int = 120) -> str:
     a message)."""
     text = printable(text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def exit_status(code: int | None) -> str:
+    """A child's exit status in words: "killed by SIGSEGV", not "status -11" (subprocess reports a signal as a
+    negative code)."""
+    if code is None:
+        return "did not finish"
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    if os.name == "nt" and code > 0x7FFFFFFF:  # an NTSTATUS such as 0xC0000005, an access violation
+        return f"ended with status 0x{code:08X}"
+    return f"exit status {code}"
 
 
 def _is_control(character: str) -> bool:

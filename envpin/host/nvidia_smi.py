@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Mapping, Sequence
 
+from envpin.escapes import exit_status, shown
 from envpin.facts import Gpu, is_compute_capability, is_driver_version
 
 if TYPE_CHECKING:
@@ -302,7 +303,7 @@ def _probe_query(runner: Runner, executable: str, timeout: float, report: SmiRep
         if invalid_query_field(output) == "compute_cap":
             continue  # driver older than compute_cap support: ask again without it
         if result.returncode != 0:
-            report.failure = f"nvidia-smi exited with status {result.returncode}: {_first_line(output)}"
+            report.failure = f"nvidia-smi failed ({exit_status(result.returncode)}): {_first_line(output)}"
             return
         try:
             rows = parse_query_csv(result.stdout, fields)
@@ -351,4 +352,4 @@ def _probe_table(runner: Runner, executable: str, timeout: float, report: SmiRep
 
 
 def _first_line(text: str) -> str:
-    return next((line.strip() for line in text.splitlines() if line.strip()), "no output")[:160]
+    return shown(next((line.strip() for line in text.splitlines() if line.strip()), "no output"), 160)

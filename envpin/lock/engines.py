@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Protocol
 
 from envpin.errors import EnvpinError, EnvpinInputError
+from envpin.escapes import exit_status
 from envpin.lock.indexes import IndexPlan, index_name
 from envpin.vocabulary.platforms import (
     LINUX_AARCH64,
@@ -240,7 +241,7 @@ def _first_line(argv: list[str]) -> str:
     except (OSError, subprocess.TimeoutExpired) as error:
         raise EnvpinInputError(f"{argv[0]}: cannot run ({error})") from None
     if result.returncode != 0:
-        raise EnvpinInputError(f"{' '.join(argv)}: exit {result.returncode}")
+        raise EnvpinInputError(f"{' '.join(argv)}: {exit_status(result.returncode)}")
     return (result.stdout.strip().splitlines() or ["?"])[0]
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from envpin.errors import EnvpinError
+from envpin.escapes import exit_status, shown
 from envpin.vocabulary.frameworks import COMPANIONS, FRAMEWORKS, PINNED_FRAMEWORK_OF
 
 # A pinned framework package -> the module to import (the framework's name); companions are not imported.
@@ -83,7 +84,7 @@ def probe(python: Path, modules: list[str], timeout: float = 300) -> dict[str, A
         return json.loads(result.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
         tail = " ".join(result.stderr.strip().splitlines()[-2:])
-        return {"error": f"the probe exited {result.returncode}: {tail}"}
+        return {"error": f"the probe failed ({exit_status(result.returncode)}): {shown(tail, 300)}"}
 
 
 def frameworks_in(document: dict[str, Any]) -> list[str]:

@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 from envpin.errors import EnvpinInputError
+from envpin.escapes import exit_status, shown
 from envpin.facts import env_facts_from_json
 from envpin.host.runner import CommandTimeout, SubprocessRunner
 
@@ -77,7 +78,7 @@ def run_probe(interpreter: str, *, import_timeout: float = DEFAULT_IMPORT_TIMEOU
         shutil.rmtree(workdir, ignore_errors=True)
     document = parse_probe_output(result.stdout)
     if document is None:
-        detail = _last_line(result.stderr) or f"exit status {result.returncode}"
+        detail = _last_line(result.stderr) or exit_status(result.returncode)
         raise EnvpinInputError(f"{interpreter}: did not print a probe report; is it a Python interpreter? ({detail})")
     if "error" in document:
         raise EnvpinInputError(f"{interpreter}: {document['error']}")
@@ -99,4 +100,4 @@ def parse_probe_output(stdout: str) -> dict | None:
 
 def _last_line(text: str) -> str:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1][:300] if lines else ""
+    return shown(lines[-1], 300) if lines else ""

@@ -124,7 +124,7 @@ def test_nonzero_exit_is_a_note(host):
     facts = detect(environ, fs_root)
     assert facts.driver == Driver("565.57.01", None, "procfs")
     assert (
-        "nvidia-smi exited with status 9: NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.;"
+        "nvidia-smi failed (exit status 9): NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.;"
         " used /proc/driver/nvidia/version"
     ) in facts.notes
 
