@@ -182,7 +182,11 @@ class _Reader:
                 raise Unsupported("a key longer than PyYAML reads")
             key = _resolve(match.group(1))
             self.at = index + 1
-            value = mapping[key] = self._value(content[match.end():], indent, in_mapping=True)
+            text = content[match.end():]
+            if self._plain_on_its_line(text, index + 1, indent):
+                mapping[key] = _resolve(text.rstrip(" "))
+                continue
+            value = mapping[key] = self._value(text, indent, in_mapping=True)
             if type(value) is _Pending:
                 self.slots.append((mapping, key, value))
 
@@ -214,12 +218,22 @@ class _Reader:
                 self.indents[index] = column
                 self.at = index
                 sequence.append(self._mapping(column))
+            elif self._plain_on_its_line(item, index + 1, indent):
+                self.at = index + 1
+                sequence.append(_resolve(item.rstrip(" ")))
             else:
                 self.at = index + 1
                 value = self._value(item, indent, in_mapping=False)
                 if type(value) is _Pending:
                     self.slots.append((sequence, len(sequence), value))
                 sequence.append(value)
+
+    def _plain_on_its_line(self, text: str, after: int, indent: int) -> bool:
+        """The common case, decided at once: a plain scalar that ends with its line (the next line is
+        content not indented more than `indent`, or there is none) and that _value would take as it is."""
+        return bool(text) and text[0] not in _INDICATORS and (
+            after >= len(self.lines) or (self.content[after] and self.indents[after] <= indent)
+        ) and ": " not in text and " #" not in text and not text.rstrip(" ").endswith(":")
 
     def _nested(self, indent: int, same_indent_sequence: bool) -> Any:
         """The value on the lines after `key:` (or a lone `-`): a block indented more, or null."""
