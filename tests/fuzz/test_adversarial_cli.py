@@ -17,8 +17,6 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
 from envpin.cli import main
 
 TARGET = {"--os": "linux", "--arch": "x86_64", "--driver": "550.54.15", "--gpu": "NVIDIA GeForce RTX 3090",
@@ -153,13 +151,13 @@ def cases(folder: Path) -> list[Case]:
         table.append(Case(f"check --config {name}", ("check", str(folder / "ok-requirements.txt"), "--config", str(path))))
     for target in (folder / "a-directory", folder / "no-such-dir" / "environment.yml", folder / "plan.unknown"):
         table.append(Case(f"solve -o {target.name}", ("solve", *flags(TARGET), "-o", str(target))))
-    for command in (["detect"], ["verify"], ["doctor", "--facts", str(files["object.json"])],
-                    ["install", "--prefix", str(folder / "env")]):
+    for timed in (["detect"], ["verify"], ["doctor", "--facts", str(files["object.json"])],
+                  ["install", "--prefix", str(folder / "env")]):
         for value in BAD_TIMEOUTS:
-            table.append(Case(f"{command[0]} --timeout={value!r}", (*command, "--timeout", value)))
+            table.append(Case(f"{timed[0]} --timeout={value!r}", (*timed, "--timeout", value)))
     for value in BAD_TIMEOUTS:
         table.append(Case(f"lock --lock-timeout={value!r}", ("lock", *flags(TARGET), "--lock-timeout", value)))
-    for args in (
+    misc: tuple[tuple[str, ...], ...] = (
         ("check",), ("check", str(files["missing.json"])), ("check", "--kind", "yaml", str(folder / "ok-requirements.txt")),
         ("check", "--ignore", "CHK-NOPE", str(folder / "ok-requirements.txt")),
         ("verify", "--interpreter", str(files["missing.json"])), ("verify", "--interpreter", str(files["a-directory"])),
@@ -175,8 +173,9 @@ def cases(folder: Path) -> list[Case]:
         ("solve", "--project", str(files["missing.json"]), *flags(TARGET)),
         ("solve", "--format", "yaml"), ("solve", "--bogus"), ("nonsense",), (), ("--format", "json"),
         ("solve", *flags(TARGET), "--conda-source", "pip", "--format", "pip", "--name", "a\nb"),
-    ):
-        table.append(Case("misc " + " ".join(args)[:80], tuple(args)))
+    )
+    for args in misc:
+        table.append(Case("misc " + " ".join(args)[:80], args))
     table.append(Case("solve --facts - (binary stdin)", ("solve", "--facts", "-"), stdin=bytes(range(256))))
     table.append(Case("solve --targets - (empty stdin)", ("solve", "--targets", "-"), stdin=b""))
     return table

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import shlex
+
 import pytest
 
-from envpin.cli import main
+from envpin.cli import build_parser, command_named, main
 from envpin.commands import COMMANDS, EXAMPLES
 
 
@@ -26,11 +28,7 @@ def test_a_missing_subcommand_is_named_for_the_user(words, capsys):
 
 def test_every_example_parses():
     """The examples are real command lines: each one parses (running them needs a machine and files)."""
-    import shlex
-
-    from envpin.cli import build_parser, command_named
-
-    for command, lines in EXAMPLES.items():
+    for lines in EXAMPLES.values():
         text = "\n".join(lines).replace("\\\n", " ")
         for line in text.splitlines():
             words = shlex.split(line.split("  #")[0], comments=True)
