@@ -116,8 +116,8 @@ def cases(folder: Path) -> list[Case]:
     for command, head in solve_like.items():
         for option, values in bad_target_values().items():
             for value in values:
-                args = [*head, *flags(TARGET, drop=option), option, value]
-                table.append(Case(f"{command} {option}={value!r}", tuple(args)))
+                words = [*head, *flags(TARGET, drop=option), option, value]
+                table.append(Case(f"{command} {option}={value!r}", tuple(words)))
         for value in BAD_COMPUTE_CAPABILITIES:
             table.append(Case(f"{command} --compute-capability={value!r}",
                               (*head, *flags(TARGET), "--compute-capability", value)))
