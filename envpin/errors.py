@@ -20,5 +20,26 @@ class EnvpinInputError(EnvpinError):
     """Bad input from the user: a malformed option, file or field (exit 2)."""
 
 
+class Unreachable(EnvpinInputError):
+    """An index or channel did not answer (DNS, refused, timed out): exit 2 and the word "unreachable", so it is never
+    mistaken for "does not solve", which is a real answer about the packages."""
+
+    def __init__(self, what: str, detail: str):
+        super().__init__(f"{what} is unreachable: {detail}")
+
+
+# What pip, uv, requests and rattler print when the network, not the packages, is the problem
+_UNREACHABLE = re.compile(
+    r"error sending request|dns error|failed to lookup address|Name or service not known|Temporary failure in name "
+    r"resolution|Connection refused|Network is unreachable|No route to host|connect(ion)? timed out|tcp connect error|"
+    r"Max retries exceeded|NewConnectionError|Could not fetch URL|ConnectTimeout|certificate verify failed",
+    re.IGNORECASE,
+)
+
+
+def looks_unreachable(text: str) -> bool:
+    return bool(_UNREACHABLE.search(text))
+
+
 class DatabaseError(EnvpinError):
     """The compatibility database is unreadable or violates its schema (exit 2)."""

@@ -23,6 +23,7 @@ from envpin.conda.envfile import EnvironmentFile, parse_environment_yml
 from envpin.conda.errors import CondaInputError, CondaSolveFailed, CondaToolFailed, RattlerMissing
 from envpin.conda.locks import LockedRecord
 from envpin.conda.virtual import VirtualPackage
+from envpin.errors import Unreachable, looks_unreachable
 
 ChannelSource = Union[str, os.PathLike, Mapping[str, str], None]
 SOLVE_TIMEOUT_S = 300.0
@@ -120,6 +121,8 @@ def solve_specs(
             )
         )
     except _rattler_errors(module) as error:
+        if looks_unreachable(str(error)):
+            raise Unreachable("a channel", " ".join(str(error).split())) from None
         raise CondaSolveFailed(explain_solve_failure(str(error), origin, platform, tuple(virtual_packages))) from None
     # sort_topologically hands back plain PackageRecords: keep rattler's order, but the solved RepoDataRecords
     by_name = {r.name.normalized: r for r in solved}

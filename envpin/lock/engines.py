@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from envpin.errors import EnvpinError, EnvpinInputError
+from envpin.errors import EnvpinError, EnvpinInputError, Unreachable, looks_unreachable
 from envpin.escapes import exit_status
 from envpin.lock.indexes import IndexPlan, index_name
 from envpin.vocabulary.platforms import (
@@ -230,6 +230,8 @@ def engine_error(engine: str, output: str) -> EnvpinError:
     lines = [ln.strip() for ln in output.splitlines() if ln.strip() and not ln.lstrip().startswith(("WARNING", "hint:"))]
     text = " ".join(lines)
     text = re.sub(r"\s+", " ", re.sub(r"\x1b\[[0-9;]*m", "", text))[:600] or "failed without a message"
+    if looks_unreachable(text):
+        return Unreachable("an index", f"{engine}: {text}")
     if re.search(r"No solution found|ResolutionImpossible|conflicting dependencies|No matching distribution", text):
         return LockFailed(f"{engine}: no solution: {text}")
     return EnvpinInputError(f"{engine}: {text}")

@@ -12,7 +12,7 @@ from typing import Any
 
 from envpin.conda.backends import find_tool
 from envpin.conda.virtual import override_environment
-from envpin.errors import EnvpinError, EnvpinInputError
+from envpin.errors import EnvpinError, EnvpinInputError, Unreachable, looks_unreachable
 from envpin.lock.engines import engine_environment, find_uv
 from envpin.provision.atomic import staged
 from envpin.provision.backends import (
@@ -80,6 +80,8 @@ def run_step(step: Step, environment: dict[str, str], progress: Progress, timeou
         raise InstallFailed(f"{step.argv[0]}: cannot run ({error.strerror or error})") from None
     if result.timed_out:
         raise InstallFailed(f"{step.title}: stopped after {timeout:g} s (is the index reachable?)")
+    if result.returncode != 0 and looks_unreachable(" ".join(result.tail)):
+        raise Unreachable("an index", f"{step.title}: {failure_line(result.tail)}")
     if result.returncode != 0:
         raise InstallFailed(f"{step.title} failed: {failure_line(result.tail)}")
 
