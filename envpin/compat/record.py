@@ -11,12 +11,25 @@ module of a solve. A record compiles one `__init__` and shares the rest through 
   `repr` is `Name(field=value, ...)`: the same as dataclass's;
 - `_fields` lists the fields; `dataclasses.replace` and `fields` do not apply (nothing uses them on the
   database model).
+
+Type checkers read `record` as they read `dataclass(frozen=True)` (`dataclass_transform`): they see each
+class's `__init__` and reject assignment to a field. At run time the marker does nothing, so it is imported
+only for them (`typing_extensions`, which has it for Python 3.10 too, is not a dependency).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from operator import attrgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from typing_extensions import dataclass_transform
+else:
+    def dataclass_transform(**_: object) -> Callable[[Any], Any]:
+        return lambda decorated: decorated
+
+_R = TypeVar("_R", bound="Record")
 
 
 class _NewDict:
@@ -55,7 +68,8 @@ class Record:
         return f"{self.__class__.__qualname__}({shown})"
 
 
-def record(cls: type) -> type:
+@dataclass_transform(frozen_default=True)
+def record(cls: type[_R]) -> type[_R]:
     """Make `cls` (a subclass of Record) a frozen record of its annotated fields."""
     fields = tuple(cls.__dict__.get("__annotations__", {}))
     namespace: dict[str, Any] = {"NEW_DICT": NEW_DICT}
@@ -79,14 +93,15 @@ def record(cls: type) -> type:
     exec(source, namespace)  # noqa: S102 - the text is built above from the class's own field names
     init = namespace["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
-    cls.__init__ = init
+    # setattr: the class gets its methods here, after type checkers have read it (dataclass_transform above)
+    setattr(cls, "__init__", init)  # noqa: B010
+    setattr(cls, "__match_args__", fields)  # noqa: B010
     cls._fields = fields
     cls._values = staticmethod(_tuple_getter(fields))
-    cls.__match_args__ = fields
     return cls
 
 
-def _tuple_getter(fields: tuple[str, ...]):
+def _tuple_getter(fields: tuple[str, ...]) -> Callable[[object], tuple[Any, ...]]:
     if len(fields) == 1:  # attrgetter of one name gives the value, not a 1-tuple
         single = attrgetter(fields[0])
         return lambda obj: (single(obj),)
