@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Mapping
 
 from envpin.compat.model import Database
+from envpin.host import ABSENT_DRIVER_NOTE
 from envpin.project.collect import collect_project
 from envpin.project.gpu import gpu_specs
 from envpin.project.model import Project
@@ -19,6 +20,7 @@ from envpin.resolver.fleet import FleetResult, solve_fleet
 from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.request import Request, parse_request
 from envpin.resolver.solve import solve
+from envpin.resolver.target import make_target
 from envpin.target_spec import TargetSpec, read_fleet
 
 
@@ -113,8 +115,21 @@ def plan(options: SolveOptions, target_spec: TargetSpec, database: Database) -> 
     request = request_for(options, project_specs, project)
     if project is not None:
         target_spec = target_spec.with_python(project.python)
-    answer = _name_project_pins(solve(database, target_spec.resolve(database), request), origins)
+    facts = target_spec.facts()
+    answer = _name_project_pins(solve(database, make_target(database, facts), request), origins)
+    if target_spec.probes_this_machine:
+        answer = _with_detection_trouble(answer, facts.notes)
     return Planned(answer, request, target_spec, project, _source_args(options, project))
+
+
+def _with_detection_trouble(answer: Plan | Unsatisfiable, notes: tuple[str, ...]) -> Plan | Unsatisfiable:
+    """A probe of this machine that failed or timed out is said in the answer, not only in `envpin detect`: the
+    answer may rest on it (a CPU build because nvidia-smi failed). A plain "no NVIDIA driver here" (every source
+    simply absent) is no trouble and the answer's reasons say it already."""
+    trouble = tuple(f"detection: {note}" for note in notes if not note.startswith(ABSENT_DRIVER_NOTE))
+    if not trouble or not isinstance(answer, Plan):
+        return answer
+    return replace(answer, warnings=answer.warnings + trouble)
 
 
 def plan_fleet(options: SolveOptions, inventory: str, target_spec: TargetSpec, database: Database) -> PlannedFleet:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 __all__ = ["detect_host"]
 
 WSL_LIB_DIR = "usr/lib/wsl/lib"
+ABSENT_DRIVER_NOTE = "no NVIDIA driver found"  # every source simply absent: a machine without NVIDIA, not trouble
 ENV_KEYS = ("CUDA_PATH", "CUDA_HOME", "CONDA_PREFIX", "CUDA_VISIBLE_DEVICES")
 
 
@@ -158,7 +159,7 @@ def _detect_driver(runner, environ, fs_root, timeout, os_label, wsl, nvml_module
 
     notes.extend(failures)
     if driver is None and not failures:
-        notes.append("no NVIDIA driver found (" + "; ".join(absent) + ")")
+        notes.append(f"{ABSENT_DRIVER_NOTE} (" + "; ".join(absent) + ")")
     elif driver is None:
         notes.append("no NVIDIA driver found")
     return driver, gpus
