@@ -22,13 +22,10 @@ PLACEHOLDER_PYTHON = "3.0"  # a configured target that names no Python: the chec
 
 
 @dataclass(frozen=True)
-class TargetSpec:
-    os: str | None = None
-    arch: str | None = None
-    driver: str | None = None  # a version, or "none"
-    gpus: tuple[str, ...] = ()
-    compute_capabilities: tuple[str, ...] = ()
-    python: str | None = None
+class TargetSpec(TargetOverrides):
+    """The target flags (TargetOverrides' fields: os, arch, driver, gpus, compute_capabilities, python), and
+    where the rest comes from."""
+
     facts_file: str | None = None  # `envpin detect --format json` taken on the target
     glibc: str | None = None  # conda targets: the __glibc virtual package
     macos_version: str | None = None  # conda targets: the __osx virtual package
@@ -51,10 +48,6 @@ class TargetSpec:
         fully_given = self.os and self.arch and self.python and self.driver is not None
         return not (fully_given and (self.gpus or self.compute_capabilities or self.driver == "none"))
 
-    def overrides(self) -> TargetOverrides:
-        return TargetOverrides(os=self.os, arch=self.arch, driver=self.driver, gpus=self.gpus,
-                               compute_capabilities=self.compute_capabilities, python=self.python)
-
     def with_python(self, python: str | None) -> TargetSpec:
         """The project's Python (`python=3.10` in its environment.yml) when the user gave none."""
         if python is None or self.python is not None or self.facts_file:
@@ -63,7 +56,7 @@ class TargetSpec:
 
     def facts(self) -> HostFacts:
         """HostFacts for the target: flags over the facts file over detection."""
-        facts = apply_overrides(self._base_facts(), self.overrides())
+        facts = apply_overrides(self._base_facts(), self)
         if self.glibc:
             facts = replace(facts, libc=Libc("glibc", self.glibc))
         return facts
@@ -113,11 +106,10 @@ def read_fleet(path: str, spec: TargetSpec, database: Database) -> list[tuple[st
     entries = document.get("targets") if isinstance(document, dict) else document
     if not isinstance(entries, list) or not entries:
         raise EnvpinInputError(f"--targets {path}: expected a non-empty JSON list of facts documents")
-    overrides = spec.overrides()
     machines = []
     for position, entry in enumerate(entries):
         origin = f"--targets {path}: targets[{position}]"
-        facts = apply_overrides(from_json(entry, origin=origin), overrides)
+        facts = apply_overrides(from_json(entry, origin=origin), spec)
         written = entry.get("name") if isinstance(entry, dict) else None
         name = written if isinstance(written, str) else f"target {position}"
         machines.append((name, make_target(database, facts)))
