@@ -19,14 +19,19 @@ REPO = Path(__file__).resolve().parents[2]
 TARGET = ["--os", "linux", "--arch", "x86_64", "--driver", "550.54.15", "--gpu", "NVIDIA GeForce RTX 3090", "--python", "3.11"]
 
 
-def null_device(directory: Path) -> Path:
-    """A character device with /dev/null's numbers, in a temporary directory (root may make one)."""
-    path = directory / "null"
+def character_device(directory: Path, name: str, minor: int) -> Path:
+    """A character device with the numbers of /dev/null (1, 3) or /dev/zero (1, 5), in a temporary directory
+    (root may make one)."""
+    path = directory / name
     try:
-        os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+        os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, minor))
     except PermissionError:
         pytest.skip("making a character device needs root (CAP_MKNOD)")
     return path
+
+
+def null_device(directory: Path) -> Path:
+    return character_device(directory, "null", 3)
 
 
 def test_a_new_file_is_written_whole_and_nothing_else_is_left(tmp_path):
@@ -105,11 +110,7 @@ def test_reads_are_capped_and_name_the_option(tmp_path):
 
 
 def test_a_device_that_never_ends_is_read_up_to_the_cap(tmp_path):
-    zero = tmp_path / "zero"
-    try:
-        os.mknod(zero, stat.S_IFCHR | 0o444, os.makedev(1, 5))
-    except PermissionError:
-        pytest.skip("making a character device needs root (CAP_MKNOD)")
+    zero = character_device(tmp_path, "zero", 5)
     with pytest.raises(UnreadableFile, match="larger than"):
         read_text(zero, "--facts")
 
@@ -136,10 +137,6 @@ def test_a_long_log_keeps_its_end(tmp_path):
 
 
 def test_a_log_that_never_ends_is_refused_with_one_line(tmp_path):
-    zero = tmp_path / "zero"
-    try:
-        os.mknod(zero, stat.S_IFCHR | 0o444, os.makedev(1, 5))
-    except PermissionError:
-        pytest.skip("making a character device needs root (CAP_MKNOD)")
+    zero = character_device(tmp_path, "zero", 5)
     with pytest.raises(UnreadableFile, match="more than 512 MiB"):
         read_log(zero, "--error-text")
