@@ -10,9 +10,9 @@ from __future__ import annotations
 import argparse
 import math
 
-from envpin.conda.target import Channels
+from envpin.conda.channels import Channels
 from envpin.emit.render import CONDA_SOURCES, FORMATS, RenderOptions, check_conda_format
-from envpin.lock.planned import LockOptions
+from envpin.lock.options import LockOptions
 from envpin.planning import ProjectSource, SolveOptions
 from envpin.target_spec import TargetSpec
 

@@ -22,8 +22,9 @@ from envpin.check.targets import CheckTarget, command_line_target, configured_ta
 from envpin.compat.drivers import POLICIES
 from envpin.compat.loader import load_database
 from envpin.compat.model import Database
+from envpin.conda.channels import Channels
 from envpin.conda.errors import CondaSolveFailed
-from envpin.conda.target import Channels, solve_for_target
+from envpin.conda.target import solve_for_target
 from envpin.errors import EnvpinInputError
 from envpin.options import add_channel_options, add_db_option, add_target_options, channels, target_spec
 from envpin.target_spec import TargetSpec

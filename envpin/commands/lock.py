@@ -10,7 +10,8 @@ from pathlib import Path
 from envpin.compat.loader import load_database
 from envpin.emit.text import render as render_text
 from envpin.lock.export import requirements_text
-from envpin.lock.planned import LOCK_FORMATS, lock_planned
+from envpin.lock.options import LOCK_FORMATS
+from envpin.lock.planned import lock_planned
 from envpin.lock.pylock import lock_file_name, render
 from envpin.options import (
     add_db_option,

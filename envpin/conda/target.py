@@ -7,43 +7,15 @@ with the same TargetSpec as every other command; this module turns it into what 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
 
 from envpin.compat.model import Database
 from envpin.conda.backends import native_subdir
+from envpin.conda.channels import Channels
 from envpin.conda.rattler_solve import Solution, solve_environment
 from envpin.conda.virtual import VirtualPackage, conda_subdir, virtual_packages
 from envpin.errors import EnvpinInputError
 from envpin.resolver.target import Target, make_target
 from envpin.target_spec import TargetSpec
-
-
-@dataclass(frozen=True)
-class Channels:
-    """Where an environment file's channels are: a folder with one channel per name, named locations, or (neither)
-    wherever conda has them; and rattler's cache."""
-
-    folder: str | None = None
-    named: tuple[tuple[str, str], ...] = ()
-    cache_dir: str | None = None
-
-    @classmethod
-    def parse(cls, folder: str | None, items: tuple[str, ...] = (), cache_dir: str | None = None) -> Channels:
-        """From `--channels DIR` or `--channel NAME=LOCATION ...`."""
-        if folder and items:
-            raise EnvpinInputError("give --channels DIR or --channel NAME=LOCATION, not both")
-        named = []
-        for item in items:
-            name, sep, location = item.partition("=")
-            if not sep or not name or not location:
-                raise EnvpinInputError(f"--channel {item!r}: expected NAME=LOCATION")
-            named.append((name, location))
-        return cls(folder, tuple(named), cache_dir)
-
-    @property
-    def location(self) -> str | Mapping[str, str] | None:
-        """As the rattler solve takes it: a folder, {name: location}, or None."""
-        return dict(self.named) if self.named else self.folder
 
 
 @dataclass(frozen=True)

@@ -12,20 +12,11 @@ from envpin.emit.common import file_header, regenerate_command
 from envpin.errors import EnvpinInputError
 from envpin.lock.engines import choose_engine
 from envpin.lock.make import Lock, make_lock
+from envpin.lock.options import LockOptions
 from envpin.planning import Planned
 from envpin.project.model import Project
 from envpin.resolver.plan import Plan
 from envpin.resolver.urls import checked_index_url
-
-LOCK_FORMATS = ("pylock", "requirements")
-
-
-@dataclass(frozen=True)
-class LockOptions:
-    index_url: str | None = None  # the default index (else ENVPIN_INDEX_URL, else the project's -i, else PyPI)
-    locker: str | None = None  # uv or pip; None: uv when installed
-    timeout: float = 900
-    format: str = "pylock"  # or "requirements": how `envpin lock` writes it, named in the regenerate line
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,9 @@ from typing import Any
 
 from envpin.check.formats import kind_of
 from envpin.conda.backends import is_explicit_lock
+from envpin.conda.channels import Channels
 from envpin.conda.envfile import parse_environment_yml
-from envpin.conda.target import Channels, CondaTargetFacts
+from envpin.conda.target import CondaTargetFacts
 from envpin.errors import EnvpinInputError
 from envpin.lock.export import requirements_text
 from envpin.lock.pylock import lock_python, render

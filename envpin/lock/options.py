@@ -1,0 +1,16 @@
+"""How a lock is made: the options `envpin lock` and `envpin install` share. Its own small module, so that
+building them costs a plain solve nothing of the lockers' imports."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+LOCK_FORMATS = ("pylock", "requirements")
+
+
+@dataclass(frozen=True)
+class LockOptions:
+    index_url: str | None = None  # the default index (else ENVPIN_INDEX_URL, else the project's -i, else PyPI)
+    locker: str | None = None  # uv or pip; None: uv when installed
+    timeout: float = 900
+    format: str = "pylock"  # or "requirements": how `envpin lock` writes it, named in the regenerate line
