@@ -321,7 +321,7 @@ class _Codecs:
         self._encoders: dict[str, Any] = {}
         self._decoders: dict[str, Any] = {}
 
-    # -- annotations: NAME, X | None, tuple[X, ...], dict[K, V]
+    # -- annotations: NAME, X | None, tuple[X, ...], Mapping[K, V] (a dict)
 
     def _parse(self, text: str) -> tuple:
         tokens = text.replace("[", " [ ").replace("]", " ] ").replace(",", " , ").replace("|", " | ").split()
@@ -356,13 +356,13 @@ class _Codecs:
             if rest[:3] != [",", "...", "]"]:
                 raise CacheMiss("only tuple[X, ...] is supported")
             return ("tuple", item), rest[3:]
-        if name == "dict" and rest[:1] == ["["]:
+        if name == "Mapping" and rest[:1] == ["["]:  # held as a dict
             key, rest = self._union(rest[1:])
             if rest[:1] != [","] or key not in (("str",), ("int",)):
-                raise CacheMiss("only dict[str, V] and dict[int, V] are supported")
+                raise CacheMiss("only Mapping[str, V] and Mapping[int, V] are supported")
             value, rest = self._union(rest[1:])
             if rest[:1] != ["]"]:
-                raise CacheMiss("dict takes two parameters")
+                raise CacheMiss("Mapping takes two parameters")
             return ("dict", key, value), rest[1:]
         raise CacheMiss(f"unsupported annotation {name!r}")
 
@@ -452,7 +452,7 @@ class _Codecs:
                 self._decoders[name] = self._record_decoder(cls, self._fields(name))
         return self._decoders[name]
 
-    def _record_decoder(self, cls: type, fields: list[tuple[str, tuple]]):
+    def _record_decoder(self, cls: type[Record], fields: list[tuple[str, tuple]]):
         names = tuple(field for field, _ in fields)
         size = len(names)
         plain: list[tuple[int, tuple[type, ...]]] = []  # fields whose JSON value is the value: check the type
@@ -494,13 +494,13 @@ class _Codecs:
             inner = self._decode_kind(kind[1])
             return lambda value, decoding: None if value is None else inner(value, decoding)
         if head == "tuple":
-            types = _plain_types(kind[1])
-            if types is not None:
+            element_types = _plain_types(kind[1])
+            if element_types is not None:
                 def plain_sequence(value, decoding):
                     if type(value) is not list:
                         raise CacheMiss("expected a list")
                     for element in value:
-                        if type(element) not in types:
+                        if type(element) not in element_types:
                             raise CacheMiss("wrong type in a list")
                     return tuple(value)
                 return plain_sequence
@@ -513,19 +513,22 @@ class _Codecs:
             return sequence
         if head == "dict":
             int_keys = kind[1] == ("int",)
-            types = _plain_types(kind[2])
-            item = None if types is not None else self._decode_kind(kind[2])
+            value_types = _plain_types(kind[2])
+            if value_types is not None:
+                def plain_mapping(value, decoding):
+                    if type(value) is not dict:
+                        raise CacheMiss("expected an object")
+                    for element in value.values():
+                        if type(element) not in value_types:
+                            raise CacheMiss("wrong type in an object")
+                    return {int(key): element for key, element in value.items()} if int_keys else value
+                return plain_mapping
+            item = self._decode_kind(kind[2])
 
             def mapping(value, decoding):
                 if type(value) is not dict:
                     raise CacheMiss("expected an object")
-                if item is None:
-                    for element in value.values():
-                        if type(element) not in types:
-                            raise CacheMiss("wrong type in an object")
-                    result = value
-                else:
-                    result = {key: item(element, decoding) for key, element in value.items()}
+                result = {key: item(element, decoding) for key, element in value.items()}
                 return {int(key): element for key, element in result.items()} if int_keys else result
             return mapping
         if head in self.classes:

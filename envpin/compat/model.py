@@ -4,10 +4,12 @@ The classes are records (`envpin.compat.record`): frozen values like those of a 
 to define, since every solve defines all of them. The cache of the validated database
 (`envpin.compat.cache`) writes and reads them through their annotations: a field's annotation must stay
 one of the forms it knows (a model class, `Version`, `str`, `int`, `bool`, `X | None`, `tuple[X, ...]`,
-`dict[K, V]`).
+`Mapping[K, V]`). A Mapping field holds a dict (`NEW_DICT`: a fresh empty one) that nothing changes once built.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from packaging.version import Version
 
@@ -142,9 +144,9 @@ class Variant(Record):
     cuda: str | None = None
     rocm: str | None = None
     cudnn: str | None = None
-    archs: dict[str, ArchList] = NEW_DICT  # platform -> arch list
-    python: dict[str, tuple[str, ...]] = NEW_DICT  # platform -> Pythons, when it differs
-    pins: dict[str, str] = NEW_DICT  # pip CUDA libraries the wheel pins (nvidia-cudnn-cu12: ==9.1.0.70)
+    archs: Mapping[str, ArchList] = NEW_DICT  # platform -> arch list
+    python: Mapping[str, tuple[str, ...]] = NEW_DICT  # platform -> Pythons, when it differs
+    pins: Mapping[str, str] = NEW_DICT  # pip CUDA libraries the wheel pins (nvidia-cudnn-cu12: ==9.1.0.70)
     added: str | None = None  # the database version that added this build to an existing release (YYYY.MM.DD)
 
     @property
@@ -178,10 +180,10 @@ class KnownIssue(Record):
 class TorchRelease(Record):
     version: Version
     released: str | None
-    python: dict[str, tuple[str, ...]]  # platform -> CPython minors with wheels
-    pypi: dict[str, str]  # platform -> variant name of the plain PyPI wheel
-    variants: dict[str, Variant]
-    companions: dict[str, Companion]
+    python: Mapping[str, tuple[str, ...]]  # platform -> CPython minors with wheels
+    pypi: Mapping[str, str]  # platform -> variant name of the plain PyPI wheel
+    variants: Mapping[str, Variant]
+    companions: Mapping[str, Companion]
     known_issues: tuple[KnownIssue, ...]
     provenance: Provenance
     added: str | None = None  # the database version that added the release (YYYY.MM.DD); None: from the start
@@ -193,12 +195,12 @@ class TorchRelease(Record):
 @record
 class Database(Record):
     version: str
-    sources: dict[str, Source]
-    minor_version_compat: dict[int, MinorVersionCompat]
-    toolkits: dict[str, CudaToolkit]
+    sources: Mapping[str, Source]
+    minor_version_compat: Mapping[int, MinorVersionCompat]
+    toolkits: Mapping[str, CudaToolkit]
     gpus: tuple[GpuModel, ...]
     torch_releases: tuple[TorchRelease, ...]  # newest first
-    arch_sets: dict[str, ArchList]
+    arch_sets: Mapping[str, ArchList]
     tensorflow_releases: tuple[TensorflowRelease, ...] = ()  # newest first
     jax_releases: tuple[JaxRelease, ...] = ()  # newest first
     conda_releases: tuple[CondaRelease, ...] = ()  # conda.yaml: builds per channel strategy, newest first
@@ -231,7 +233,7 @@ class TensorflowGpuBuild(Record):
 class AndCudaExtra(Record):
     """`tensorflow[and-cuda]`: the pip-installed CUDA libraries, exactly as the wheel pins them."""
 
-    pins: dict[str, str]
+    pins: Mapping[str, str]
     pythons: tuple[str, ...] | None  # where the extra can install at all, when narrower than the release
     installable: bool
     note: str | None
@@ -242,10 +244,10 @@ class AndCudaExtra(Record):
 class TensorflowRelease(Record):
     version: Version
     released: str | None
-    python: dict[str, tuple[str, ...]]
-    gpu: dict[str, TensorflowGpuBuild]
+    python: Mapping[str, tuple[str, ...]]
+    gpu: Mapping[str, TensorflowGpuBuild]
     and_cuda: AndCudaExtra | None
-    cpu_package: dict[str, str]
+    cpu_package: Mapping[str, str]
     provenance: Provenance
     known_issues: tuple[KnownIssue, ...] = ()
     added: str | None = None  # the database version that added the release (YYYY.MM.DD)
@@ -258,11 +260,11 @@ class JaxExtra(Record):
     name: str
     cuda_major: int
     plugin: str | None
-    min_driver: dict[str, str]  # os -> JAX's stated minimum driver
+    min_driver: Mapping[str, str]  # os -> JAX's stated minimum driver
     min_cc: str | None
     min_cudnn: str | None
     built_with: str | None
-    pins: dict[str, str]
+    pins: Mapping[str, str]
     platforms: tuple[str, ...]
     provenance: Provenance
 
@@ -273,8 +275,8 @@ class JaxRelease(Record):
     released: str | None
     python: tuple[str, ...]
     platforms: tuple[str, ...]
-    extras: dict[str, JaxExtra]
-    missing_extras: dict[str, str]
+    extras: Mapping[str, JaxExtra]
+    missing_extras: Mapping[str, str]
     provenance: Provenance
     note: str | None = None
     added: str | None = None  # the database version that added the release (YYYY.MM.DD)
@@ -293,8 +295,8 @@ class CondaRelease(Record):
     strategy: str  # conda-forge | pytorch-channel
     framework: str  # torch, torchvision, torchaudio, tensorflow, jax (jaxlib on conda-forge)
     version: Version  # the conda version: no local `+cu124` part
-    cuda: dict[str, tuple[str, ...]]  # platform -> CUDA X.Y of its GPU builds, oldest first
+    cuda: Mapping[str, tuple[str, ...]]  # platform -> CUDA X.Y of its GPU builds, oldest first
     cpu: tuple[str, ...]  # platforms with a CPU build
     provenance: Provenance
     cuda_package: str | None = None  # pytorch-channel: pytorch-cuda or the legacy cudatoolkit
-    companions: dict[str, str] = NEW_DICT  # pytorch-channel: torchvision / torchaudio it pairs with
+    companions: Mapping[str, str] = NEW_DICT  # pytorch-channel: torchvision / torchaudio it pairs with
