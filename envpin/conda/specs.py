@@ -99,7 +99,7 @@ def _pip_environment(plan: Plan, project) -> CondaEnvironment:
 
 
 def _conda_forge(build: Build, companions: dict[str, str], accelerator: str, target: Target) -> _Part:
-    package, version, release = build.conda_package, build.version, build.record
+    package, version, release = build.conda_package, build.version, build.conda_release
     if build.kind == "cuda":
         spec = f"{package}={version}={build.conda_build}*"
         reasons = [f"conda-forge's {package} {version} {build.conda_build} build (built with CUDA {build.cuda}; "
@@ -133,7 +133,7 @@ def _cuda_version_bounds(target: Target, policy: str, parts: dict[str, _Part]) -
 
 
 def _pytorch_channel(build: Build, companions: dict[str, str], accelerator: str, target: Target) -> _Part:
-    release, version = build.record, build.version
+    release, version = build.conda_release, build.version
     reasons = []
     if build.kind == "cuda":
         cuda = build.cuda

@@ -12,8 +12,8 @@ architectures (no `archs`; `toolkit_known` says the CUDA is the toolkit it was c
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from packaging.version import Version
 
@@ -56,20 +56,54 @@ class Build:
     flavor: str  # torch: cpu / cu124 / rocm6.2; tensorflow: and-cuda / cuda / cpu; jax: cuda12 / cpu
     kind: str  # cuda / rocm / cpu
     platforms: tuple[str, ...]
-    pythons: dict[str, tuple[str, ...]] | None = field(repr=False)  # platform -> CPython minors; None: not recorded
+    pythons: Mapping[str, tuple[str, ...]] | None = field(repr=False)  # platform -> CPython minors; None: not recorded
     provenance: tuple[Provenance, ...] = field(repr=False)
+    # The database record, for the emitters' details: a pip torch build's release and variant, a pip TensorFlow or
+    # JAX build's release, a conda build's release (the properties below give each one as its type)
+    record: tuple[TorchRelease, Variant] | TensorflowRelease | JaxRelease | CondaRelease = field(repr=False)
     cuda: str | None = None  # "12.4", or only the major ("12") where that is all the framework states
-    min_driver: dict[str, str] = field(default_factory=dict)  # os -> the framework's own stated minimum
-    archs: dict[str, ArchList] = field(default_factory=dict, repr=False)  # platform -> arch list (torch)
+    min_driver: Mapping[str, str] = field(default_factory=dict)  # os -> the framework's own stated minimum
+    archs: Mapping[str, ArchList] = field(default_factory=dict, repr=False)  # platform -> arch list (torch)
     min_cc: ComputeCapability | None = None  # the framework's stated minimum GPU (jax)
-    pins: dict[str, str] = field(default_factory=dict, repr=False)  # pip CUDA libraries -> specifier
+    pins: Mapping[str, str] = field(default_factory=dict, repr=False)  # pip CUDA libraries -> specifier
     pins_known: bool = True  # False: the build uses pip CUDA libraries, but which versions was not read
     extras: tuple[str, ...] = ()
     blocked: str | None = None  # why this build cannot install at all, though it is published
-    record: Any = field(default=None, repr=False)  # the database record, for the emitters' details
     channel: str = PIP  # pip, or the conda channel strategy (conda-forge, pytorch-channel) the build is from
-    companions: dict[str, Pairing] = field(default_factory=dict, repr=False)  # torch: torchvision/torchaudio
+    companions: Mapping[str, Pairing] = field(default_factory=dict, repr=False)  # torch: torchvision/torchaudio
     toolkit_known: bool = False  # `cuda` is the toolkit the build was compiled with (conda: cuda_compiler_version)
+
+    @property
+    def torch_record(self) -> tuple[TorchRelease, Variant]:
+        """A pip torch build's release and variant."""
+        if isinstance(self.record, tuple):
+            return self.record
+        raise TypeError(f"{self.label} is not a pip torch build")
+
+    @property
+    def tensorflow_release(self) -> TensorflowRelease:
+        if isinstance(self.record, TensorflowRelease):
+            return self.record
+        raise TypeError(f"{self.label} is not a pip TensorFlow build")
+
+    @property
+    def jax_release(self) -> JaxRelease:
+        if isinstance(self.record, JaxRelease):
+            return self.record
+        raise TypeError(f"{self.label} is not a pip JAX build")
+
+    @property
+    def conda_release(self) -> CondaRelease:
+        if isinstance(self.record, CondaRelease):
+            return self.record
+        raise TypeError(f"{self.label} is not a conda build")
+
+    @property
+    def gpu_cuda(self) -> str:
+        """The CUDA of a CUDA build (`kind` cuda), which always has one."""
+        if self.cuda is None:
+            raise AssertionError(f"{self.label} has no CUDA")
+        return self.cuda
 
     @property
     def cuda_major(self) -> str | None:
@@ -88,7 +122,7 @@ class Build:
     def conda_build(self) -> str:
         """The conda build's name in its channel's words: `cuda120` (conda-forge's build string), `cuda12.4`
         (the pytorch channel's), `cpu`."""
-        if self.kind != "cuda":
+        if self.kind != "cuda" or self.cuda is None:  # a CUDA build always has its CUDA
             return "cpu"
         return f"cuda{self.cuda}" if self.channel == PYTORCH_CHANNEL else f"cuda{self.cuda.replace('.', '')}"
 
@@ -181,7 +215,7 @@ def tensorflow_builds(release: TensorflowRelease) -> list[Build]:
 
 def jax_builds(release: JaxRelease) -> list[Build]:
     """Newest CUDA extra first, then the CPU jaxlib."""
-    from packaging.utils import canonicalize_name  # packaging.utils pulls in packaging.tags: keep it off torch's path
+    from packaging.utils import canonicalize_name  # noqa: PLC0415 - packaging.utils pulls in packaging.tags: keep it off torch's path
 
     builds = []
     for extra in sorted(release.extras.values(), key=lambda e: -e.cuda_major):

@@ -6,7 +6,8 @@ passed over and why.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from packaging.version import Version
 
@@ -35,7 +36,7 @@ def build_plan(
     notes: list[str] = []
     accelerators: dict[str, str] = {}
     for framework in request.solved_frameworks:
-        build = chosen[framework].build
+        build = chosen[framework].framework_build
         verdict = provider.verdict(build)
         accelerators[framework] = accelerator_of(build, target)
         reasons += _kind_reasons(database, target, build)
@@ -72,7 +73,7 @@ def build_plan(
         accelerators=accelerators,
         notes=tuple(notes),
         channel=request.channel,
-        builds={f: chosen[f].build for f in request.solved_frameworks},
+        builds={f: chosen[f].framework_build for f in request.solved_frameworks},
     )
 
 
@@ -81,7 +82,7 @@ def accelerator_of(build: Build, target: Target) -> str:
         return "mps" if target.platform == MACOS_ARM64 else build.flavor
     if build.kind != CUDA:
         return CPU
-    return cuda_tag(build.cuda)
+    return cuda_tag(build.gpu_cuda)
 
 
 def _kind_reasons(database: Database, target: Target, build: Build) -> list[str]:
@@ -148,7 +149,7 @@ def _why_not(verdicts: list[Verdict], chosen: Mapping[str, Candidate], framework
     if fitting:
         clash = pin_clash(fitting[0].build, [c.build for n, c in chosen.items() if c.build and n != framework])
         return clash or companion_gap(fitting[0].build, chosen) or "it fits alone, but not together with the rest of the request"
-    return closest_miss(verdicts).rejection.message
+    return closest_miss(verdicts).why_not.message
 
 
 def companion_gap(build: Build, chosen: Mapping[str, Candidate]) -> str | None:
@@ -168,7 +169,7 @@ def _conda_packages(
     """A conda build's pins: the conda version of the framework and of the companions it brings (envpin.conda.specs
     turns them into match specs with the build's CUDA)."""
     packages = [PinnedPackage(build.framework, str(build.version), None)]
-    reasons = []
+    reasons: list[str] = []
     if build.framework != "torch":
         return packages, reasons
     paired = []
@@ -194,7 +195,7 @@ def _conda_packages(
 def _torch_packages(
     request: Request, target: Target, build: Build, chosen: Mapping[str, Candidate]
 ) -> tuple[list[PinnedPackage], list[str]]:
-    release, variant = build.record
+    release, variant = build.torch_record
     torch = _torch_pin("torch", build.version, build, release, target, request)
     packages, reasons = [torch], _index_reasons(build, target, torch)
     for name in request.packages:
@@ -224,7 +225,7 @@ def _torch_pin(name: str, version: Version, build: Build, release, target: Targe
 
 
 def _index_reasons(build: Build, target: Target, torch: PinnedPackage) -> list[str]:
-    release, variant = build.record
+    release, variant = build.torch_record
     platform = target.platform
     if torch.index_url is None and target.os != "macos":
         return [f"PyPI's torch {build.version} for {platform} is the {variant.name} build: no extra index needed"]
@@ -245,11 +246,10 @@ def _index_reasons(build: Build, target: Target, torch: PinnedPackage) -> list[s
 
 def _other_package(target: Target, build: Build) -> tuple[PinnedPackage, list[str], list[str]]:
     """The pin, reasons and extra steps for a TensorFlow or JAX build (always from PyPI)."""
-    release = build.record
     if build.framework == "tensorflow":
-        return _tensorflow_package(target, build, release)
+        return _tensorflow_package(target, build, build.tensorflow_release)
     if build.kind == "cuda":
-        extra = release.extras[build.flavor]
+        extra = build.jax_release.extras[build.flavor]
         cudnn = f", cuDNN ≥ {extra.min_cudnn}" if extra.min_cudnn else ""
         reason = (
             f"jax[{build.extras[0]}] {build.version} installs jax-cuda{extra.cuda_major}-plugin {extra.plugin} with "
@@ -284,13 +284,14 @@ def _known_issues(build: Build, target: Target) -> list[str]:
     if build.channel != "pip":
         return []  # the database's known issues are about the pip wheels
     if build.framework == "jax":
-        return [f"note: {build.record.note}"] if build.record.note else []
-    release = build.record[0] if build.framework == "torch" else build.record
+        note = build.jax_release.note
+        return [f"note: {note}"] if note else []
+    release = build.torch_record[0] if build.framework == "torch" else build.tensorflow_release
     return [f"known issue: {issue.text}" for issue in release.known_issues if target.platform in issue.platforms]
 
 
 def _shared_library_reasons(request: Request, chosen: Mapping[str, Candidate]) -> list[str]:
-    builds = [chosen[f].build for f in request.solved_frameworks]
+    builds = [chosen[f].framework_build for f in request.solved_frameworks]
     gpu_builds = [b for b in builds if b.kind == "cuda"]
     if len(gpu_builds) < 2:
         return []

@@ -102,7 +102,7 @@ def _explain_framework(
     judged = possible or [b for b in matching if b.kind in allowed] or matching
     miss = closest_miss([provider.verdict(b) for b in judged])
     also = ""
-    if miss.rejection.check == "driver":
+    if miss.why_not.check == "driver":
         # A newer driver is only the answer if some build would then fit; otherwise the GPU decides.
         without_driver = [_relaxed(database, target, provider, b, "driver") for b in judged]
         if not any(v.fits for v in without_driver):
@@ -118,14 +118,14 @@ def _explain_framework(
             named = f"{CONDA_PACKAGES[framework]} {versions[0]}" if len(versions) == 1 else f"{CONDA_PACKAGES[framework]} matching {scope}"
             message = f"{_where(request)} has no NVIDIA GPU build of {named} for {target.platform}"
     else:
-        code = "no-driver" if miss.rejection.check == "driver" and target.driver is None else CODES[miss.rejection.check]
+        code = "no-driver" if miss.why_not.check == "driver" and target.driver is None else CODES[miss.why_not.check]
         several = len({b.version for b in matching}) > 1
         subject = f"no {scope} release fits this machine; the closest, {miss.build.label}," if several else (
             f"{framework} {newest_version} does not fit this machine:")
         if conda:
             subject = f"no {scope} release on {miss.build.where} fits this machine; the closest, {miss.build.label}," if several else (
                 f"{miss.build.where}'s {miss.build.conda_package} {newest_version} does not fit this machine: its {miss.build.conda_build} build")
-        message = f"{subject} {_lower_first(miss.rejection.message, miss.build)}{also}"
+        message = f"{subject} {_lower_first(miss.why_not.message, miss.build)}{also}"
     fixes = _driver_fixes(database, target, provider, matching)
     fixes += _python_fixes(database, target, provider, matching)
     fixes += _fixes_without_specs(database, target, request)
@@ -379,7 +379,7 @@ def _companion_conflict(database: Database, target: Target, request: Request, pr
         spec = request.specifiers.get(name)
         if spec is None:
             continue
-        releases = {b.record[0].version: b.record[0] for b in fitting}.values()
+        releases = {b.torch_record[0].version: b.torch_record[0] for b in fitting}.values()
         paired = [r for r in releases if name in r.companions and spec.contains(r.companions[name].version, prereleases=True)]
         if not paired:
             versions = sorted({r.companions[name].version for r in releases if name in r.companions})

@@ -41,6 +41,13 @@ class Verdict:
     def fits(self) -> bool:
         return self.rejection is None
 
+    @property
+    def why_not(self) -> Rejection:
+        """The rejection of a verdict known not to fit."""
+        if self.rejection is None:
+            raise AssertionError(f"{self.build.label} fits: no rejection")
+        return self.rejection
+
 
 def assess(
     database: Database,
@@ -65,7 +72,7 @@ def assess(
         unchecked.append("python")
         unverified.append(f"the database does not record which Pythons {build.where} built {build.conda_package} "
                           f"{build.version} for: Python {target.python} was not checked")
-    elif "python" not in ignore and target.python not in build.pythons.get(platform, ()):
+    elif "python" not in ignore and build.pythons is not None and target.python not in build.pythons.get(platform, ()):
         pythons = build.pythons.get(platform, ())
         message = f"{build.label} has no wheel for Python {target.python} on {platform} ({_span(pythons)})"
         return verdict(Rejection("python", message))
@@ -78,9 +85,9 @@ def assess(
         if rejection:
             return verdict(rejection)
     if build.kind == "cuda" and "gpu" not in ignore:
-        message = _check_gpus(database, target, build, reasons, unverified, unchecked)
-        if message:
-            return verdict(Rejection("gpu", message))
+        problem = _check_gpus(database, target, build, reasons, unverified, unchecked)
+        if problem:
+            return verdict(Rejection("gpu", problem))
     return verdict()
 
 
@@ -90,7 +97,7 @@ def driver_requirement(database: Database, target: Target, build: Build, policy:
     if stated:
         rule = f"{build.framework}'s stated minimum for CUDA {build.cuda_major}"
         return DriverRequirement(stated, rule, Provenance(()))
-    return minimum_driver(database, build.cuda, target.os, policy)
+    return minimum_driver(database, build.gpu_cuda, target.os, policy)
 
 
 def _check_driver(
@@ -144,7 +151,7 @@ def _check_toolkit_targets(
     anything that toolkit can compile for cannot run the build, whatever its arch list."""
     unverified.append(f"{build.where}'s {build.conda_package} builds: their GPU architecture lists are not in the "
                       "database, so the compute capability was checked only against what the CUDA toolkit can target")
-    toolkit = database.toolkits.get(build.cuda)
+    toolkit = database.toolkits.get(build.gpu_cuda)
     if toolkit is None or not toolkit.targets:
         return None
     oldest = min(toolkit.targets)
@@ -167,7 +174,7 @@ def _check_arch_list(target: Target, build: Build, reasons: list[str], unverifie
         covered = coverage(gpu.compute_capability, archs)
         if covered is None:
             return f"{_short(build)} has no code for {gpu.name} ({gpu.compute_capability.sm}); it targets {archs.describe()}"
-        if covered.how == "ptx" and target.driver_cuda and not cuda_at_least(target.driver_cuda, build.cuda):
+        if covered.how == "ptx" and target.driver_cuda and not cuda_at_least(target.driver_cuda, build.gpu_cuda):
             return (
                 f"{_short(build)} reaches {gpu.name} ({gpu.compute_capability.sm}) only through PTX, and JIT needs a "
                 f"driver for CUDA {build.cuda} (this one supports {target.driver_cuda})"

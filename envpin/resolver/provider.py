@@ -18,10 +18,11 @@ build out.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 from resolvelib import AbstractProvider
 
 from envpin.compat.model import Database
@@ -48,6 +49,13 @@ class Candidate:
         if self.build is not None and self.build.framework == "torch":
             return Version(f"{self.version}+{self.build.flavor}")
         return self.version
+
+    @property
+    def framework_build(self) -> Build:
+        """The build of a framework's or a companion's candidate (those of `cuda` and the libraries have none)."""
+        if self.build is None:
+            raise AssertionError(f"the {self.name} {self.version} candidate has no build")
+        return self.build
 
     @property
     def key(self) -> tuple[str, Version, str]:
@@ -147,7 +155,7 @@ class BuildProvider(AbstractProvider):
                     name="torch",
                     specifier=None,
                     origin=f"{candidate.name} {candidate.local_version}",
-                    flavor=candidate.build.flavor,
+                    flavor=candidate.framework_build.flavor,
                     torch_releases=candidate.torch_releases,
                 )
             ]
@@ -157,7 +165,7 @@ class BuildProvider(AbstractProvider):
         needs = self._companions_needed(build)
         if build.kind != "cuda" or not self.shared_libraries:
             return needs
-        from packaging.specifiers import SpecifierSet
+        from packaging.specifiers import SpecifierSet  # noqa: PLC0415 - costly to import; only shared CUDA pins need it
 
         origin = build.label
         needs.append(Requirement(CUDA, SpecifierSet(f"=={build.cuda_major}"), origin))
@@ -242,13 +250,13 @@ class BuildProvider(AbstractProvider):
 
 def library_name(requirement_name: str) -> str:
     """`cuda-toolkit[cublas,cudart]` → `cuda-toolkit`: the identifier is the distribution."""
-    from packaging.utils import canonicalize_name
+    from packaging.utils import canonicalize_name  # noqa: PLC0415 - pulls in packaging.tags; only library pins need it
 
     return canonicalize_name(requirement_name.split("[", 1)[0])
 
 
 def representatives(specifier: str) -> set[Version]:
-    from packaging.specifiers import SpecifierSet
+    from packaging.specifiers import SpecifierSet  # noqa: PLC0415 - costly to import; only library pins need it
 
     versions = {Version("0")}
     for clause in SpecifierSet(specifier):

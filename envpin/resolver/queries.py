@@ -7,8 +7,8 @@ lifted. Both sit on top of this module, so neither imports the other's internals
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from resolvelib import BaseReporter, ResolutionImpossible, ResolutionTooDeep, Resolver
 
@@ -110,9 +110,9 @@ def closest_miss(verdicts: list[Verdict]) -> Verdict:
     oldest driver (the smallest upgrade)."""
 
     def rank(verdict: Verdict) -> tuple:
-        needs = verdict.rejection.needs_driver
+        needs = verdict.why_not.needs_driver
         driver = tuple(-int(p) for p in needs.split(".")) if needs else ()
-        return (CHECKS.index(verdict.rejection.check), verdict.build.kind == "cuda", verdict.build.version, driver)
+        return (CHECKS.index(verdict.why_not.check), verdict.build.kind == "cuda", verdict.build.version, driver)
 
     return max(verdicts, key=rank)
 
@@ -135,7 +135,7 @@ def pin_clash(build: Build, others: list[Build]) -> str | None:
 
 
 def _intersect(first: str, second: str) -> bool:
-    from packaging.specifiers import SpecifierSet  # heavy, and only pin clashes need it: kept off the solve path
+    from packaging.specifiers import SpecifierSet  # noqa: PLC0415 - heavy, and only pin clashes need it: kept off the solve path
 
     both = SpecifierSet(first) & SpecifierSet(second)
     return any(both.contains(v, prereleases=True) for v in representatives(first) | representatives(second))

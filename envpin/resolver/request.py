@@ -6,9 +6,9 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-
 from envpin.compat.drivers import POLICIES
 from envpin.errors import EnvpinInputError
+from envpin.resolver.urls import checked_index_url
 from envpin.vocabulary.frameworks import FRAMEWORK_OF, FRAMEWORKS, PACKAGE_ORDER, PACKAGES, framework_named
 
 if TYPE_CHECKING:
@@ -77,8 +77,6 @@ def parse_request(
         raise EnvpinInputError("nothing to solve: give --framework or --spec")
     packages.extend(p for p in required if p not in packages)
     packages.sort(key=PACKAGE_ORDER.index)
-    from envpin.resolver.urls import checked_index_url
-
     # an empty --torch-index-url is a bad URL, not "no option"; an empty variable counts as unset, as shells do
     index = torch_index if torch_index is not None else os.environ.get("ENVPIN_TORCH_INDEX_URL") or DEFAULT_TORCH_INDEX
     index = checked_index_url(index, "torch index URL", allow_insecure_index)
@@ -98,8 +96,8 @@ def split_requirements(text: str) -> list[str]:
     """`torch==2.5.1 torchvision` (several requirements in one --spec, as a shell would pass them to pip) is
     taken as pip takes them: one requirement per word. A single requirement with spaces in it
     (`torch >= 2.4, < 2.6`) stays whole; text that is neither is left for _parse_spec to name."""
-    from packaging.requirements import InvalidRequirement  # costly to import; only specs need it
-    from packaging.requirements import Requirement as Pep508
+    from packaging.requirements import InvalidRequirement  # noqa: PLC0415 - costly to import; only specs need it
+    from packaging.requirements import Requirement as Pep508  # noqa: PLC0415 - the same
 
     words = text.split()
     if len(words) < 2:
@@ -121,9 +119,9 @@ def split_requirements(text: str) -> list[str]:
 
 
 def _parse_spec(text: str) -> tuple[str, SpecifierSet, frozenset[str]]:
-    from packaging.requirements import InvalidRequirement  # costly to import; only specs need it
-    from packaging.requirements import Requirement as Pep508
-    from packaging.utils import canonicalize_name
+    from packaging.requirements import InvalidRequirement  # noqa: PLC0415 - costly to import; only specs need it
+    from packaging.requirements import Requirement as Pep508  # noqa: PLC0415 - the same
+    from packaging.utils import canonicalize_name  # noqa: PLC0415 - the same (it pulls in packaging.tags)
 
     try:
         requirement = Pep508(text)

@@ -112,7 +112,7 @@ def _gpu_overrides(names: tuple[str, ...], capabilities: tuple[str, ...]) -> tup
     if not names:
         return tuple(Gpu(i, f"GPU {i} (compute capability {cc})", cc) for i, cc in enumerate(capabilities))
     paired = capabilities * len(names) if len(capabilities) == 1 else capabilities or (None,) * len(names)
-    return tuple(Gpu(i, name, cc) for i, (name, cc) in enumerate(zip(names, paired)))
+    return tuple(Gpu(i, name, cc) for i, (name, cc) in enumerate(zip(names, paired, strict=True)))
 
 
 def make_target(database: Database, facts: HostFacts) -> Target:
