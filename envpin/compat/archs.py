@@ -10,7 +10,10 @@ Jetson GPU runs only cubins built for exactly its capability, or PTX.
 
 from __future__ import annotations
 
-from envpin.compat.model import ArchList, ComputeCapability
+import re
+from collections.abc import Iterable
+
+from envpin.compat.model import ArchList, ComputeCapability, Provenance
 from envpin.compat.record import Record, record
 
 # Compute capabilities that exist only on Tegra (Jetson) parts: TX1/Nano, TX2, Xavier, Orin, Thor.
@@ -47,16 +50,14 @@ def coverage(gpu: ComputeCapability, archs: ArchList) -> Coverage | None:
     return None
 
 
-def parse_arch_names(names, name: str = "reported"):
+def parse_arch_names(names: Iterable[str], name: str = "reported") -> tuple[ArchList, list[str]]:
     """An ArchList from the names a framework reports at run time: torch.cuda.get_arch_list() gives
     'sm_86' for a cubin and 'compute_90' for PTX; TensorFlow's build info the same spellings. The last
     digit is the minor ('sm_120' is 12.0, 'sm_90a' is 9.0 with arch-specific features); names that are not
     CUDA targets (ROCm's 'gfx90a') are left out. Returns (ArchList, [names not understood])."""
-    import re
-
-    from envpin.compat.model import Provenance
-
-    sass, ptx, other = [], [], []
+    sass: list[ComputeCapability] = []
+    ptx: list[ComputeCapability] = []
+    other: list[str] = []
     for text in names:
         match = re.fullmatch(r"(sm|compute)_(\d+)(\d)[af]?", text.strip())
         if not match:
