@@ -17,10 +17,10 @@ records added after Y concern those pins:
 from __future__ import annotations
 
 import re
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from envpin.compat.model import Database, KnownIssue
 from envpin.errors import EnvpinInputError
