@@ -10,27 +10,28 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from envpin.compat.files import FILES, OPTIONAL_FILES
+from envpin.compat.gpus import gpu_name_key
 from envpin.compat.model import (
     CONDA_FRAMEWORKS,
-    CondaRelease,
     AndCudaExtra,
-    JaxExtra,
-    JaxRelease,
-    TensorflowGpuBuild,
-    TensorflowRelease,
     ArchList,
     Companion,
     ComputeCapability,
+    CondaRelease,
     CudaToolkit,
     Database,
     GpuModel,
+    JaxExtra,
+    JaxRelease,
     KnownIssue,
     MinorVersionCompat,
     Provenance,
     Source,
+    TensorflowGpuBuild,
+    TensorflowRelease,
     TorchRelease,
     Variant,
 )
@@ -76,6 +77,7 @@ class _Node:
     @property
     def where(self) -> str:
         if self._where is None:
+            assert self._parent is not None, "a root node is made with its path"
             parent, key = self._parent.where, self._key
             if isinstance(key, int):
                 self._where = f"{parent}[{key}]"
@@ -261,9 +263,8 @@ def _capabilities(node: _Node) -> tuple[ComputeCapability, ...]:
 
 
 def _gpus(node: _Node, cited: _Citations) -> tuple[GpuModel, ...]:
-    from envpin.compat.gpus import gpu_name_key  # the matching key decides what counts as a duplicate
-
-    models, seen = [], {}
+    models: list[GpuModel] = []
+    seen: dict[str, str] = {}  # gpu_name_key(name) -> name: the matching key decides what counts as a duplicate
     for record in node.sequence():
         capability = record.child("cc").string(_CC, "a compute capability such as 8.6")
         names = record.child("names").strings(what="a GPU name")
@@ -450,7 +451,7 @@ def _added(record: _Node) -> str | None:
 
 def _pins(node: _Node) -> dict[str, str]:
     """`{nvidia-cudnn-cu12: "==9.1.0.70"}`: package -> PEP 440 specifier, both checked."""
-    pins = {}
+    pins: dict[str, str] = {}
     if node.value is None:
         return pins
     for name, specifier in node.items():
