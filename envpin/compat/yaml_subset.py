@@ -109,6 +109,7 @@ class _Pending:
     """Where a flow collection's value goes once _read_flows has read it."""
 
     __slots__ = ("index",)
+    index: int  # its place in _Reader.flows
 
 
 class _Reader:
@@ -191,7 +192,7 @@ class _Reader:
                 self.slots.append((mapping, key, value))
 
     def _sequence(self, indent: int) -> list:
-        sequence = []
+        sequence: list[Any] = []
         while True:
             index = self._next_content()
             if index is None or self.indents[index] != indent:
@@ -401,7 +402,8 @@ class _Reader:
         if style == "|":
             text = "\n".join(body)
         else:
-            parts, blanks = [], 0
+            parts: list[str] = []
+            blanks = 0
             for line in body:
                 if not line:
                     blanks += 1
@@ -454,7 +456,9 @@ def _double_quoted(text: str) -> tuple[str, str]:
         return text[1:close], text[close + 1:]
     chunks, position = [], 1
     while True:
-        run = _DOUBLE_PLAIN.match(text, position).group()
+        found = _DOUBLE_PLAIN.match(text, position)
+        assert found is not None  # a `*` pattern matches anywhere, if only the empty string
+        run = found.group()
         chunks.append(run)
         position += len(run)
         if position >= len(text):
