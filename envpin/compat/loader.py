@@ -45,7 +45,9 @@ def _load(directory: Path, resolved: str) -> Database:
     cached = cache.read(stamps)
     if cached is not None:
         return cached
-    from envpin.compat.schema import build_database
+    # Only a cache miss validates: envpin.compat.schema and envpin.compat.yaml_subset (below) cost ~4 ms of imports
+    # together (python -X importtime), which a solve with the cache warm does not pay.
+    from envpin.compat.schema import build_database  # noqa: PLC0415 - see above
 
     version = _read_text(directory / "VERSION").strip()
     database, problems = build_database(version, _read_documents(directory))
@@ -58,7 +60,7 @@ def _load(directory: Path, resolved: str) -> Database:
 
 def validate_database(path: str | os.PathLike[str] | None = None) -> list[str]:
     """Every schema problem of a database directory (empty when it is valid); never uses the cache."""
-    from envpin.compat.schema import build_database
+    from envpin.compat.schema import build_database  # noqa: PLC0415 - kept off a cached solve's path, as in _load
 
     directory = Path(path) if path is not None else default_database_path()
     try:
@@ -101,7 +103,7 @@ def _stamps(directory: Path, resolved: str) -> str:
 
 
 def _parse_yaml(path: Path) -> Any:
-    from envpin.compat import yaml_subset  # noqa: PLC0415 - only when the cache misses
+    from envpin.compat import yaml_subset  # noqa: PLC0415 - only when the cache misses (~3 ms of imports; see _load)
 
     text = _read_text(path)
     try:
