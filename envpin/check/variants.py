@@ -12,6 +12,7 @@ import re
 from urllib.parse import SplitResult, unquote
 from urllib.parse import urlsplit as _strict_urlsplit
 
+from envpin.check.model import Pin
 from envpin.vocabulary.frameworks import COMPANIONS, FRAMEWORKS, TORCH_FAMILY  # noqa: F401 - importable from here
 from envpin.vocabulary.platforms import (
     LINUX_AARCH64,
@@ -103,7 +104,9 @@ def serves_every_variant(url: str | None) -> bool:
 
 
 def is_pypi(url: str | None) -> bool:
-    return bool(url) and urlsplit(url).hostname in PYPI_HOSTS
+    if not url:
+        return False
+    return urlsplit(url).hostname in PYPI_HOSTS
 
 
 def file_name(url: str) -> str:
@@ -130,7 +133,7 @@ def wheel_platform(platform_tag: str) -> str | None:
 
 def parse_wheel(name: str) -> tuple[str, str, tuple[str, ...], tuple[str, ...]] | None:
     """(project, version, envpin platforms, CPython minors like "3.11") of a wheel file name, or None."""
-    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+    from packaging.utils import InvalidWheelFilename, parse_wheel_filename  # noqa: PLC0415 - pulls in packaging.tags; only wheel names need it
 
     try:
         project, version, _, tags = parse_wheel_filename(name)
@@ -211,7 +214,7 @@ def single_python_minor(requires_python: object) -> str | None:
     several or cannot be read."""
     if not isinstance(requires_python, str):
         return None
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet  # noqa: PLC0415 - costly to import; only a requires-python needs it
 
     try:
         specifier = SpecifierSet(requires_python)
@@ -227,10 +230,8 @@ def single_python_minor(requires_python: object) -> str | None:
     return f"3.{minors[0]}" if len(minors) == 1 else None
 
 
-def requires_python_pins(data: dict) -> list:
+def requires_python_pins(data: dict) -> list[Pin]:
     """A lock's `requires-python` as a `python` pin, when it names exactly one CPython minor."""
-    from envpin.check.model import Pin
-
     python = single_python_minor(data.get("requires-python"))
     if not python:
         return []
