@@ -20,7 +20,7 @@ class EnvironmentFile:
 
 
 def parse_environment_yml(text: str, origin: str = "environment.yml") -> EnvironmentFile:
-    import yaml
+    import yaml  # noqa: PLC0415 - PyYAML is heavy, and only an environment file needs it
 
     try:
         document = yaml.safe_load(text)

@@ -63,7 +63,7 @@ def conda_lock_yml(
     source: str = "environment.yml",
 ) -> str:
     """conda-lock's version 1 lock for one platform."""
-    import yaml
+    import yaml  # noqa: PLC0415 - PyYAML is heavy, and only this lock's text needs it
 
     document = {
         "version": 1,

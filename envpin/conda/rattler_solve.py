@@ -12,12 +12,14 @@ tests); a mapping gives each name its own path or URL. Channel priority is stric
 from __future__ import annotations
 
 import asyncio
+import atexit
 import datetime
 import os
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any
 
 from envpin.conda.envfile import EnvironmentFile, parse_environment_yml
 from envpin.conda.errors import CondaInputError, CondaSolveFailed, CondaToolFailed, RattlerMissing
@@ -25,7 +27,10 @@ from envpin.conda.locks import LockedRecord
 from envpin.conda.virtual import VirtualPackage
 from envpin.errors import Unreachable, looks_unreachable
 
-ChannelSource = Union[str, os.PathLike, Mapping[str, str], None]
+if TYPE_CHECKING:
+    from rattler import RepoDataRecord
+
+ChannelSource = str | os.PathLike | Mapping[str, str] | None
 SOLVE_TIMEOUT_S = 300.0
 
 
@@ -39,7 +44,7 @@ class Solution:
     virtual_packages: tuple[VirtualPackage, ...]
     records: tuple[LockedRecord, ...]  # dependencies first
     pip: tuple[str, ...] = ()  # the environment file's `pip:` section, which a conda solve does not cover
-    repodata_records: tuple[Any, ...] = field(default=(), compare=False, repr=False)  # rattler's, for install/lock
+    repodata_records: tuple[RepoDataRecord, ...] = field(default=(), compare=False, repr=False)  # rattler's, for install/lock
 
     def record(self, name: str) -> LockedRecord | None:
         return next((r for r in self.records if r.name == name), None)
@@ -47,7 +52,7 @@ class Solution:
 
 def rattler():
     try:
-        import rattler as module
+        import rattler as module  # noqa: PLC0415 - the optional extra envpin[conda], and heavy: only conda work loads it
     except ImportError:
         raise RattlerMissing() from None
     return module
@@ -64,9 +69,6 @@ def _run(coroutine):
     0 of 40 with a 0.1 s pause at exit). So the first rattler call registers that pause to run at exit."""
     global _settle_registered
     if not _settle_registered:
-        import atexit
-        import time
-
         atexit.register(time.sleep, _SETTLE_S)
         _settle_registered = True
     return asyncio.run(coroutine)
@@ -193,7 +195,7 @@ def _generic(module, package: VirtualPackage):
 
 def _rattler_errors(module) -> tuple[type[BaseException], ...]:
     """Every exception type rattler raises (its own, all in rattler.exceptions), so nothing else is swallowed."""
-    import rattler.exceptions as exceptions
+    import rattler.exceptions as exceptions  # noqa: PLC0415 - rattler is loaded only for conda work (see rattler())
 
     found = tuple(
         value for value in vars(exceptions).values()
@@ -250,7 +252,7 @@ def write_pixi_lock(
     try:
         lock.to_path(temporary)
         os.replace(temporary, target)
-    except (OSError, *_rattler_errors(module)) as error:
+    except (OSError,) + _rattler_errors(module) as error:
         temporary.unlink(missing_ok=True)
         raise CondaInputError(f"{target}: cannot write the lock ({error})") from None
 
@@ -308,8 +310,6 @@ def wait_until_still(directory: Path, interval_s: float = 0.25, limit_s: float =
     """Return once nothing has changed in `directory` for `interval_s` (or after `limit_s`). rattler reports the
     first package that failed while its tasks for the other packages may still be linking into the folder (seen
     in CI: a staging folder removed on the error, then written to again); the caller removes the folder after."""
-    import time
-
     deadline = time.monotonic() + limit_s
     previous = None
     while time.monotonic() < deadline:
