@@ -7,9 +7,9 @@ project says which of its lines asked for what.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Mapping
 
 from envpin.compat.model import Database
 from envpin.host import ABSENT_DRIVER_NOTE

@@ -22,7 +22,7 @@ def render(answer: Plan | Unsatisfiable, request: Request) -> str:
     names = [p.name + (f"[{','.join(p.extras)}]" if p.extras else "") for p in answer.packages]
     width = max(len(name) for name in names)
     version_width = max(len(p.version) for p in answer.packages)
-    for name, package in zip(names, answer.packages):
+    for name, package in zip(names, answer.packages, strict=True):
         lines.append(f"  {name:<{width}}  {package.version:<{version_width}}  {package.index_url or 'PyPI'}")
     accelerators = answer.accelerators or {}
     accelerator = ", ".join(f"{f} {a}" for f, a in accelerators.items()) if len(accelerators) > 1 else answer.accelerator
