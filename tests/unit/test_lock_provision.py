@@ -124,7 +124,8 @@ def test_engine_failures_are_one_line_with_the_right_exit_code():
     conflict = engine_error("uv", "  × No solution found when resolving dependencies:\n  ╰─▶ Because projdep>=3 …\n")
     assert conflict.exit_code == 1 and "no solution" in str(conflict) and "\n" not in str(conflict)
     offline = engine_error("uv", "error: Request failed after 3 retries\n  Caused by: Connection refused\n")
-    assert offline.exit_code == 2 and str(offline) == "uv: error: Request failed after 3 retries Caused by: Connection refused"
+    assert offline.exit_code == 2 and str(offline) == (
+        "an index is unreachable: uv: error: Request failed after 3 retries Caused by: Connection refused")
 
 
 # ---------------------------------------------------------------- backends
