@@ -12,7 +12,7 @@ cost every solve would pay for each class.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from envpin.errors import EnvpinInputError
 from envpin.fact_checks import is_compute_capability, is_driver_version, is_python_version  # noqa: F401 - importable from here
@@ -236,7 +236,7 @@ class _Reader:
     def __init__(self, origin: str):
         self.origin = origin
 
-    def fail(self, path: str, message: str) -> None:
+    def fail(self, path: str, message: str) -> NoReturn:
         where = f"{self.origin}: {path}: " if path else f"{self.origin}: "
         raise EnvpinInputError(where + message)
 
@@ -284,7 +284,26 @@ class _Reader:
 
 
 # EnvFacts live in envpin.env_facts; these names stay importable from here (DESIGN.md's facts module) without
-# loading them on a solve's path.
+# loading them on a solve's path: type checkers read them from there, a run gets them from __getattr__ below.
+if TYPE_CHECKING:
+    from envpin.env_facts import (  # noqa: F401 - importable from here
+        ENV_FACT_KEYS,
+        FRAMEWORK_KEYS,
+        CondaPackage,
+        Device,
+        EnvFacts,
+        EnvPython,
+        FrameworkFacts,
+        Packages,
+        canonical_name,
+        decode_cudnn_version,
+        decode_driver_cuda,
+        env_facts_from_json,
+        env_facts_to_json,
+        has_env_facts,
+        normalize_cuda_version,
+    )
+
 _ENV_FACT_NAMES = frozenset({
     "ENV_FACT_KEYS",
     "FRAMEWORK_KEYS",
@@ -306,7 +325,7 @@ _ENV_FACT_NAMES = frozenset({
 
 def __getattr__(name: str):
     if name in _ENV_FACT_NAMES:
-        from envpin import env_facts
+        from envpin import env_facts  # noqa: PLC0415 - ~6 ms of imports (python -X importtime) a solve never needs
 
         return getattr(env_facts, name)
     raise AttributeError(f"module 'envpin.facts' has no attribute {name!r}")

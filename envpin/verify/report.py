@@ -91,12 +91,12 @@ def build_cuda(framework: str, facts: FrameworkFacts, env: EnvFacts) -> str | No
 def verify(env: EnvFacts, host: HostFacts, database: Database) -> VerifyReport:
     checks: list[Check] = []
     gpus = machine_gpus(host, env, database)
-    present = [name for name in FRAMEWORK_KEYS if env.framework(name) is not None]
+    present = {name: facts for name in FRAMEWORK_KEYS if (facts := env.framework(name)) is not None}
     if not present:
         where = env.python.executable or "this interpreter"
         checks.append(Check(None, "problem", f"no torch, tensorflow or jax is installed for {where}"))
-    for framework in present:
-        checks += _framework_checks(framework, env.framework(framework), env, host, gpus, database)
+    for framework, facts in present.items():
+        checks += _framework_checks(framework, facts, env, host, gpus, database)
     return VerifyReport(tuple(checks))
 
 

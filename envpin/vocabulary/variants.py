@@ -97,5 +97,5 @@ def is_database_tag(text: str | None) -> bool:
     if tag.kind == CUDA:
         return len(tag.name) == 5
     if tag.kind == ROCM:
-        return 1 <= tag.version.count(".") <= 2
+        return tag.version is not None and 1 <= tag.version.count(".") <= 2
     return tag.kind == CPU

@@ -50,8 +50,8 @@ def test_probe_document_parses_and_round_trips():
     env = env_facts_from_json(PROBE_DOCUMENT)
     assert env.packages.pip == {"torch": "2.5.1+cu124", "typing-extensions": "4.12.2"}  # PEP 503 names
     assert env.packages.conda["pytorch-mutex"].build == "cuda"
-    assert env.torch.cudnn == "9.1.0" and env.torch.driver_cuda == "12.4"
-    assert env.tensorflow.cuda == "11.2"
+    assert env.torch is not None and env.torch.cudnn == "9.1.0" and env.torch.driver_cuda == "12.4"
+    assert env.tensorflow is not None and env.tensorflow.cuda == "11.2"
     assert env.jax is None
     again = env_facts_from_json(json.loads(json.dumps(env_facts_to_json(env))))
     assert again == env
