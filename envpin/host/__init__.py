@@ -9,8 +9,9 @@ probe failure, and every subprocess runs under `timeout`.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING
 
 from envpin.facts import Driver, Gpu, HostFacts
 from envpin.host import locate, platform_info, procfs
@@ -64,7 +65,9 @@ def detect_host(
     )
     if not probe_environment:
         return replace(facts, notes=tuple(notes))
-    from envpin.host import libraries, toolkits
+    # Only the environment probe (envpin detect, doctor) needs these: with the runner, ~4 ms of imports
+    # (python -X importtime) that a solve, which skips the probe, does not pay.
+    from envpin.host import libraries, toolkits  # noqa: PLC0415 - see above
 
     runner = runner or _default_runner()
 
@@ -75,7 +78,7 @@ def detect_host(
 
     path_dirs = _split(environ, "PATH", os_label)
     ld_dirs = _split(environ, "LD_LIBRARY_PATH", os_label)
-    env = {"PATH": path_dirs, "LD_LIBRARY_PATH": ld_dirs}
+    env: dict[str, list[str] | str | None] = {"PATH": path_dirs, "LD_LIBRARY_PATH": ld_dirs}
     env.update({key: _get(environ, key) for key in ENV_KEYS})
 
     wsl_lib = os.path.join(fs_root, WSL_LIB_DIR) if wsl else None
@@ -123,21 +126,22 @@ def _detect_driver(runner, environ, fs_root, timeout, os_label, wsl, nvml_module
         if not executables:
             absent.append("nvidia-smi not found" + (" (also looked in /usr/lib/wsl/lib)" if wsl else ""))
         if executables:
-            from envpin.host import nvidia_smi  # the parsers, only where there is something to parse
+            # the parsers (~6 ms of imports with csv and the runner), only where there is an nvidia-smi to run
+            from envpin.host import nvidia_smi  # noqa: PLC0415 - see above
 
             runner = runner or _default_runner()
         for executable in executables[:2]:  # the one on PATH, then one fallback location; never a long crawl
-            report = nvidia_smi.probe(runner, executable, timeout)
-            notes.extend(report.notes)
-            if report.driver:
+            smi = nvidia_smi.probe(runner, executable, timeout)
+            notes.extend(smi.notes)
+            if smi.driver:
                 if driver is None:
-                    driver = Driver(version=report.driver, cuda=report.cuda, source="nvidia-smi")
-                elif driver.cuda is None and report.cuda:
-                    driver = Driver(version=driver.version, cuda=report.cuda, source=driver.source)
-                gpus = gpus or report.gpus
+                    driver = Driver(version=smi.driver, cuda=smi.cuda, source="nvidia-smi")
+                elif driver.cuda is None and smi.cuda:
+                    driver = Driver(version=driver.version, cuda=smi.cuda, source=driver.source)
+                gpus = gpus or smi.gpus
                 break
-            failures.append(_name_executable(report.failure or "nvidia-smi failed", executable, executables))
-            if report.timed_out:
+            failures.append(_name_executable(smi.failure or "nvidia-smi failed", executable, executables))
+            if smi.timed_out:
                 break  # a hung driver will hang the next nvidia-smi too
 
     if driver is None and os_label == "linux":
@@ -165,8 +169,8 @@ def _detect_driver(runner, environ, fs_root, timeout, os_label, wsl, nvml_module
     return driver, gpus
 
 
-def _default_runner():
-    from envpin.host.runner import SubprocessRunner
+def _default_runner() -> Runner:
+    from envpin.host.runner import SubprocessRunner  # noqa: PLC0415 - ~1.4 ms of imports (queue), only when something runs
 
     return SubprocessRunner()
 

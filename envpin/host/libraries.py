@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 # Names are matched, never guessed from versions: the set is open-ended (cudnn_ops_infer64_8.dll,
 # libcublasLt.so.12, cupti64_2023.1.0.dll ...), so one pattern per platform covers the families.

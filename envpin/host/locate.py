@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 # What a Linux machine with a loaded NVIDIA driver has: its device nodes or its /proc entry; WSL2 has the
 # paravirtual /dev/dxg and the driver's libraries in /usr/lib/wsl/lib. Without any of them NVML cannot

@@ -7,6 +7,7 @@ libnvidia-ml, or any NVML error only produces a note, never a failed detection.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -50,8 +51,6 @@ def probe_within(module: ModuleType | None, timeout: float) -> NvmlReport:
     """`probe` with a time limit. A wedged GPU or driver can hang NVML calls (the reason nvidia-smi hangs too),
     and a thread stuck in a ctypes call cannot be interrupted: after `timeout` it is left behind (a daemon,
     so it does not keep envpin from exiting) and the report says NVML did not answer."""
-    import threading
-
     answers: list[NvmlReport] = []
     thread = threading.Thread(target=lambda: answers.append(probe(module)), name="envpin-nvml", daemon=True)
     thread.start()
@@ -66,11 +65,12 @@ def probe(module: ModuleType | None = None) -> NvmlReport:
     report = NvmlReport()
     if module is None:
         try:
-            import pynvml as module  # noqa: PLC0415 - lazy on purpose, see module docstring
+            import pynvml  # noqa: PLC0415 - lazy on purpose, see module docstring
         except Exception as error:  # ImportError, or a broken install raising anything at import
             report.absent = True
             report.failure = f"NVML unavailable (pynvml cannot be imported: {error})"
             return report
+        module = pynvml
     try:
         module.nvmlInit()
     except Exception as error:

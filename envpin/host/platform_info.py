@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import Mapping
+from collections.abc import Mapping
 
 from envpin.facts import Libc, PythonInfo, normalize_arch
 from envpin.host.procfs import read_text
@@ -39,7 +39,9 @@ def _uname(field: str) -> str:
 def is_wsl(proc_version: str | None) -> bool:
     """/proc/version names Microsoft on WSL1 ('4.4.0-18985-Microsoft') and WSL2
     ('5.4.72-microsoft-standard-WSL2'); case differs between them, so compare case-insensitively."""
-    return bool(proc_version) and bool(re.search(r"microsoft|wsl", proc_version, re.IGNORECASE))
+    if not proc_version:
+        return False
+    return bool(re.search(r"microsoft|wsl", proc_version, re.IGNORECASE))
 
 
 def libc(os_label: str) -> Libc | None:

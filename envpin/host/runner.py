@@ -13,7 +13,8 @@ import subprocess
 import sys
 import threading
 import time
-from typing import IO, NamedTuple, Protocol, Sequence
+from collections.abc import Sequence
+from typing import IO, NamedTuple, Protocol
 
 # The most a probe command may print, stdout and stderr together. `nvidia-smi -q -x` on an 8-GPU server
 # prints about 0.3 MiB; a broken tool streaming forever would otherwise fill memory at pipe speed

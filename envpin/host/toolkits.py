@@ -12,9 +12,9 @@ import json
 import os
 import re
 import shutil
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping
 
 from envpin.facts import Toolkit
 from envpin.host.runner import CommandTimeout, Runner
@@ -125,8 +125,8 @@ def detect(runner: Runner, os_name: str, environ: Mapping[str, str], fs_root: st
         resolved = os.path.realpath(root)
         if resolved in found or not os.path.isdir(resolved):
             continue
-        nvcc = os.path.join(resolved, "bin", exe)
-        nvcc = nvcc if os.path.isfile(nvcc) else None
+        candidate = os.path.join(resolved, "bin", exe)
+        nvcc = candidate if os.path.isfile(candidate) else None
         if not looks_like_toolkit(resolved) and nvcc is None:
             continue
         version, full = _toolkit_version(runner, resolved, nvcc, timeout, notes)
