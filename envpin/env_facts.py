@@ -7,6 +7,7 @@ HostFacts, does not pay for defining them.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,8 +48,8 @@ class CondaPackage:
 
 @dataclass(frozen=True)
 class Packages:
-    pip: dict[str, str] = field(default_factory=dict)  # canonical name -> version, first on sys.path wins
-    conda: dict[str, CondaPackage] = field(default_factory=dict)  # from <prefix>/conda-meta/*.json
+    pip: Mapping[str, str] = field(default_factory=dict)  # canonical name -> version, first on sys.path wins
+    conda: Mapping[str, CondaPackage] = field(default_factory=dict)  # from <prefix>/conda-meta/*.json
 
     def version(self, name: str) -> str | None:
         """The installed version of a distribution, from pip metadata or, failing that, conda's records."""
@@ -79,7 +80,7 @@ class FrameworkFacts:
     import_error: str | None = None  # the full text of the failed import (the doctor matches it)
     devices: tuple[Device, ...] = ()
     driver_cuda: str | None = None  # the CUDA version the driver reported to the framework ("12.4")
-    smoke: dict[str, str] = field(default_factory=dict)  # test -> "ok" or the error text
+    smoke: Mapping[str, str] = field(default_factory=dict)  # test -> "ok" or the error text
     warnings: tuple[str, ...] = ()  # warnings and log lines printed during import and CUDA init
     file: str | None = None  # the imported package's __init__.py
     loaded: tuple[str, ...] = ()  # CUDA / cuDNN / NVIDIA libraries mapped into the process after import
@@ -93,7 +94,7 @@ class EnvFacts:
     torch: FrameworkFacts | None = None
     tensorflow: FrameworkFacts | None = None
     jax: FrameworkFacts | None = None
-    library_dirs: dict[str, list[str]] = field(default_factory=dict)  # env dir -> runtime libraries in it
+    library_dirs: Mapping[str, list[str]] = field(default_factory=dict)  # env dir -> runtime libraries in it
     notes: tuple[str, ...] = ()
 
     def framework(self, name: str) -> FrameworkFacts | None:

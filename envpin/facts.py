@@ -11,6 +11,7 @@ cost every solve would pay for each class.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -80,8 +81,8 @@ class HostFacts:
     wsl: bool = False
     libc: Libc | None = None
     toolkits: tuple[Toolkit, ...] = ()
-    env: dict[str, Any] = field(default_factory=dict)
-    files: dict[str, list[str]] = field(default_factory=dict)
+    env: Mapping[str, Any] = field(default_factory=dict)
+    files: Mapping[str, list[str]] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
 
     def with_notes(self, *notes: str) -> HostFacts:

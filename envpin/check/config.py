@@ -25,6 +25,7 @@ its path (`[tool.envpin].targets[0].os`).
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -45,7 +46,7 @@ _KEYS = ("ignore", "per-file-ignores", "targets", "driver-policy")
 class CheckConfig:
     path: Path | None = None
     ignore: frozenset[str] = frozenset()
-    per_file_ignores: dict[str, frozenset[str]] = field(default_factory=dict)
+    per_file_ignores: Mapping[str, frozenset[str]] = field(default_factory=dict)
     targets: tuple[NamedTarget, ...] = ()
     driver_policy: str | None = None
 

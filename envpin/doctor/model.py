@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -223,7 +224,7 @@ class Case:
         return " ".join([self.python_command, "-m", "pip", *words])
 
     @property
-    def env_dirs(self) -> dict[str, list[str]]:
+    def env_dirs(self) -> Mapping[str, list[str]]:
         return self.env.library_dirs if self.env else {}
 
     @property

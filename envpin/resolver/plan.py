@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -33,11 +34,11 @@ class Plan:
     packages: tuple[PinnedPackage, ...]
     reasons: tuple[str, ...]
     warnings: tuple[str, ...] = ()
-    accelerators: dict[str, str] | None = None  # framework -> accelerator
+    accelerators: Mapping[str, str] | None = None  # framework -> accelerator
     notes: tuple[str, ...] = ()  # steps outside pip that the plan needs (conda CUDA for TF on Windows)
     channel: str = "pip"  # where the builds come from: pip wheels, or conda-forge / pytorch-channel builds
     # framework -> the build chosen (envpin.conda.specs writes a conda plan's match specs from them)
-    builds: dict[str, Build] = field(default_factory=dict, compare=False, repr=False)
+    builds: Mapping[str, Build] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -24,11 +25,11 @@ CHANNELS = (PIP, CONDA_FORGE, PYTORCH_CHANNEL)
 class Request:
     frameworks: tuple[str, ...]  # as asked with --framework
     packages: tuple[str, ...]  # what the answer pins, in a stable order
-    specifiers: dict[str, SpecifierSet]  # user constraints by package
+    specifiers: Mapping[str, SpecifierSet]  # user constraints by package
     required: frozenset[str]  # packages the solve must include (companions are added when they exist)
     policy: str = "minor"
     torch_index: str = DEFAULT_TORCH_INDEX
-    extras: dict[str, frozenset[str]] = field(default_factory=dict)  # `jax[cuda12]` -> {"jax": {"cuda12"}}
+    extras: Mapping[str, frozenset[str]] = field(default_factory=dict)  # `jax[cuda12]` -> {"jax": {"cuda12"}}
     channel: str = PIP  # the builds the solve chooses from: pip, conda-forge or pytorch-channel
 
     def spec_text(self, name: str) -> str:
