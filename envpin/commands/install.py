@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from envpin.compat.loader import load_database
 from envpin.conda.target import native_conda_target
@@ -81,6 +83,7 @@ def _install(args: argparse.Namespace) -> int:
     if lock_kind not in (None, "pylock"):
         return _conda_file(Path(args.lock), lock_kind, options, spec, args)
     database = load_database(args.db)
+    document: Mapping[str, Any]
     if args.lock:
         document = read_lock(args.lock)
     else:

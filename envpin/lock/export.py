@@ -7,10 +7,11 @@ accepts only those files; `--index-url` is the lock's default index and each acc
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 
-def requirements_text(document: dict[str, Any], header: list[str]) -> str:
+def requirements_text(document: Mapping[str, Any], header: list[str]) -> str:
     lines = [f"# {line}" for line in header]
     lines += index_options(document)
     for package in document["packages"]:
@@ -21,7 +22,7 @@ def requirements_text(document: dict[str, Any], header: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def index_options(document: dict[str, Any]) -> list[str]:
+def index_options(document: Mapping[str, Any]) -> list[str]:
     indexes = list(dict.fromkeys(p["index"] for p in document["packages"] if p.get("index")))
     default = document.get("tool", {}).get("envpin", {}).get("default-index") or (indexes[0] if indexes else None)
     options = [f"--index-url {default}"] if default else []

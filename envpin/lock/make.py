@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from envpin.lock.pylock import LockFacts, complete
 
 @dataclass(frozen=True)
 class Lock:
-    document: dict[str, Any]
+    document: Mapping[str, Any]
     engine: str  # "uv 0.13.9"
 
 

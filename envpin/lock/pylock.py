@@ -10,6 +10,7 @@ accelerator, the GPU pins, the engine and the command that regenerates it). The 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +32,7 @@ class LockFacts:
     platform: str  # "linux-x86_64"
     indexes: IndexPlan
     pins: tuple[tuple[str, str], ...]  # (name, full version) of the GPU stack
-    tool: dict[str, Any]  # the [tool.envpin] table
+    tool: Mapping[str, Any]  # the [tool.envpin] table
 
 
 def lock_file_name(accelerator: str, kind: str = "pylock") -> str:
@@ -69,7 +70,7 @@ def complete(engine_text: str, facts: LockFacts) -> dict[str, Any]:
     return document
 
 
-def validate(document: dict[str, Any], own: bool = True) -> list[str]:
+def validate(document: Mapping[str, Any], own: bool = True) -> list[str]:
     """Problems `packaging.pylock` and envpin's own rules find: a spec-valid document where every file has a
     sha256 and (for the locks envpin writes, `own`) every package names its index."""
     from packaging.pylock import Pylock, PylockValidationError  # noqa: PLC0415 - packaging.pylock is heavy (~25 ms): only validation needs it
@@ -92,7 +93,7 @@ def validate(document: dict[str, Any], own: bool = True) -> list[str]:
     return problems
 
 
-def check_pins(document: dict[str, Any], facts: LockFacts) -> list[str]:
+def check_pins(document: Mapping[str, Any], facts: LockFacts) -> list[str]:
     """Every GPU pin is in the lock at its full version, from the index it is bound to."""
     by_name = {_canonical(p["name"]): p for p in document.get("packages", [])}
     problems = []
@@ -109,7 +110,7 @@ def check_pins(document: dict[str, Any], facts: LockFacts) -> list[str]:
     return problems
 
 
-def render(document: dict[str, Any], header: list[str]) -> str:
+def render(document: Mapping[str, Any], header: list[str]) -> str:
     import tomli_w  # noqa: PLC0415 - tomli_w (~3 ms) only to write a lock
 
     comments = "".join(f"# {line}\n" for line in header)
@@ -132,7 +133,7 @@ def read_lock(path: str) -> dict[str, Any]:
     return document
 
 
-def lock_python(document: dict[str, Any], running: str | None = None) -> str | None:
+def lock_python(document: Mapping[str, Any], running: str | None = None) -> str | None:
     """The Python version a lock is for ("3.11"): envpin's `requires-python = "==3.11.*"`, else the running
     Python's when another tool's range admits it."""
     requires = str(document.get("requires-python", "")).strip()

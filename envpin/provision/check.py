@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,7 +49,7 @@ print(json.dumps(report))
 
 @dataclass(frozen=True)
 class Verification:
-    report: dict[str, Any]
+    report: Mapping[str, Any]
     problems: tuple[str, ...]
 
     @property
@@ -87,12 +88,12 @@ def probe(python: Path, modules: list[str], timeout: float = 300) -> dict[str, A
         return {"error": f"the probe failed ({exit_status(result.returncode)}): {shown(tail, 300)}"}
 
 
-def frameworks_in(document: dict[str, Any]) -> list[str]:
+def frameworks_in(document: Mapping[str, Any]) -> list[str]:
     names = {_canonical(p["name"]) for p in document["packages"]}
     return sorted({module for name, module in FRAMEWORK_MODULES.items() if name in names})
 
 
-def compare(report: dict[str, Any], document: dict[str, Any]) -> tuple[str, ...]:
+def compare(report: Mapping[str, Any], document: Mapping[str, Any]) -> tuple[str, ...]:
     """What the environment lacks or has in another version than the lock; frameworks that fail to import."""
     if "error" in report:
         return (report["error"],)
@@ -112,7 +113,7 @@ def compare(report: dict[str, Any], document: dict[str, Any]) -> tuple[str, ...]
     return tuple(problems)
 
 
-def verify_environment(python: Path, document: dict[str, Any], timeout: float = 300) -> Verification:
+def verify_environment(python: Path, document: Mapping[str, Any], timeout: float = 300) -> Verification:
     """`envpin verify`'s probe (envpin.verify.run.run_probe: imports and a small computation per framework)
     where it is present, else the minimal stdlib probe above."""
     try:

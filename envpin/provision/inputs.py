@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,7 +72,7 @@ def conda_backend_target(found: CondaTargetFacts, channels: Channels) -> CondaTa
     return CondaTarget(found.subdir, found.virtual_packages, channels.location, channels.cache_dir)
 
 
-def install_lock(document: dict[str, Any], options: InstallOptions, conda_target: CondaTarget | None) -> Installed:
+def install_lock(document: Mapping[str, Any], options: InstallOptions, conda_target: CondaTarget | None) -> Installed:
     """The environment of a PEP 751 lock document, with hashes enforced."""
     with tempfile.TemporaryDirectory(prefix="envpin-install-") as workdir:
         inputs = lock_inputs(document, Path(workdir), options.interpreter)
@@ -95,7 +96,7 @@ def install_conda_file(path: Path, kind: str | None, options: InstallOptions, co
         return install(backend, inputs, None, options)
 
 
-def install(backend, inputs: InstallInputs, document: dict[str, Any] | None, options: InstallOptions) -> Installed:
+def install(backend, inputs: InstallInputs, document: Mapping[str, Any] | None, options: InstallOptions) -> Installed:
     progress = make_progress(options.quiet, total=len(backend.steps(options.prefix, inputs)) + 2)
     installed = provision(options.prefix, backend, inputs, document, progress, options.timeout)
     progress.finish(f"installed {installed.prefix} ({installed.backend}): {installed.verification.summary()}")
@@ -116,7 +117,7 @@ def conda_inputs(backend: str, kind: str, path: Path, workdir: Path, options: In
     return InstallInputs(python=python, environment_yml=path, pip_section=pip_section)
 
 
-def lock_inputs(document: dict[str, Any], workdir: Path, interpreter: str | None) -> InstallInputs:
+def lock_inputs(document: Mapping[str, Any], workdir: Path, interpreter: str | None) -> InstallInputs:
     """The lock as both installers want it: pylock.toml for uv, a --hash requirements file for pip."""
     running = f"{sys.version_info[0]}.{sys.version_info[1]}"
     python = lock_python(document, running)

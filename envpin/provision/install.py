@@ -6,6 +6,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,7 +50,7 @@ class Installed:
     verification: Verification
 
 
-def provision(prefix: Path, backend: Backend, inputs: InstallInputs, document: dict[str, Any] | None,
+def provision(prefix: Path, backend: Backend, inputs: InstallInputs, document: Mapping[str, Any] | None,
               progress: Progress, timeout: float = 3600) -> Installed:
     environment = engine_environment()
     with staged(prefix) as staging:

@@ -73,7 +73,7 @@ class ProposedRecord:
     file: str  # torch.yaml
     family: str
     version: str
-    record: dict[str, Any]  # in the schema's key order
+    record: Mapping[str, Any]  # in the schema's key order
     read: tuple[str, ...]  # the PyPI reads it rests on
 
 
@@ -104,7 +104,7 @@ class Proposal:
     new_version: str
     read_date: str
     records: tuple[ProposedRecord, ...]
-    sources: dict[str, dict[str, dict[str, str]]]  # file -> source id -> source mapping
+    sources: Mapping[str, Mapping[str, Mapping[str, str]]]  # file -> source id -> source mapping
     disagreements: tuple[Disagreement, ...]
     curated: tuple[CuratedNeed, ...]
     held_back: tuple[HeldBack, ...]
@@ -626,7 +626,7 @@ def _compare_torch(ctx: _Context, record: TorchRelease, release: Release) -> lis
     return read
 
 
-def _compare_tensorflow(ctx: _Context, record: TensorflowRelease, proposed: dict[str, Any]) -> None:
+def _compare_tensorflow(ctx: _Context, record: TensorflowRelease, proposed: Mapping[str, Any]) -> None:
     subject = f"tensorflow {record.version}"
     _differ(ctx, subject, "released", record.released, proposed["released"])
     for platform, pythons in proposed["python"].items():
@@ -635,7 +635,7 @@ def _compare_tensorflow(ctx: _Context, record: TensorflowRelease, proposed: dict
     _differ(ctx, subject, "and_cuda.pins", known, dict(sorted(proposed["and_cuda"]["pins"].items())))
 
 
-def _compare_jax(ctx: _Context, record: JaxRelease, proposed: dict[str, Any]) -> None:
+def _compare_jax(ctx: _Context, record: JaxRelease, proposed: Mapping[str, Any]) -> None:
     subject = f"jax {record.version}"
     _differ(ctx, subject, "released", record.released, proposed["released"])
     _differ(ctx, subject, "python", list(record.python), proposed["python"])

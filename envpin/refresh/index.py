@@ -8,6 +8,7 @@ what PyPI documents (no file name, a version that does not parse) are skipped an
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin
@@ -45,7 +46,7 @@ class Release:
 @dataclass(frozen=True)
 class PackageIndex:
     name: str
-    releases: dict[Version, Release]  # oldest first
+    releases: Mapping[Version, Release]  # oldest first
     read_from: tuple[str, ...]  # the document URLs
     notes: tuple[str, ...] = ()
 

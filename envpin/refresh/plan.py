@@ -49,10 +49,10 @@ class Problem:
 class Observations:
     """What the refresh read from PyPI; a package or file that failed is absent and has a Problem."""
 
-    indexes: dict[str, PackageIndex] = field(default_factory=dict)
-    metadata: dict[str, MetadataRead] = field(default_factory=dict)  # wheel file name -> METADATA
+    indexes: Mapping[str, PackageIndex] = field(default_factory=dict)
+    metadata: Mapping[str, MetadataRead] = field(default_factory=dict)  # wheel file name -> METADATA
     problems: tuple[Problem, ...] = ()
-    failed_metadata: dict[str, str] = field(default_factory=dict)  # wheel file name -> reason
+    failed_metadata: Mapping[str, str] = field(default_factory=dict)  # wheel file name -> reason
     requested: tuple[str, ...] = ()  # the packages asked for
 
 
@@ -103,7 +103,7 @@ def companion_candidates(database: Database, companion: PackageIndex, torch_rele
     since = _day_before(torch_release.uploaded)
     fresh = [r for r in companion.finals() if r.version not in paired and r.uploaded and since and r.uploaded >= since]
     previous = previous_companion(database, companion.name, torch_release.version)
-    carried = [companion.releases[previous]] if previous in companion.releases else []
+    carried = [companion.releases[previous]] if previous is not None and previous in companion.releases else []
     return fresh + carried
 
 

@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -101,14 +102,14 @@ def apply_proposal(proposal: Proposal, directory: Path) -> list[str]:
 # ---------------------------------------------------------------- YAML text
 
 
-def render_record(record: dict[str, Any]) -> str:
+def render_record(record: Mapping[str, Any]) -> str:
     """A release record as a `releases:` list item, in the layout the database files use."""
     lines = _block(record, 4)
     lines[0] = "  - " + lines[0][4:]
     return "\n".join(lines) + "\n"
 
 
-def _block(mapping: dict[str, Any], indent: int) -> list[str]:
+def _block(mapping: Mapping[str, Any], indent: int) -> list[str]:
     lines, pad = [], " " * indent
     for key, value in mapping.items():
         if isinstance(value, dict) and value and _needs_block(value):
@@ -179,7 +180,7 @@ def insert_records(text: str, records: list[tuple[Version, str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def insert_sources(text: str, sources: dict[str, dict[str, str]]) -> str:
+def insert_sources(text: str, sources: Mapping[str, Mapping[str, str]]) -> str:
     if not sources:
         return text
     lines = text.splitlines()
