@@ -19,7 +19,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from envpin.conda.envfile import EnvironmentFile, parse_environment_yml
 from envpin.conda.errors import CondaInputError, CondaSolveFailed, CondaToolFailed, RattlerMissing
@@ -278,7 +278,7 @@ def _relocated(module, record, url_bases: Mapping[str, str]):
 
 
 def link_into(
-    records: Sequence[Any],
+    records: Sequence[RepoDataRecord],
     directory: str | os.PathLike,
     final_prefix: str | os.PathLike,
     *,
@@ -337,7 +337,7 @@ def _one_line(error: BaseException) -> str:
     return " ".join(str(error).split()) or error.__class__.__name__
 
 
-def records_from_lock(path: str | os.PathLike, subdir: str, environment: str = "default") -> list[Any]:
+def records_from_lock(path: str | os.PathLike, subdir: str, environment: str = "default") -> list[RepoDataRecord]:
     """The conda records a pixi.lock or conda-lock.yml holds for one environment and subdir (rattler reads both)."""
     module = rattler()
     try:

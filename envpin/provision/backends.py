@@ -16,11 +16,12 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from envpin.conda.backends import create_command
 
 if TYPE_CHECKING:  # envpin's start-up registers `install`, which reads BACKENDS: keep this module light
+    from envpin.conda.rattler_solve import ChannelSource
     from envpin.conda.virtual import VirtualPackage
 
 CONDA_TOOLS = ("conda", "mamba", "micromamba")
@@ -56,7 +57,7 @@ class CondaTarget:
 
     subdir: str
     virtual_packages: tuple[VirtualPackage, ...]
-    channels: Any = None  # rattler: a channel folder or {name: location}; None = the channel names as conda has them
+    channels: ChannelSource = None  # rattler: a channel folder or {name: location}; None = the channel names as conda has them
     cache_dir: str | None = None
 
 

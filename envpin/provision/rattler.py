@@ -20,12 +20,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from envpin.conda.envfile import EnvironmentFile
 from envpin.conda.errors import CondaInputError, CondaToolFailed
 from envpin.conda.rattler_solve import link_into, records_from_lock, solve_environment, solve_specs
 from envpin.provision.backends import CondaTarget, InstallInputs, Step, pip_install, python_in
+
+if TYPE_CHECKING:
+    from rattler import RepoDataRecord
 
 DEFAULT_CHANNEL = "conda-forge"
 
@@ -69,7 +72,7 @@ class _RattlerRun:
 
     target: CondaTarget
     location: Path
-    records: list[Any] = field(default_factory=list)
+    records: list[RepoDataRecord] = field(default_factory=list)
 
     def read_lock(self, lock: Path, environment: str) -> None:
         self.records = records_from_lock(lock, self.target.subdir, environment)
@@ -99,7 +102,7 @@ class _RattlerRun:
             raise CondaToolFailed(f"rattler left out {len(missing)} package(s): {', '.join(missing[:5])}")
 
 
-def missing_records(location: Path, records: list[Any]) -> list[str]:
+def missing_records(location: Path, records: list[RepoDataRecord]) -> list[str]:
     """The solved or locked packages without their conda-meta record in the new environment."""
     present = {p.name for p in (location / "conda-meta").glob("*.json")}
     wanted = [f"{r.name.normalized}-{r.version}-{r.build}" for r in records]
