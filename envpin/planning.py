@@ -70,7 +70,6 @@ class Planned:
 
     answer: Plan | Unsatisfiable
     request: Request
-    target_spec: TargetSpec  # with the project's Python filled in
     project: Project | None
     source_args: tuple[str, ...] | None  # the request in the user's words, for a project's regenerate line
 
@@ -119,7 +118,7 @@ def plan(options: SolveOptions, target_spec: TargetSpec, database: Database) -> 
     answer = _name_project_pins(solve(database, make_target(database, facts), request), origins)
     if target_spec.probes_this_machine:
         answer = _with_detection_trouble(answer, facts.notes)
-    return Planned(answer, request, target_spec, project, _source_args(options, project))
+    return Planned(answer, request, project, _source_args(options, project))
 
 
 def _with_detection_trouble(answer: Plan | Unsatisfiable, notes: tuple[str, ...]) -> Plan | Unsatisfiable:
