@@ -69,6 +69,29 @@ class Libc:
     version: str | None
 
 
+# What `driver_trouble.state` can be: how an NVIDIA GPU shows itself while its driver does not answer.
+DRIVER_TROUBLE_STATES = (
+    "driver-library-mismatch",  # the loaded kernel module and the user-space libraries are different versions
+    "no-devices",  # nvidia-smi runs and says "No devices were found"
+    "module-not-loaded",  # nvidia-smi "couldn't communicate with the NVIDIA driver" / NVML "Driver Not Loaded"
+    "nvml-error",  # NVML failed to initialise for another reason ("Unknown Error", "GPU is lost", ...)
+    "tool-failed",  # nvidia-smi failed or hung in a way envpin has no name for
+    "no-driver",  # the hardware is there (a PCI display device of vendor 0x10de), no NVIDIA driver is installed
+    "container-without-gpu",  # the same inside a container: started without --gpus / the NVIDIA runtime
+    "wsl-driver-unreachable",  # WSL2 with the Windows driver's libcuda, but no nvidia-smi answer
+)
+
+
+@dataclass(frozen=True)
+class DriverTrouble:
+    """Evidence that an NVIDIA GPU is here while its driver does not answer: `envpin solve` refuses to give the
+    CPU build as this machine's answer, and `envpin doctor` names the state."""
+
+    state: str  # one of DRIVER_TROUBLE_STATES
+    message: str  # what failed, in the tool's own words where there is one
+    evidence: tuple[str, ...] = ()  # what shows the GPU: /proc/driver/nvidia, a PCI device of vendor 0x10de, ...
+
+
 @dataclass(frozen=True)
 class HostFacts:
     """Everything envpin believes about one machine (DESIGN.md's HostFacts)."""
@@ -84,6 +107,7 @@ class HostFacts:
     env: Mapping[str, Any] = field(default_factory=dict)
     files: Mapping[str, list[str]] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    driver_trouble: DriverTrouble | None = None  # an NVIDIA GPU whose driver does not answer (None: no such sign)
 
     def with_notes(self, *notes: str) -> HostFacts:
         return replace(self, notes=self.notes + tuple(notes))
@@ -120,6 +144,11 @@ def to_json(facts: HostFacts) -> dict[str, Any]:
         "env": dict(facts.env),
         "files": {directory: list(names) for directory, names in facts.files.items()},
         "notes": list(facts.notes),
+        "driver_trouble": None if facts.driver_trouble is None else {
+            "state": facts.driver_trouble.state,
+            "message": facts.driver_trouble.message,
+            "evidence": list(facts.driver_trouble.evidence),
+        },
     }
 
 
@@ -158,7 +187,21 @@ def from_json(document: Any, origin: str = "facts") -> HostFacts:
         env=reader.optional_mapping(document, "env"),
         files=_files_from_json(reader, reader.optional_mapping(document, "files")),
         notes=tuple(str(note) for note in reader.optional_list(document, "notes")),
+        driver_trouble=_trouble_from_json(reader, document.get("driver_trouble")),
     )
+
+
+def _trouble_from_json(reader: _Reader, doc: Any) -> DriverTrouble | None:
+    if doc is None:
+        return None
+    if not isinstance(doc, dict):
+        reader.fail("driver_trouble", "expected an object or null")
+    state = reader.choice(doc, "state", DRIVER_TROUBLE_STATES, path="driver_trouble.state")
+    message = reader.string(doc, "message", path="driver_trouble.message")
+    evidence = reader.optional_list(doc, "evidence")
+    if not all(isinstance(line, str) for line in evidence):
+        reader.fail("driver_trouble.evidence", "expected a list of strings")
+    return DriverTrouble(state=state, message=message, evidence=tuple(evidence))
 
 
 def _files_from_json(reader: _Reader, doc: dict) -> dict[str, list[str]]:
@@ -255,10 +298,10 @@ class _Reader:
             self.fail(path or key, "expected a string or null")
         return value
 
-    def choice(self, doc: dict, key: str, choices: tuple[str, ...]) -> str:
-        value = self.string(doc, key)
+    def choice(self, doc: dict, key: str, choices: tuple[str, ...], path: str | None = None) -> str:
+        value = self.string(doc, key, path=path)
         if value not in choices:
-            self.fail(key, f"{value!r} is not one of {', '.join(choices)}")
+            self.fail(path or key, f"{value!r} is not one of {', '.join(choices)}")
         return value
 
     def mapping(self, doc: dict, key: str) -> dict:

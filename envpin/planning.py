@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from envpin.compat.model import Database
+from envpin.facts import DriverTrouble, HostFacts
 from envpin.host import ABSENT_DRIVER_NOTE
 from envpin.project.collect import collect_project
 from envpin.project.gpu import gpu_specs
@@ -115,17 +116,63 @@ def plan(options: SolveOptions, target_spec: TargetSpec, database: Database) -> 
     if project is not None:
         target_spec = target_spec.with_python(project.python)
     facts = target_spec.facts()
-    answer = _name_project_pins(solve(database, make_target(database, facts), request), origins)
+    target = make_target(database, facts)
+    refusal = _broken_driver(facts, target_spec, request)
+    if refusal is not None:
+        answer: Plan | Unsatisfiable = Unsatisfiable(target, database.version, DRIVER_BROKEN, *refusal)
+        return Planned(answer, request, project, _source_args(options, project))
+    answer = _name_project_pins(solve(database, target, request), origins)
     if target_spec.probes_this_machine:
-        answer = _with_detection_trouble(answer, facts.notes)
+        answer = _with_detection_trouble(answer, facts.notes, facts.driver_trouble)
     return Planned(answer, request, project, _source_args(options, project))
 
 
-def _with_detection_trouble(answer: Plan | Unsatisfiable, notes: tuple[str, ...]) -> Plan | Unsatisfiable:
+DRIVER_BROKEN = "driver-broken"  # the Unsatisfiable code of a refused answer; `envpin solve` exits 3 for it
+
+TROUBLE_WORDS = {  # DriverTrouble.state -> what is broken, for the one-line message
+    "driver-library-mismatch": "the NVIDIA kernel module and the driver's libraries are different versions (nvidia-smi: "
+                               "Driver/library version mismatch)",
+    "no-devices": "nvidia-smi runs but finds no GPU (No devices were found)",
+    "module-not-loaded": "the NVIDIA kernel module is not loaded (nvidia-smi cannot communicate with the driver)",
+    "nvml-error": "NVML, the driver's own interface, fails to initialise",
+    "tool-failed": "the NVIDIA driver does not answer (nvidia-smi / NVML failed)",
+    "no-driver": "an NVIDIA GPU is on the PCI bus, but no NVIDIA driver is loaded",
+    "container-without-gpu": "this container does not have the host's NVIDIA GPU (started without --gpus / the NVIDIA runtime)",
+    "wsl-driver-unreachable": "WSL2 has the Windows NVIDIA driver's libcuda, but nvidia-smi does not answer",
+}
+
+
+def _broken_driver(facts: HostFacts, target_spec: TargetSpec, request: Request) -> tuple[str, tuple[str, ...]] | None:
+    """(message, fixes) when the machine (detected here, or in a `--facts` file detected there) shows an NVIDIA GPU
+    whose driver does not answer, so that the solve would answer the CPU build for a GPU machine; None when the
+    driver answered or the user chose: `--driver X` solves for that driver, `--driver none` or a `+cpu`
+    requirement asks for the CPU build on purpose."""
+    trouble = facts.driver_trouble
+    if trouble is None or facts.driver is not None or target_spec.driver is not None:
+        return None
+    if any("+cpu" in str(specifier) for specifier in request.specifiers.values()):
+        return None
+    message = (f"not answering the CPU build for a machine with an NVIDIA GPU: {TROUBLE_WORDS[trouble.state]}; "
+               f"detection: {trouble.message}")
+    fixes = ("run `envpin doctor` for the cause and the fix",
+             "once the driver answers (`nvidia-smi` prints the table), run this command again",
+             "or solve for the GPU with the driver it will have: --driver VERSION (and --gpu NAME)",
+             "or ask for the CPU build on purpose: --driver none")
+    return message, fixes
+
+
+def trouble_line(trouble: DriverTrouble) -> str:
+    return f"detection: {TROUBLE_WORDS[trouble.state]} ({trouble.message}); `envpin doctor` says how to fix it"
+
+
+def _with_detection_trouble(answer: Plan | Unsatisfiable, notes: tuple[str, ...],
+                            driver_trouble: DriverTrouble | None = None) -> Plan | Unsatisfiable:
     """A probe of this machine that failed or timed out is said in the answer, not only in `envpin detect`: the
-    answer may rest on it (a CPU build because nvidia-smi failed). A plain "no NVIDIA driver here" (every source
-    simply absent) is no trouble and the answer's reasons say it already."""
+    answer may rest on it (a driver read from /proc while nvidia-smi fails). A plain "no NVIDIA driver here" (every
+    source simply absent) is no trouble and the answer's reasons say it already."""
     trouble = tuple(f"detection: {note}" for note in notes if not note.startswith(ABSENT_DRIVER_NOTE))
+    if driver_trouble is not None:
+        trouble = (trouble_line(driver_trouble),) + trouble
     if not trouble or not isinstance(answer, Plan):
         return answer
     return replace(answer, warnings=answer.warnings + trouble)

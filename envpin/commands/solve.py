@@ -21,7 +21,7 @@ from envpin.options import (
     solve_options,
     target_spec,
 )
-from envpin.planning import PlannedFleet, plan, plan_fleet
+from envpin.planning import DRIVER_BROKEN, PlannedFleet, plan, plan_fleet
 from envpin.resolver.fleet import FleetResult
 from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.urls import CREDENTIALS_NOTE, has_credentials
@@ -57,7 +57,12 @@ def run(args: argparse.Namespace) -> int:
             print(f"envpin: note: {CREDENTIALS_NOTE}", file=sys.stderr)
     else:
         sys.stdout.write(text)
+    if isinstance(answer, Unsatisfiable) and answer.code == DRIVER_BROKEN:
+        return EXIT_DRIVER_BROKEN
     return 0 if planned.ok else 1
+
+
+EXIT_DRIVER_BROKEN = 3  # docs/contracts.md: this machine has an NVIDIA GPU whose driver does not answer
 
 
 def run_fleet(fleet: PlannedFleet, rendering: RenderOptions, database) -> int:

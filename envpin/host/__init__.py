@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from envpin.facts import Driver, Gpu, HostFacts
-from envpin.host import locate, platform_info, procfs
+from envpin.host import gpu_presence, locate, platform_info, procfs
 
 if TYPE_CHECKING:
     from envpin.host.runner import Runner
@@ -45,10 +45,16 @@ def detect_host(
     wsl = os_label == "linux" and platform_info.is_wsl(procfs.read_text(fs_root, "proc/version"))
     notes: list[str] = []
 
-    driver, gpus = _detect_driver(runner, environ, fs_root, timeout, os_label, wsl, nvml_module, notes)
+    driver, gpus, failures = _detect_driver(runner, environ, fs_root, timeout, os_label, wsl, nvml_module, notes)
 
+    marker = platform_info.container_marker(fs_root) if os_label == "linux" and driver is None else None
+    trouble = None
+    answered = driver is not None and driver.source in ("nvml", "nvidia-smi")
+    if os_label in ("linux", "windows") and not answered:
+        # A driver that does not answer is not "no GPU": look for the GPU without asking the driver.
+        trouble = gpu_presence.driver_trouble(failures, gpu_presence.signs(fs_root, os_label, wsl, environ),
+                                              driver_found=driver is not None, container=marker, wsl=wsl)
     if driver is None:
-        marker = platform_info.container_marker(fs_root) if os_label == "linux" else None
         if marker:
             notes.append(
                 f"running in a container ({marker}) without the NVIDIA driver mounted: "
@@ -62,6 +68,7 @@ def detect_host(
         driver=driver,
         gpus=tuple(gpus),
         wsl=wsl,
+        driver_trouble=trouble,
     )
     if not probe_environment:
         return replace(facts, notes=tuple(notes))
@@ -96,9 +103,11 @@ def detect_host(
     )
 
 
-def _detect_driver(runner, environ, fs_root, timeout, os_label, wsl, nvml_module, notes) -> tuple[Driver | None, list[Gpu]]:
-    """Walk the sources in order; stop at the first that gives the driver and the GPUs."""
+def _detect_driver(runner, environ, fs_root, timeout, os_label, wsl, nvml_module, notes) -> tuple[Driver | None, list[Gpu], list[str]]:
+    """Walk the sources in order; stop at the first that gives the driver and the GPUs. Also returns what failed
+    on the way (NVML's and each nvidia-smi's failure, not the normal "absent"), for `gpu_presence`."""
     failures: list[str] = []  # what failed on the way, reported only if it was not the normal "absent"
+    tool_failures: list[str] = []  # the same, without the "used /proc/..." words added below
     absent: list[str] = []
     driver: Driver | None = None
     gpus: list[Gpu] = []
@@ -118,6 +127,8 @@ def _detect_driver(runner, environ, fs_root, timeout, os_label, wsl, nvml_module
             gpus = report.gpus
         elif report.failure:
             (absent if report.absent else failures).append(report.failure)
+            if not report.absent:
+                tool_failures.append(report.failure)
         if driver and report.failure:
             notes.append(report.failure)
 
@@ -141,6 +152,7 @@ def _detect_driver(runner, environ, fs_root, timeout, os_label, wsl, nvml_module
                 gpus = gpus or smi.gpus
                 break
             failures.append(_name_executable(smi.failure or "nvidia-smi failed", executable, executables))
+            tool_failures.append(failures[-1])
             if smi.timed_out:
                 break  # a hung driver will hang the next nvidia-smi too
 
@@ -166,7 +178,7 @@ def _detect_driver(runner, environ, fs_root, timeout, os_label, wsl, nvml_module
         notes.append(f"{ABSENT_DRIVER_NOTE} (" + "; ".join(absent) + ")")
     elif driver is None:
         notes.append("no NVIDIA driver found")
-    return driver, gpus
+    return driver, gpus, tool_failures
 
 
 def _default_runner() -> Runner:

@@ -26,6 +26,11 @@ def render_summary(facts: HostFacts) -> str:
             lines.append(f"Toolkit:  CUDA {toolkit.version} ({where})")
     else:
         lines.append("Toolkit:  no CUDA toolkit found")
+    trouble = facts.driver_trouble
+    if trouble is not None:
+        lines.append(f"Trouble:  {trouble.state}: {trouble.message} (run `envpin doctor`)")
+        for sign in trouble.evidence:
+            lines.append(f"          evidence: {sign}")
     for note in facts.notes:
         lines.append(f"Note:     {note}")
     return "\n".join(lines)

@@ -1,5 +1,6 @@
 """Detection trouble reaches the answer (issue 16): when nvidia-smi is there but fails, `envpin solve` on this
-machine says so in its warnings instead of passing a CPU build off silently. A real fake nvidia-smi on PATH."""
+machine says so instead of passing a CPU build off silently; since issue 19 it gives no CPU answer at all and
+exits 3 (tests/integration/test_broken_driver.py has each failure state). A real fake nvidia-smi on PATH."""
 
 from __future__ import annotations
 
@@ -11,15 +12,15 @@ from tests.faults.support import envpin, fake_executable
 MISMATCH = "Failed to initialize NVML: Driver/library version mismatch\nNVML library version: 570.124\n"
 
 
-def test_a_failing_nvidia_smi_is_a_warning_of_the_solve(tmp_path):
+def test_a_failing_nvidia_smi_is_said_in_the_answer(tmp_path):
     bin_dir = tmp_path / "bin"
     fake_executable(bin_dir, "nvidia-smi", f"printf '{MISMATCH}'\nexit 18\n")
     result = envpin("solve", "--python", "3.11", "--format", "json",
                     env={"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"})
-    assert result.returncode == 0, result.stderr
-    warnings = json.loads(result.stdout)["warnings"]
-    trouble = [w for w in warnings if w.startswith("detection: ")]
-    assert any("nvidia-smi failed (exit status 18)" in w and "version mismatch" in w for w in trouble), warnings
+    assert result.returncode == 3, result.stderr
+    error = json.loads(result.stdout)["error"]
+    assert error["code"] == "driver-broken"
+    assert "nvidia-smi failed (exit status 18)" in error["message"] and "version mismatch" in error["message"]
 
 
 def test_a_solve_for_another_machine_carries_no_notes_of_this_one(tmp_path):

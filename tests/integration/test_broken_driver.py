@@ -1,0 +1,196 @@
+"""A broken NVIDIA driver is never a silent CPU answer: detection records the state, `envpin solve` exits 3.
+
+Each fake nvidia-smi prints a failure exactly as users quote it in public threads (cited beside each text) and
+exits with the status nvidia-smi documents for it (`nvidia-smi -h`, "RETURN VALUE": 6 a query was
+unsuccessful, 9 the NVIDIA driver is not loaded, 255 another error; 18 is what the version mismatch returns).
+The sysfs and procfs trees are small fixtures under a root prefix, as detection reads them in tests.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from envpin.facts import DriverTrouble, from_json, to_json
+from envpin.host import detect_host
+from envpin.host.gpu_presence import classify, nvidia_pci_gpus
+
+from .test_detect_host import fake_nvidia_smi
+
+REPO = Path(__file__).resolve().parents[2]
+PROC_VERSION = (REPO / "tests/fixtures/host/proc_version_this_machine.txt").read_text()
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="fake executables are POSIX scripts")
+
+FAILURES = [
+    # (state, exit status, what nvidia-smi prints, where users quote it)
+    ("driver-library-mismatch", 18, "Failed to initialize NVML: Driver/library version mismatch\nNVML library version: 550.144",
+     "https://github.com/intel/llvm/issues/17614"),
+    ("driver-library-mismatch", 18, "Failed to initialize NVML: Driver/library version mismatch",
+     "https://github.com/illinois-scicomp/machine-shop-maintenance/issues/60"),
+    ("no-devices", 6, "No devices were found", "https://github.com/pytorch/pytorch/issues/163658"),
+    ("module-not-loaded", 9, "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that "
+     "the latest NVIDIA driver is installed and running.", "https://github.com/ci-for-research/self-hosted-runners/issues/40"),
+    ("nvml-error", 255, "Failed to initialize NVML: Unknown Error", "https://github.com/NVIDIA/nvidia-docker/issues/1671"),
+]
+
+
+def failing(text: str, status: int) -> str:
+    return f"sys.stdout.write({text + chr(10)!r}); sys.exit({status})"
+
+
+def bare_root(tmp_path: Path) -> Path:
+    """A filesystem root with /proc/version and nothing NVIDIA."""
+    root = tmp_path / "root"
+    (root / "proc").mkdir(parents=True)
+    (root / "proc" / "version").write_text(PROC_VERSION)
+    return root
+
+
+def pci_device(root: Path, address: str, vendor: str, device_class: str) -> None:
+    device = root / "sys" / "bus" / "pci" / "devices" / address
+    device.mkdir(parents=True)
+    (device / "vendor").write_text(vendor + "\n")
+    (device / "class").write_text(device_class + "\n")
+
+
+def detect(tmp_path, root):
+    return detect_host(environ={"PATH": str(tmp_path / "bin")}, fs_root=str(root), timeout=5.0, nvml_module=False)
+
+
+@pytest.mark.parametrize(("state", "status", "text", "source"), FAILURES, ids=[f"{f[0]}-{f[1]}" for f in FAILURES])
+def test_each_failure_text_is_a_typed_state(tmp_path, state, status, text, source):
+    fake_nvidia_smi(tmp_path / "bin", failing(text, status))
+    facts = detect(tmp_path, bare_root(tmp_path))
+    assert facts.driver is None
+    assert facts.driver_trouble is not None, facts.notes
+    assert facts.driver_trouble.state == state
+    assert text.splitlines()[0][:60] in facts.driver_trouble.message
+    assert from_json(to_json(facts)) == facts  # the state survives `detect --format json` and `--facts`
+
+
+def test_a_mismatch_with_the_module_still_loaded_keeps_the_procfs_driver_and_the_state(tmp_path):
+    # zzzhouuu/truenas-nvidia-drivers#19: /proc says the loaded module is 580.173.02, nvidia-smi the mismatch.
+    root = bare_root(tmp_path)
+    (root / "proc" / "driver" / "nvidia").mkdir(parents=True)
+    (root / "proc" / "driver" / "nvidia" / "version").write_text(
+        "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.173.02  Tue Jun 23 08:38:17 UTC 2026\n"
+        "GCC version:  gcc version 14.2.0 (Ubuntu 14.2.0-4ubuntu2~24.04.1)\n")
+    fake_nvidia_smi(tmp_path / "bin", failing("Failed to initialize NVML: Driver/library version mismatch\n"
+                                              "NVML library version: 580.178", 18))
+    facts = detect(tmp_path, root)
+    assert facts.driver is not None and facts.driver.version == "580.173.02" and facts.driver.source == "procfs"
+    assert facts.driver_trouble is not None and facts.driver_trouble.state == "driver-library-mismatch"
+    assert "the NVIDIA kernel module is loaded (/proc/driver/nvidia)" in facts.driver_trouble.evidence
+
+
+def test_a_pci_gpu_without_any_driver_is_no_driver(tmp_path):
+    root = bare_root(tmp_path)
+    pci_device(root, "0000:00:02.0", "0x8086", "0x030000")  # the Intel iGPU
+    pci_device(root, "0000:01:00.0", "0x10de", "0x030000")  # an NVIDIA VGA controller
+    pci_device(root, "0000:01:00.1", "0x10de", "0x040300")  # its HDMI audio function: not a GPU
+    assert nvidia_pci_gpus(str(root)) == ["0000:01:00.0"]
+    facts = detect(tmp_path, root)
+    assert facts.driver is None
+    assert facts.driver_trouble == DriverTrouble(
+        "no-driver", "an NVIDIA GPU is on the PCI bus, but no NVIDIA driver is installed or loaded",
+        ("PCI display device of vendor 0x10de (NVIDIA): 0000:01:00.0",))
+
+
+def test_a_data_centre_3d_controller_in_a_container_without_gpus(tmp_path):
+    root = bare_root(tmp_path)
+    (root / ".dockerenv").write_text("")
+    pci_device(root, "0000:3b:00.0", "0x10de", "0x030200")  # a Tesla/H100 is a "3D controller"
+    facts = detect(tmp_path, root)
+    assert facts.driver_trouble is not None and facts.driver_trouble.state == "container-without-gpu"
+    assert "/.dockerenv" in facts.driver_trouble.message
+
+
+def test_wsl_with_the_windows_driver_but_no_answer(tmp_path):
+    root = bare_root(tmp_path)
+    (root / "proc" / "version").write_text((REPO / "tests/fixtures/host/proc_version_wsl2.txt").read_text())
+    (root / "dev").mkdir()
+    (root / "dev" / "dxg").write_text("")
+    wsl_lib = root / "usr" / "lib" / "wsl" / "lib"
+    wsl_lib.mkdir(parents=True)
+    (wsl_lib / "libcuda.so.1").write_text("")
+    if sys.platform != "linux":
+        pytest.skip("WSL detection only runs on Linux")
+    facts = detect(tmp_path, root)
+    assert facts.wsl and facts.driver is None
+    assert facts.driver_trouble is not None and facts.driver_trouble.state == "wsl-driver-unreachable"
+    assert any("/dev/dxg" in line for line in facts.driver_trouble.evidence)
+
+
+def test_a_machine_without_nvidia_has_no_trouble(tmp_path):
+    root = bare_root(tmp_path)
+    pci_device(root, "0000:00:02.0", "0x8086", "0x030000")
+    pci_device(root, "0000:03:00.0", "0x1002", "0x030000")  # an AMD card
+    facts = detect(tmp_path, root)
+    assert facts.driver is None and facts.driver_trouble is None
+
+
+def test_classify_leaves_an_unknown_failure_unnamed():
+    assert classify("nvidia-smi failed (exit status 3): segmentation of the ectoplasm") is None
+    assert classify("NVML unavailable (Driver Not Loaded)") == "module-not-loaded"
+    assert classify("NVML unavailable (RM has detected an NVML/RM version mismatch.)") == "driver-library-mismatch"
+
+
+# ---------------------------------------------------------------- envpin solve on this machine, with a fake nvidia-smi
+
+def envpin(*args, path: Path):
+    environment = {**os.environ, "PATH": f"{path}{os.pathsep}{os.environ.get('PATH', '')}"}
+    return subprocess.run([sys.executable, "-m", "envpin", *args], capture_output=True, text=True, env=environment,
+                          timeout=60, cwd=REPO)
+
+
+@pytest.fixture
+def nvidia_free_machine():
+    if any(os.path.exists(p) for p in ("/proc/driver/nvidia", "/dev/nvidiactl", "/usr/lib/wsl/lib")):
+        pytest.skip("this machine has an NVIDIA driver of its own")
+
+
+@pytest.mark.parametrize(("state", "status", "text", "source"), FAILURES, ids=[f"{f[0]}-{f[1]}" for f in FAILURES])
+def test_solve_refuses_the_cpu_answer_and_exits_3(tmp_path, nvidia_free_machine, state, status, text, source):
+    fake_nvidia_smi(tmp_path / "bin", failing(text, status))
+    result = envpin("solve", "--python", "3.11", path=tmp_path / "bin")
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert "not answering the CPU build" in result.stdout and "envpin doctor" in result.stdout
+    assert "+cpu" not in result.stdout and "torch==" not in result.stdout
+    document = json.loads(envpin("solve", "--python", "3.11", "--format", "json", path=tmp_path / "bin").stdout)
+    assert document["status"] == "unsatisfiable" and document["error"]["code"] == "driver-broken"
+    assert text.splitlines()[0][:40] in document["error"]["message"]
+
+
+def test_solve_with_driver_given_solves_for_the_gpu(tmp_path, nvidia_free_machine):
+    fake_nvidia_smi(tmp_path / "bin", failing(FAILURES[0][2], 18))
+    result = envpin("solve", "--python", "3.11", "--driver", "550.144.03", "--gpu", "NVIDIA GeForce RTX 3060",
+                    "--format", "json", path=tmp_path / "bin")
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["accelerator"].startswith("cu12")
+
+
+@pytest.mark.parametrize("ask", [["--driver", "none"], ["torch==2.5.1+cpu"]])
+def test_solve_gives_the_cpu_build_when_asked_for_it(tmp_path, nvidia_free_machine, ask):
+    fake_nvidia_smi(tmp_path / "bin", failing(FAILURES[2][2], 6))
+    result = envpin("solve", "--python", "3.11", *ask, "--format", "json", path=tmp_path / "bin")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["accelerator"] == "cpu"
+
+
+def test_solve_for_a_facts_file_with_trouble_exits_3_too(tmp_path):
+    machine = json.loads((REPO / "tests/fixtures/doctor/machines/linux-no-nvidia.json").read_text())
+    machine["driver_trouble"] = {"state": "no-devices", "message": "nvidia-smi failed (exit status 6): No devices were found",
+                                 "evidence": []}
+    (tmp_path / "node.json").write_text(json.dumps(machine))
+    result = envpin("solve", "--facts", str(tmp_path / "node.json"), path=tmp_path)
+    assert result.returncode == 3
+    assert "No devices were found" in result.stdout
+    machine["driver_trouble"]["state"] = "bogus"
+    (tmp_path / "node.json").write_text(json.dumps(machine))
+    result = envpin("solve", "--facts", str(tmp_path / "node.json"), path=tmp_path)
+    assert result.returncode == 2 and "driver_trouble.state" in result.stderr
