@@ -62,7 +62,15 @@ def read(data: Any) -> Contents:
         pins=tuple(pins) + pip_contents.pins,
         indexes=pip_contents.indexes,
         problems=tuple(problems) + pip_contents.problems,
+        channels=_channel_names(data.get("channels")),
     )
+
+
+def _channel_names(channels: Any) -> tuple[str, ...]:
+    """The channels as conda names them: `pytorch`, `nvidia`, `conda-forge` (a channel URL by its last segment)."""
+    if not isinstance(channels, list):
+        return ()
+    return tuple(str(c).rstrip("/").rsplit("/", 1)[-1] for c in channels if isinstance(c, str))
 
 
 def load_yaml(text: str) -> Any:
@@ -154,8 +162,9 @@ def conda_pin(spec: str, where: str) -> Pin | None:
     if parsed is None:
         return None
     name, version, build = parsed
+    channel = spec.strip().rsplit("::", 1)[0].rstrip("/").rsplit("/", 1)[-1] if "::" in spec else None
     return Pin(name=CONDA_NAMES.get(name, name), where=where, label=spec.strip(), version=version, manager="conda",
-               build=build)
+               build=build, index=channel)
 
 
 def parse_match_spec(spec: str) -> tuple[str, str | None, str | None] | None:

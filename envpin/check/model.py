@@ -30,6 +30,7 @@ class Pin:
     where: str
     label: str = ""  # the requirement as written, for messages ("torch==2.5.1+cu121", "pytorch=2.1.0=py3.10_cuda12.1_0")
     version: str | None = None  # the exact version ("2.5.1+cu124"); None when a range or unpinned
+    specifier: str = ""  # a pip range as written (">=2.7,<2.13"); empty for an exact pin or none
     manager: str = "pip"  # pip or conda
     index: str | None = None  # the index this entry is bound to (uv.lock source, pylock `index`, a file URL's directory)
     build: str | None = None  # the conda build string
@@ -74,6 +75,7 @@ class Contents:
     pins: tuple[Pin, ...] = ()
     indexes: tuple[IndexOption, ...] = ()  # file-wide index options (requirements, environment.yml pip section)
     platforms: tuple[str, ...] = ()  # the platforms the whole file is for, when it says (conda-lock, @EXPLICIT)
+    channels: tuple[str, ...] = ()  # the conda channels the file names, in order (environment.yml, pixi)
     problems: tuple[Problem, ...] = ()  # what the format's own checks found (structure, hashes)
     binds_indexes: bool = False  # True for locks: every entry names its own source, file-wide indexes do not apply
 

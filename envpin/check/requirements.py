@@ -199,7 +199,8 @@ def _requirement(text: str, where: str) -> Line:
     exact = None
     if len(specifiers) == 1 and specifiers[0].operator in ("==", "===") and "*" not in specifiers[0].version:
         exact = specifiers[0].version
-    pin = Pin(name=name, where=where, label=text, version=exact, extras=extras, scope=scope)
+    pin = Pin(name=name, where=where, label=text, version=exact, extras=extras, scope=scope,
+              specifier="" if exact else str(requirement.specifier))
     return Line(where, pin=pin, is_requirement=True, pinned=exact is not None)
 
 

@@ -73,6 +73,7 @@ PROBLEMS: dict[str, tuple[str, str]] = {
     "CHK-TARGET-DRIVER": ("error", "the target's NVIDIA driver is too old for the pinned build's CUDA (or there is none)"),
     "CHK-TARGET-GPU": ("error", "the pinned build has no code for the target's GPU (compute capability)"),
     "CHK-TARGET-CPU-BUILD": ("warning", "the lock installs a CPU build on a target with an NVIDIA GPU"),
+    "CHK-SOLVE-ASSUMED": ("info", "with --solve: a fact of the target was not given and a documented default was assumed (glibc 2.28, as pixi and conda-lock)"),
     "CHK-CONDA-UNSOLVABLE": ("error", "with --solve: the environment.yml does not solve for the target's virtual packages (py-rattler)"),
     "CHK-DATABASE-NEWS": ("warning", "the file was made with an older compatibility database, which has since learned something about its pins"),
 }
@@ -555,11 +556,7 @@ def releases(contents: Contents, database: Database, target_platforms: set[str])
             continue
         release = torch_release_of(database, public(pin))
         if release is None:
-            problems.append(problem(
-                "CHK-RELEASE-UNKNOWN", pin.where,
-                f"torch {public(pin)} is not a release in the compatibility database {database.version}",
-                "check the version; if it is newer than the database, update envpin",
-            ))
+            problems.append(_unknown_torch(pin, database))
             continue
         variant = bound_variant(pin, contents)
         if variant and variant not in release.variants:
@@ -573,6 +570,27 @@ def releases(contents: Contents, database: Database, target_platforms: set[str])
     # TensorFlow's known_issues in the database are notes on what its stub wheels install per platform, not
     # broken releases; the target checks cover them where it matters.
     return problems
+
+
+def _unknown_torch(pin: Pin, database: Database) -> Problem:
+    oldest = min((r.version for r in database.torch_releases), default=None)
+    try:
+        older = oldest is not None and Version(public(pin)) < oldest
+    except InvalidVersion:
+        older = False
+    if older:
+        return problem(
+            "CHK-RELEASE-UNKNOWN", pin.where,
+            f"torch {public(pin)} is older than every release in the compatibility database {database.version} "
+            f"(oldest {oldest}): its builds, Pythons and GPU support are not checked",
+            f"move to a torch the database knows (`envpin solve --spec 'torch>={oldest}'`), or add the id to "
+            "[tool.envpin] ignore to keep this one unchecked",
+        )
+    return problem(
+        "CHK-RELEASE-UNKNOWN", pin.where,
+        f"torch {public(pin)} is not a release in the compatibility database {database.version}",
+        "check the version; if it is newer than the database, update envpin",
+    )
 
 
 def _first_release_with(database: Database, variant: str) -> str:

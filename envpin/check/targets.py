@@ -4,9 +4,15 @@ from target options, a facts file or a `[tool.envpin]` target."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
 
+from packaging.version import InvalidVersion, Version
+
+from envpin.check.conda_builds import CONDA_FRAMEWORKS, candidates, oldest_release
+from envpin.check.judged import PIP_FRAMEWORKS, Judged, release_versions, tensorflow_build_for
 from envpin.check.model import Contents, Pin, Problem, can_coexist, scope_oses
+from envpin.check.ranges import picked_build
 from envpin.check.rules import (
     bound_variant,
     jax_release_of,
@@ -16,12 +22,16 @@ from envpin.check.rules import (
     torch_release_of,
 )
 from envpin.check.variants import TORCH_FAMILY, jax_cuda_major
+from envpin.compat.drivers import driver_at_least, minimum_driver
 from envpin.compat.model import Database
-from envpin.resolver.builds import jax_builds, tensorflow_builds, torch_build
-from envpin.resolver.fitness import assess
+from envpin.resolver.builds import CHANNEL_NAMES, Build, builds_of, jax_builds, tensorflow_builds, torch_build
+from envpin.resolver.fitness import Rejection, Verdict, assess
 from envpin.resolver.target import Target
 from envpin.target_spec import NamedTarget, TargetSpec
 
+ALL_KINDS = frozenset({"cuda", "rocm", "cpu"})
+# conda packages (and pixi's system-requirements.cuda, read as `__cuda`) whose version is a CUDA the driver must run
+CUDA_PACKAGE_PINS = frozenset({"cudatoolkit", "pytorch-cuda", "cuda-version", "__cuda"})
 _TARGET_IDS = {
     "platform": "CHK-TARGET-PLATFORM",
     "python": "CHK-TARGET-PYTHON",
@@ -62,35 +72,84 @@ def short_description(target: Target) -> str:
 
 
 def target_fit(contents: Contents, database: Database, check_target: CheckTarget, policy: str) -> list[Problem]:
+    """Every fact that fails for every framework pin on this target, each with its fix (not only the first)."""
     problems = _no_entry_for(contents, check_target)
-    target = check_target.target
-    for pin, build, failure in _target_builds(contents, database, target):
-        if failure:
-            problems.append(problem("CHK-TARGET-PLATFORM", pin.where, f"{check_target.name}: {failure}",
-                                    _solve_fix(pin, check_target)))
-            continue
-        ignore = frozenset() if check_target.python_known else frozenset({"python"})
-        verdict = assess(database, target, build, policy=policy, allowed_kinds=frozenset({"cuda", "rocm", "cpu"}),
-                         ignore=ignore)
-        if verdict.rejection is not None:
-            rejection = verdict.rejection
-            fix = (f"install NVIDIA driver ≥ {rejection.needs_driver} there, or {_solve_fix(pin, check_target)}"
-                   if rejection.needs_driver else _solve_fix(pin, check_target))
-            if rejection.check == "driver" and target.driver is None:
-                # A CUDA build without any NVIDIA driver still imports and runs, on the CPU: a waste, not a failure.
-                problems.append(problem("CHK-TARGET-DRIVER", pin.where, f"{check_target.name}: {rejection.message}; "
-                                        "it will run on the CPU only", _solve_fix(pin, check_target), severity="warning"))
-                continue
-            problems.append(problem(_TARGET_IDS[rejection.check], pin.where,
-                                    f"{check_target.name}: {rejection.message}", fix))
-        elif build.kind == "cpu" and target.has_nvidia and target.gpus:
-            gpus = ", ".join(g.name for g in target.gpus)
-            problems.append(problem(
-                "CHK-TARGET-CPU-BUILD", pin.where,
-                f"{check_target.name}: {pin.shown} installs {build.label}, a CPU build, on a machine with {gpus}",
-                _solve_fix(pin, check_target),
-            ))
+    for judged in _target_builds(contents, database, check_target.target, check_target.python_known):
+        problems += _judge(judged, database, check_target, policy)
+    problems += _cuda_package_pins(contents, database, check_target, policy)
     return problems
+
+
+def all_rejections(database: Database, target: Target, build: Build, policy: str,
+                   ignore: frozenset[str]) -> tuple[Verdict, list[Rejection]]:
+    """Every check the build fails, in the fitness checks' order: assess stops at the first, so each failed
+    check is switched off and the build assessed again. A build for another platform fails only that."""
+    skipped = set(ignore)
+    failed: list[Rejection] = []
+    while True:
+        verdict = assess(database, target, build, policy=policy, allowed_kinds=ALL_KINDS, ignore=frozenset(skipped))
+        if verdict.rejection is None or verdict.rejection.check in skipped:
+            return verdict, failed
+        failed.append(verdict.rejection)
+        if verdict.rejection.check == "platform":
+            return verdict, failed
+        skipped.add(verdict.rejection.check)
+
+
+def _judge(judged: Judged, database: Database, check_target: CheckTarget, policy: str) -> list[Problem]:
+    pin, target = judged.pin, check_target.target
+    lead = f"{check_target.name}: " + (f"{judged.note}; " if judged.note else "")
+    if judged.failure:
+        return [problem(judged.failure_id, pin.where, f"{lead}{judged.failure}",
+                        judged.fix or _solve_fix(pin, check_target), severity=judged.severity)]
+    ignore = frozenset() if check_target.python_known else frozenset({"python"})
+    assessed = [(build, *all_rejections(database, target, build, policy, ignore)) for build in judged.builds]
+    if not assessed:
+        return []
+    if not judged.decided:
+        fitting = [build for build, _, failed in assessed if not failed]
+        if any(b.kind != "cpu" for b in fitting) or (fitting and (judged.explicit_cpu or not target.gpus)):
+            return []
+        # nothing the solver may take runs on the GPU here: report the newest GPU build's failures (or, with only a
+        # CPU build left, that it is one)
+        gpu_builds = [a for a in assessed if a[0].kind != "cpu" and target.platform in a[0].platforms]
+        if fitting and not gpu_builds:
+            return _cpu_problem(pin, fitting[0], lead, check_target, target)
+        chosen = gpu_builds[0] if gpu_builds else assessed[0]
+        problems = _rejection_problems(pin, chosen[2], lead, check_target, target)
+        if fitting:
+            problems = [replace(p, severity="warning", message=f"{p.message}; the installer falls back to "
+                                f"{fitting[0].label}, a CPU build") for p in problems]
+        return problems
+    build, _, failed = assessed[0]
+    if failed:
+        return _rejection_problems(pin, failed, lead, check_target, target, judged.fix)
+    if build.kind == "cpu" and target.has_nvidia and target.gpus and not judged.explicit_cpu:
+        return _cpu_problem(pin, build, lead, check_target, target)
+    return []
+
+
+def _rejection_problems(pin: Pin, failed: list[Rejection], lead: str, check_target: CheckTarget,
+                        target: Target, fix: str = "") -> list[Problem]:
+    problems = []
+    for rejection in failed:
+        if rejection.check == "driver" and target.driver is None:
+            # A CUDA build without any NVIDIA driver still imports and runs, on the CPU: a waste, not a failure.
+            problems.append(problem("CHK-TARGET-DRIVER", pin.where, f"{lead}{rejection.message}; it will run on the "
+                                    "CPU only", _solve_fix(pin, check_target), severity="warning"))
+            continue
+        regenerate = fix or _solve_fix(pin, check_target)
+        problems.append(problem(_TARGET_IDS[rejection.check], pin.where, f"{lead}{rejection.message}",
+                                f"install NVIDIA driver ≥ {rejection.needs_driver} there, or {regenerate}"
+                                if rejection.needs_driver else regenerate))
+    return problems
+
+
+def _cpu_problem(pin: Pin, build: Build, lead: str, check_target: CheckTarget, target: Target) -> list[Problem]:
+    gpus = ", ".join(g.name for g in target.gpus)
+    return [problem("CHK-TARGET-CPU-BUILD", pin.where,
+                    f"{lead}{pin.shown} installs {build.label}, a CPU build, on a machine with {gpus}",
+                    _solve_fix(pin, check_target))]
 
 
 def _no_entry_for(contents: Contents, check_target: CheckTarget) -> list[Problem]:
@@ -108,35 +167,158 @@ def _no_entry_for(contents: Contents, check_target: CheckTarget) -> list[Problem
     )]
 
 
-def _target_builds(contents: Contents, database: Database, target: Target):
-    """(pin, Build, None) for each framework pin whose build the file decides on this target, or
-    (pin, None, why) when there is no such build there."""
+def _target_builds(contents: Contents, database: Database, target: Target, python_known: bool) -> Iterator[Judged]:
+    """What each framework pin of the file installs on this target."""
+    has_jax = any(p.name == "jax" and p.manager == "pip" for p in contents.pins)
     for pin in contents.pins:
-        if pin.manager != "pip" or not pin.version or (pin.scope and _scope_excludes(pin, target)):
+        if pin.scope and _scope_excludes(pin, target):
             continue
-        if pin.name == "torch":
-            release = torch_release_of(database, public(pin))
-            if release is None:
-                continue
-            name = bound_variant(pin, contents) or release.pypi.get(target.platform)
-            if name is None:
-                yield pin, None, f"PyPI has no torch {release.version} wheel for {target.platform}"
-            elif name in release.variants:
-                yield pin, torch_build(release, release.variants[name]), None
-        elif pin.name == "tensorflow" and "and-cuda" in pin.extras:
-            release = tensorflow_release_of(database, public(pin))
-            build = next((b for b in tensorflow_builds(release) if b.flavor == "and-cuda"), None) if release else None
-            if build:
-                yield pin, build, None
-        elif pin.name == "jax":
-            release = jax_release_of(database, public(pin))
-            if release is None:
-                continue
-            major = jax_cuda_major("jax", pin.version, pin.extras) or _jax_plugin_major(contents, pin)
-            flavor = f"cuda{major}" if major else "cpu"
-            build = next((b for b in jax_builds(release) if b.flavor == flavor), None)
-            if build:
-                yield pin, build, None
+        if pin.manager == "conda":
+            if pin.name in CONDA_FRAMEWORKS and pin.version:
+                judged = _conda_judged(pin, contents, database, target)
+                if judged is not None:
+                    yield judged
+            continue
+        if pin.name not in PIP_FRAMEWORKS or (pin.name == "jaxlib" and has_jax):
+            continue
+        if not pin.version:
+            if pin.specifier:
+                judged = picked_build(pin, contents, database, target, python_known)
+                if judged is not None:
+                    yield judged
+            continue
+        judged = _pip_judged(pin, contents, database, target)
+        if judged is not None:
+            yield judged
+
+
+def _pip_judged(pin: Pin, contents: Contents, database: Database, target: Target) -> Judged | None:
+    framework = PIP_FRAMEWORKS[pin.name]
+    version = public(pin)
+    if framework == "torch":
+        release = torch_release_of(database, version)
+        if release is None:
+            return older_than_database(pin, database, target, "torch", version)
+        name = bound_variant(pin, contents) or release.pypi.get(target.platform)
+        if name is None:
+            return Judged(pin, failure=f"PyPI has no torch {release.version} wheel for {target.platform}")
+        if name not in release.variants:
+            return None  # CHK-BUILD-UNKNOWN says so
+        return Judged(pin, (torch_build(release, release.variants[name]),))
+    if framework == "tensorflow":
+        release = tensorflow_release_of(database, version)
+        if release is None:
+            return older_than_database(pin, database, target, "tensorflow", version)
+        return Judged(pin, (tensorflow_build_for(pin, tensorflow_builds(release), target),),
+                      explicit_cpu=pin.name == "tensorflow-cpu")
+    release = jax_release_of(database, version)
+    if release is None:
+        return older_than_database(pin, database, target, "jax", version)
+    major = jax_cuda_major(pin.name, pin.version, pin.extras) or _jax_plugin_major(contents, pin)
+    flavor = f"cuda{major}" if major else "cpu"
+    build = next((b for b in jax_builds(release) if b.flavor == flavor), None)
+    if build is None:
+        return Judged(pin, failure=f"jax {release.version} has no [{flavor}] build")
+    return Judged(pin, (build,))
+
+
+def _conda_judged(pin: Pin, contents: Contents, database: Database, target: Target) -> Judged | None:
+    found = candidates(pin, contents, database)
+    if found is None:
+        return None
+    where = CHANNEL_NAMES[found.strategy]
+    if found.release is None:
+        oldest = oldest_release(database, found.strategy, found.framework)
+        try:
+            older = oldest is not None and Version(pin.version or "") < oldest
+        except InvalidVersion:
+            older = False
+        if older:
+            return older_than_database(pin, database, target, found.framework, pin.version or "", channel=where)
+        return Judged(pin, failure=f"{where} has no {pin.shown} release in the compatibility database "
+                      f"{database.version}", failure_id="CHK-RELEASE-UNKNOWN", severity="warning")
+    release = found.release
+    if not found.builds:
+        return Judged(pin, failure=f"{where} has no {release.framework} {release.version} build for {found.why}")
+    on_platform = tuple(b for b in found.builds if target.platform in b.platforms)
+    if not on_platform:
+        asked = f" as {found.why} asks" if found.why else ""
+        return Judged(pin, failure=f"{where} has no {release.framework} {release.version} build{asked} for "
+                      f"{target.platform}")
+    note = f"{pin.shown} ({found.why})" if found.why else ""
+    explicit_cpu = found.decided and all(b.kind == "cpu" for b in on_platform)
+    return Judged(pin, on_platform, decided=found.decided and len(on_platform) == 1, explicit_cpu=explicit_cpu,
+                  note=note)
+
+
+def older_than_database(pin: Pin, database: Database, target: Target, framework: str, version: str,
+                        channel: str = "") -> Judged | None:
+    """A release older than every one the database knows: a warning that says so, and, where the database shows
+    that no release up to a later one has code for the target's GPU, the error that this older one has none
+    (a release never gains GPU architectures after it is published)."""
+    oldest = _oldest_known(database, framework)
+    try:
+        older = oldest is not None and Version(version) < oldest
+    except InvalidVersion:
+        return None
+    if not older:
+        return None  # a release newer than the database, or none at all: CHK-RELEASE-UNKNOWN says so
+    # Only torch's arch lists say which GPUs a build has code for; JAX and TensorFlow state a minimum, which an
+    # older release does not break for a newer GPU.
+    first = _first_release_for_gpus(database, target, framework) if target.gpus and framework == "torch" else None
+    where = f" on {channel}" if channel else ""
+    if first is not None and oldest is not None and first > oldest:
+        gpus = ", ".join(f"{g.name} ({g.compute_capability.sm})" for g in target.gpus)
+        return Judged(pin, failure_id="CHK-TARGET-GPU", failure=(
+            f"{framework} {version}{where} is older than every release in the compatibility database "
+            f"{database.version} (oldest {oldest}), and the oldest {framework} there with code for {gpus} is {first}, "
+            "so this one has none"))
+    if pin.manager == "pip" and framework == "torch":
+        return None  # rules.releases says a pip torch is older than the database, once for the file
+    return Judged(pin, failure_id="CHK-RELEASE-UNKNOWN", severity="warning", failure=(
+        f"{framework} {version}{where} is older than every release in the compatibility database {database.version} "
+        f"(oldest {oldest}): its Python, platform, driver and GPU support were not checked"))
+
+
+def _oldest_known(database: Database, framework: str) -> Version | None:
+    return min(release_versions(database, framework), default=None)
+
+
+def _first_release_for_gpus(database: Database, target: Target, framework: str) -> Version | None:
+    """The oldest pip release with a CUDA build whose code runs on every GPU of the target (platform, Python
+    and driver aside)."""
+    ignore = frozenset({"python", "driver", "installable"})
+    fitting = [b.version for b in builds_of(database, framework)
+               if b.kind == "cuda" and assess(database, target, b, policy="minor", allowed_kinds=ALL_KINDS,
+                                              ignore=ignore).fits]
+    return min(fitting, default=None)
+
+
+def _cuda_package_pins(contents: Contents, database: Database, check_target: CheckTarget,
+                       policy: str) -> list[Problem]:
+    """`cudatoolkit=11.3`, `pytorch-cuda=12.1`, `cuda-version=12.4`, pixi's `system-requirements.cuda`: the CUDA
+    a conda environment installs needs a driver that runs it, whether or not a framework build is judged too."""
+    target = check_target.target
+    if target.driver is None or target.os == "macos":
+        return []
+    problems = []
+    for pin in contents.pins:
+        if pin.manager != "conda" or pin.name not in CUDA_PACKAGE_PINS or not pin.version:
+            continue
+        cuda = ".".join(pin.version.split(".")[:2])
+        if not cuda.replace(".", "").isdigit():
+            continue
+        requirement = minimum_driver(database, cuda if "." in cuda else f"{cuda}.0", target.os, policy)
+        if requirement is None or driver_at_least(target.driver, requirement.minimum):
+            continue
+        runs = f" (up to CUDA {target.driver_cuda})" if target.driver_cuda else ""
+        problems.append(problem(
+            "CHK-TARGET-DRIVER", pin.where,
+            f"{check_target.name}: {pin.shown} is CUDA {cuda}, which needs driver ≥ {requirement.minimum} "
+            f"({requirement.rule}); this machine has {target.driver}",
+            f"install NVIDIA driver ≥ {requirement.minimum} there, or pin a CUDA the driver runs{runs}",
+        ))
+    return problems
 
 
 def _jax_plugin_major(contents: Contents, jax: Pin) -> str | None:

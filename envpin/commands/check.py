@@ -16,7 +16,7 @@ from pathlib import Path
 from envpin.check import check_text
 from envpin.check.config import CheckConfig, find_config, read_config
 from envpin.check.formats import KINDS, kind_of
-from envpin.check.model import FileReport
+from envpin.check.model import FileReport, Problem
 from envpin.check.rules import PROBLEMS, problem
 from envpin.check.targets import CheckTarget, command_line_target, configured_target
 from envpin.compat.drivers import POLICIES
@@ -25,6 +25,7 @@ from envpin.compat.model import Database
 from envpin.conda.channels import Channels
 from envpin.conda.errors import CondaSolveFailed
 from envpin.conda.target import solve_for_target
+from envpin.conda.virtual import DEFAULT_GLIBC
 from envpin.errors import EnvpinInputError
 from envpin.options import add_channel_options, add_db_option, add_target_options, channels, target_spec
 from envpin.target_spec import TargetSpec
@@ -64,6 +65,12 @@ def run(args: argparse.Namespace) -> int:
     database = _OneDatabase(args.db)
     targets = _targets(spec, config, database)
     conda_channels = channels(args) if args.solve else None
+    assumed = None
+    if args.solve and _glibc_unknown(spec):
+        spec, assumed = replace(spec, glibc=DEFAULT_GLIBC), problem(
+            "CHK-SOLVE-ASSUMED", "", f"the target's glibc is not given: --solve assumes glibc {DEFAULT_GLIBC} "
+            "(`__glibc`), the default pixi and conda-lock solve with", "pass --glibc X.Y (or --facts from the target) "
+            "to solve for its own")
     reports = []
     for path in args.files:
         text = _read(path)
@@ -74,7 +81,8 @@ def run(args: argparse.Namespace) -> int:
         report = check_text(path, text, load_database=database.get, kind=args.kind, targets=targets, policy=policy,
                             ignore=ignore)
         if conda_channels is not None and not report.unreadable:
-            report = _with_conda_solve(report, text, args.kind, spec, database.get(), conda_channels, ignore)
+            report = _with_conda_solve(report, text, args.kind, spec, database.get(), conda_channels, ignore,
+                                       assumed)
         reports.append(report)
     for report in reports:
         if report.unreadable:
@@ -102,11 +110,18 @@ class _OneDatabase:
         return self.loaded
 
 
+def _glibc_unknown(spec: TargetSpec) -> bool:
+    """A Linux target described by flags alone, without --glibc: nothing says its glibc."""
+    return spec.glibc is None and not spec.facts_file and not spec.probes_this_machine and spec.os == "linux"
+
+
 def _with_conda_solve(report: FileReport, text: str, kind: str | None, spec: TargetSpec, database: Database,
-                      conda_channels: Channels, ignore: frozenset[str]) -> FileReport:
+                      conda_channels: Channels, ignore: frozenset[str], assumed: Problem | None) -> FileReport:
     """`--solve`: an environment.yml must solve for the target, with the virtual packages envpin builds."""
     if (kind or kind_of(report.path, text)) != "environment.yml" or "CHK-CONDA-UNSOLVABLE" in ignore:
         return report
+    if assumed is not None and assumed.id not in ignore:
+        report = replace(report, problems=report.problems + (assumed,))
     try:
         solve_for_target(text, report.path, spec, database, conda_channels)
     except CondaSolveFailed as error:

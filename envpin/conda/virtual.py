@@ -24,6 +24,13 @@ CONDA_SUBDIRS = {platform: _subdir_of(platform) for platform in PLATFORMS}
 # finer level such as x86_64_v3 would need the CPU's flags).
 _ARCHSPEC = {subdir: split_key(platform)[1] for platform, subdir in CONDA_SUBDIRS.items()}
 _VERSION = re.compile(r"^\d+(\.\d+)*$")
+# The glibc assumed for a Linux target that says none (no --glibc, no facts file): the default both pixi and
+# conda-lock solve with. pixi: `libc = { family = "glibc", version = "2.28" }`, its default system requirements
+# for Linux (prefix-dev/pixi docs/features/system_requirements.md@e69a3d1ba1af2f8d120d9e346d30948233f72268);
+# conda-lock: `FakePackage(name="__glibc", version="2.28")` in default_virtual_package_repodata
+# (conda/conda-lock conda_lock/virtual_package.py@0115216a655e950e9b2a909a6efa0e44186d6da0). glibc 2.28 is
+# manylinux_2_28's floor, which today's Linux wheels of the GPU frameworks need anyway.
+DEFAULT_GLIBC = "2.28"
 
 
 @dataclass(frozen=True)

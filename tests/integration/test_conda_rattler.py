@@ -466,3 +466,12 @@ def test_check_solve_reports_an_environment_that_does_not_solve_for_the_target(t
     assert failed.returncode == 1, failed.stdout + failed.stderr
     problems = json.loads(failed.stdout)["files"][0]["problems"]
     assert [p["id"] for p in problems if p["id"] == "CHK-CONDA-UNSOLVABLE"] == ["CHK-CONDA-UNSOLVABLE"]
+
+
+def test_check_solve_assumes_pixis_and_conda_locks_glibc_where_the_target_flags_give_none(conda_forge_file):
+    flags = [f for f in TARGET if f not in ("--glibc", GLIBC)]
+    result = envpin("check", str(conda_forge_file), "--solve", "--format", "json", "--channels", str(LOCK_DERIVED),
+                    "--driver", "530.30.02", *flags)
+    assert result.returncode == 0, result.stdout + result.stderr
+    [assumed] = [p for p in json.loads(result.stdout)["files"][0]["problems"] if p["id"] == "CHK-SOLVE-ASSUMED"]
+    assert assumed["severity"] == "info" and "glibc 2.28" in assumed["message"] and "--glibc" in assumed["message"]

@@ -1,0 +1,157 @@
+"""A version range (`torch>=2.7,<2.13`) is judged by the build the installer would actually take on the target.
+
+pip takes the highest version that matches and has a wheel for the target's platform and Python, across every
+index the file names (pip's PackageFinder: "the best candidate" over all index pages; a local version such as
+`2.12.1+cu126` sorts above PyPI's `2.12.1`). A uv source (`[tool.uv.sources]`, bound to one index) offers only
+that index. The releases are the database's, so the answer holds as of the database's date.
+
+A range is fine when that build runs there; when it does not, the error names the build and the narrower
+range (or the index) whose builds do run; when no build the range allows runs, the error says that.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import Version
+
+from envpin.check.judged import PIP_FRAMEWORKS, Judged, release_versions, tensorflow_build_for
+from envpin.check.model import Contents, Pin
+from envpin.check.rules import consults_pypi, file_variants
+from envpin.check.variants import index_variant, jax_cuda_major
+from envpin.compat.model import Database
+from envpin.resolver.builds import Build, jax_builds, tensorflow_builds, torch_build
+from envpin.resolver.fitness import assess
+from envpin.resolver.target import Target
+
+_ALL_KINDS = frozenset({"cuda", "rocm", "cpu"})
+_TORCH_INDEX = "https://download.pytorch.org/whl"
+
+
+@dataclass(frozen=True)
+class Offer:
+    """One build an index offers: the version pip compares, where it is, and the build."""
+
+    version: Version
+    source: str  # "PyPI", "https://download.pytorch.org/whl/cu126"
+    build: Build
+
+
+def picked_build(pin: Pin, contents: Contents, database: Database, target: Target,
+                 python_known: bool = True) -> Judged | None:
+    try:
+        allowed = SpecifierSet(pin.specifier)
+    except InvalidSpecifier:
+        return None
+    framework = PIP_FRAMEWORKS[pin.name]
+    offers = [o for o in _offers(pin, contents, database, target, framework)
+              if allowed.contains(o.version.public) and _installs(o.build, target, python_known)]
+    if not offers:
+        if not _any_release(database, framework, allowed):
+            return None  # nothing the database knows matches: the range is newer than the database
+        python = f"Python {target.python} on " if python_known else ""
+        return Judged(pin, failure_id="CHK-TARGET-PYTHON" if python_known else "CHK-TARGET-PLATFORM", failure=(
+            f"no {framework} release that {pin.shown} allows has a wheel for {python}{target.platform} on the "
+            f"indexes this file names ({', '.join(_sources(pin, contents))})"))
+    best = max(offers, key=lambda o: o.version)
+    note = f"for {pin.shown} the installer takes {best.build.label} (from {best.source})"
+    if _fits(best.build, database, target, python_known):
+        return Judged(pin, (best.build,), note=note)
+    return Judged(pin, (best.build,), note=note,
+                  fix=_range_fix(pin, framework, offers, database, target, python_known))
+
+
+def _offers(pin: Pin, contents: Contents, database: Database, target: Target, framework: str) -> list[Offer]:
+    if framework == "torch":
+        return _torch_offers(pin, contents, database, target)
+    offers = []
+    if framework == "tensorflow":
+        for release in database.tensorflow_releases:
+            offers.append(Offer(release.version, "PyPI", tensorflow_build_for(pin, tensorflow_builds(release), target)))
+        return offers
+    major = jax_cuda_major(pin.name, None, pin.extras)
+    flavor = f"cuda{major}" if major else "cpu"
+    for jax in database.jax_releases:
+        build = next((b for b in jax_builds(jax) if b.flavor == flavor), None)
+        if build is not None:
+            offers.append(Offer(jax.version, "PyPI", build))
+    return offers
+
+
+def _torch_offers(pin: Pin, contents: Contents, database: Database, target: Target) -> list[Offer]:
+    """Every torch build the file's indexes serve for the target's platform, as pip would see them."""
+    if pin.index:
+        bound = index_variant(pin.index)
+        variants, every, pypi = ({bound} if bound else set()), False, False
+    else:
+        variants, every = file_variants(contents)
+        pypi = consults_pypi(contents)
+    offers = []
+    for release in database.torch_releases:
+        for name, variant in release.variants.items():
+            if target.platform not in variant.platforms:
+                continue
+            if every or name in variants:
+                offers.append(Offer(Version(f"{release.version}+{name}"), f"{_TORCH_INDEX}/{name}",
+                                    torch_build(release, variant)))
+        plain = release.variants.get(release.pypi.get(target.platform) or "")
+        if pypi and plain is not None:
+            offers.append(Offer(release.version, "PyPI", torch_build(release, plain)))
+    return offers
+
+
+def _sources(pin: Pin, contents: Contents) -> list[str]:
+    if pin.index:
+        return [pin.index]
+    urls = [o.url for o in contents.indexes if o.url and o.option != "no-index"]
+    return urls + (["PyPI"] if consults_pypi(contents) else [])
+
+
+def _installs(build: Build, target: Target, python_known: bool) -> bool:
+    """Whether the installer can take the build at all there: a wheel for the platform (and the Python)."""
+    if target.platform not in build.platforms:
+        return False
+    return not python_known or build.pythons is None or target.python in build.pythons.get(target.platform, ())
+
+
+def _fits(build: Build, database: Database, target: Target, python_known: bool) -> bool:
+    ignore = frozenset() if python_known else frozenset({"python"})
+    verdict = assess(database, target, build, policy="minor", allowed_kinds=_ALL_KINDS, ignore=ignore)
+    return verdict.fits and not (build.kind == "cpu" and target.gpus and target.has_nvidia)
+
+
+def _any_release(database: Database, framework: str, allowed: SpecifierSet) -> bool:
+    return any(allowed.contains(version) for version in release_versions(database, framework))
+
+
+def _range_fix(pin: Pin, framework: str, offers: list[Offer], database: Database, target: Target,
+               python_known: bool) -> str:
+    """The narrower range whose every release the installer takes in a build that runs there (it takes the
+    highest build of a release: `2.10.0+cu126` over PyPI's `2.10.0`), or the index whose builds do."""
+    taken: dict[str, Offer] = {}
+    for offer in sorted(offers, key=lambda o: o.version):
+        taken[offer.version.public] = offer  # the highest build of each release, as the installer takes it
+    running = [v for v in sorted(taken, key=Version, reverse=True)
+               if _fits(taken[v].build, database, target, python_known)]
+    if running:
+        ordered = sorted(taken, key=Version, reverse=True)
+        high = running[0]
+        low = high
+        for version in ordered[ordered.index(high) + 1:]:
+            if version not in running:
+                break
+            low = version
+        return (f"narrow the range to what runs there: {pin.name}>={low},<={high} (the installer then takes "
+                f"{taken[high].build.label} from {taken[high].source})")
+    if framework == "torch":
+        allowed = SpecifierSet(pin.specifier)
+        elsewhere = [b for r in database.torch_releases if allowed.contains(r.version)
+                     for b in (torch_build(r, v) for v in r.variants.values())
+                     if _installs(b, target, python_known) and _fits(b, database, target, python_known)]
+        if elsewhere:
+            best = max(elsewhere, key=lambda b: (b.version, b.cuda or ""))
+            return (f"no torch this range allows from these indexes runs there; {best.label} does: take torch from "
+                    f"{_TORCH_INDEX}/{best.flavor} instead (or pin {pin.name}=={best.version}+{best.flavor})")
+    return (f"no {framework} this range allows runs there: regenerate the pins with `envpin solve --framework "
+            f"{framework}` for this target")

@@ -1,0 +1,146 @@
+"""`check` judges what a file installs on a target whatever way it pins it: conda pins (the solver's own conda
+builds), version ranges (the build the installer would take from the file's indexes), plain TensorFlow and JAX
+pins, and reports every fact that fails for a pin, each with its fix."""
+
+from __future__ import annotations
+
+from envpin.check import CheckTarget, check_text
+from envpin.check.targets import configured_target
+from envpin.target_spec import NamedTarget, TargetSpec
+
+RTX_5090: dict = dict(os="linux", arch="x86_64", driver="570.86.10", gpus=("NVIDIA GeForce RTX 5090",),
+                      python="3.12")
+GTX_1080_TI_WINDOWS: dict = dict(os="windows", arch="x86_64", driver="472.12", gpus=("NVIDIA GeForce GTX 1080 Ti",),
+                                 python="3.9")
+
+
+def machine(database, **fields) -> CheckTarget:
+    return configured_target(NamedTarget("target", TargetSpec(detect=False, **fields)), database)
+
+
+def problems(database, text: str, path: str, **fields):
+    report = check_text(path, text, load_database=lambda: database, targets=[machine(database, **fields)])
+    return report.problems
+
+
+def found(database, text: str, path: str = "requirements.txt", **fields) -> list[tuple[str, str, str]]:
+    return sorted((p.id, p.severity, p.where) for p in problems(database, text, path, **fields))
+
+
+# ---------------------------------------------------------------- conda pins
+
+
+def test_a_pytorch_channel_build_for_cuda_12_1_has_no_code_for_an_rtx_5090(database):
+    text = ("channels: [pytorch, nvidia, conda-forge]\ndependencies:\n  - python=3.11\n  - pytorch=2.1.0\n"
+            "  - pytorch-cuda=12.1\n")
+    [gpu] = problems(database, text, "environment.yml", **RTX_5090)
+    assert (gpu.id, gpu.where) == ("CHK-TARGET-GPU", "dependencies[1]")
+    assert "pytorch-cuda=12.1 beside it" in gpu.message and "sm_120" in gpu.message
+
+
+def test_a_pytorch_channel_build_string_decides_the_cuda(database):
+    text = "channels: [pytorch, nvidia]\ndependencies:\n  - pytorch=2.4.1=py3.11_cuda12.4_cudnn9.1.0_0\n"
+    [gpu] = problems(database, text, "environment.yml", **RTX_5090)
+    assert gpu.id == "CHK-TARGET-GPU" and "its build string" in gpu.message
+    # the same build runs on a GTX 1080 Ti under Linux with a CUDA 12 driver
+    assert found(database, text, "environment.yml", os="linux", arch="x86_64", driver="550.54.14",
+                 gpus=("NVIDIA GeForce GTX 1080 Ti",), python="3.11") == []
+
+
+def test_a_conda_release_older_than_the_database_is_an_error_where_the_gpu_is_newer_and_a_warning_otherwise(database):
+    text = ("channels: [pytorch, conda-forge]\ndependencies:\n  - python=3.8\n  - pytorch=1.11.0\n"
+            "  - cudatoolkit=11.3\n  - torchvision\n")
+    [gpu] = problems(database, text, "environment.yml", **RTX_5090)
+    assert gpu.id == "CHK-TARGET-GPU" and "older than every release" in gpu.message and "2.7.0" in gpu.message
+    [old] = problems(database, text, "environment.yml", **GTX_1080_TI_WINDOWS)
+    assert (old.id, old.severity) == ("CHK-RELEASE-UNKNOWN", "warning")
+    assert "older than every release" in old.message and "not checked" in old.message
+
+
+def test_a_legacy_cudatoolkit_needs_a_driver_that_runs_it(database):
+    text = "channels: [pytorch]\ndependencies:\n  - pytorch=1.12.1\n  - cudatoolkit=11.6\n"
+    result = found(database, text, "environment.yml", os="linux", arch="x86_64", driver="418.40.04",
+                   gpus=("NVIDIA GeForce GTX 1080 Ti",), python="3.10")
+    assert ("CHK-TARGET-DRIVER", "error", "dependencies[0]") in result  # the pytorch build's CUDA 11.6
+    assert ("CHK-TARGET-DRIVER", "error", "dependencies[1]") in result  # and cudatoolkit itself
+
+
+def test_a_conda_forge_cuda_build_on_windows_before_2_5_does_not_exist(database):
+    text = "channels: [conda-forge]\ndependencies:\n  - pytorch=2.4.1=cuda120*\n"
+    [missing] = problems(database, text, "environment.yml", **GTX_1080_TI_WINDOWS)
+    assert missing.id == "CHK-TARGET-PLATFORM" and "windows-x86_64" in missing.message
+
+
+def test_a_conda_forge_pin_without_a_build_string_is_fine_when_one_of_its_builds_runs(database):
+    text = "channels: [conda-forge]\ndependencies:\n  - pytorch=2.7.1\n"
+    assert found(database, text, "environment.yml", **RTX_5090) == []
+
+
+def test_a_cpuonly_conda_environment_is_not_a_missed_gpu(database):
+    text = "channels: [pytorch]\ndependencies:\n  - pytorch=2.3.1\n  - cpuonly\n"
+    assert found(database, text, "environment.yml", **RTX_5090) == []
+
+
+# ---------------------------------------------------------------- version ranges
+
+
+def test_a_range_is_judged_by_the_build_pip_would_take_from_the_files_indexes(database):
+    text = "--extra-index-url https://download.pytorch.org/whl/cu126\ntorch>=2.7,<2.13\n"
+    [gpu] = problems(database, text, "requirements.txt", **RTX_5090)
+    assert gpu.id == "CHK-TARGET-GPU"
+    assert "the installer takes torch 2.12.1+cu126" in gpu.message
+    assert "https://download.pytorch.org/whl/cu12" in gpu.fix  # an index whose builds run there
+
+
+def test_a_range_whose_newest_build_runs_is_fine(database):
+    text = "--extra-index-url https://download.pytorch.org/whl/cu128\ntorch>=2.7,<2.9\n"
+    assert found(database, text, **RTX_5090) == []
+
+
+def test_a_range_with_no_wheel_for_the_python_is_an_error(database):
+    text = "torch>=2.7,<2.13\n"
+    [python] = problems(database, text, "requirements.txt", **GTX_1080_TI_WINDOWS | {"python": "3.8"})
+    assert python.id == "CHK-TARGET-PYTHON" and "Python 3.8" in python.message
+
+
+def test_a_range_fix_names_the_narrower_range_that_runs(database):
+    # PyPI's Linux torch is a CUDA build: 2.7 is cu126 (no sm_120), 2.8–2.10 are cu128, the newer ones need a
+    # CUDA 13 driver (580 on), which a 570 driver is not
+    result = problems(database, "torch>=2.7\n", "requirements.txt", **RTX_5090)
+    assert [p.id for p in result] == ["CHK-TARGET-DRIVER"]
+    assert "(from PyPI)" in result[0].message
+    assert "torch>=2.8.0,<=2.10.0" in result[0].fix and "install NVIDIA driver ≥ 580" in result[0].fix
+
+
+# ---------------------------------------------------------------- TensorFlow and JAX
+
+
+def test_a_plain_tensorflow_pin_is_checked_against_the_python(database):
+    [python] = problems(database, "tensorflow==2.7.0\n", "requirements.txt", **RTX_5090)
+    assert python.id == "CHK-TARGET-PYTHON" and "3.12" in python.message
+
+
+def test_tensorflow_cpu_on_windows_is_no_missing_gpu_build(database):
+    assert found(database, "tensorflow-cpu==2.16.1\n", **GTX_1080_TI_WINDOWS | {"python": "3.11"}) == []
+
+
+def test_tensorflow_after_2_10_on_native_windows_is_a_cpu_build(database):
+    assert found(database, "tensorflow==2.16.1\n", **GTX_1080_TI_WINDOWS | {"python": "3.11"}) == [
+        ("CHK-TARGET-CPU-BUILD", "warning", "line 1")]
+
+
+def test_a_jax_cuda_build_is_not_built_for_windows(database):
+    [platform] = problems(database, "jax[cuda12]==0.4.30\n", "requirements.txt", **GTX_1080_TI_WINDOWS)
+    assert platform.id == "CHK-TARGET-PLATFORM"
+
+
+# ---------------------------------------------------------------- every failing fact
+
+
+def test_every_failing_fact_of_a_pin_is_reported_each_with_its_fix(database):
+    text = "--extra-index-url https://download.pytorch.org/whl/cu118\ntorch==2.0.1+cu118\n"
+    result = problems(database, text, "requirements.txt", os="linux", arch="x86_64", driver="418.40.04",
+                      gpus=("NVIDIA GeForce RTX 5090",), python="3.12")
+    assert [p.id for p in result] == ["CHK-TARGET-PYTHON", "CHK-TARGET-DRIVER", "CHK-TARGET-GPU"]
+    assert all(p.fix for p in result)
+    assert "install NVIDIA driver" in result[1].fix
