@@ -101,11 +101,19 @@ class NamedTarget:
 
 
 def read_fleet(path: str, spec: TargetSpec, database: Database) -> list[tuple[str, Target]]:
-    """(name, Target) for every entry of a `--targets` inventory; the target flags apply to every entry."""
+    """(name, Target) for every entry of a `--targets` inventory, a list of facts documents or a Kubernetes node
+    list (`kubectl get nodes -o json`); the target flags apply to every entry."""
     document = read_json(path, "--targets")
+    if isinstance(document, dict) and ("items" in document or document.get("kind") == "Node"):
+        from envpin.fleet.kubernetes import is_node_list, read_nodes  # noqa: PLC0415 - only a node list needs it, never a solve
+
+        if is_node_list(document):
+            nodes = read_nodes(document, f"--targets {path}", spec.python, spec.os, spec.arch)
+            return [(node.name, make_target(database, apply_overrides(node.facts, spec))) for node in nodes]
     entries = document.get("targets") if isinstance(document, dict) else document
     if not isinstance(entries, list) or not entries:
-        raise EnvpinInputError(f"--targets {path}: expected a non-empty JSON list of facts documents")
+        raise EnvpinInputError(f"--targets {path}: expected a non-empty JSON list of facts documents, or a Kubernetes "
+                               "node list")
     machines = []
     for position, entry in enumerate(entries):
         origin = f"--targets {path}: targets[{position}]"

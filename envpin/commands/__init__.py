@@ -17,6 +17,7 @@ COMMANDS = {
     "verify": "check that an environment's torch / TensorFlow / JAX works on this machine",
     "doctor": "diagnose a broken GPU Python environment and say how to fix it",
     "conda": "conda environments for a target: solve, lock, create (py-rattler)",
+    "fleet": "machine classes of a cluster: Kubernetes Jobs, Dockerfiles, Slurm jobs, verify status",
 }
 
 EXAMPLES = {  # shown under each command's --help, with the exit codes
@@ -42,6 +43,9 @@ EXAMPLES = {  # shown under each command's --help, with the exit codes
     "conda": ["envpin conda virtual-packages -o virtual-packages.yml",
               "envpin conda solve environment.yml --os linux --driver 535.104.05 --gpu 'NVIDIA A100-SXM4-80GB'",
               "envpin conda lock environment.yml -o pixi.lock"],
+    "fleet": ["envpin fleet status --targets nodes.json --python 3.11      # kubectl get nodes -o json > nodes.json",
+              "envpin fleet manifests --targets nodes.json --python 3.11 --format kubernetes --image reg/dl -o k8s",
+              "envpin fleet manifests --targets nodes.json --python 3.11 --format dockerfile -o images"],
 }
 
 EXIT_CODES = """exit codes:

@@ -1,0 +1,167 @@
+"""`envpin fleet`: machine classes of a cluster, and what runs them on the cluster's own engine.
+
+- `manifests --targets NODES --format kubernetes|dockerfile -o DIR`: per class, a verify Job whose nodeSelector
+  picks exactly the class, or a Dockerfile that installs the class's lock (and the class's facts, to lock it);
+- `status --targets FILE [--reports DIR]`: per class its nodes, its answer, the nodes whose facts differ and,
+  with the verify reports, which nodes are good and why the others are not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import yaml
+
+from envpin.compat.loader import load_database
+from envpin.emit.text import render as render_answer
+from envpin.errors import EnvpinInputError
+from envpin.facts import to_json
+from envpin.fleet.images import dockerfile
+from envpin.fleet.kubernetes import class_selector, verify_job
+from envpin.fleet.plan import PlannedClasses, plan_classes
+from envpin.fleet.report import render_json, render_text, report_json
+from envpin.lock.planned import lock_planned
+from envpin.lock.pylock import render
+from envpin.options import (
+    add_db_option,
+    add_lock_options,
+    add_project_options,
+    add_request_options,
+    add_target_options,
+    lock_options,
+    solve_options,
+    target_spec,
+)
+from envpin.planning import Planned
+from envpin.resolver.plan import Plan
+from envpin.userfiles import write_atomically
+
+MANIFEST_FORMATS = ("kubernetes", "dockerfile")
+
+
+def register(fleet: argparse.ArgumentParser, parser_class) -> None:
+    commands = fleet.add_subparsers(dest="fleet_command", metavar="COMMAND", required=True, parser_class=parser_class)
+    manifests = commands.add_parser("manifests", help="per machine class: a Kubernetes verify Job, or a Dockerfile")
+    _add_inventory_options(manifests)
+    manifests.add_argument("--format", choices=MANIFEST_FORMATS, required=True,
+                           help="kubernetes: DIR/CLASS/verify-job.yaml; dockerfile: DIR/CLASS/Dockerfile and facts.json")
+    manifests.add_argument("-o", "--output", required=True, metavar="DIR", help="the folder to write into")
+    manifests.add_argument("--image", metavar="REPOSITORY",
+                           help="kubernetes: the class images are REPOSITORY:CLASS (built from the Dockerfiles)")
+    manifests.add_argument("--namespace", help="kubernetes: the Jobs' namespace")
+    manifests.add_argument("--lock", action="store_true",
+                           help="dockerfile: lock each class now (DIR/CLASS/pylock.toml; needs its indexes)")
+    add_lock_options(manifests)
+    manifests.set_defaults(handler=run_manifests)
+    status = commands.add_parser("status", help="per machine class: nodes, answer, differing nodes, verify results")
+    _add_inventory_options(status)
+    status.add_argument("--reports", metavar="DIR", help="the folder of verify reports, NODE.json each")
+    status.add_argument("--format", choices=("text", "json"), default="text")
+    status.set_defaults(handler=run_status)
+
+
+def _add_inventory_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--targets", required=True, metavar="FILE",
+                        help="`kubectl get nodes -o json`, or fleet facts (`envpin fleet detect --slurm`)")
+    add_request_options(parser, requirements=False)
+    add_project_options(parser)
+    add_target_options(parser)
+    add_db_option(parser)
+
+
+def _planned(args: argparse.Namespace):
+    database = load_database(args.db)
+    options = solve_options(argparse.Namespace(**{**vars(args), "requirements": []}))
+    return plan_classes(options, args.targets, target_spec(args), database), database, options
+
+
+def run_status(args: argparse.Namespace) -> int:
+    planned, _, _ = _planned(args)
+    reports = Path(args.reports) if args.reports else None
+    if reports is not None and not reports.is_dir():
+        raise EnvpinInputError(f"--reports {args.reports}: not a folder")
+    document = report_json(planned, reports)
+    sys.stdout.write(render_json(document) if args.format == "json" else render_text(document))
+    return 0 if document["ok"] else 1
+
+
+def run_manifests(args: argparse.Namespace) -> int:
+    planned, database, options = _planned(args)
+    output = Path(args.output)
+    if args.format == "kubernetes":
+        if not planned.kubernetes:
+            raise EnvpinInputError(f"--targets {args.targets}: --format kubernetes needs a Kubernetes node list "
+                                   "(kubectl get nodes -o json)")
+        if not args.image:
+            raise EnvpinInputError("--format kubernetes: give --image REPOSITORY (the class images, REPOSITORY:CLASS)")
+        files = _kubernetes_files(planned, args.image, args.namespace)
+    else:
+        files = _docker_files(planned, database, options.driver_policy)
+    for entry in planned.classes:
+        if not isinstance(entry.answer, Plan):
+            sys.stdout.write(f"== class {entry.machine_class.name}: nothing written\n")
+            sys.stdout.write(render_answer(entry.answer, planned.request))
+    write_files(output, files)
+    if args.format == "dockerfile":
+        for entry in planned.classes:
+            if isinstance(entry.answer, Plan):
+                _lock_or_say(entry, planned, output, args)
+    return 0 if planned.ok else 1
+
+
+def write_files(output: Path, files: dict[str, str]) -> None:
+    """Each file under `output`, its folders made first."""
+    for relative, text in files.items():
+        path = output / relative
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise EnvpinInputError(f"-o {output}: cannot make {path.parent} ({error.strerror})") from None
+        write_atomically(path, text)
+        print(f"wrote {path}", file=sys.stderr)
+
+
+def _kubernetes_files(planned: PlannedClasses, image: str, namespace: str | None) -> dict[str, str]:
+    files = {}
+    for entry in planned.classes:
+        if isinstance(entry.answer, Plan):
+            machine_class = entry.machine_class
+            selector = class_selector(machine_class, list(planned.nodes))
+            job = verify_job(machine_class, selector, f"{image}:{machine_class.name}", namespace)
+            header = (f"# envpin verify on every node of class {machine_class.name} "
+                      f"({', '.join(machine_class.node_names)}), in its image; "
+                      f"{' '.join(p.requirement for p in entry.answer.packages)}\n")
+            files[f"{machine_class.name}/verify-job.yaml"] = header + yaml.safe_dump(job, sort_keys=False)
+    return files
+
+
+def _docker_files(planned: PlannedClasses, database, policy: str) -> dict[str, str]:
+    files = {}
+    for entry in planned.classes:
+        if isinstance(entry.answer, Plan):
+            name = entry.machine_class.name
+            files[f"{name}/Dockerfile"] = dockerfile(entry.answer, entry.machine_class, database, policy)
+            files[f"{name}/facts.json"] = json.dumps(to_json(entry.machine_class.facts), indent=2) + "\n"
+    return files
+
+
+def _lock_or_say(entry, planned: PlannedClasses, output: Path, args: argparse.Namespace) -> None:
+    folder = output / entry.machine_class.name
+    lock_path = folder / "pylock.toml"
+    if not args.lock:
+        words = ["envpin", "lock", "--facts", str(folder / "facts.json"), "-o", str(lock_path)]
+        for framework in args.framework:
+            words += ["--framework", framework]
+        for spec in args.spec:
+            words += ["--spec", spec]
+        print(f"envpin: note: lock class {entry.machine_class.name} before building: {shlex.join(words)}",
+              file=sys.stderr)
+        return
+    locked = lock_planned(Planned(entry.answer, planned.request, planned.project, None), lock_options(args),
+                          str(lock_path), args.allow_insecure_index)
+    write_atomically(lock_path, render(locked.lock.document, list(locked.header)))
+    print(f"wrote {lock_path}", file=sys.stderr)

@@ -1,0 +1,116 @@
+"""Cluster nodes and the machine classes they form.
+
+A node is one machine as its cluster describes it: a name, its facts, the group the cluster puts it in (a
+Kubernetes node pool, a Slurm partition) and, on Kubernetes, the labels that select it. A machine class is
+what one environment serves: the nodes of one group (or, without groups, the nodes with the same facts) on
+one platform. The class's facts are its weakest member's: the oldest driver of its nodes and every GPU model
+among them, so its answer runs on each node; the nodes whose facts differ from the rest are named, never
+averaged away.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+
+from envpin.compat.drivers import parse_driver_version
+from envpin.facts import Gpu, HostFacts
+
+
+@dataclass(frozen=True)
+class ClusterNode:
+    """One machine of a cluster."""
+
+    name: str
+    facts: HostFacts
+    group: str | None = None  # the node pool or Slurm partition
+    labels: Mapping[str, str] = field(default_factory=dict)  # Kubernetes: every label of the node
+
+
+@dataclass(frozen=True)
+class MachineClass:
+    """Nodes that share one environment, and the facts it is solved for."""
+
+    name: str  # a DNS-1123 label: it names Kubernetes objects, folders and Slurm jobs
+    nodes: tuple[ClusterNode, ...]
+    facts: HostFacts  # the oldest driver among the nodes, every GPU model among them
+    group: str | None = None
+    differences: tuple[str, ...] = ()  # "node gpu-3: driver 470.57.02 (the others: 535.104.05)"
+
+    @property
+    def node_names(self) -> tuple[str, ...]:
+        return tuple(node.name for node in self.nodes)
+
+
+def machine_description(facts: HostFacts) -> str:
+    """How a node's solver-relevant facts read in a difference: its driver and GPUs."""
+    driver = f"driver {facts.driver.version}" if facts.driver else "no NVIDIA driver"
+    gpus = ", ".join(sorted({f"{gpu.name} (sm {gpu.compute_capability or '?'})" for gpu in facts.gpus}))
+    return f"{driver}, {gpus or 'no GPU'}"
+
+
+def group_classes(nodes: list[ClusterNode]) -> list[MachineClass]:
+    """The machine classes of a cluster, in the order their first node appears."""
+    members: dict[tuple, list[ClusterNode]] = {}
+    for node in nodes:
+        facts = node.facts
+        platform = (facts.os, facts.arch, facts.python.version)
+        key = (node.group, *platform) if node.group is not None else (None, *platform, machine_description(facts))
+        members.setdefault(key, []).append(node)
+    classes = [_machine_class(group) for group in members.values()]
+    return _unique_names(classes)
+
+
+def _machine_class(nodes: list[ClusterNode]) -> MachineClass:
+    first = nodes[0]
+    drivers = [node.facts.driver for node in nodes]
+    if any(driver is None for driver in drivers):
+        oldest = None  # a node without a driver holds the class to what runs without one
+    else:
+        oldest = min((d for d in drivers if d is not None), key=lambda d: parse_driver_version(d.version))
+    gpus: list[Gpu] = []
+    for node in nodes:
+        for gpu in node.facts.gpus:
+            if all((gpu.name, gpu.compute_capability) != (seen.name, seen.compute_capability) for seen in gpus):
+                gpus.append(replace(gpu, index=len(gpus)))
+    facts = replace(first.facts, driver=oldest, gpus=tuple(gpus), notes=())
+    return MachineClass(_class_name(first, facts), tuple(nodes), facts, first.group, _differences(nodes))
+
+
+def _differences(nodes: list[ClusterNode]) -> tuple[str, ...]:
+    described = {node.name: machine_description(node.facts) for node in nodes}
+    counts = Counter(described.values())
+    if len(counts) < 2:
+        return ()
+    usual = counts.most_common(1)[0][0]
+    return tuple(f"node {name}: {text} (the others: {usual})" for name, text in described.items() if text != usual)
+
+
+def _class_name(first: ClusterNode, facts: HostFacts) -> str:
+    if first.group:
+        return slug(first.group)
+    if not facts.gpus:
+        return "cpu"
+    count = sum(1 for gpu in first.facts.gpus)
+    driver = facts.driver.version if facts.driver else "no-driver"
+    return slug(f"{facts.gpus[0].name}-x{count}-{driver}")
+
+
+def slug(text: str) -> str:
+    """A DNS-1123 label (lowercase letters, digits and '-', at most 63, starting and ending alphanumeric)."""
+    words = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return words[:63].rstrip("-") or "class"
+
+
+def _unique_names(classes: list[MachineClass]) -> list[MachineClass]:
+    seen: dict[str, int] = {}
+    named = []
+    for machine_class in classes:
+        seen[machine_class.name] = seen.get(machine_class.name, 0) + 1
+        if seen[machine_class.name] > 1:
+            suffix = f"-{seen[machine_class.name]}"
+            machine_class = replace(machine_class, name=machine_class.name[:63 - len(suffix)] + suffix)
+        named.append(machine_class)
+    return named
