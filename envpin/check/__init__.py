@@ -50,6 +50,7 @@ def check_text(
         return FileReport(path, (problem(
             "CHK-FILE-UNREADABLE", "", "envpin cannot tell what kind of file this is",
             f"name it as the tools do (requirements*.txt, environment*.yml, pylock.toml, conda-lock.yml, uv.lock, "
+            f"pyproject.toml, pixi.toml, "
             f"an @EXPLICIT file) or pass --kind ({', '.join(KINDS)})",
         ),), unreadable=True)
     try:

@@ -57,6 +57,8 @@ def candidates(pin: Pin, contents: Contents, database: Database) -> CondaCandida
     if release is None:
         return CondaCandidates(pin, framework, strategy, None, (), False, "")
     builds = conda_release_builds(database, release)
+    if pin.build and pin.build.strip("*") == "cuda":  # `cuda*` (pixi's pytorch-gpu): any CUDA build, never the CPU one
+        builds = [b for b in builds if b.kind == "cuda"]
     cuda, why = _chosen_cuda(pin, contents, strategy)
     if cuda == "cpu":
         return CondaCandidates(pin, framework, strategy, release, tuple(b for b in builds if b.kind == "cpu"), True, why)

@@ -17,6 +17,8 @@ READERS = {
     "conda-lock": "envpin.check.conda_lock",
     "explicit": "envpin.check.explicit",
     "uv.lock": "envpin.check.uv_lock",
+    "pyproject.toml": "envpin.check.manifests:parse_pyproject",
+    "pixi.toml": "envpin.check.manifests:parse_pixi",
 }
 KINDS = tuple(READERS)
 _PYLOCK_NAME = re.compile(r"^pylock\.[^.]+\.toml$")  # PEP 751: pylock.toml or pylock.<name>.toml
@@ -29,6 +31,8 @@ def kind_of(path: str, text: str) -> str | None:
     name = PurePath(path).name.lower()
     if name == "uv.lock":
         return "uv.lock"
+    if name in ("pyproject.toml", "pixi.toml"):
+        return name
     if name == "pylock.toml" or _PYLOCK_NAME.match(name):
         return "pylock"
     if _EXPLICIT.search(text[:4096]):
@@ -55,4 +59,5 @@ def read_contents(kind: str, text: str) -> Contents:
                     "resolve it (keep one side, or regenerate the file) and commit again")
             for line in conflicts
         ))
-    return importlib.import_module(READERS[kind]).parse(text)
+    module, _, function = READERS[kind].partition(":")
+    return getattr(importlib.import_module(module), function or "parse")(text)

@@ -118,7 +118,8 @@ def _installs(build: Build, target: Target, python_known: bool) -> bool:
 def _fits(build: Build, database: Database, target: Target, python_known: bool) -> bool:
     ignore = frozenset() if python_known else frozenset({"python"})
     verdict = assess(database, target, build, policy="minor", allowed_kinds=_ALL_KINDS, ignore=ignore)
-    return verdict.fits and not (build.kind == "cpu" and target.gpus and target.has_nvidia)
+    # on an NVIDIA machine only a CUDA build uses the GPU (a ROCm build passes assess, which does not check AMD GPUs)
+    return verdict.fits and (build.kind == "cuda" or not (target.gpus and target.has_nvidia))
 
 
 def _any_release(database: Database, framework: str, allowed: SpecifierSet) -> bool:

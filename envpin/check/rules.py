@@ -89,7 +89,8 @@ RELEVANT = frozenset({"torch", "torchvision", "torchaudio", "tensorflow", "jax",
 def needs_database(contents: Contents) -> bool:
     """Only files that pin a GPU framework or CUDA package consult the database (it costs a load)."""
     return any(
-        pin.name in RELEVANT or pin.name.startswith(("nvidia-", "jax-cuda", "cuda-")) or pin.name == "cpuonly"
+        pin.name in RELEVANT or pin.name.startswith(("nvidia-", "jax-cuda", "cuda-")) or pin.name in ("cpuonly", "__cuda")
+        or pin.name in ("tensorflow-cpu", "tensorflow-gpu", "jaxlib")
         for pin in contents.pins
     )
 

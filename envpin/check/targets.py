@@ -147,8 +147,8 @@ def _rejection_problems(pin: Pin, failed: list[Rejection], lead: str, check_targ
 
 def _cpu_problem(pin: Pin, build: Build, lead: str, check_target: CheckTarget, target: Target) -> list[Problem]:
     gpus = ", ".join(g.name for g in target.gpus)
-    return [problem("CHK-TARGET-CPU-BUILD", pin.where,
-                    f"{lead}{pin.shown} installs {build.label}, a CPU build, on a machine with {gpus}",
+    what = f"{build.label} is" if lead != f"{check_target.name}: " else f"{pin.shown} installs {build.label},"
+    return [problem("CHK-TARGET-CPU-BUILD", pin.where, f"{lead}{what} a CPU build, on a machine with {gpus}",
                     _solve_fix(pin, check_target))]
 
 

@@ -119,26 +119,52 @@ def _looks_like_path_or_url(word: str) -> bool:
 
 
 def read_pyproject(text: str, name: str, extras: tuple[str, ...], groups: tuple[str, ...]) -> Entries:
+    """A pyproject.toml or pixi.toml for a solve: `[project]` dependencies, the extras and dependency groups
+    asked for, pixi's default feature (conda and PyPI dependencies), read by read_manifest, which `check` uses
+    too. uv's and pixi's index bindings are noted: the solve chooses the framework's index itself."""
     from envpin import _toml  # noqa: PLC0415 - envpin._toml is the TOML parser (~4 ms): only a pyproject.toml needs it
 
-    try:
-        document = _toml.loads(text)
-    except _toml.TOMLDecodeError as error:
-        raise EnvpinInputError(f"{name}: not valid TOML ({error})") from None
-    entries = Entries()
-    project = document.get("project") or {}
-    for position, text_ in enumerate(project.get("dependencies") or []):
-        entries.requirements.append(parse_requirement(text_, f"{name}: project.dependencies[{position}]"))
-    optional = project.get("optional-dependencies") or {}
+    manifest = read_manifest(text, name)
+    document = _toml.loads(text)
+    project = _table(document.get("project"))
+    optional = _table(project.get("optional-dependencies"))
     for extra in extras:
         if extra not in optional:
             raise EnvpinInputError(f"{name}: no optional-dependencies group {extra!r} (has: {', '.join(optional) or 'none'})")
-        for position, text_ in enumerate(optional[extra]):
-            entries.requirements.append(parse_requirement(text_, f"{name}: project.optional-dependencies.{extra}[{position}]"))
-    dependency_groups = document.get("dependency-groups") or {}
+    dependency_groups = _table(document.get("dependency-groups"))
     for group in groups:
-        for origin, text_ in _group_requirements(dependency_groups, group, name, ()):
-            entries.requirements.append(parse_requirement(text_, origin))
+        _group_requirements(dependency_groups, group, name, ())  # refuses an unknown group or an include cycle
+    wanted = {f"extra:{e}" for e in extras} | {f"group:{g}" for g in groups}
+    entries = Entries(channels=list(manifest.channels), notes=list(manifest.notes))
+    seen: set[tuple[str, str]] = set()
+    features: set[str] = set()
+    for entry in manifest.entries:
+        labels = [s for s in entry.scope if s.startswith(("extra:", "group:", "feature:"))]
+        if any(label.startswith("feature:") for label in labels):
+            features.update(label.split(":", 1)[1] for label in labels)
+            continue
+        if labels and not set(labels) & wanted:
+            continue
+        origin = f"{name}: {entry.where}"
+        if entry.manager == "conda":
+            if entry.text.startswith("__cuda "):
+                entries.notes.append(f"{origin}: pixi's system-requirements cuda {entry.text.split(' ', 1)[1]} "
+                                     "is decided by the target's driver instead")
+            elif entry.platforms:
+                entries.notes.append(f"{origin}: conda `{entry.text}` is only for {', '.join(entry.platforms)}; "
+                                     "left out")
+            else:
+                _conda_dependency(entry.text, origin, entries)
+            continue
+        if (entry.text, ",".join(labels)) in seen:
+            continue  # one line with a uv source per extra: the same requirement once
+        seen.add((entry.text, ",".join(labels)))
+        if entry.index:
+            entries.notes.append(f"{origin}: its index {entry.index} is replaced by the index of the solved build")
+        entries.requirements.append(parse_requirement(entry.text, origin))
+    if features:
+        entries.notes.append(f"{name}: pixi features {', '.join(sorted(features))} are not solved (only the default "
+                             "feature is)")
     return entries
 
 
@@ -237,3 +263,187 @@ def conda_version_to_pip(version: str) -> str:
         base = version.split("=", 1)[0]
         return f"=={base}" if base.endswith("*") else f"=={base}.*"
     return version
+
+
+# ---------------------------------------------------------------- manifests: pyproject.toml and pixi.toml, whole
+
+
+@dataclass(frozen=True)
+class ManifestEntry:
+    """One requirement a manifest declares, wherever it is: a PEP 508 line (pip) or a conda match spec."""
+
+    text: str  # `torch>=2.7`, `pytorch 2.4.*` (conda: name, then the version spec, then the build)
+    where: str  # `project.optional-dependencies.cu128[0]`, `feature.cuda.dependencies.pytorch`
+    manager: str = "pip"  # pip / conda
+    scope: tuple[str, ...] = ()  # `extra:cu128`, `group:dev`, `feature:cuda`, a marker: the environments it is in
+    index: str | None = None  # the one index it comes from (a uv source, a pixi pypi `index`)
+    channel: str | None = None  # conda: the channel it comes from
+    build: str | None = None  # conda: the build string the table names
+    platforms: tuple[str, ...] = ()  # conda subdirs of a pixi `target.<subdir>` table
+
+
+@dataclass(frozen=True)
+class ManifestIndex:
+    name: str
+    url: str
+    explicit: bool = False  # uv: used only by the packages whose source names it
+    default: bool = False  # uv: replaces PyPI
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """What a pyproject.toml (`[project]`, PEP 735 groups, uv's indexes and sources, `[tool.pixi]`) or a
+    pixi.toml declares, every extra, group and feature included, each entry labelled with where it is."""
+
+    entries: tuple[ManifestEntry, ...]
+    indexes: tuple[ManifestIndex, ...] = ()  # uv's [[tool.uv.index]], in order
+    channels: tuple[str, ...] = ()  # pixi's workspace channels
+    requires_python: str | None = None
+    notes: tuple[str, ...] = ()
+
+
+def read_manifest(text: str, name: str) -> Manifest:
+    """A pyproject.toml or pixi.toml (by `name`'s file name), read whole. Bad TOML is an EnvpinInputError."""
+    from envpin import _toml  # noqa: PLC0415 - envpin._toml is the TOML parser (~4 ms): only a manifest needs it
+
+    try:
+        document = _toml.loads(text)
+    except _toml.TOMLDecodeError as error:
+        raise EnvpinInputError(f"{name}: not valid TOML ({error})") from None
+    if name.replace("\\", "/").rsplit("/", 1)[-1] == "pixi.toml":
+        return _pixi(document, "")
+    entries: list[ManifestEntry] = []
+    notes: list[str] = []
+    project = _table(document.get("project"))
+    uv = _table(_table(document.get("tool")).get("uv"))
+    indexes = tuple(_uv_indexes(uv))
+    sources = _table(uv.get("sources"))
+    for position, line in enumerate(_strings(project.get("dependencies"))):
+        entries += _uv_sourced(line, f"project.dependencies[{position}]", (), sources, indexes, notes)
+    for extra, lines in _table(project.get("optional-dependencies")).items():
+        for position, line in enumerate(_strings(lines)):
+            entries += _uv_sourced(line, f"project.optional-dependencies.{extra}[{position}]", (f"extra:{extra}",),
+                                   sources, indexes, notes)
+    groups = _table(document.get("dependency-groups"))
+    for group in groups:
+        for where, line in _group_requirements(groups, group, "", ()):
+            entries += _uv_sourced(line, where.lstrip(": "), (f"group:{group}",), sources, indexes, notes)
+    requires_python = project.get("requires-python")
+    pixi = _table(_table(document.get("tool")).get("pixi"))
+    manifest = Manifest(tuple(entries), indexes, (), requires_python if isinstance(requires_python, str) else None,
+                        tuple(notes))
+    if pixi:
+        inner = _pixi(pixi, "tool.pixi.")
+        manifest = Manifest(manifest.entries + inner.entries, indexes, inner.channels, manifest.requires_python,
+                            manifest.notes + inner.notes)
+    return manifest
+
+
+def _table(value) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _strings(value) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def _uv_indexes(uv: dict) -> list[ManifestIndex]:
+    found = []
+    for item in uv.get("index") or []:
+        if isinstance(item, dict) and isinstance(item.get("url"), str):
+            found.append(ManifestIndex(str(item.get("name") or item["url"]), item["url"], bool(item.get("explicit")),
+                                       bool(item.get("default"))))
+    return found
+
+
+def _uv_sourced(line: str, where: str, scope: tuple[str, ...], sources: dict, indexes: tuple[ManifestIndex, ...],
+                notes: list[str]) -> list[ManifestEntry]:
+    """A requirement with its uv source: `torch = { index = "pytorch-cu128" }` binds it to that index;
+    a list of sources with `extra = …` or `marker = …` makes one entry per source, each in its environment
+    (uv's documented layout for one torch build per extra or per platform)."""
+    from packaging.utils import canonicalize_name  # noqa: PLC0415 - packaging.utils is heavy (~15 ms): only a manifest needs it
+
+    head = re.split(r"[\s\[<>=!~;@(]", line.strip(), maxsplit=1)[0]
+    source = {canonicalize_name(k): v for k, v in sources.items()}.get(canonicalize_name(head)) if head else None
+    if source is None:
+        return [ManifestEntry(line, where, scope=scope)]
+    listed = source if isinstance(source, list) else [source]
+    by_name = {i.name: i.url for i in indexes}
+    entries = []
+    for position, item in enumerate(x for x in listed if isinstance(x, dict)):
+        index = by_name.get(str(item.get("index"))) if item.get("index") else None
+        if item.get("index") and index is None:
+            notes.append(f"{where}: tool.uv.sources names index {item.get('index')!r}, which no [[tool.uv.index]] defines")
+        if not item.get("index"):
+            continue  # a git, path or URL source: not an index build
+        extra = item.get("extra")
+        group = item.get("group")
+        marker = item.get("marker")
+        if extra and scope and scope != (f"extra:{extra}",) and scope[0].startswith("extra:"):
+            continue  # the source is for another extra than the one this line is in
+        own = scope
+        if extra:
+            own = (f"extra:{extra}",)
+        elif group:
+            own = (f"group:{group}",)
+        if marker:
+            own = own + (str(marker),)
+        entries.append(ManifestEntry(line, f"{where} (tool.uv.sources.{head}[{position}])" if isinstance(source, list)
+                                     else where, scope=own, index=index))
+    return entries or [ManifestEntry(line, where, scope=scope)]
+
+
+def _pixi(document: dict, prefix: str) -> Manifest:
+    """pixi's manifest: `[dependencies]` (conda), `[pypi-dependencies]`, `[system-requirements]`, the same
+    under `[feature.NAME]` and `[target.SUBDIR]` (and `[feature.NAME.target.SUBDIR]`), channels from
+    `[workspace]` (or the older `[project]`)."""
+    workspace = _table(document.get("workspace")) or _table(document.get("project"))
+    channels = tuple(str(c.get("channel") if isinstance(c, dict) else c) for c in workspace.get("channels") or [])
+    entries: list[ManifestEntry] = []
+    entries += _pixi_tables(document, prefix, ())
+    for feature, table in _table(document.get("feature")).items():
+        entries += _pixi_tables(_table(table), f"{prefix}feature.{feature}.", (f"feature:{feature}",))
+    return Manifest(tuple(entries), (), channels)
+
+
+def _pixi_tables(table: dict, prefix: str, scope: tuple[str, ...], platforms: tuple[str, ...] = ()) -> list[ManifestEntry]:
+    entries = []
+    for name, value in _table(table.get("dependencies")).items():
+        entries.append(_pixi_conda(name, value, f"{prefix}dependencies.{name}", scope, platforms))
+    for name, value in _table(table.get("pypi-dependencies")).items():
+        entry = _pixi_pypi(name, value, f"{prefix}pypi-dependencies.{name}", scope)
+        if entry is not None:
+            entries.append(entry)
+    cuda = _table(table.get("system-requirements")).get("cuda")
+    if isinstance(cuda, (str, int, float)):
+        entries.append(ManifestEntry(f"__cuda {cuda}", f"{prefix}system-requirements.cuda", "conda", scope,
+                                     platforms=platforms))
+    if not platforms:
+        for subdir, inner in _table(table.get("target")).items():
+            entries += _pixi_tables(_table(inner), f"{prefix}target.{subdir}.", scope, (str(subdir),))
+    return entries
+
+
+def _pixi_conda(name: str, value, where: str, scope: tuple[str, ...], platforms: tuple[str, ...]) -> ManifestEntry:
+    if isinstance(value, dict):
+        version, channel, build = value.get("version", "*"), value.get("channel"), value.get("build")
+    else:
+        version, channel, build = value, None, None
+    spec = str(version).strip() if version is not None else "*"
+    text = name if spec in ("", "*") else f"{name} {spec}"
+    return ManifestEntry(text, where, "conda", scope, channel=str(channel) if channel else None,
+                         build=str(build) if build else None, platforms=platforms)
+
+
+def _pixi_pypi(name: str, value, where: str, scope: tuple[str, ...]) -> ManifestEntry | None:
+    if isinstance(value, dict):
+        if any(key in value for key in ("path", "git", "url")):
+            return None  # a local, git or URL package: not a release from an index
+        extras = value.get("extras") or []
+        version = str(value.get("version", "*"))
+        index = value.get("index")
+    else:
+        extras, version, index = [], str(value), None
+    extra_text = f"[{','.join(str(e) for e in extras)}]" if extras else ""
+    specifier = "" if version.strip() in ("", "*") else version.strip()
+    return ManifestEntry(f"{name}{extra_text}{specifier}", where, "pip", scope, index=str(index) if index else None)

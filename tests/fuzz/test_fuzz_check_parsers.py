@@ -28,7 +28,10 @@ FIXTURE_DIRS = {"requirements": "requirements", "environment.yml": "environment"
 # conda-lock's conda-lock.yml is in the corpus already (check/conda-lock/); the environment.yml it came from is not
 EXTRA_SEEDS = {"environment.yml": [CONDA / "conda-lock-pip" / "environment.yml"]}
 FILE_NAMES = {"requirements": "requirements.txt", "environment.yml": "environment.yml", "pylock": "pylock.toml",
-              "conda-lock": "conda-lock.yml", "explicit": "conda-linux-64.lock", "uv.lock": "uv.lock"}
+              "conda-lock": "conda-lock.yml", "explicit": "conda-linux-64.lock", "uv.lock": "uv.lock",
+              "pyproject.toml": "pyproject.toml", "pixi.toml": "pixi.toml"}
+# manifests: the projects' pyproject.toml files and the real repositories' manifests, found by their file name
+MANIFEST_SEEDS = {"pyproject.toml": ("projects", "repos"), "pixi.toml": ("repos",)}
 
 # What the formats are made of: requirement syntax, YAML and TOML punctuation, hashes, URLs, conda specs.
 FORMAT_TOKENS = ("==", ">=", "~=", "!=", "===", "@", ";", " ; python_version < '3.9'", "[", "]", "[cuda12]", "#",
@@ -41,6 +44,9 @@ format_inserts = st.lists(st.one_of(st.sampled_from(FORMAT_TOKENS), tokens_text)
 
 
 def seeds(kind: str) -> Samples:
+    if kind in MANIFEST_SEEDS:
+        found = sorted(p for d in MANIFEST_SEEDS[kind] for p in (FIXTURES / d).rglob(kind))
+        return Samples(p.read_text(encoding="utf-8", errors="replace") for p in found)
     directory = FIXTURES / "check" / FIXTURE_DIRS[kind]
     pattern = "uv.lock" if kind == "uv.lock" else "*"  # uv.lock cases are projects: a directory each
     paths = sorted(p for p in directory.rglob(pattern) if p.is_file() and p.suffix != ".md") if directory.is_dir() else []
@@ -59,12 +65,14 @@ def texts_for(kind: str):
 
 @pytest.mark.parametrize("kind", list(READERS))
 def test_format_parse(kind):
-    parse = importlib.import_module(READERS[kind]).parse
+    module, _, function = READERS[kind].partition(":")
+    parse = getattr(importlib.import_module(module), function or "parse")
 
     @settings(max_examples=slow_examples(2))
     @given(text=texts_for(kind))
     def parses_or_says_malformed(text):
-        contents, error = outcome(f"check.{READERS[kind].rsplit('.', 1)[1]}.parse", parse, text, allowed=(MalformedFile,))
+        contents, error = outcome(f"check.{module.rsplit('.', 1)[1]}.{function or 'parse'}", parse, text,
+                                  allowed=(MalformedFile,))
         assert contents is None or isinstance(contents, Contents)
         if error is not None:
             assert isinstance(error, MalformedFile)

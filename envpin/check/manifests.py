@@ -1,0 +1,80 @@
+"""pyproject.toml and pixi.toml: text → Contents, through the one manifest reader `solve --project` uses
+(envpin.project.readers.read_manifest).
+
+Every requirement is a pin: `[project]` dependencies and each optional-dependencies extra, PEP 735
+dependency groups, `[tool.pixi]` / pixi.toml dependencies (conda) and pypi-dependencies, per feature and per
+`target.<subdir>`. An extra, a group or a feature is the pin's scope, so one torch per extra (uv's documented
+layout) is checked within its extra. uv's `[tool.uv.sources]` binds a pin to its `[[tool.uv.index]]`; a
+PyTorch index that is not `explicit` serves every torch-family package (uv's default `first-index`
+strategy: the first index that has the package is the only one asked). pixi's `system-requirements.cuda` is
+the CUDA the environment needs from the driver (`__cuda`).
+"""
+
+from __future__ import annotations
+
+from envpin.check.environment_yml import conda_pin
+from envpin.check.model import Contents, IndexOption, MalformedFile, Pin, Problem
+from envpin.check.requirements import read_line
+from envpin.check.variants import CONDA_SUBDIRS, TORCH_FAMILY, index_variant, single_python_minor
+from envpin.errors import EnvpinInputError
+
+# conda-forge's metapackages that choose pytorch's build: pytorch-gpu depends on a `cuda*` pytorch, pytorch-cpu
+# on a `cpu*` one (conda-forge/pytorch-cpu-feedstock recipe outputs)
+_CONDA_METAPACKAGES = {"pytorch-gpu": "cuda*", "pytorch-cpu": "cpu*"}
+
+
+def parse_pyproject(text: str) -> Contents:
+    return _contents("pyproject.toml", text)
+
+
+def parse_pixi(text: str) -> Contents:
+    return _contents("pixi.toml", text)
+
+
+def _contents(name: str, text: str) -> Contents:
+    from envpin.project.readers import read_manifest  # noqa: PLC0415 - the project readers are only for manifests
+
+    try:
+        manifest = read_manifest(text, name)
+    except EnvpinInputError as error:
+        raise MalformedFile(str(error).split(": ", 1)[-1]) from None
+    first_index = next((i.url for i in manifest.indexes if not i.explicit and index_variant(i.url)), None)
+    pins: list[Pin] = []
+    problems: list[Problem] = []
+    for entry in manifest.entries:
+        scope = frozenset(entry.scope)
+        if entry.manager == "conda":
+            name_, _, rest = entry.text.partition(" ")
+            build = entry.build or _CONDA_METAPACKAGES.get(name_)
+            spec = ("pytorch" if name_ in _CONDA_METAPACKAGES else name_) + (f" {rest}" if rest else "")
+            spec = f"{spec} {build}" if build and rest else (f"{spec} * {build}" if build else spec)
+            pin = conda_pin(f"{entry.channel}::{spec}" if entry.channel else spec, entry.where)
+            if pin is None:
+                continue
+            platforms = tuple(CONDA_SUBDIRS[s] for s in entry.platforms if s in CONDA_SUBDIRS)
+            pins.append(Pin(name=pin.name, where=pin.where, label=entry.text, version=_pixi_version(rest) or pin.version,
+                            manager="conda", index=pin.index, build=pin.build, scope=scope, platforms=platforms))
+            continue
+        line = read_line(entry.text, entry.where)
+        problems += line.problems
+        if line.pin is None:
+            continue
+        index = entry.index or (first_index if line.pin.name in TORCH_FAMILY else None)
+        pins.append(Pin(name=line.pin.name, where=entry.where, label=line.pin.label, version=line.pin.version,
+                        index=index, extras=line.pin.extras, scope=scope | line.pin.scope,
+                        specifier=line.pin.specifier))
+    python = single_python_minor(manifest.requires_python)
+    if python:
+        pins.append(Pin("python", "project.requires-python", f"requires-python {manifest.requires_python}", python))
+    indexes = tuple(IndexOption("extra-index-url" if not i.default else "index-url", i.url, f"tool.uv.index[{n}]")
+                    for n, i in enumerate(manifest.indexes) if not i.explicit)
+    return Contents(name, tuple(pins), indexes, problems=tuple(problems), channels=manifest.channels)
+
+
+def _pixi_version(spec: str) -> str | None:
+    """pixi writes a conda version spec: `2.4.*`, `==2.4.0`, `2.4.0` (which pixi reads as ==2.4.0); a range is None."""
+    spec = spec.split(" ")[0].strip()
+    if not spec or spec == "*" or any(c in spec for c in "<>!~,|"):
+        return None
+    spec = spec.lstrip("=")
+    return spec[:-2] if spec.endswith(".*") else spec.rstrip("*") or None

@@ -1,0 +1,129 @@
+"""`check` reads pyproject.toml (`[project]`, extras, PEP 735 groups, uv's indexes and sources) and pixi
+manifests through the manifest reader `solve --project` uses."""
+
+from __future__ import annotations
+
+from envpin.check import check_text
+from envpin.check.formats import kind_of
+from envpin.check.targets import configured_target
+from envpin.project.readers import read_manifest, read_pyproject
+from envpin.target_spec import NamedTarget, TargetSpec
+
+RTX_5090: dict = dict(os="linux", arch="x86_64", driver="570.86.10", gpus=("NVIDIA GeForce RTX 5090",), python="3.12")
+
+# uv's documented layout (docs.astral.sh/uv/guides/integration/pytorch/, "Configuring accelerators with optional
+# dependencies"), with cu126 where the guide has cu128
+UV_EXTRAS = """
+[project]
+name = "project"
+version = "0.1.0"
+requires-python = ">=3.12"
+dependencies = []
+
+[project.optional-dependencies]
+cpu = ["torch>=2.7.0", "torchvision>=0.22.0"]
+cu126 = ["torch>=2.7.0", "torchvision>=0.22.0"]
+
+[dependency-groups]
+dev = ["pytest>=8"]
+
+[tool.uv]
+conflicts = [[{ extra = "cpu" }, { extra = "cu126" }]]
+
+[tool.uv.sources]
+torch = [{ index = "pytorch-cpu", extra = "cpu" }, { index = "pytorch-cu126", extra = "cu126" }]
+torchvision = [{ index = "pytorch-cpu", extra = "cpu" }, { index = "pytorch-cu126", extra = "cu126" }]
+
+[[tool.uv.index]]
+name = "pytorch-cpu"
+url = "https://download.pytorch.org/whl/cpu"
+explicit = true
+
+[[tool.uv.index]]
+name = "pytorch-cu126"
+url = "https://download.pytorch.org/whl/cu126"
+explicit = true
+"""
+
+PIXI = """
+[workspace]
+name = "demo"
+channels = ["conda-forge"]
+platforms = ["linux-64", "win-64"]
+
+[dependencies]
+python = "3.11.*"
+
+[feature.cuda.system-requirements]
+cuda = "12.0"
+
+[feature.cuda.dependencies]
+pytorch-gpu = "2.4.*"
+
+[pypi-dependencies]
+numpy = ">=1.26"
+
+[environments]
+cuda = ["cuda"]
+"""
+
+
+def problems(database, path: str, text: str, **target):
+    targets = [configured_target(NamedTarget("t", TargetSpec(detect=False, **target)), database)] if target else []
+    return check_text(path, text, load_database=lambda: database, targets=targets).problems
+
+
+def test_pyproject_and_pixi_manifests_are_kinds_check_reads():
+    assert kind_of("pyproject.toml", "") == "pyproject.toml"
+    assert kind_of("sub/pixi.toml", "") == "pixi.toml"
+
+
+def test_each_uv_extra_is_judged_with_its_own_index(database):
+    found = problems(database, "pyproject.toml", UV_EXTRAS, **RTX_5090)
+    by_where = {p.where: p for p in found}
+    gpu = by_where["project.optional-dependencies.cu126[0] (tool.uv.sources.torch[1])"]
+    assert gpu.id == "CHK-TARGET-GPU" and "+cu126" in gpu.message and "sm_120" in gpu.message
+    cpu = by_where["project.optional-dependencies.cpu[0] (tool.uv.sources.torch[0])"]
+    assert (cpu.id, cpu.severity) == ("CHK-TARGET-CPU-BUILD", "warning") and "+cpu" in cpu.message
+
+
+def test_a_pyproject_without_gpu_frameworks_has_no_problems(database):
+    assert problems(database, "pyproject.toml", '[project]\nname = "x"\ndependencies = ["numpy"]\n') == ()
+
+
+def test_bad_toml_is_a_malformed_file(database):
+    report = check_text("pyproject.toml", "[project\n", load_database=lambda: database)
+    assert report.unreadable and report.problems[0].id == "CHK-FILE-MALFORMED"
+
+
+def test_pixi_system_requirements_cuda_needs_a_driver_that_runs_it(database):
+    found = problems(database, "pixi.toml", PIXI, **RTX_5090 | {"driver": "470.82.01", "python": "3.11"})
+    assert [(p.id, p.where) for p in found] == [("CHK-TARGET-DRIVER", "feature.cuda.system-requirements.cuda")]
+
+
+def test_pixi_conda_forge_pytorch_gpu_has_no_windows_build_before_2_5(database):
+    found = problems(database, "pixi.toml", PIXI, os="windows", arch="x86_64", driver="560.94",
+                     gpus=("NVIDIA GeForce GTX 1080 Ti",), python="3.11")
+    assert [(p.id, p.where) for p in found] == [("CHK-TARGET-PLATFORM", "feature.cuda.dependencies.pytorch-gpu")]
+
+
+def test_the_manifest_reader_keeps_every_extra_group_and_feature_apart():
+    manifest = read_manifest(UV_EXTRAS, "pyproject.toml")
+    torches = [e for e in manifest.entries if e.text.startswith("torch>")]
+    assert {(e.scope, e.index) for e in torches} == {
+        (("extra:cpu",), "https://download.pytorch.org/whl/cpu"),
+        (("extra:cu126",), "https://download.pytorch.org/whl/cu126")}
+    assert ("group:dev",) in {e.scope for e in manifest.entries}
+    pixi = read_manifest(PIXI, "pixi.toml")
+    assert pixi.channels == ("conda-forge",)
+    assert {(e.text, e.manager, e.scope) for e in pixi.entries} >= {
+        ("pytorch-gpu 2.4.*", "conda", ("feature:cuda",)), ("numpy>=1.26", "pip", ()), ("__cuda 12.0", "conda", ("feature:cuda",))}
+
+
+def test_solve_project_reads_the_same_manifest_for_the_extras_asked_for():
+    entries = read_pyproject(UV_EXTRAS, "pyproject.toml", ("cu126",), ("dev",))
+    assert sorted(r.text for r in entries.requirements) == ["pytest>=8", "torch>=2.7.0", "torchvision>=0.22.0"]
+    assert any("replaced by the index of the solved build" in n for n in entries.notes)
+    pixi = read_pyproject(PIXI, "pixi.toml", (), ())
+    assert [r.text for r in pixi.requirements] == ["numpy>=1.26"] and pixi.python == "3.11"
+    assert any("pixi features cuda are not solved" in n for n in pixi.notes)
