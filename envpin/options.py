@@ -51,7 +51,7 @@ def target_spec(args: argparse.Namespace, conda: bool = False) -> TargetSpec:
 
 
 def add_db_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--db", help="use the compatibility database in this directory")
+    parser.add_argument("--db", help="use the compatibility database in this directory (or ENVPIN_DB)")
 
 
 # ---------------------------------------------------------------- what to solve

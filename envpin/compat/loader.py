@@ -21,8 +21,15 @@ from envpin.errors import DatabaseError
 _LOADED: dict[str, Database] = {}
 
 
+DATABASE_VARIABLE = "ENVPIN_DB"
+
+
 def default_database_path() -> Path:
-    """The database in a source checkout (data/compat_matrix) or inside the installed wheel."""
+    """The database `--db` names when it is not given: `$ENVPIN_DB` (a team's fork, or the frozen copy a test
+    suite pins its answers to), else the one in a source checkout (data/compat_matrix) or inside the wheel."""
+    override = os.environ.get(DATABASE_VARIABLE)
+    if override:  # an empty variable counts as unset, as shells do
+        return Path(override)
     package = Path(__file__).resolve().parent.parent
     for candidate in (package.parent / "data" / "compat_matrix", package / "data" / "compat_matrix"):
         if (candidate / "VERSION").is_file():

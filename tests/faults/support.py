@@ -9,8 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.conftest import DB_DIR  # noqa: F401 - the frozen database, whose copies these tests corrupt
+
 REPO = Path(__file__).resolve().parents[2]
-DB_DIR = REPO / "data" / "compat_matrix"
 TARGET_3090 = ["--os", "linux", "--arch", "x86_64", "--driver", "535.104.05", "--gpu", "NVIDIA GeForce RTX 3090",
                "--python", "3.11"]
 SOLVE_3090 = ["solve", "--framework", "torch", *TARGET_3090]

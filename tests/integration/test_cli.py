@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.conftest import DB_DIR
+
 REPO = Path(__file__).resolve().parents[2]
 TARGET_3090 = ["--os", "linux", "--arch", "x86_64", "--driver", "535.104.05", "--gpu", "NVIDIA GeForce RTX 3090",
                "--python", "3.11"]
@@ -26,7 +28,7 @@ def test_json_contract_for_the_documented_example():
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
     assert document["status"] == "ok"
-    assert document["db_version"] == (REPO / "data/compat_matrix/VERSION").read_text().strip()
+    assert document["db_version"] == (DB_DIR / "VERSION").read_text().strip()
     assert document["target"] == {"os": "linux", "arch": "x86_64", "driver": "535.104.05", "driver_cuda": "12.2",
                                   "gpus": [{"name": "NVIDIA GeForce RTX 3090", "compute_capability": "8.6"}],
                                   "python": "3.11"}

@@ -18,6 +18,7 @@ import pytest
 from packaging.pylock import Pylock
 
 from envpin import _toml
+from tests.conftest import DB_DIR
 from tests.integration.loopback_index import Index, build_wheel, canonical, sha256_of
 
 REPO = Path(__file__).resolve().parents[2]
@@ -111,7 +112,7 @@ def test_lock_binds_the_accelerator_index(small_index, tool_env, tmp_path):
     assert document["created-by"] == "envpin" and document["requires-python"] == f"=={PYTHON}.*"
     assert document["environments"] == [f"sys_platform == 'linux' and platform_machine == 'x86_64' and python_version == '{PYTHON}'"]
     tool = document["tool"]["envpin"]
-    assert tool["db-version"] == (REPO / "data/compat_matrix/VERSION").read_text().strip()
+    assert tool["db-version"] == (DB_DIR / "VERSION").read_text().strip()
     assert tool["accelerator"] == "cu129" and tool["pins"] == ["torch==2.13.0+cu129"]
     assert tool["target"]["driver"] == "550.54.15"
     assert tool["target"]["gpus"] == [{"name": "NVIDIA GeForce RTX 3090", "compute-capability": "8.6"}]

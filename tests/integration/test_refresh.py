@@ -101,7 +101,7 @@ def planted(tmp_path_factory):
         code = refresh(server, work / "out", work / "report.md")
         log = list(server.log)
         base = server.base
-    assert database_digest() == before, "refresh wrote into data/compat_matrix"
+    assert database_digest() == before, "refresh wrote into the database it read"
     return {"code": code, "out": work / "out", "report": (work / "report.md").read_text(), "log": log, "base": base}
 
 

@@ -1,0 +1,118 @@
+"""Invariants of the live database (data/compat_matrix): what must hold for every record, whatever a refresh adds.
+
+Tests that expect exact answers read the frozen copy (tests/fixtures/compat_db); these name no release, so a new
+torch, TensorFlow or JAX release, or a new VERSION, keeps them green unless the new record itself is wrong.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from envpin.compat.drivers import POLICIES, minimum_driver
+from envpin.facts import HostFacts, PythonInfo
+from envpin.resolver.plan import Plan
+from envpin.resolver.request import parse_request
+from envpin.resolver.solve import solve
+from envpin.resolver.target import make_target
+
+
+def _cuda_platforms(database):
+    for release in database.torch_releases:
+        for variant in release.variants.values():
+            if variant.cuda:
+                yield release, variant
+
+
+def test_every_release_and_build_cites_sources_that_exist(live_database):
+    cited = []
+    for release in live_database.torch_releases:
+        cited.append((f"torch {release.version}", release.provenance))
+        cited += [(f"torch {release.version}+{v.name}", v.provenance) for v in release.variants.values()]
+        cited += [(f"{c.name} for torch {release.version}", c.provenance) for c in release.companions.values()]
+    cited += [(f"tensorflow {r.version}", r.provenance) for r in live_database.tensorflow_releases]
+    cited += [(f"jax {r.version}", r.provenance) for r in live_database.jax_releases]
+    cited += [(f"arch list {a.name}", a.provenance) for a in live_database.arch_sets.values()]
+    cited += [(f"CUDA {t.version}", t.provenance) for t in live_database.toolkits.values()]
+    for what, provenance in cited:
+        assert provenance.sources, f"{what} cites no source"
+        missing = [s for s in provenance.sources if s not in live_database.sources]
+        assert not missing, f"{what} cites undefined sources {missing}"
+        assert all(live_database.sources[s].url or live_database.sources[s].ref for s in provenance.sources), (
+            f"{what} cites a source a reader cannot open (neither url nor ref)")
+
+
+def test_every_cuda_build_has_an_arch_list_with_a_source_for_each_platform(live_database):
+    for release, variant in _cuda_platforms(live_database):
+        for platform in variant.platforms:
+            archs = variant.archs.get(platform)
+            assert archs is not None, f"torch {release.version}+{variant.name} has no arch list for {platform}"
+            assert archs.sass or archs.ptx, f"torch {release.version}+{variant.name}: empty arch list on {platform}"
+            assert archs.provenance.sources, f"arch list {archs.name} has no source"
+
+
+def test_every_builds_cuda_has_a_driver_minimum_where_it_is_built(live_database):
+    """A CUDA build the solver may pick needs its toolkit's driver minimum for every OS it is built for."""
+    needed = {(variant.cuda, platform.split("-")[0], f"torch {release.version}+{variant.name}")
+              for release, variant in _cuda_platforms(live_database) for platform in variant.platforms}
+    needed |= {(build.cuda, platform.split("-")[0], f"tensorflow {release.version}")
+               for release in live_database.tensorflow_releases for platform, build in release.gpu.items()}
+    for cuda, os_name, what in sorted(needed):
+        assert cuda in live_database.toolkits, f"{what}: CUDA {cuda} is not in cuda.yaml"
+        for policy in POLICIES:
+            minimum = minimum_driver(live_database, cuda, os_name, policy)
+            assert minimum is not None, f"{what}: CUDA {cuda} has no {os_name} driver minimum ({policy} policy)"
+            assert minimum.provenance.sources, f"{what}: the {os_name} driver minimum of CUDA {cuda} has no source"
+
+
+def test_every_arch_is_one_its_toolkit_can_build(live_database):
+    for release, variant in _cuda_platforms(live_database):
+        targets = set(live_database.toolkits[variant.cuda].targets)
+        for platform, archs in variant.archs.items():
+            unknown = [str(cc) for cc in (*archs.sass, *archs.ptx) if cc not in targets]
+            assert not unknown, f"torch {release.version}+{variant.name} on {platform}: CUDA {variant.cuda} cannot target {unknown}"
+
+
+def test_every_release_has_its_companions_and_a_pypi_build_that_exists(live_database):
+    for release in live_database.torch_releases:
+        assert "torchvision" in release.companions, f"torch {release.version} has no torchvision pair"
+        for platform, name in release.pypi.items():
+            variant = release.variants.get(name)
+            assert variant is not None, f"torch {release.version}: PyPI's {platform} build {name} is not a variant"
+            assert platform in variant.platforms, f"torch {release.version}: {name} is not built for {platform}"
+        for variant in release.variants.values():
+            for platform in variant.platforms:
+                assert release.pythons_for(variant, platform), (
+                    f"torch {release.version}+{variant.name} lists {platform} with no Python")
+        for companion in release.companions.values():
+            assert companion.version and companion.provenance.sources, f"{companion.name} for torch {release.version}"
+
+
+def test_releases_are_newest_first_and_dated_in_order(live_database):
+    for releases in (live_database.torch_releases, live_database.tensorflow_releases, live_database.jax_releases):
+        versions = [r.version for r in releases]
+        assert versions == sorted(versions, reverse=True)
+        assert all(r.released for r in releases[:3]), "the newest releases carry their release date"
+
+
+def test_no_record_is_added_after_the_database_version(live_database):
+    version = live_database.version
+    for release in live_database.torch_releases:
+        assert (release.added or "") <= version
+        assert all((v.added or "") <= version for v in release.variants.values())
+
+
+@pytest.mark.parametrize(("os_name", "arch"), [("linux", "x86_64"), ("linux", "aarch64"), ("windows", "x86_64"),
+                                               ("macos", "arm64")])
+def test_the_newest_torch_release_answers_a_cpu_machine_of_each_platform(live_database, os_name, arch):
+    """The newest release that ships a platform is what a plain request gets there, whatever its number."""
+    platform = f"{os_name}-{arch}"
+    shipping = [r for r in live_database.torch_releases if platform in r.python and any(
+        v.kind == "cpu" and platform in v.platforms for v in r.variants.values())]
+    if not shipping:
+        pytest.skip(f"no torch release with a CPU build for {platform}")
+    newest = shipping[0]
+    python = newest.python[platform][-1]
+    target = make_target(live_database, HostFacts(os=os_name, arch=arch, python=PythonInfo(python)))
+    answer = solve(live_database, target, parse_request(["torch"], []))
+    assert isinstance(answer, Plan), answer
+    assert answer.packages[0].version.split("+")[0] == str(newest.version)
