@@ -106,6 +106,9 @@ def _uncovered(case: Case, name: str, capability: ComputeCapability, archs: Arch
         signature, title = A4, f"torch has no code for {name} ({capability.sm})"
     if hit:
         evidence.insert(0, hit.evidence())
+    if not case.host.gpus:  # the GPU is known from the message only: solve for it, not for this (GPU-less) machine
+        fix.insert(0, f"on the machine with the {name}: `envpin solve --framework torch --gpu '{name}' --driver <its driver "
+                      f"version>` picks a build with {capability.sm} kernels (or run `envpin doctor` there)")
     return Finding(signature, "error", title, tuple(evidence), tuple(fix), CONFIRMED if hit else PROVEN)
 
 

@@ -21,11 +21,18 @@ class Signature:
     row: str  # W1, L3, ...
     id: str
     pattern: str | None
+    # The more generic findings this one refines: when both fire, this one is shown first (the catalogue's
+    # `outranks`), whatever their likelihoods. Specificity is data, not the order the rules happen to run in.
+    outranks: tuple[str, ...] = ()
 
     @property
     def group(self) -> str:
         return self.row[0]
 
+
+# What a broken driver explains better than they do: no driver found, a CPU build "chosen", CUDA not starting.
+BROKEN_DRIVER_REFINES = ("DRV-NOT-FOUND", "DRV-INSUFFICIENT-FOR-RUNTIME", "TORCH-CPU-WHEEL", "JAX-CPU-ONLY-INSTALL",
+                         "TF-CUDA-RUNTIME-NOT-INSTALLED")
 
 SIGNATURES = (
     Signature("W1", "WIN-CT2-CUBLAS12-NOT-FOUND", r'Library cublas64_12\.dll is not found or cannot be loaded'),
@@ -48,20 +55,26 @@ SIGNATURES = (
     Signature("L3", "LNX-CUDNN-SHADOWED", r'cuDNN version incompatibility: PyTorch was compiled\s+against \((\d+), (\d+), (\d+)\) but (found runtime version|linked against) \((\d+), (\d+), (\d+)\)'),
     Signature("L4", "LNX-TORCH201-NO-NVIDIA-WHEELS", r'ImportError: lib(cudnn\.so\.8|cublas\.so\.11|cufft\.so\.10|curand\.so\.10): cannot open shared object file|libnvrtc\.so\.\*\[0-9\]\.\*\[0-9\] not found in the system path'),
     Signature("L5", "LNX-CUDNN-NOT-ON-LOADER-PATH", r'lib(cudnn|cudnn_ops_infer|cudnn_cnn_infer|cudnn_ops|cudnn_cnn)\.so\.[89]: cannot open shared object file'),
-    Signature("L6", "ORT-CUDA-MAJOR-MISMATCH", r'Failed to load library libonnxruntime_providers_cuda\.so with error: lib(cublasLt|cublas|cudart|cufft|cudnn)\.so\.(\d+)'),
+    Signature("L6", "ORT-CUDA-MAJOR-MISMATCH", r'Failed to load library libonnxruntime_providers_cuda\.so with error: lib(cublasLt|cublas|cudart|cufft|cudnn)\.so\.(\d+)',
+              ("LNX-CUDNN-NOT-ON-LOADER-PATH",)),
     Signature("L7", "WSL-LIBCUDA-UNVERSIONED", r'Could not load library libcudnn_cnn_infer\.so\.8\. Error: libcuda\.so: cannot open shared object file|OSError: libcuda\.so: cannot open shared object file'),
     Signature("L8", "WSL-LINUX-DRIVER-INSTALLED", r'/usr/lib/wsl/lib/libcuda\.so\.1 is not a symbolic link'),
-    Signature("L9", "CONTAINER-GPU-NOT-PASSED", r'nvidia-container-cli: initialization error: (load library failed: libnvidia-ml\.so\.1|driver error)|libcuda\.so\.1: cannot open shared object file|Found no NVIDIA driver on your system'),
+    Signature("L9", "CONTAINER-GPU-NOT-PASSED", r'nvidia-container-cli: initialization error: (load library failed: libnvidia-ml\.so\.1|driver error)|libcuda\.so\.1: cannot open shared object file|Found no NVIDIA driver on your system',
+              BROKEN_DRIVER_REFINES),
     Signature("L10", "CONTAINER-FWD-COMPAT-804", r'Error 804: forward compatibility was attempted on non supported HW|CUDA failure 804'),
     Signature("L11", "NCCL-DUPLICATE-OR-OLD", r'libtorch_cuda\.so: undefined symbol: nccl\w+'),
     Signature("L12", "CONDA-LIBSTDCXX-TOO-OLD", r"libstdc\+\+\.so\.6: version .GLIBCXX_3\.4\.\d+' not found"),
     Signature("D1", "DRV-TOO-OLD-FOR-TORCH-WHEEL", r'The NVIDIA driver on your system is too old \(found version (\d+)\)'),
     Signature("D2", "DRV-INSUFFICIENT-FOR-RUNTIME", r'CUDA driver version is insufficient for CUDA runtime version|cudaErrorInsufficientDriver|CUDA failure 35'),
     Signature("D3", "DRV-NOT-FOUND", r'Found no NVIDIA driver on your system\. Please check that you have an NVIDIA GPU and installed a driver'),
-    Signature("D4", "DRV-NVML-VERSION-MISMATCH", r'Failed to initialize NVML: Driver/library version mismatch'),
-    Signature("D5", "DRV-KERNEL-MODULE-NOT-LOADED", r"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver"),
+    Signature("D4", "DRV-NVML-VERSION-MISMATCH", r'Failed to initialize NVML: Driver/library version mismatch', BROKEN_DRIVER_REFINES),
+    Signature("D5", "DRV-KERNEL-MODULE-NOT-LOADED", r"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver",
+              BROKEN_DRIVER_REFINES),
     Signature("D6", "DRV-UVM-STATE-LOST", r'CUDA unknown error - this may be due to an incorrectly set up environment, e\.g\. changing env variable CUDA_VISIBLE_DEVICES after program start'),
     Signature("D7", "DRV-PTX-NEWER-THAN-DRIVER", r'the provided PTX was compiled with an unsupported toolchain|CUDA_ERROR_UNSUPPORTED_PTX_VERSION'),
+    Signature("D8", "DRV-NO-DEVICES", r'^No devices were found', BROKEN_DRIVER_REFINES),
+    Signature("D9", "DRV-NVML-UNKNOWN-ERROR", r'Failed to initialize NVML: Unknown Error', BROKEN_DRIVER_REFINES),
+    Signature("D10", "DRV-GPU-WITHOUT-DRIVER", None, BROKEN_DRIVER_REFINES),
     Signature("A1", "ARCH-GPU-NEWER-THAN-WHEEL", r'(.+) with CUDA capability sm_(\d+) is not compatible with the current PyTorch installation\.\s+The current PyTorch install supports CUDA capabilities ([\w ]+)\.'),
     Signature("A2", "ARCH-GPU-DROPPED-FROM-WHEEL", None),
     Signature("A3", "ARCH-GPU-BELOW-MIN-CC", r'Found GPU(\d+) (.+) which is of cuda capability (\d+)\.(\d+)\.\s+PyTorch no longer supports this GPU because it is too old\.\s+The minimum cuda capability (supported by this library|that we support) is (\d+)\.(\d+)'),
@@ -79,10 +92,14 @@ SIGNATURES = (
     Signature("T1", "TF-CUDA-SONAME-MISSING", r"Could not load dynamic library '(lib\w+\.so\.\d+(?:\.\d+)?)'; dlerror: \S+: cannot open shared object file"),
     Signature("T2", "TF-CANNOT-DLOPEN-GPU-LIBS", r'Cannot dlopen some GPU libraries\. Please make sure the missing libraries mentioned above are installed properly'),
     Signature("T3", "TF-CUDA-RUNTIME-NOT-INSTALLED", r'Could not find cuda drivers on your machine, GPU will not be used'),
+    Signature("T4", "TF-216-WHEELS-NOT-FOUND", None, ("TF-CANNOT-DLOPEN-GPU-LIBS", "TF-CUDA-RUNTIME-NOT-INSTALLED")),
+    Signature("T5", "TF-CONDA-LIB-NOT-ON-LOADER-PATH", None,
+              ("TF-CUDA-SONAME-MISSING", "TF-CANNOT-DLOPEN-GPU-LIBS", "TF-CUDA-RUNTIME-NOT-INSTALLED")),
     Signature("J1", "JAX-CUDA-LIB-OLDER-THAN-BUILD", r'CUDA backend failed to initialize: (Found (cuDNN|cuBLAS|CUDA|cuSPARSE|cuFFT|cuSOLVER) version (\d+), but JAX was built against version (\d+), which is newer|Unable to use CUDA because of the following issues with CUDA components:[\s\S]*?Outdated \w+ installation found)'),
     Signature("J2", "JAX-CPU-ONLY-INSTALL", r'An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not installed\. Falling back to cpu'),
     Signature("J3", "JAX-JAXLIB-TOO-OLD", r'jaxlib is version (\S+), but this version of jax requires version >= (\S+)'),
     Signature("J4", "JAX-PLUGIN-MISMATCH", r'Mismatched PJRT plugin PJRT API version|JAX plugin jax_cuda\d+_plugin version \S+ is installed, but it is not compatible with the installed jaxlib version|Unexpected PJRT_Client_Create_Args size'),
+    Signature("J5", "JAX-CUDA-UNLOADABLE", r'CUDA backend failed to initialize: Unable to load (CUDA|cuSOLVER|cuDNN|cuBLAS|cuFFT|cuSPARSE)\.', ("JAX-CPU-ONLY-INSTALL",)),
     Signature("X1", "TORCHVISION-TORCH-MISMATCH", r"operator torchvision::nms does not exist|No such operator torchvision::nms|Couldn't load custom C\+\+ ops\. This can happen if your PyTorch and torchvision versions are incompatible"),
     Signature("X2", "EXT-TOOLKIT-MAJOR-MISMATCH", r'The detected CUDA version \((\d+\.\d+)\) mismatches the version that was used to compile\s*PyTorch \((\d+\.\d+)\)\. Please make sure to use the same CUDA versions'),
     Signature("X3", "EXT-CUDA-HOME-MISSING", r'CUDA_HOME environment variable is not set\. Please set it to your CUDA install root|CUDA was not found on the system, please set the CUDA_HOME or the CUDA_PATH'),
@@ -105,9 +122,12 @@ GROUPS = {
 }
 
 
+# Signatures that share another's message and are told apart by the facts (the catalogue's `pattern_of`).
+PATTERN_OF = {"ARCH-GPU-DROPPED-FROM-WHEEL": "ARCH-GPU-NEWER-THAN-WHEEL", "TF-CONDA-LIB-NOT-ON-LOADER-PATH": "TF-CUDA-SONAME-MISSING"}
+
+
 @cache
 def compiled(signature_id: str) -> re.Pattern | None:
     """The signature's pattern, compiled as the catalogue says to use it (re.MULTILINE)."""
-    signature = BY_ID[signature_id]
-    pattern = signature.pattern if signature.id != "ARCH-GPU-DROPPED-FROM-WHEEL" else BY_ID["ARCH-GPU-NEWER-THAN-WHEEL"].pattern
+    pattern = BY_ID[PATTERN_OF.get(signature_id, signature_id)].pattern
     return re.compile(pattern, re.MULTILINE) if pattern else None

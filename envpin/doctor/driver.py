@@ -14,16 +14,27 @@ from envpin.doctor.model import CONFIRMED, LIKELY, MATCHED, PROVEN, Case, Findin
 from envpin.facts import decode_driver_cuda
 from envpin.vocabulary.variants import cuda_of
 
-D1, D2, D3, D4, D5, D6, D7 = (
+D1, D2, D3, D4, D5, D6, D7, D8, D9, D10 = (
     "DRV-TOO-OLD-FOR-TORCH-WHEEL", "DRV-INSUFFICIENT-FOR-RUNTIME", "DRV-NOT-FOUND", "DRV-NVML-VERSION-MISMATCH",
-    "DRV-KERNEL-MODULE-NOT-LOADED", "DRV-UVM-STATE-LOST", "DRV-PTX-NEWER-THAN-DRIVER",
+    "DRV-KERNEL-MODULE-NOT-LOADED", "DRV-UVM-STATE-LOST", "DRV-PTX-NEWER-THAN-DRIVER", "DRV-NO-DEVICES",
+    "DRV-NVML-UNKNOWN-ERROR", "DRV-GPU-WITHOUT-DRIVER",
 )
 
 
 def findings(case: Case) -> list[Finding]:
     rules = (_too_old_for_torch, _insufficient_for_runtime, _not_found, _nvml_mismatch, _module_not_loaded,
-             _uvm_lost, _ptx_newer)
+             _uvm_lost, _ptx_newer, _no_devices, _nvml_unknown, _gpu_without_driver)
     return [f for f in (rule(case) for rule in rules) if f]
+
+
+def trouble_evidence(case: Case, state: str, legacy_note: str) -> list[str]:
+    """What `envpin detect` recorded for this state: its typed driver_trouble (and the signs of the GPU), or, in an
+    older facts file, a note with the same words."""
+    trouble = case.host.driver_trouble
+    if trouble is not None and trouble.state == state:
+        return [f"envpin detect: {trouble.message}"] + [f"envpin detect: {sign}" for sign in trouble.evidence]
+    note = next((n for n in case.host.notes if legacy_note.lower() in n.lower()), None)
+    return [f"envpin detect: {note}"] if note else []
 
 
 def torch_cuda(case: Case) -> str | None:
@@ -128,30 +139,98 @@ def _not_found(case: Case) -> Finding | None:
 
 def _nvml_mismatch(case: Case) -> Finding | None:
     hit = case.search(D4)
-    note = next((n for n in case.host.notes if "version mismatch" in n.lower()), None)
-    if not hit and not note:
+    detected = trouble_evidence(case, "driver-library-mismatch", "version mismatch")
+    if not hit and not detected:
         return None
-    evidence = ([hit.evidence()] if hit else []) + ([f"envpin detect: {note}"] if note else [])
+    evidence = ([hit.evidence()] if hit else []) + detected
+    library = case.search_pattern(r"NVML library version: (\d+\.\d+)")
+    module = case.host.driver if case.host.driver and case.host.driver.source in ("procfs", "sysfs") else None
+    if library and module:
+        evidence.append(f"the libraries are {library.text(1)}, the loaded kernel module {module.version} "
+                        f"(/{'proc/driver/nvidia' if module.source == 'procfs' else 'sys/module/nvidia'}/version)")
     return Finding(D4, "error", "the loaded NVIDIA kernel module and the user-space driver libraries differ", tuple(evidence),
-                   ("reboot (the usual cause: the driver packages were upgraded, e.g. by unattended-upgrades, while the old "
-                    "module stayed loaded)", "or, with no GPU process running: `sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset "
-                    "nvidia && sudo modprobe nvidia`", "hold the driver packages (`sudo apt-mark hold 'nvidia-*'`) to keep it "
-                    "from happening again"),
-                   CONFIRMED if hit and note else MATCHED)
+                   ("reboot, so the kernel module of the installed driver is loaded (the usual cause: the driver packages were "
+                    "upgraded, e.g. by unattended-upgrades, while the old module stayed loaded)",
+                    "if it persists after the reboot: reinstall the driver so its module and libraries match (remove every other "
+                    "driver version first: `sudo apt purge 'nvidia-*' 'libnvidia-*'`, then install one `nvidia-driver-XXX`)",
+                    "or, with no GPU process running: `sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia`",
+                    "hold the driver packages (`sudo apt-mark hold 'nvidia-*'`) to keep it from happening again"),
+                   CONFIRMED if hit and detected else MATCHED if hit else PROVEN)
 
 
 def _module_not_loaded(case: Case) -> Finding | None:
     hit = case.search(D5)
-    note = next((n for n in case.host.notes if "couldn't communicate with the NVIDIA driver" in n), None)
-    if not hit and not note:
+    detected = trouble_evidence(case, "module-not-loaded", "couldn't communicate with the NVIDIA driver")
+    if not hit and not detected:
         return None
-    evidence = ([hit.evidence()] if hit else []) + ([f"envpin detect: {note}"] if note else [])
+    evidence = ([hit.evidence()] if hit else []) + detected
     return Finding(D5, "error", "the NVIDIA kernel module is not loaded", tuple(evidence),
                    ("after a kernel update: install the headers and rebuild the module (`sudo apt install linux-headers-$(uname -r) "
                     "&& sudo dkms autoinstall`), then reboot",
                     "with Secure Boot on (`mokutil --sb-state`): enroll the driver's MOK key or use a signed driver package",
-                    "check `lsmod | grep nvidia` and `dmesg | grep -i nvidia` for the reason"),
-                   CONFIRMED if hit and note else MATCHED)
+                    "check `lsmod | grep nvidia` and `dmesg | grep -i nvidia` for the reason (nouveau holding the GPU: blacklist it)"),
+                   CONFIRMED if hit and detected else MATCHED if hit else PROVEN)
+
+
+def _no_devices(case: Case) -> Finding | None:
+    hit = case.search(D8)
+    detected = trouble_evidence(case, "no-devices", "No devices were found")
+    if not hit and not detected:
+        return None
+    evidence = ([hit.evidence()] if hit else []) + detected
+    gpu = case.gpu_in_text
+    return Finding(D8, "error", "the NVIDIA driver is loaded but initialised no GPU (No devices were found)", tuple(evidence),
+                   ("read the reason in the kernel log: `sudo dmesg | grep -i NVRM` (\"RmInitAdapter failed\" means the GPU did "
+                    "not initialise)",
+                    "a new card (RTX 50 series" + (f", {gpu}" if gpu else "") + "): enable Above 4G Decoding and Resizable BAR "
+                    "in the BIOS, and use a driver whose release notes list the card",
+                    "a driver older than the card, or one just downgraded: install a driver that lists the GPU and reboot",
+                    "a laptop with hybrid graphics: select the NVIDIA GPU (`sudo prime-select nvidia`) and reboot; a VM: the GPU "
+                    "must be passed through to it"),
+                   CONFIRMED if hit and detected else MATCHED if hit else PROVEN)
+
+
+def _nvml_unknown(case: Case) -> Finding | None:
+    hit = case.search(D9)
+    detected = trouble_evidence(case, "nvml-error", "Failed to initialize NVML: Unknown Error")
+    if not hit and not detected:
+        return None
+    evidence = ([hit.evidence()] if hit else []) + detected
+    container = case.in_container or case.search_pattern(r"docker|container|kubernetes|pod\b") is not None
+    fix = ["restart the container: its access to the GPU device files was reset (on the host, `systemctl daemon-reload` "
+           "and package updates that run it do this to running containers)"] if container else []
+    fix += ["keep it from happening again: start the container with the device files given explicitly "
+            "(`--device /dev/nvidiactl --device /dev/nvidia0 --device /dev/nvidia-uvm --device /dev/nvidia-uvm-tools`, "
+            "as in NVIDIA/nvidia-container-toolkit#817)",
+            "on the host itself (no container): reboot, then check `nvidia-smi` and `dmesg | grep -i NVRM`"]
+    return Finding(D9, "error", "NVML cannot reach the GPU (Failed to initialize NVML: Unknown Error)", tuple(evidence),
+                   tuple(fix), CONFIRMED if hit and detected else MATCHED if hit else PROVEN)
+
+
+def _gpu_without_driver(case: Case) -> Finding | None:
+    trouble = case.host.driver_trouble
+    if trouble is None or trouble.state not in ("no-driver", "tool-failed", "wsl-driver-unreachable"):
+        return None
+    evidence = [f"envpin detect: {trouble.message}"] + [f"envpin detect: {sign}" for sign in trouble.evidence]
+    if trouble.state == "wsl-driver-unreachable":
+        fix: tuple[str, ...] = ("update the NVIDIA driver on the Windows side (WSL2 uses only that driver) and run `wsl --update`, "
+                                "then `wsl --shutdown` and start WSL again", NO_LINUX_DRIVER_IN_WSL)
+        title = "WSL2 has the Windows NVIDIA driver's libraries, but the driver does not answer"
+    elif trouble.state == "tool-failed":
+        fix = ("run `nvidia-smi` yourself and read its message; `envpin doctor --error-text -` with it names the state",
+               "reinstall the NVIDIA driver (the same version), then reboot")
+        title = "the NVIDIA driver is installed but does not answer"
+    else:
+        fix = ("install the NVIDIA driver for this GPU (Ubuntu: `sudo ubuntu-drivers install`; others: the distribution's "
+               "nvidia driver package or NVIDIA's installer) and reboot",
+               "if nouveau holds the GPU (`lspci -k` says \"Kernel driver in use: nouveau\"), the NVIDIA driver's package "
+               "blacklists it; reboot after installing",
+               "without a driver this machine can only run CPU builds: `envpin solve --driver none` asks for them on purpose")
+        title = "an NVIDIA GPU is on the PCI bus, but no NVIDIA driver is loaded"
+    return Finding(D10, "error", title, tuple(evidence), fix, PROVEN)
+
+
+NO_LINUX_DRIVER_IN_WSL = "do not install a Linux NVIDIA driver inside WSL2: it hides the Windows driver's libraries"
 
 
 def _uvm_lost(case: Case) -> Finding | None:

@@ -2,16 +2,19 @@
 
 Ranking follows the catalogue's §4.6: a signature confirmed by facts first, then a signature alone, then
 faults the facts prove without any error text, then likely ones, then notes; severity breaks ties, then the
-group order below (most specific groups first: a shadowed library explains a failed import better than the
-generic "no kernel image"). Two rules reporting the same id keep the more likely one.
+group order below. Over that order, specificity is the catalogue's data: a finding whose signature `outranks`
+another that also fired is moved in front of it (an onnxruntime build for another CUDA major before "cuDNN is
+not on the loader path"). Two rules reporting the same id keep the more likely one. A fix line whose
+precondition the facts contradict (model.PRECONDITIONS) is dropped before anything is shown.
 """
 
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from envpin.doctor.model import SEVERITIES, Case, Finding
+from envpin.doctor.catalogue import BY_ID
+from envpin.doctor.model import SEVERITIES, Case, Finding, holds
 
 # One module per group of the catalogue; each exposes findings(case) -> list[Finding].
 GROUPS = (
@@ -59,14 +62,33 @@ def diagnose(case: Case) -> Diagnosis:
     for position, group in enumerate(GROUPS):
         module = importlib.import_module(f"envpin.doctor.{group}")
         for finding in module.findings(case):
-            collected.append((position, finding))
+            kept_fixes = tuple(line for line in finding.fix if holds(case, line))
+            collected.append((position, replace(finding, fix=kept_fixes) if kept_fixes != finding.fix else finding))
     best: dict[str, tuple[int, Finding]] = {}
     for position, finding in collected:
         kept = best.get(finding.id)
         if kept is None or _rank(finding, position) < _rank(kept[1], kept[0]):
             best[finding.id] = (position, finding)
-    ordered = sorted(best.values(), key=lambda item: _rank(item[1], item[0]))
-    return Diagnosis(tuple(finding for _, finding in ordered))
+    ordered = [finding for _, finding in sorted(best.values(), key=lambda item: _rank(item[1], item[0]))]
+    return Diagnosis(tuple(_specific_first(ordered)))
+
+
+def _specific_first(findings: list[Finding]) -> list[Finding]:
+    """Move each finding in front of the first more generic one it outranks (the catalogue's data); the rest keep
+    their order. The relation has no cycles (the catalogue test checks it names other ids), so this ends."""
+    ordered = list(findings)
+    for _ in range(len(ordered) ** 2 + 1):  # bounded: each move puts a finding strictly earlier
+        moved = False
+        for index, finding in enumerate(ordered):
+            refined = BY_ID[finding.id].outranks
+            earlier = next((i for i in range(index) if ordered[i].id in refined), None)
+            if earlier is not None:
+                ordered.insert(earlier, ordered.pop(index))
+                moved = True
+                break
+        if not moved:
+            return ordered
+    return ordered
 
 
 def _rank(finding: Finding, position: int) -> tuple[int, int, int]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from envpin.compat.drivers import minimum_driver
-from envpin.doctor.model import Case
+from envpin.doctor.model import Case, Fix
 from envpin.errors import EnvpinInputError
 from envpin.facts import PythonInfo, is_python_version
 from envpin.resolver.builds import ordered_variants
@@ -54,7 +54,10 @@ def install_fix(case: Case, framework: str = "torch", keep_release: bool = True,
         return [f"run `envpin solve --framework {framework}` on this machine for the build that fits"]
     if isinstance(answer, Unsatisfiable):
         return [f"no {framework} build fits this machine: {answer.message}", *answer.fixes]
-    return [pip_install(case, answer, framework), _why(answer)] + ([passed_over] if passed_over else [])
+    command = pip_install(case, answer, framework)
+    if answer.accelerator == "cpu":  # right only where no NVIDIA GPU shows, not even in the error text
+        return [Fix(command, "no-nvidia-gpu"), Fix(_why(answer), "no-nvidia-gpu")] + ([passed_over] if passed_over else [])
+    return [command, _why(answer)] + ([passed_over] if passed_over else [])
 
 
 def pip_install(case: Case, plan, framework: str) -> str:

@@ -8,14 +8,25 @@ CUDA library requirements come from the database (the `jax[cuda12]` extra's pins
 from __future__ import annotations
 
 from envpin.doctor.fixes import install_fix
-from envpin.doctor.model import CONFIRMED, LIKELY, MATCHED, PROVEN, Case, Finding, version_tuple
+from envpin.doctor.model import CONFIRMED, LIKELY, MATCHED, PROVEN, Case, Finding, Fix, version_tuple
 
-J1, J2, J3, J4 = "JAX-CUDA-LIB-OLDER-THAN-BUILD", "JAX-CPU-ONLY-INSTALL", "JAX-JAXLIB-TOO-OLD", "JAX-PLUGIN-MISMATCH"
+J1, J2, J3, J4, J5 = ("JAX-CUDA-LIB-OLDER-THAN-BUILD", "JAX-CPU-ONLY-INSTALL", "JAX-JAXLIB-TOO-OLD", "JAX-PLUGIN-MISMATCH",
+                      "JAX-CUDA-UNLOADABLE")
 PLUGINS = ("jax-cuda12-plugin", "jax-cuda12-pjrt", "jax-cuda13-plugin", "jax-cuda13-pjrt")
 
 
 def findings(case: Case) -> list[Finding]:
-    return [f for f in (_libs_older(case), _cpu_only(case), _jaxlib_old(case), _plugin_mismatch(case)) if f]
+    return [f for f in (_libs_older(case), _cpu_only(case), _jaxlib_old(case), _plugin_mismatch(case), _unloadable(case)) if f]
+
+
+def conda_cuda_jaxlib(case: Case) -> str | None:
+    """A conda-forge CUDA build of jaxlib (build string `cuda120py311…`): a CUDA jaxlib, whatever pip says."""
+    build = case.conda_build("jaxlib") or ""
+    return build if build.startswith("cuda") or "cuda" in build.split("_")[0] else None
+
+
+CONDA_JAX = ("reinstall JAX from conda-forge as one set, in the environment: `conda install -c conda-forge \"jaxlib=*=*cuda*\" jax "
+             "cuda-nvcc` (JAX's conda instructions); do not mix in pip's jax[cuda12]")
 
 
 def _versions(case: Case) -> dict[str, str]:
@@ -77,7 +88,8 @@ def _libs_older(case: Case) -> Finding | None:
 def _cpu_only(case: Case) -> Finding | None:
     hit = case.search(J2)
     jax = case.framework("jax")
-    has_plugin = any(case.package(name) for name in PLUGINS) or "+cuda" in (case.package("jaxlib") or "")
+    conda_cuda = conda_cuda_jaxlib(case)
+    has_plugin = any(case.package(name) for name in PLUGINS) or "+cuda" in (case.package("jaxlib") or "") or bool(conda_cuda)
     predicted = bool(case.package("jax") and case.env is not None and not has_plugin and case.nvidia and case.host.gpus)
     if not hit and not predicted:
         return None
@@ -86,6 +98,12 @@ def _cpu_only(case: Case) -> Finding | None:
     if jax is not None and jax.import_ok:
         evidence.append(f"jax.devices() has {jax.device_count or 0} GPU(s) (probe)")
     fix: tuple[str, ...]
+    if conda_cuda:
+        evidence.append(f"jaxlib {case.package('jaxlib')} is conda-forge's CUDA build ({conda_cuda}), not a CPU build: "
+                        "its CUDA backend did not load")
+        return Finding(J2, "error", "conda-forge's CUDA jaxlib is installed, but JAX falls back to the CPU", tuple(evidence),
+                       (CONDA_JAX, "check the CUDA packages beside it (`conda list cuda`): they must come from conda-forge "
+                        "(or the nvidia channel) and match the jaxlib build's CUDA major"), MATCHED if hit else LIKELY)
     if case.windows:
         evidence.append("JAX has no NVIDIA GPU support on native Windows (docs.jax.dev installation table); WSL2 is experimental")
         fix = ("use Linux or WSL2 and install `jax[cuda12]` there",)
@@ -93,7 +111,7 @@ def _cpu_only(case: Case) -> Finding | None:
         earlier = case.search_pattern(r"Jax plugin configuration error[^\n]*")
         if earlier:
             evidence.append(f"an earlier plugin error: {earlier.line}")
-        fix = tuple(install_fix(case, "jax")) + (("fix the earlier 'Jax plugin configuration error' first",) if earlier else ())
+        fix = pip_jax(case) + (("fix the earlier 'Jax plugin configuration error' first",) if earlier else ())
     return Finding(J2, "error" if case.nvidia else "warning", "only the CPU jaxlib is installed", tuple(evidence), fix,
                    CONFIRMED if hit and not has_plugin else MATCHED if hit else PROVEN)
 
@@ -129,3 +147,34 @@ def _plugin_mismatch(case: Case) -> Finding | None:
                    (case.pip("install", f'"jax[cuda{major}]=={target}"') + f" (pins plugin == pjrt == jaxlib == {target})",
                     "`JAX_PLATFORMS=cpu` skips the GPU backend meanwhile"),
                    CONFIRMED if hit and off else MATCHED if hit else PROVEN)
+
+
+def pip_jax(case: Case) -> tuple[str, ...]:
+    """envpin's install fix for JAX, valid only where pip owns JAX (not over a conda-forge jaxlib)."""
+    return tuple(Fix(line, "jax-from-pip") for line in install_fix(case, "jax")) + (Fix(CONDA_JAX, "conda-env"),)
+
+
+def _unloadable(case: Case) -> Finding | None:
+    """J5: jaxlib's CUDA backend could not load CUDA; a jaxlib for CUDA 11 on a CUDA 12 machine is the usual cause."""
+    hit = case.search(J5)
+    if not hit:
+        return None
+    versions = _versions(case)
+    evidence = [hit.evidence()]
+    if versions:
+        evidence.append("installed: " + ", ".join(f"{n} {v}" for n, v in versions.items()))
+    jaxlib = case.package("jaxlib") or ""
+    cuda11 = "+cuda11" in jaxlib or any(n.startswith("jax-cuda11") for n in versions) or bool(
+        case.search_pattern(r"jax\[cuda11(_local|_pip|_cudnn\d+)?\]|jaxlib==\S+\+cuda11"))
+    host12 = bool(case.host.driver and version_tuple(case.host.driver.cuda)[:1] >= (12,)) or any(
+        n.endswith("-cu12") for n in (case.env.packages.pip if case.env else {}))
+    if cuda11:
+        evidence.append("jaxlib is a CUDA 11 build (+cuda11 / jax[cuda11_*])")
+    if host12:
+        evidence.append(case.driver_line + ("; the environment's CUDA libraries are CUDA 12 wheels"
+                                            if any(n.endswith("-cu12") for n in (case.env.packages.pip if case.env else {})) else ""))
+    fix = pip_jax(case) if not case.windows else ("use Linux or WSL2 and install `jax[cuda12]` there",)
+    fix = fix + ("JAX's CUDA 12 wheels bring their own CUDA libraries: do not point LD_LIBRARY_PATH at a CUDA 11 toolkit",)
+    title = ("jaxlib is a CUDA 11 build on a CUDA 12 machine: its CUDA backend cannot load" if cuda11 and host12
+             else "JAX's CUDA backend could not load CUDA, so it runs on the CPU")
+    return Finding(J5, "error", title, tuple(evidence), fix, CONFIRMED if cuda11 and host12 else MATCHED)

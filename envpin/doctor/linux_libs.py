@@ -17,7 +17,7 @@ from packaging.version import Version
 from envpin.doctor import ld_search
 from envpin.doctor.driver import torch_cuda as build_cuda
 from envpin.doctor.ld_search import LinuxLoader, SharedObject
-from envpin.doctor.model import CONFIRMED, LIKELY, MATCHED, PROVEN, Case, Finding
+from envpin.doctor.model import CONFIRMED, LIKELY, MATCHED, PROVEN, Case, Finding, Fix, version_tuple
 from envpin.vocabulary.frameworks import FRAMEWORKS
 
 L1, L2, L3, L4, L5, L6, L11, L12 = (
@@ -211,7 +211,7 @@ def _cudnn_not_on_path(case: Case) -> Finding | None:
     raiser = case.search_pattern(r"(onnxruntime|tensorrt|ctranslate2|faster_whisper)")
     if raiser:
         evidence.append(f"raised from {raiser.group(1)}, which expects cuDNN on the system loader path")
-    fix = ["`import torch` before the library that fails, so torch's cuDNN is already loaded"]
+    fix: list[str] = [Fix("`import torch` before the library that fails, so torch's cuDNN is already loaded", "torch-installed")]
     if own:
         fix.append(f"or expose the wheel's cuDNN: `export LD_LIBRARY_PATH={own}:$LD_LIBRARY_PATH`")
     fix.append(f"or install cuDNN {major} for the library: " + case.pip("install", f'"nvidia-cudnn-cu12=={major}.*"' if major == "9" else '"nvidia-cudnn-cu12==8.9.*"'))
@@ -230,16 +230,25 @@ def _ort_major(case: Case) -> Finding | None:
         evidence.append(f"onnxruntime-gpu {ort} asks for lib{library}.so.{major}")
     available = sorted({m for d, names in {**case.host.files, **case.env_dirs}.items() for n in names
                         for m in re.findall(rf"^lib{library}\.so\.(\d+)", n)})
+    if major in available:
+        return None  # the major it wants is here, only not on its loader path: LNX-CUDNN-NOT-ON-LOADER-PATH's case
     if available:
         evidence.append(f"lib{library} majors present: {', '.join(available)}")
     if case.host.driver and case.host.driver.cuda:
         evidence.append(case.driver_line)
-    return Finding(L6, "error", f"onnxruntime-gpu was built for a CUDA/cuDNN major this machine does not have (lib{library}.so.{major})",
-                   tuple(evidence),
-                   ("install the onnxruntime-gpu build for the CUDA major present (ORT's CUDA EP requirements table: PyPI ≥ 1.19 = "
-                    "CUDA 12 + cuDNN 9; CUDA 11 builds are on a separate feed)",
-                    f"or add the missing major's libraries ({'nvidia-cudnn-cu12==' + major + '.*' if library == 'cudnn' else 'nvidia-' + library.lower() + '-cu' + major})"),
-                   CONFIRMED if ort else MATCHED)
+    old_build = (library == "cudnn" and major == "8") or (library != "cudnn" and major == "11")
+    newer = [m for m in available if int(m) > int(major)]
+    fix = []
+    if old_build and (newer or (case.host.driver and version_tuple(case.host.driver.cuda)[:1] >= (12,))):
+        # ORT's CUDA EP requirements table: the PyPI onnxruntime-gpu from 1.19 on is built for CUDA 12 + cuDNN 9
+        fix.append(case.pip("install", "--upgrade", '"onnxruntime-gpu>=1.19"')
+                   + " (PyPI's onnxruntime-gpu ≥ 1.19 is the CUDA 12 + cuDNN 9 build; this one wants CUDA 11 / cuDNN 8)")
+    fix.append("install the onnxruntime-gpu build for the CUDA major present (ORT's CUDA EP requirements table: PyPI ≥ 1.19 = "
+               "CUDA 12 + cuDNN 9; CUDA 11 builds are on a separate feed)")
+    package = "nvidia-cudnn-cu12==" + major + ".*" if library == "cudnn" else "nvidia-" + library.lower().replace("cublaslt", "cublas") + "-cu" + major
+    fix.append(f"or add the missing major's libraries ({package})")
+    title = f"onnxruntime-gpu was built for a CUDA/cuDNN major this machine does not have (lib{library}.so.{major})"
+    return Finding(L6, "error", title, tuple(evidence), tuple(fix), CONFIRMED if ort or newer else MATCHED)
 
 
 def _nccl_duplicates(case: Case) -> Finding | None:

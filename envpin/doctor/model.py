@@ -35,6 +35,22 @@ LIKELY = 15  # the facts make it likely
 NOTED = 5  # worth knowing, not a fault
 
 
+class Fix(str):
+    """One fix line that holds only under a precondition: `requires` names entries of PRECONDITIONS. The engine
+    drops a fix whose precondition the facts contradict ("`import torch` first" where torch is not installed, a
+    CPU wheel for a machine whose error text names an NVIDIA GPU); a plain str has no precondition."""
+
+    requires: tuple[str, ...]
+
+    def __new__(cls, text: str, *requires: str) -> Fix:
+        line = super().__new__(cls, text)
+        unknown = [name for name in requires if name not in PRECONDITIONS]
+        if unknown:
+            raise ValueError(f"unknown fix precondition {unknown[0]!r}")
+        line.requires = requires
+        return line
+
+
 @dataclass(frozen=True)
 class Finding:
     id: str
@@ -52,7 +68,7 @@ class Finding:
 
     def to_json(self) -> dict:
         return {"id": self.id, "severity": self.severity, "title": self.title, "evidence": list(self.evidence),
-                "fix": list(self.fix)}
+                "fix": [str(line) for line in self.fix]}
 
 
 @dataclass(frozen=True)
@@ -230,6 +246,52 @@ class Case:
     @property
     def prefix(self) -> str | None:
         return self.env.python.prefix if self.env else None
+
+
+    # ------------------------------------------------------------ what a fix may take for granted
+
+    @property
+    def conda_env(self) -> bool:
+        """The environment is a conda one (its own conda-meta records, or the probe's env type)."""
+        if self.env is None:
+            return self.host.python.env_type == "conda"
+        return bool(self.env.packages.conda) or self.env.python.env_type == "conda"
+
+    def conda_build(self, name: str) -> str | None:
+        """The conda build string of an installed package (`cuda120py311h…`), or None."""
+        record = self.env.packages.conda.get(name) if self.env else None
+        return record.build if record is not None else None
+
+    @cached_property
+    def gpu_in_text(self) -> str | None:
+        """An NVIDIA GPU the error text names (the message of a GPU machine, whatever the facts say)."""
+        hit = self.search_pattern(r"NVIDIA (?:GeForce |RTX |Quadro |TITAN |Tesla |A\d|H\d|B\d|L\d)[\w -]*?(?= with CUDA capability|\)|,|\n|$)"
+                                  r"|GPU\d+ (?:NVIDIA )?(?:GeForce|Tesla|Quadro)[\w -]+")
+        return hit.line if hit else None
+
+    @cached_property
+    def zluda(self) -> bool:
+        """ZLUDA (CUDA on AMD GPUs) is in use: named in the error text or in a path the facts list."""
+        if self.search_pattern(r"(?i)zluda"):
+            return True
+        return any("zluda" in directory.lower() for directory in (*self.host.files, *self.path_list("PATH")))
+
+
+# A fix's preconditions, by name: each answers False when the facts contradict it (True or None keep the fix).
+PRECONDITIONS = {
+    "torch-installed": lambda case: None if case.env is None else case.package("torch") is not None,
+    "jax-from-pip": lambda case: case.conda_build("jaxlib") is None,  # a conda-forge jaxlib is not pip's to replace
+    "conda-env": lambda case: case.conda_env,
+    "no-nvidia-gpu": lambda case: not case.nvidia and not case.host.gpus and case.gpu_in_text is None
+    and case.host.driver_trouble is None,
+    "nvidia-gpu": lambda case: not case.zluda,
+    "zluda": lambda case: case.zluda,
+}
+
+
+def holds(case: Case, line: str) -> bool:
+    """Whether a fix line's preconditions (a Fix's `requires`) are not contradicted by the facts."""
+    return all(PRECONDITIONS[name](case) is not False for name in getattr(line, "requires", ()))
 
 
 def version_tuple(text: str | None) -> tuple[int, ...]:

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 from envpin.doctor.model import CONFIRMED, LIKELY, MATCHED, PROVEN, Case, Finding, version_tuple
 
-T1, T2, T3, W13, W14 = ("TF-CUDA-SONAME-MISSING", "TF-CANNOT-DLOPEN-GPU-LIBS", "TF-CUDA-RUNTIME-NOT-INSTALLED",
-                        "WIN-TF-CUDA11-DLL-MISSING", "WIN-TF-NATIVE-GPU-DROPPED")
+T1, T2, T3, T4, T5, W13, W14 = ("TF-CUDA-SONAME-MISSING", "TF-CANNOT-DLOPEN-GPU-LIBS", "TF-CUDA-RUNTIME-NOT-INSTALLED",
+                                "TF-216-WHEELS-NOT-FOUND", "TF-CONDA-LIB-NOT-ON-LOADER-PATH", "WIN-TF-CUDA11-DLL-MISSING",
+                                "WIN-TF-NATIVE-GPU-DROPPED")
 NO_SYMLINK = "never symlink one CUDA major's library to another's soname (libcudart.so.12 -> .so.11): the ABI differs"
 
 
 def findings(case: Case) -> list[Finding]:
     return [f for f in (_soname_missing(case), _cannot_dlopen(case), _runtime_not_installed(case), _windows_dlls(case),
-                        _windows_gpu_dropped(case)) if f]
+                        _windows_gpu_dropped(case), _wheels_not_found_216(case), _conda_lib_not_on_path(case)) if f]
 
 
 def tf_version(case: Case) -> str | None:
@@ -145,3 +146,84 @@ def _windows_gpu_dropped(case: Case) -> Finding | None:
                     "or `tensorflow<2.11` with CUDA 11.2 / cuDNN 8.1 (Python ≤ 3.10): "
                     "`conda install -c conda-forge cudatoolkit=11.2 cudnn=8.1.0`"),
                    PROVEN if severity == "error" else LIKELY)
+
+
+def _nvidia_wheels(case: Case) -> list[str]:
+    return sorted(n for n in (case.env.packages.pip if case.env else {}) if n.startswith("nvidia-") and n.endswith("-cu12"))
+
+
+def _site_packages(case: Case) -> str | None:
+    """The site-packages TensorFlow is imported from (the probe's tensorflow/__init__.py, two levels up)."""
+    tf = case.framework("tensorflow")
+    if tf is None or not tf.file:
+        return None
+    return tf.file.replace("\\", "/").rsplit("/tensorflow/", 1)[0]
+
+
+def _wheels_not_found_216(case: Case) -> Finding | None:
+    """T4: TensorFlow 2.16.1's wheels do not find the nvidia-*-cu12 libraries `[and-cuda]` installs
+    (tensorflow/tensorflow#63362): with a working driver and GPU, the probe lists no GPU."""
+    version = tf_version(case)
+    if not (case.linux and version and version_tuple(version)[:3] == (2, 16, 1)):
+        return None
+    tf = case.framework("tensorflow")
+    wheels = _nvidia_wheels(case)
+    no_gpu = tf is not None and tf.import_ok and not tf.device_count
+    dlopen = case.search(T2)
+    if not wheels or not (case.nvidia and case.host.gpus) or not (no_gpu or dlopen):
+        return None
+    evidence = [f"tensorflow {version} with its [and-cuda] wheels: {', '.join(wheels)}", case.driver_line,
+                "GPU: " + ", ".join(g.name for g in case.host.gpus)]
+    if dlopen:
+        evidence.insert(0, dlopen.evidence())
+    if no_gpu:
+        evidence.append("tf.config.list_physical_devices('GPU') is [] (probe)")
+    evidence.append("TensorFlow 2.16.1's wheels do not find the nvidia-* libraries they install (tensorflow/tensorflow#63362)")
+    site = _site_packages(case)
+    lib_dirs = sorted(d for d in case.env_dirs if "/site-packages/nvidia/" in d.replace("\\", "/"))
+    if lib_dirs:
+        export = "export LD_LIBRARY_PATH=" + ":".join(lib_dirs) + ":$LD_LIBRARY_PATH"
+    else:
+        base = site or "$(python -c 'import site; print(site.getsitepackages()[0])')"
+        export = f"export LD_LIBRARY_PATH=$(echo {base}/nvidia/*/lib | tr ' ' ':'):$LD_LIBRARY_PATH"
+    fix = [f"put the wheels' library directories on the loader path before starting Python: `{export}`, then check "
+           "`python -c \"import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))\"`"]
+    if case.conda_env:
+        fix.append("to keep it, write that export line to $CONDA_PREFIX/etc/conda/activate.d/env_vars.sh (run on "
+                   "`conda activate`)")
+    else:
+        fix.append("to keep it, add that export line to the virtual environment's bin/activate")
+    fix.append(NO_SYMLINK)
+    return Finding(T4, "error", "TensorFlow 2.16.1 does not find the CUDA libraries its [and-cuda] extra installed",
+                   tuple(evidence), tuple(fix), CONFIRMED if no_gpu and dlopen else PROVEN)
+
+
+def _conda_lib_not_on_path(case: Case) -> Finding | None:
+    """T5: the library TensorFlow cannot load is in the conda environment's lib/, which is not on the loader path."""
+    hit = case.search(T5)
+    if not hit or not case.linux:
+        return None
+    soname = hit.text(1)
+    prefix = case.prefix or case.env_var("CONDA_PREFIX")
+    if not prefix:
+        return None
+    lib = prefix.rstrip("/") + "/lib"
+    listed = {**case.host.files, **case.env_dirs}
+    if soname not in listed.get(lib, []):
+        return None
+    ld_path = case.path_list("LD_LIBRARY_PATH")
+    if any(d.rstrip("/") == lib for d in ld_path):
+        return None  # on the path already: another cause (T1's)
+    evidence = [hit.evidence(), f"{lib} holds {soname}" + (f" (conda: {', '.join(sorted(n for n in ('cudatoolkit', 'cudnn', 'cuda-cudart') if case.conda_build(n)))})"
+                                                          if any(case.conda_build(n) for n in ("cudatoolkit", "cudnn", "cuda-cudart")) else ""),
+                f"LD_LIBRARY_PATH={':'.join(ld_path) or '(empty)'}: the environment's lib/ is not on it, and conda activation "
+                "does not add it"]
+    version = tf_version(case)
+    if version:
+        evidence.append(f"tensorflow {version}")
+    fix = ["activate the environment and put its lib/ on the loader path: `conda activate <env>` then "
+           "`export LD_LIBRARY_PATH=$CONDA_PREFIX/lib/:$LD_LIBRARY_PATH` (TensorFlow's conda instructions)",
+           "to keep it: `mkdir -p $CONDA_PREFIX/etc/conda/activate.d && echo 'export LD_LIBRARY_PATH=$CONDA_PREFIX/lib/:$LD_LIBRARY_PATH' "
+           "> $CONDA_PREFIX/etc/conda/activate.d/env_vars.sh`", NO_SYMLINK]
+    return Finding(T5, "error", f"{soname} is in the conda environment's lib/, which is not on the loader path",
+                   tuple(evidence), tuple(fix), CONFIRMED)

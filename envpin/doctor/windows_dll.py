@@ -18,7 +18,18 @@ from envpin.compat.drivers import driver_at_least, minimum_driver
 from envpin.doctor import dll_search
 from envpin.doctor.dll_search import ERROR_MOD_NOT_FOUND, WindowsProcess, normalise, resolve, where
 from envpin.doctor.fixes import install_fix
-from envpin.doctor.model import CONFIRMED, LIKELY, MATCHED, PROVEN, Case, Finding, join_dir, same_path, version_tuple
+from envpin.doctor.model import (
+    CONFIRMED,
+    LIKELY,
+    MATCHED,
+    PROVEN,
+    Case,
+    Finding,
+    Fix,
+    join_dir,
+    same_path,
+    version_tuple,
+)
 from envpin.facts import Driver
 from envpin.resolver.request import DEFAULT_TORCH_INDEX
 from envpin.vocabulary.variants import CUDA, kind_of
@@ -182,7 +193,8 @@ def _cublas12(case: Case) -> Finding | None:
         if torch_copy:
             evidence.append(f"{torch_copy[0]} holds cublas64_12.dll, which ctranslate2 does not search: it is only found "
                             "once torch has loaded it (first loaded wins)")
-            fix.append("`import torch` before importing ctranslate2 / faster_whisper, so torch's cuBLAS 12 is already loaded")
+            fix.append(Fix("`import torch` before importing ctranslate2 / faster_whisper, so torch's cuBLAS 12 is already loaded",
+                           "torch-installed"))
     if case.host.driver and not _driver_runs_cuda(case, case.host.driver, "12.0"):
         fix.append("this driver runs no CUDA 12 library: upgrade it (≥ "
                    f"{_minimum(case, '12.0')}), or pin `ctranslate2==3.24.0` (CUDA 11) on this machine")
@@ -392,6 +404,15 @@ def _stale_msvcp(case: Case) -> Finding | None:
            "and `import torch` before any Qt-based module (PyQt5/PySide, Spyder, matplotlib's Qt backend), or preload "
            "the system copy first: `ctypes.WinDLL(r\"C:\\Windows\\System32\\msvcp140.dll\")`",
            "fallback, the last release before the change: " + _same_build(case, "2.8.0")]
+    prefix = case.prefix or case.env_var("CONDA_PREFIX")
+    own = next((p for p in ([loaded] if loaded else []) + copies
+                if prefix and normalise(p).startswith(normalise(prefix).rstrip("\\") + "\\")), None)
+    if own and case.conda_env:
+        # The environment's own copy (conda's vc14_runtime) is found before System32: updating it is the fix,
+        # the system redistributable is never reached.
+        evidence.append(f"{own} is the conda environment's own msvcp140.dll (its vc14_runtime package), found before System32")
+        fix.insert(0, Fix('update the environment\'s runtime: `conda install -c conda-forge "vc14_runtime>=14.40"` '
+                          "(torch ≥ 2.9 needs the 14.4x msvcp140.dll)", "conda-env"))
     confirmed = bool(loaded or copies or qt or script_qt)
     return Finding(W8, "error", "an older msvcp140.dll loaded before torch makes c10.dll's initialisation fail (WinError 1114)",
                    tuple(evidence), tuple(fix), CONFIRMED if confirmed else MATCHED)
@@ -426,12 +447,23 @@ def _no_nvcuda(case: Case) -> Finding | None:
     process = process_of(case)
     evidence = [h.evidence() for h in (hit, hit_1114_cuda) if h]
     nvcuda = process.holds(process.system_dir, "nvcuda.dll")
+    if case.zluda:
+        evidence.append("ZLUDA is in use (named in the paths): CUDA builds of torch run on an AMD GPU through ZLUDA's "
+                        "nvcuda.dll, which must be found before caffe2_nvrtc.dll loads")
+        fix = [Fix("ZLUDA runs CUDA builds on an AMD GPU through AMD's HIP SDK: install the HIP SDK version the ZLUDA build "
+                   "is made for (5.7.1 for the default torch-zluda), set HIP_PATH to it and put its bin folder on PATH",
+                   "zluda"),
+               Fix("install ZLUDA and put its folder on PATH, or run the application's ZLUDA patch script again "
+                   "(ComfyUI-Zluda: patchzluda.bat) so torch's CUDA libraries are ZLUDA's", "zluda"),
+               Fix("update the AMD GPU driver, and remove leftover NVIDIA driver files (Display Driver Uninstaller)", "zluda")]
+        return Finding(W10, "error", "torch's CUDA DLLs cannot load: ZLUDA (CUDA on AMD) is not set up", tuple(evidence),
+                       tuple(fix), CONFIRMED if (hit or hit_1114_cuda) else PROVEN)
     if not case.nvidia:
         evidence.append(case.driver_line + (f"; {process.system_dir} has no nvcuda.dll (the driver installs it)" if nvcuda is False else ""))
         if cuda_build:
             evidence.append(f"torch {case.package('torch')} is a CUDA build: caffe2_nvrtc.dll links nvcuda.dll")
-        fix = ["no NVIDIA GPU: install the CPU build: " + install_fix(case)[0],
-               "an NVIDIA GPU: install (or repair) the NVIDIA driver, which provides nvcuda.dll"]
+        fix = [Fix("no NVIDIA GPU: install the CPU build: " + install_fix(case)[0], "no-nvidia-gpu"),
+               Fix("an NVIDIA GPU: install (or repair) the NVIDIA driver, which provides nvcuda.dll", "nvidia-gpu")]
         return Finding(W10, "error", "a CUDA build of torch on a machine without the NVIDIA driver (nvcuda.dll)",
                        tuple(evidence), tuple(fix), CONFIRMED if (hit or hit_1114_cuda) else PROVEN)
     torch_lib = torch_lib_dir(case)

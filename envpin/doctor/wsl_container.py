@@ -7,7 +7,7 @@ Toolkit passes it in; `envpin detect` notes when it runs in a container without 
 
 from __future__ import annotations
 
-from envpin.doctor.model import CONFIRMED, LIKELY, MATCHED, Case, Finding, version_tuple
+from envpin.doctor.model import CONFIRMED, LIKELY, MATCHED, PROVEN, Case, Finding, version_tuple
 from envpin.vocabulary.variants import CUDA, kind_of
 
 L7, L8, L9, L10 = ("WSL-LIBCUDA-UNVERSIONED", "WSL-LINUX-DRIVER-INSTALLED", "CONTAINER-GPU-NOT-PASSED",
@@ -62,19 +62,23 @@ def _linux_driver_in_wsl(case: Case) -> Finding | None:
 def _gpu_not_passed(case: Case) -> Finding | None:
     hit = case.search(L9)
     container_note = next((n for n in case.host.notes if "running in a container" in n), None)
+    trouble = case.host.driver_trouble
+    gpu_on_host = trouble is not None and trouble.state == "container-without-gpu"  # the GPU is on the PCI bus in here
     cuda_build = bool(case.torch and case.torch.cuda) or kind_of(case.local_tag("torch")) == CUDA
-    if hit and not container_note and "nvidia-container-cli" not in hit.line:
+    if hit and not container_note and not gpu_on_host and "nvidia-container-cli" not in hit.line:
         return None  # outside a container the same words are DRV-NOT-FOUND's
-    if not hit and not (container_note and not case.nvidia and cuda_build):
+    if not hit and not gpu_on_host and not (container_note and not case.nvidia and cuda_build):
         return None
     evidence = ([hit.evidence()] if hit else []) + ([f"envpin detect: {container_note}"] if container_note else [])
+    if trouble is not None and gpu_on_host:
+        evidence += [f"envpin detect: {sign}" for sign in trouble.evidence]
     evidence.append(case.driver_line)
     return Finding(L9, "error", "the container was started without the GPU", tuple(evidence),
                    ("on the host: install the NVIDIA Container Toolkit and restart the container with `--gpus all` "
                     "(Compose: `deploy.resources.reservations.devices`, Kubernetes: the NVIDIA device plugin)",
                     "check the host first: `docker run --rm --gpus all nvidia/cuda:12.4.1-base-ubuntu22.04 nvidia-smi`",
                     "the image must not ship its own libcuda.so; the toolkit mounts the host's"),
-                   CONFIRMED if hit and container_note else MATCHED if hit else LIKELY)
+                   CONFIRMED if hit and (container_note or gpu_on_host) else MATCHED if hit else PROVEN if gpu_on_host else LIKELY)
 
 
 def _forward_compat(case: Case) -> Finding | None:

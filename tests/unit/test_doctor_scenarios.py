@@ -79,6 +79,11 @@ def test_scenario(scenario, database):
     fix = "\n".join(first.fix)
     for words in expect.get("fix", []):
         assert words in fix, f"{words!r} not in fix:\n{fix}"
+    for words in expect.get("first_fix", []):
+        assert first.fix and words in first.fix[0], f"{words!r} not in the first fix:\n{fix}"
+    every_fix = "\n".join(line for finding in diagnosis.findings for line in finding.fix)
+    for words in expect.get("in_no_fix", []):
+        assert words not in every_fix, f"{words!r} is offered:\n{every_fix}"
     evidence = "\n".join(first.evidence)
     for words in expect.get("evidence", []):
         assert words in evidence, f"{words!r} not in evidence:\n{evidence}"

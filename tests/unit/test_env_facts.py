@@ -166,7 +166,7 @@ def test_signatures_are_the_catalogue_data_file():
     document = yaml.safe_load(CATALOGUE.read_text(encoding="utf-8"))
     entries = document["signatures"]
     by_id = {entry["id"]: entry for entry in entries}
-    assert len(entries) == len(by_id) == len(SIGNATURES) == 62
+    assert len(entries) == len(by_id) == len(SIGNATURES) == 68
     assert [entry["id"] for entry in entries] == [signature.id for signature in SIGNATURES]
     assert document["groups"] == GROUPS
     for signature in SIGNATURES:
@@ -174,8 +174,11 @@ def test_signatures_are_the_catalogue_data_file():
         assert entry["row"] == signature.row, signature.id
         assert entry["pattern"] == signature.pattern, signature.id
         assert (entry["kind"] == "facts") == (signature.pattern is None and "pattern_of" not in entry), signature.id
+        assert tuple(entry.get("outranks", ())) == signature.outranks, signature.id
+        assert set(signature.outranks) <= set(by_id) - {signature.id}, signature.id
     shared = {entry["id"]: entry["pattern_of"] for entry in entries if "pattern_of" in entry}
-    assert shared == {"ARCH-GPU-DROPPED-FROM-WHEEL": "ARCH-GPU-NEWER-THAN-WHEEL"}
+    assert shared == catalogue.PATTERN_OF == {"ARCH-GPU-DROPPED-FROM-WHEEL": "ARCH-GPU-NEWER-THAN-WHEEL",
+                                              "TF-CONDA-LIB-NOT-ON-LOADER-PATH": "TF-CUDA-SONAME-MISSING"}
     for signature_id, other in shared.items():
         pattern = compiled(signature_id)
         assert pattern is not None and pattern.pattern == by_id[other]["pattern"]
