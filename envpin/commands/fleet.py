@@ -2,6 +2,9 @@
 
 - `manifests --targets NODES --format kubernetes|dockerfile -o DIR`: per class, a verify Job whose nodeSelector
   picks exactly the class, or a Dockerfile that installs the class's lock (and the class's facts, to lock it);
+- `detect --slurm [--partition P …] -o FILE`: `envpin detect` on every node through srun, as fleet facts;
+- `provision --slurm --targets FILE -o DIR --prefix-root ROOT`: per class the lock and a plain sbatch script that
+  installs it at ROOT/CLASS and verifies it on every node of the class, written out, then submitted;
 - `status --targets FILE [--reports DIR]`: per class its nodes, its answer, the nodes whose facts differ and,
   with the verify reports, which nodes are good and why the others are not.
 """
@@ -12,6 +15,7 @@ import argparse
 import json
 import shlex
 import sys
+import tempfile
 from pathlib import Path
 
 import yaml
@@ -24,6 +28,7 @@ from envpin.fleet.images import dockerfile
 from envpin.fleet.kubernetes import class_selector, verify_job
 from envpin.fleet.plan import PlannedClasses, plan_classes
 from envpin.fleet.report import render_json, render_text, report_json
+from envpin.fleet.slurm import ClassFiles, detect_facts, facts_document, list_nodes, provision_script, submit
 from envpin.lock.planned import lock_planned
 from envpin.lock.pylock import render
 from envpin.options import (
@@ -33,6 +38,7 @@ from envpin.options import (
     add_request_options,
     add_target_options,
     lock_options,
+    seconds,
     solve_options,
     target_spec,
 )
@@ -57,6 +63,25 @@ def register(fleet: argparse.ArgumentParser, parser_class) -> None:
                            help="dockerfile: lock each class now (DIR/CLASS/pylock.toml; needs its indexes)")
     add_lock_options(manifests)
     manifests.set_defaults(handler=run_manifests)
+    detect = commands.add_parser("detect", help="every node's facts through srun (Slurm), as fleet facts")
+    detect.add_argument("--slurm", action="store_true", required=True, help="the cluster runs Slurm")
+    detect.add_argument("--partition", action="append", default=[], help="only this partition (repeatable)")
+    detect.add_argument("-o", "--output", required=True, metavar="FILE", help="the fleet facts file to write")
+    _add_slurm_options(detect)
+    detect.set_defaults(handler=run_detect)
+    provision = commands.add_parser("provision", help="per machine class: lock, sbatch script, submit (Slurm)")
+    provision.add_argument("--slurm", action="store_true", required=True, help="the cluster runs Slurm")
+    _add_inventory_options(provision)
+    provision.add_argument("-o", "--output", required=True, metavar="DIR",
+                           help="DIR/CLASS/{facts.json,pylock.toml,provision.sbatch}, DIR/reports/NODE.json")
+    provision.add_argument("--prefix-root", required=True, metavar="ROOT",
+                           help="each class's environment goes to ROOT/CLASS (shared storage, or node-local)")
+    provision.add_argument("--node-local", action="store_true",
+                           help="ROOT is local to each node: every node installs its own copy")
+    provision.add_argument("--no-submit", action="store_true", help="write the scripts, submit nothing")
+    add_lock_options(provision)
+    _add_slurm_options(provision)
+    provision.set_defaults(handler=run_provision)
     status = commands.add_parser("status", help="per machine class: nodes, answer, differing nodes, verify results")
     _add_inventory_options(status)
     status.add_argument("--reports", metavar="DIR", help="the folder of verify reports, NODE.json each")
@@ -71,6 +96,60 @@ def _add_inventory_options(parser: argparse.ArgumentParser) -> None:
     add_project_options(parser)
     add_target_options(parser)
     add_db_option(parser)
+
+
+def _add_slurm_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--envpin", metavar="COMMAND",
+                        help="how the nodes run envpin (default: this envpin, `PYTHON -m envpin`, which must be on "
+                             "shared storage)")
+    parser.add_argument("--timeout", type=seconds, default=600, metavar="S",
+                        help="give up on one sinfo, srun or sbatch after S seconds (default 600)")
+
+
+def _envpin_command(args: argparse.Namespace) -> list[str]:
+    if args.envpin:
+        words = shlex.split(args.envpin)
+        if not words:
+            raise EnvpinInputError("--envpin '': expected the command that runs envpin on the nodes")
+        return words
+    return [sys.executable, "-m", "envpin"]
+
+
+def run_detect(args: argparse.Namespace) -> int:
+    nodes = list_nodes(args.partition, args.timeout)
+    with tempfile.TemporaryDirectory(prefix="envpin-detect-", dir=Path(args.output).resolve().parent) as work:
+        documents = detect_facts(nodes, _envpin_command(args), Path(work), args.timeout)
+    write_atomically(Path(args.output), facts_document(documents))
+    print(f"wrote {args.output}: {len(documents)} node(s)", file=sys.stderr)
+    return 0
+
+
+def run_provision(args: argparse.Namespace) -> int:
+    planned, _, options = _planned(args)
+    output = Path(args.output).resolve()
+    envpin = _envpin_command(args)
+    written: list[Path] = []
+    for entry in planned.classes:
+        machine_class = entry.machine_class
+        if not isinstance(entry.answer, Plan):
+            sys.stdout.write(f"== class {machine_class.name}: nothing written\n")
+            sys.stdout.write(render_answer(entry.answer, planned.request))
+            continue
+        files = ClassFiles(output / machine_class.name, output / "reports")
+        locked = lock_planned(Planned(entry.answer, planned.request, planned.project, None), lock_options(args),
+                              str(files.lock), options.allow_insecure_index)
+        prefix = str(Path(args.prefix_root) / machine_class.name)
+        write_files(output, {
+            f"{machine_class.name}/facts.json": json.dumps(to_json(machine_class.facts), indent=2) + "\n",
+            f"{machine_class.name}/pylock.toml": render(locked.lock.document, list(locked.header)),
+            f"{machine_class.name}/provision.sbatch": provision_script(machine_class, entry.answer, files, prefix,
+                                                                       envpin, args.node_local),
+        })
+        written.append(files.script)
+    if not args.no_submit:
+        for script in written:
+            print(f"submitted {script}: job {submit(script, args.timeout)}", file=sys.stderr)
+    return 0 if planned.ok else 1
 
 
 def _planned(args: argparse.Namespace):
