@@ -1,7 +1,7 @@
 """`envpin fleet`: machine classes of a cluster, and what runs them on the cluster's own engine.
 
-- `manifests --targets NODES --format kubernetes|dockerfile -o DIR`: per class, a verify Job whose nodeSelector
-  picks exactly the class, or a Dockerfile that installs the class's lock (and the class's facts, to lock it);
+- `manifests --targets NODES --format kubernetes|dockerfile -o DIR`: per class, a Job whose nodeSelector picks
+  exactly the class and a verify Job per node of it, or a Dockerfile that installs the class's lock (and the class's facts, to lock it);
 - `detect --slurm [--partition P …] -o FILE`: `envpin detect` on every node through srun, as fleet facts;
 - `provision --slurm --targets FILE -o DIR --prefix-root ROOT`: per class the lock and a plain sbatch script that
   installs it at ROOT/CLASS and verifies it on every node of the class, written out, then submitted;
@@ -25,7 +25,7 @@ from envpin.emit.text import render as render_answer
 from envpin.errors import EnvpinInputError
 from envpin.facts import to_json
 from envpin.fleet.images import dockerfile
-from envpin.fleet.kubernetes import class_selector, verify_job
+from envpin.fleet.kubernetes import class_job, class_selector, node_verify_jobs
 from envpin.fleet.plan import PlannedClasses, plan_classes
 from envpin.fleet.report import render_json, render_text, report_json
 from envpin.fleet.slurm import ClassFiles, detect_facts, facts_document, list_nodes, provision_script, submit
@@ -51,10 +51,10 @@ MANIFEST_FORMATS = ("kubernetes", "dockerfile")
 
 def register(fleet: argparse.ArgumentParser, parser_class) -> None:
     commands = fleet.add_subparsers(dest="fleet_command", metavar="COMMAND", required=True, parser_class=parser_class)
-    manifests = commands.add_parser("manifests", help="per machine class: a Kubernetes verify Job, or a Dockerfile")
+    manifests = commands.add_parser("manifests", help="per machine class: Kubernetes Jobs, or a Dockerfile")
     _add_inventory_options(manifests)
     manifests.add_argument("--format", choices=MANIFEST_FORMATS, required=True,
-                           help="kubernetes: DIR/CLASS/verify-job.yaml; dockerfile: DIR/CLASS/Dockerfile and facts.json")
+                           help="kubernetes: DIR/CLASS/job.yaml and verify-jobs.yaml; dockerfile: DIR/CLASS/Dockerfile and facts.json")
     manifests.add_argument("-o", "--output", required=True, metavar="DIR", help="the folder to write into")
     manifests.add_argument("--image", metavar="REPOSITORY",
                            help="kubernetes: the class images are REPOSITORY:CLASS (built from the Dockerfiles)")
@@ -210,11 +210,18 @@ def _kubernetes_files(planned: PlannedClasses, image: str, namespace: str | None
         if isinstance(entry.answer, Plan):
             machine_class = entry.machine_class
             selector = class_selector(machine_class, list(planned.nodes))
-            job = verify_job(machine_class, selector, f"{image}:{machine_class.name}", namespace)
-            header = (f"# envpin verify on every node of class {machine_class.name} "
-                      f"({', '.join(machine_class.node_names)}), in its image; "
-                      f"{' '.join(p.requirement for p in entry.answer.packages)}\n")
-            files[f"{machine_class.name}/verify-job.yaml"] = header + yaml.safe_dump(job, sort_keys=False)
+            image_of_class = f"{image}:{machine_class.name}"
+            pins = " ".join(p.requirement for p in entry.answer.packages)
+            job = class_job(machine_class, selector, image_of_class, namespace)
+            files[f"{machine_class.name}/job.yaml"] = (
+                f"# The Job of class {machine_class.name} ({', '.join(machine_class.node_names)}): one pod on a node "
+                f"of the class, in its image ({pins}).\n# It runs envpin verify; put the workload's command there.\n"
+                + yaml.safe_dump(job, sort_keys=False))
+            jobs = node_verify_jobs(machine_class, selector, image_of_class, namespace)
+            files[f"{machine_class.name}/verify-jobs.yaml"] = (
+                f"# envpin verify on every node of class {machine_class.name}, one Job per node; each pod's log is "
+                f"the node's report:\n#   kubectl logs -l envpin.dev/node=NODE --tail=-1 > reports/NODE.json, then "
+                f"envpin fleet status --reports reports\n" + yaml.safe_dump_all(jobs, sort_keys=False))
     return files
 
 

@@ -173,44 +173,56 @@ def class_selector(machine_class: MachineClass, every_node: list[ClusterNode]) -
     return selector
 
 
-def excluded_gpu_nodes(machine_class: MachineClass) -> bool:
-    """A class without GPUs must also keep off the GPU nodes: a nodeSelector cannot say "no such label"."""
-    return not machine_class.facts.gpus
+# ---------------------------------------------------------------- the Jobs of a class
+
+VERIFY = ["/opt/envpin/bin/envpin", "verify", "--prefix", "/opt/env", "--format", "json"]
+HOSTNAME = "kubernetes.io/hostname"
 
 
-# ---------------------------------------------------------------- the verify Job
+def class_job(machine_class: MachineClass, selector: Mapping[str, str], image: str, namespace: str | None) -> dict:
+    """The class's Job: one pod on a node the selector picks (exactly the class's nodes), in the class's image,
+    on a GPU when the class has them. It runs `envpin verify`; a workload puts its own command there."""
+    return _job(machine_class, f"envpin-{machine_class.name}", dict(selector), image, namespace, {})
 
 
-def verify_job(machine_class: MachineClass, selector: Mapping[str, str], image: str, namespace: str | None) -> dict:
-    """A Job that runs `envpin verify` once on every node of the class, in the class's image: as many pods as
-    nodes, at most one per node (required pod anti-affinity on the hostname), each on a GPU when the class
-    has one. The JSON report of each pod is its log (`kubectl logs -l envpin.dev/class=NAME`)."""
-    labels = {"app.kubernetes.io/name": "envpin-verify", "envpin.dev/class": machine_class.name}
+def node_verify_jobs(machine_class: MachineClass, selector: Mapping[str, str], image: str,
+                     namespace: str | None) -> list[dict]:
+    """`envpin verify` on every node of the class: one Job per node, its selector the class's plus the node's
+    hostname, so each node is checked once and each pod's log is that node's JSON report. (One Job with a pod per
+    node cannot promise that: the scheduler stops counting a finished pod for anti-affinity.)"""
+    jobs = []
+    for position, node in enumerate(machine_class.nodes):
+        node_selector = {**selector, HOSTNAME: node.labels.get(HOSTNAME, node.name)}
+        name = f"envpin-verify-{machine_class.name}"[:58].rstrip("-") + f"-{position}"
+        jobs.append(_job(machine_class, name, node_selector, image, namespace, {"envpin.dev/node": _label_value(node.name)}))
+    return jobs
+
+
+def _label_value(text: str) -> str:
+    """A label value: at most 63 characters of letters, digits, '-', '_' and '.', alphanumeric at both ends."""
+    kept = "".join(ch if ch.isascii() and (ch.isalnum() or ch in "-_.") else "-" for ch in text)[:63]
+    return kept.strip("-_.")
+
+
+def _job(machine_class: MachineClass, name: str, selector: dict[str, str], image: str, namespace: str | None,
+         extra_labels: dict[str, str]) -> dict:
+    labels = {"app.kubernetes.io/name": "envpin", "envpin.dev/class": machine_class.name, **extra_labels}
     # each place gets its own copy of the labels, so that YAML writes them out rather than as an alias
-    metadata: dict[str, Any] = {"name": f"envpin-verify-{machine_class.name}"[:63].rstrip("-"), "labels": dict(labels)}
+    metadata: dict[str, Any] = {"name": name[:63].rstrip("-"), "labels": dict(labels)}
     if namespace:
         metadata["namespace"] = namespace
-    container: dict[str, Any] = {
-        "name": "verify",
-        "image": image,
-        "command": ["/opt/envpin/bin/envpin", "verify", "--prefix", "/opt/env", "--format", "json"],
-    }
-    affinity: dict[str, Any] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-        {"labelSelector": {"matchLabels": dict(labels)}, "topologyKey": "kubernetes.io/hostname"}]}}
-    pod_spec: dict[str, Any] = {"restartPolicy": "Never", "nodeSelector": dict(selector), "containers": [container],
-                                "affinity": affinity}
+    container: dict[str, Any] = {"name": "verify", "image": image, "command": list(VERIFY)}
+    pod_spec: dict[str, Any] = {"restartPolicy": "Never", "nodeSelector": selector, "containers": [container]}
     if machine_class.facts.gpus:
         container["resources"] = {"limits": {GPU_RESOURCE: "1"}}
         # GPU pools are commonly tainted nvidia.com/gpu (GKE and AKS do it for their GPU pools); the Job tolerates it
         pod_spec["tolerations"] = [{"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}]
-    else:
-        affinity["nodeAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-            {"matchExpressions": [{"key": PRODUCT, "operator": "DoesNotExist"}]}]}}
-    count = len(machine_class.nodes)
+    else:  # a nodeSelector cannot say "no GPU product label"
+        pod_spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": PRODUCT, "operator": "DoesNotExist"}]}]}}}
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": metadata,
-        "spec": {"parallelism": count, "completions": count, "backoffLimit": 0,
-                 "template": {"metadata": {"labels": dict(labels)}, "spec": pod_spec}},
+        "spec": {"backoffLimit": 0, "template": {"metadata": {"labels": dict(labels)}, "spec": pod_spec}},
     }

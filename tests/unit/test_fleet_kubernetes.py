@@ -12,7 +12,7 @@ import yaml
 
 from envpin.cli import main
 from envpin.errors import EnvpinInputError
-from envpin.fleet.kubernetes import class_selector, is_node_list, read_nodes, verify_job
+from envpin.fleet.kubernetes import class_job, class_selector, is_node_list, node_verify_jobs, read_nodes
 from envpin.fleet.nodes import group_classes
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "kubernetes"
@@ -98,23 +98,31 @@ def test_what_a_node_list_does_not_say_is_asked_for():
 
 @pytest.mark.parametrize("version", KUBERNETES_VERSIONS)
 @pytest.mark.parametrize("fixture", [LKE, VKS])
-def test_verify_jobs_validate_against_the_kubernetes_schemas(fixture, version):
+def test_the_jobs_validate_against_the_kubernetes_schemas(fixture, version):
     nodes = nodes_of(fixture, os="linux", arch="x86_64")
     for machine_class in group_classes(nodes):
-        job = verify_job(machine_class, class_selector(machine_class, nodes), "registry.example/dl:x", "ml")
+        selector = class_selector(machine_class, nodes)
+        job = class_job(machine_class, selector, "registry.example/dl:x", "ml")
         assert kubernetes_validate.validate(job, version, strict=True) == version
-        assert job["spec"]["completions"] == len(machine_class.nodes)
+        assert job["spec"]["template"]["spec"]["nodeSelector"] == selector
         assert job["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": "1"}
+        per_node = node_verify_jobs(machine_class, selector, "registry.example/dl:x", "ml")
+        assert len(per_node) == len(machine_class.nodes)
+        for verify, node in zip(per_node, machine_class.nodes, strict=True):
+            assert kubernetes_validate.validate(verify, version, strict=True) == version
+            picks = verify["spec"]["template"]["spec"]["nodeSelector"]
+            assert picks == {**selector, "kubernetes.io/hostname": node.labels.get("kubernetes.io/hostname", node.name)}
+        assert len({j["metadata"]["name"] for j in per_node}) == len(per_node)
 
 
 def test_the_schema_check_can_fail():
     [node] = nodes_of(LKE)
     [machine_class] = group_classes([node])
-    job = verify_job(machine_class, class_selector(machine_class, [node]), "registry.example/dl:x", None)
+    job = class_job(machine_class, class_selector(machine_class, [node]), "registry.example/dl:x", None)
     job["spec"]["template"]["spec"]["nodeSelector"] = ["not", "a", "mapping"]
     with pytest.raises(kubernetes_validate.ValidationError):
         kubernetes_validate.validate(job, KUBERNETES_VERSIONS[0], strict=True)
-    job = verify_job(machine_class, class_selector(machine_class, [node]), "registry.example/dl:x", None)
+    job = class_job(machine_class, class_selector(machine_class, [node]), "registry.example/dl:x", None)
     job["spec"]["template"]["spec"]["nodeSelecter"] = {}  # a misspelt field: strict schemas refuse it
     with pytest.raises(kubernetes_validate.ValidationError):
         kubernetes_validate.validate(job, KUBERNETES_VERSIONS[1], strict=True)
@@ -128,7 +136,7 @@ def test_a_cpu_class_keeps_off_the_gpu_nodes():
     nodes = read_nodes(document, "nodes.json", "3.11")
     machine_class = group_classes(nodes)[1]
     assert machine_class.facts.arch == "aarch64" and machine_class.facts.driver is None
-    job = verify_job(machine_class, class_selector(machine_class, nodes), "registry.example/dl:cpu", None)
+    job = class_job(machine_class, class_selector(machine_class, nodes), "registry.example/dl:cpu", None)
     terms = job["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]
     assert terms["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]["matchExpressions"] == \
         [{"key": "nvidia.com/gpu.product", "operator": "DoesNotExist"}]
@@ -136,17 +144,22 @@ def test_a_cpu_class_keeps_off_the_gpu_nodes():
         kubernetes_validate.validate(job, version, strict=True)
 
 
-def test_the_command_writes_one_validated_job_per_class(tmp_path, capsys):
+def test_the_command_writes_validated_jobs_per_class(tmp_path, capsys):
     code = main(["fleet", "manifests", "--targets", str(VKS), "--python", "3.11", "--os", "linux", "--arch", "x86_64",
                  "--format", "kubernetes", "--image", "registry.example/dl", "-o", str(tmp_path)])
     assert code == 0, capsys.readouterr().err
     written = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.yaml"))
-    assert written == ["node-pool-40c/verify-job.yaml", "node-pool-4c/verify-job.yaml"]
-    for path in tmp_path.rglob("*.yaml"):
-        job = yaml.safe_load(path.read_text())
-        for version in KUBERNETES_VERSIONS:
-            kubernetes_validate.validate(job, version, strict=True)
-        assert job["spec"]["template"]["spec"]["containers"][0]["image"] == f"registry.example/dl:{path.parent.name}"
+    assert written == ["node-pool-40c/job.yaml", "node-pool-40c/verify-jobs.yaml",
+                       "node-pool-4c/job.yaml", "node-pool-4c/verify-jobs.yaml"]
+    documents = {path.relative_to(tmp_path).as_posix(): list(yaml.safe_load_all(path.read_text()))
+                 for path in tmp_path.rglob("*.yaml")}
+    assert len(documents["node-pool-4c/verify-jobs.yaml"]) == 3 and len(documents["node-pool-4c/job.yaml"]) == 1
+    for path, jobs in documents.items():
+        for job in jobs:
+            for version in KUBERNETES_VERSIONS:
+                kubernetes_validate.validate(job, version, strict=True)
+            image = job["spec"]["template"]["spec"]["containers"][0]["image"]
+            assert image == f"registry.example/dl:{path.split('/')[0]}"
 
 
 def test_solve_targets_reads_a_node_list_as_it_is(capsys):
