@@ -149,6 +149,9 @@ def cases(folder: Path) -> list[Case]:
         table.append(Case(f"verify --lock {name}", ("verify", "--no-smoke", "--lock", str(path))))
         table.append(Case(f"install --lock {name}", ("install", "--prefix", str(folder / "env"), "--lock", str(path))))
         table.append(Case(f"check --config {name}", ("check", str(folder / "ok-requirements.txt"), "--config", str(path))))
+        table.append(Case(f"fleet status --targets {name}", ("fleet", "status", "--targets", str(path), "--python", "3.11")))
+        table.append(Case(f"fleet manifests --targets {name}", ("fleet", "manifests", "--targets", str(path), "--python",
+                                                                "3.11", "--format", "dockerfile", "-o", str(folder / "out"))))
     for target in (folder / "a-directory", folder / "no-such-dir" / "environment.yml", folder / "plan.unknown"):
         table.append(Case(f"solve -o {target.name}", ("solve", *flags(TARGET), "-o", str(target))))
     for timed in (["detect"], ["verify"], ["doctor", "--facts", str(files["object.json"])],
@@ -157,6 +160,8 @@ def cases(folder: Path) -> list[Case]:
             table.append(Case(f"{timed[0]} --timeout={value!r}", (*timed, "--timeout", value)))
     for value in BAD_TIMEOUTS:
         table.append(Case(f"lock --lock-timeout={value!r}", ("lock", *flags(TARGET), "--lock-timeout", value)))
+        table.append(Case(f"fleet detect --timeout={value!r}", ("fleet", "detect", "--slurm", "-o",
+                                                                 str(folder / "out" / "fleet.json"), "--timeout", value)))
     misc: tuple[tuple[str, ...], ...] = (
         ("check",), ("check", str(files["missing.json"])), ("check", "--kind", "yaml", str(folder / "ok-requirements.txt")),
         ("check", "--ignore", "CHK-NOPE", str(folder / "ok-requirements.txt")),
@@ -172,6 +177,11 @@ def cases(folder: Path) -> list[Case]:
         ("init", str(files["missing.json"]), *flags(TARGET)), ("init", str(folder / "ok-requirements.txt"), *flags(TARGET)),
         ("solve", "--project", str(files["missing.json"]), *flags(TARGET)),
         ("solve", "--format", "yaml"), ("solve", "--bogus"), ("nonsense",), (), ("--format", "json"),
+        ("fleet",), ("fleet", "detect", "-o", str(folder / "out" / "fleet.json")),  # --slurm is required
+        ("fleet", "manifests", "--targets", str(files["object.json"]), "--format", "kubernetes", "-o", str(folder / "out")),
+        ("fleet", "status", "--targets", str(files["object.json"]), "--reports", str(files["missing.json"])),
+        ("fleet", "provision", "--slurm", "--targets", str(files["list.json"]), "-o", str(folder / "out"),
+         "--prefix-root", str(folder / "envs"), "--no-submit"),
         ("solve", *flags(TARGET), "--conda-source", "pip", "--format", "pip", "--name", "a\nb"),
     )
     for args in misc:
