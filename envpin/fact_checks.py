@@ -24,3 +24,39 @@ def is_compute_capability(text: str) -> bool:
 
 def is_python_version(text: str) -> bool:
     return bool(_PYTHON_VERSION.fullmatch(text))
+
+
+_GFX_TARGET = re.compile(r"gfx[0-9]{2,4}[0-9a-f]", re.ASCII)
+_AMD_RELEASE = re.compile(r"\d{1,2}\.\d{1,2}(\.\d{1,3})?", re.ASCII)  # ROCm 6.2.4, AMD GPU driver 6.4 / 30.10
+_MACOS_VERSION = re.compile(r"\d{2}(\.\d{1,2}){0,2}", re.ASCII)
+
+
+def is_gfx_target(text: str) -> bool:
+    return bool(_GFX_TARGET.fullmatch(text))
+
+
+def is_amd_release(text: str) -> bool:
+    return bool(_AMD_RELEASE.fullmatch(text))
+
+
+def is_macos_version(text: str) -> bool:
+    return bool(_MACOS_VERSION.fullmatch(text))
+
+
+_AMD_WORDS = re.compile(r"\b(amd|radeon|instinct|ati)\b|\bgfx[0-9]", re.IGNORECASE | re.ASCII)
+_INTEL_WORDS = re.compile(r"\b(intel|arc)\b", re.IGNORECASE | re.ASCII)
+_APPLE_WORDS = re.compile(r"\bapple\b", re.IGNORECASE | re.ASCII)
+
+
+def gpu_vendor(name: str) -> str:
+    """The vendor a GPU's name says (`AMD Radeon RX 7900 XTX` -> amd, `Intel(R) Arc(TM) A770 Graphics` -> intel,
+    `Apple M3 Max` -> apple); any other name is NVIDIA's, as nvidia-smi and NVML print names without a vendor word
+    (`Tesla V100-SXM2-32GB`, `A100`)."""
+    cleaned = name.replace("(R)", " ").replace("(TM)", " ").replace("(tm)", " ").replace("®", " ").replace("™", " ")
+    if _APPLE_WORDS.search(cleaned):
+        return "apple"
+    if _AMD_WORDS.search(cleaned):
+        return "amd"
+    if _INTEL_WORDS.search(cleaned):
+        return "intel"
+    return "nvidia"

@@ -16,7 +16,15 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from envpin.errors import EnvpinInputError
-from envpin.fact_checks import is_compute_capability, is_driver_version, is_python_version  # noqa: F401 - importable from here
+from envpin.fact_checks import (  # noqa: F401 - importable from here
+    gpu_vendor,
+    is_amd_release,
+    is_compute_capability,
+    is_driver_version,
+    is_gfx_target,
+    is_macos_version,
+    is_python_version,
+)
 from envpin.vocabulary.platforms import ARCHITECTURES, OPERATING_SYSTEMS, normalize_arch  # noqa: F401 - importable from here
 
 SCHEMA_VERSION = 1
@@ -33,14 +41,20 @@ class Driver:
     source: str
 
 
+GPU_VENDORS = ("nvidia", "amd", "intel", "apple")
+
+
 @dataclass(frozen=True)
 class Gpu:
-    """One GPU as the probe (or a --gpu flag) names it."""
+    """One GPU as the probe (or a --gpu flag) names it, of any vendor."""
 
     index: int
     name: str
-    compute_capability: str | None  # None when neither the probe nor the database knows it
+    compute_capability: str | None  # NVIDIA: None when neither the probe nor the database knows it
     memory_mib: int | None = None
+    vendor: str = "nvidia"  # nvidia | amd | intel | apple
+    gfx: str | None = None  # AMD: the LLVM target the probe reported (gfx1100)
+    integrated: bool | None = None  # an APU's / iGPU's GPU (True), a discrete card (False), not known (None)
 
 
 @dataclass(frozen=True)
@@ -108,6 +122,9 @@ class HostFacts:
     files: Mapping[str, list[str]] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     driver_trouble: DriverTrouble | None = None  # an NVIDIA GPU whose driver does not answer (None: no such sign)
+    amdgpu_driver: str | None = None  # the AMD GPU driver release (6.4, 30.10), as AMD's support matrix names it
+    rocm: str | None = None  # the ROCm user space installed on the machine (/opt/rocm/.info/version), X.Y[.Z]
+    macos: str | None = None  # the macOS version (sw_vers), X.Y
 
     def with_notes(self, *notes: str) -> HostFacts:
         return replace(self, notes=self.notes + tuple(notes))
@@ -135,11 +152,17 @@ def to_json(facts: HostFacts) -> dict[str, Any]:
             {
                 "index": gpu.index,
                 "name": gpu.name,
+                "vendor": gpu.vendor,
                 "compute_capability": gpu.compute_capability,
+                "gfx": gpu.gfx,
+                "integrated": gpu.integrated,
                 "memory_mib": gpu.memory_mib,
             }
             for gpu in facts.gpus
         ],
+        "amdgpu_driver": facts.amdgpu_driver,
+        "rocm": facts.rocm,
+        "macos": facts.macos,
         "toolkits": [{"version": t.version, "root": t.root, "nvcc": t.nvcc} for t in facts.toolkits],
         "env": dict(facts.env),
         "files": {directory: list(names) for directory, names in facts.files.items()},
@@ -188,7 +211,17 @@ def from_json(document: Any, origin: str = "facts") -> HostFacts:
         files=_files_from_json(reader, reader.optional_mapping(document, "files")),
         notes=tuple(str(note) for note in reader.optional_list(document, "notes")),
         driver_trouble=_trouble_from_json(reader, document.get("driver_trouble")),
+        amdgpu_driver=_version_from_json(reader, document, "amdgpu_driver", is_amd_release, "an AMD GPU driver release such as 6.4"),
+        rocm=_version_from_json(reader, document, "rocm", is_amd_release, "a ROCm version such as 6.2.4"),
+        macos=_version_from_json(reader, document, "macos", is_macos_version, "a macOS version such as 14.5"),
     )
+
+
+def _version_from_json(reader: _Reader, document: dict, key: str, check, what: str) -> str | None:
+    value = reader.optional_string(document, key)
+    if value is not None and not check(value):
+        reader.fail(key, f"{value!r} is not {what}")
+    return value
 
 
 def _trouble_from_json(reader: _Reader, doc: Any) -> DriverTrouble | None:
@@ -244,7 +277,17 @@ def _gpus_from_json(reader: _Reader, docs: Any) -> list[Gpu]:
         index = doc.get("index", position)
         if not isinstance(index, int):
             reader.fail(f"{path}.index", "expected an integer")
-        gpus.append(Gpu(index=index, name=name, compute_capability=capability, memory_mib=memory))
+        vendor = doc.get("vendor") or gpu_vendor(name)
+        if vendor not in GPU_VENDORS:
+            reader.fail(f"{path}.vendor", f"{vendor!r} is not one of {', '.join(GPU_VENDORS)}")
+        gfx = reader.optional_string(doc, "gfx", path=f"{path}.gfx")
+        if gfx is not None and not is_gfx_target(gfx):
+            reader.fail(f"{path}.gfx", f"{gfx!r} is not an AMD target such as gfx1100")
+        integrated = doc.get("integrated")
+        if integrated is not None and not isinstance(integrated, bool):
+            reader.fail(f"{path}.integrated", "expected true, false or null")
+        gpus.append(Gpu(index=index, name=name, compute_capability=capability, memory_mib=memory, vendor=vendor,
+                        gfx=gfx, integrated=integrated))
     return gpus
 
 

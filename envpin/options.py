@@ -26,13 +26,21 @@ def add_target_options(parser: argparse.ArgumentParser, conda: bool = False) -> 
     group.add_argument("--os", help="linux, windows or macos")
     group.add_argument("--arch", help="x86_64, aarch64 or arm64")
     group.add_argument("--driver", help="NVIDIA driver version, or 'none'")
-    group.add_argument("--gpu", action="append", default=[], help="GPU name as nvidia-smi prints it (repeatable)")
-    group.add_argument("--compute-capability", action="append", default=[], help="X.Y (repeatable)")
+    group.add_argument("--gpu", action="append", default=[],
+                       help="GPU name of any vendor as its tool prints it (nvidia-smi, amd-smi, rocminfo, xpu-smi; "
+                            "repeatable)")
+    group.add_argument("--compute-capability", action="append", default=[], help="NVIDIA: X.Y (repeatable)")
+    group.add_argument("--gfx", action="append", default=[], help="AMD: the GPU's target, gfxNNNN (repeatable)")
+    group.add_argument("--amdgpu-driver", help="AMD: the kernel driver release (6.4, 30.10), as AMD's matrix names it")
+    group.add_argument("--rocm", help="AMD: the ROCm user space installed (/opt/rocm/.info/version)")
     group.add_argument("--python", help="Python version, e.g. 3.11")
     group.add_argument("--facts", help="a file from `envpin detect --format json` taken on the target")
     if conda:
         group.add_argument("--glibc", help="the target's glibc version, for __glibc (when --facts does not say)")
-        group.add_argument("--macos-version", help="the target's macOS version, for __osx")
+        group.add_argument("--macos", "--macos-version", dest="macos",
+                           help="Apple: the macOS version, X.Y (also __osx of a conda target)")
+    else:
+        group.add_argument("--macos", help="Apple: the macOS version, X.Y")
 
 
 def target_spec(args: argparse.Namespace, conda: bool = False) -> TargetSpec:
@@ -44,9 +52,13 @@ def target_spec(args: argparse.Namespace, conda: bool = False) -> TargetSpec:
         gpus=tuple(args.gpu),
         compute_capabilities=tuple(args.compute_capability),
         python=args.python,
+        gfx=tuple(args.gfx),
+        amdgpu_driver=args.amdgpu_driver,
+        rocm=args.rocm,
+        macos=args.macos,
         facts_file=args.facts,
         glibc=args.glibc if conda else None,
-        macos_version=args.macos_version if conda else None,
+        macos_version=args.macos if conda else None,
     )
 
 

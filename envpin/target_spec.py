@@ -23,8 +23,8 @@ PLACEHOLDER_PYTHON = "3.0"  # a configured target that names no Python: the chec
 
 @dataclass(frozen=True)
 class TargetSpec(TargetOverrides):
-    """The target flags (TargetOverrides' fields: os, arch, driver, gpus, compute_capabilities, python), and
-    where the rest comes from."""
+    """The target flags (TargetOverrides' fields: os, arch, driver, gpus, compute_capabilities, python, gfx,
+    amdgpu_driver, rocm, macos), and where the rest comes from."""
 
     facts_file: str | None = None  # `envpin detect --format json` taken on the target
     glibc: str | None = None  # conda targets: the __glibc virtual package
@@ -36,7 +36,7 @@ class TargetSpec(TargetOverrides):
     def given(self) -> bool:
         """Whether the user described a target at all (else: this machine)."""
         return bool(self.os or self.arch or self.driver or self.gpus or self.compute_capabilities or self.python
-                    or self.facts_file)
+                    or self.facts_file or self.gfx or self.amdgpu_driver or self.rocm or self.macos)
 
     @property
     def probes_this_machine(self) -> bool:
@@ -46,7 +46,7 @@ class TargetSpec(TargetOverrides):
         if self.facts_file or not self.detect:
             return False
         fully_given = self.os and self.arch and self.python and self.driver is not None
-        return not (fully_given and (self.gpus or self.compute_capabilities or self.driver == "none"))
+        return not (fully_given and (self.gpus or self.compute_capabilities or self.gfx or self.driver == "none"))
 
     def with_python(self, python: str | None) -> TargetSpec:
         """The project's Python (`python=3.10` in its environment.yml) when the user gave none."""
@@ -78,13 +78,16 @@ class TargetSpec(TargetOverrides):
         if self.facts_file:
             words += ["--facts", str(self.facts_file)]
         for option, value in (("--os", self.os), ("--arch", self.arch), ("--driver", self.driver),
-                              ("--python", self.python)):
+                              ("--python", self.python), ("--amdgpu-driver", self.amdgpu_driver), ("--rocm", self.rocm),
+                              ("--macos", self.macos)):
             if value:
                 words += [option, value]
         for gpu in self.gpus:
             words += ["--gpu", gpu]
         for capability in self.compute_capabilities:
             words += ["--compute-capability", capability]
+        for target in self.gfx:
+            words += ["--gfx", target]
         return tuple(words)
 
     @property

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from envpin.compat.model import Database, GpuModel
+from envpin.compat.model import AmdGpuModel, Database, GpuModel, IntelGpuFamily
 
 _IGNORED_WORDS = {
     "nvidia",
@@ -57,3 +57,41 @@ def lookup_gpu(database: Database, name: str) -> GpuModel | None:
     if index is None:
         index = _INDEX_CACHE[id(database.gpus)] = build_name_index(database.gpus)
     return index.get(gpu_name_key(name))
+
+
+# ---------------------------------------------------------------- AMD and Intel
+
+_AMD_IGNORED_WORDS = {"amd", "radeon", "instinct", "accelerator", "(tm)", "tm", "™", "®", "(r)"}
+
+
+def amd_name_key(name: str) -> str:
+    """`AMD Instinct MI300X`, `Instinct MI300X` and `MI300X` are one key; an APU's name is its GPU part
+    (`AMD Ryzen AI 9 HX 370 w/ Radeon 890M` -> `890m`). `AMD Radeon Graphics` (what many APUs print) is no key."""
+    text = name.lower().replace("™", " ").replace("®", " ").replace("(tm)", " ").replace("(r)", " ")
+    if " w/ " in text:
+        text = text.split(" w/ ", 1)[1]
+    words = [word for word in _SEPARATORS.split(text) if word]
+    kept = [word for word in words if word not in _AMD_IGNORED_WORDS and not _MEMORY_SIZE.match(word)]
+    return " ".join(kept) if kept != ["graphics"] else ""
+
+
+_AMD_INDEX_CACHE: dict[int, dict[str, AmdGpuModel]] = {}
+
+
+def lookup_amd_gpu(database: Database, name: str) -> AmdGpuModel | None:
+    """The AMD GPU record for a name as amd-smi, rocm-smi, rocminfo or Windows print it, or None."""
+    gpus = database.accelerators.amd_gpus
+    index = _AMD_INDEX_CACHE.get(id(gpus))
+    if index is None:
+        index = _AMD_INDEX_CACHE[id(gpus)] = {amd_name_key(n): model for model in gpus for n in model.names}
+    key = amd_name_key(name)
+    return index.get(key) if key else None
+
+
+def intel_family(database: Database, name: str) -> IntelGpuFamily | None:
+    """The Intel GPU family (xpu.yaml) a name belongs to; None for an Intel GPU the xpu builds are not for."""
+    lowered = name.lower()
+    for family in database.accelerators.intel_gpus:
+        if any(re.search(rf"\b{re.escape(word.lower())}\b", lowered) for word in family.match):
+            return family
+    return None

@@ -135,8 +135,20 @@ class GpuModel(Record):
 
 
 @record
+class GfxList(Record):
+    """The AMD GPU targets (PYTORCH_ROCM_ARCH, `gfx1100`) compiled into a ROCm build (rocm.yaml)."""
+
+    name: str
+    targets: tuple[str, ...]
+    provenance: Provenance
+
+    def describe(self) -> str:
+        return ", ".join(self.targets)
+
+
+@record
 class Variant(Record):
-    """One build of a torch release on the PyTorch index: cpu, cuXYZ or rocmX.Y."""
+    """One build of a torch release on the PyTorch index: cpu, cuXYZ, rocmX.Y or xpu."""
 
     name: str
     platforms: tuple[str, ...]
@@ -148,6 +160,8 @@ class Variant(Record):
     python: Mapping[str, tuple[str, ...]] = NEW_DICT  # platform -> Pythons, when it differs
     pins: Mapping[str, str] = NEW_DICT  # pip CUDA libraries the wheel pins (nvidia-cudnn-cu12: ==9.1.0.70)
     added: str | None = None  # the database version that added this build to an existing release (YYYY.MM.DD)
+    gfx: GfxList | None = None  # rocm: the AMD targets compiled in (rocm.yaml); None: not in the database
+    companion_platforms: Mapping[str, tuple[str, ...]] = NEW_DICT  # where a companion has this build, when narrower
 
     @property
     def kind(self) -> str:
@@ -155,6 +169,8 @@ class Variant(Record):
             return "cuda"
         if self.rocm:
             return "rocm"
+        if self.name == "xpu":
+            return "xpu"
         return "cpu"
 
 
@@ -177,6 +193,20 @@ class KnownIssue(Record):
 
 
 @record
+class MacosSupport(Record):
+    """A torch release on Apple silicon (mps.yaml): the macOS its arm64 wheels are tagged for, and the macOS its
+    MPS backend needs (older macOS: the wheel installs, and runs on the CPU)."""
+
+    wheel_macos: str  # "11.0": the wheels' macosx_11_0_arm64 tag
+    mps_macos: str  # "13.0"
+    provenance: Provenance
+    wheel_macos_python: Mapping[str, str] = NEW_DICT  # Pythons whose wheel carries a newer tag ("3.14": "14.0")
+
+    def wheel_macos_for(self, python: str) -> str:
+        return self.wheel_macos_python.get(python, self.wheel_macos)
+
+
+@record
 class TorchRelease(Record):
     version: Version
     released: str | None
@@ -187,9 +217,84 @@ class TorchRelease(Record):
     known_issues: tuple[KnownIssue, ...]
     provenance: Provenance
     added: str | None = None  # the database version that added the release (YYYY.MM.DD); None: from the start
+    macos: MacosSupport | None = None  # Apple silicon (mps.yaml); None: not in the database
 
     def pythons_for(self, variant: Variant, platform: str) -> tuple[str, ...]:
         return variant.python.get(platform, self.python.get(platform, ()))
+
+
+@record
+class AmdGpuModel(Record):
+    """AMD GPU names -> their LLVM target (amd_gpus.yaml)."""
+
+    gfx: str
+    architecture: str  # RDNA3, CDNA3 ...
+    kind: str  # dGPU | APU (an integrated GPU)
+    names: tuple[str, ...]
+    provenance: Provenance
+
+
+@record
+class AmdDriverSupport(Record):
+    """One row of AMD's driver <-> user-space matrix: the ROCm releases an AMD GPU driver release supports."""
+
+    driver: str  # the driver release as AMD's matrix names it: "6.4" (6.4.x), "30.10"
+    rocm: tuple[str, ...]  # ROCm X.Y user spaces it supports
+    provenance: Provenance
+
+
+@record
+class GfxOverride(Record):
+    """A GPU without kernels of its own that HSA_OVERRIDE_GFX_VERSION can make use a sibling's (Linux only, risky)."""
+
+    gfx: str  # the GPU's own target, gfx1031
+    stand_in: str  # the sibling whose kernels it runs, gfx1030
+    value: str  # HSA_OVERRIDE_GFX_VERSION=10.3.0
+    provenance: Provenance
+    known_failures: str | None = None
+
+
+@record
+class LibraryGap(Record):
+    """A target a ROCm build lists whose bundled library (rocBLAS ...) has no kernels for it from some ROCm on."""
+
+    gfx: str
+    from_rocm: str  # X.Y: the first ROCm whose library lacks them
+    library: str
+    provenance: Provenance
+
+
+@record
+class VendorIndex(Record):
+    """A vendor's own wheel index, named as an alternative where PyTorch's indexes have nothing (never planned from)."""
+
+    name: str
+    url: str
+    platforms: tuple[str, ...]
+    provenance: Provenance
+
+
+@record
+class IntelGpuFamily(Record):
+    """Intel GPUs the xpu builds are validated on (xpu.yaml): a GPU whose name holds a `match` word."""
+
+    family: str
+    match: tuple[str, ...]
+    platforms: tuple[str, ...]
+    provenance: Provenance
+
+
+@record
+class AcceleratorTables(Record):
+    """What the database knows about AMD, Intel and Apple GPUs besides the torch builds themselves."""
+
+    amd_gpus: tuple[AmdGpuModel, ...] = ()
+    amd_drivers: tuple[AmdDriverSupport, ...] = ()  # newest driver first
+    gfx_overrides: Mapping[str, GfxOverride] = NEW_DICT  # gfx -> its stand-in
+    gfx_sets: Mapping[str, GfxList] = NEW_DICT
+    vendor_indexes: tuple[VendorIndex, ...] = ()
+    intel_gpus: tuple[IntelGpuFamily, ...] = ()
+    library_gaps: tuple[LibraryGap, ...] = ()
 
 
 @record
@@ -204,6 +309,7 @@ class Database(Record):
     tensorflow_releases: tuple[TensorflowRelease, ...] = ()  # newest first
     jax_releases: tuple[JaxRelease, ...] = ()  # newest first
     conda_releases: tuple[CondaRelease, ...] = ()  # conda.yaml: builds per channel strategy, newest first
+    accelerators: AcceleratorTables = AcceleratorTables()  # rocm.yaml, amd_gpus.yaml, xpu.yaml
 
     def torch_release(self, version: str) -> TorchRelease | None:
         wanted = Version(version)

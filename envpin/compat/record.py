@@ -9,8 +9,8 @@ module of a solve. A record compiles one `__init__` and shares the rest through 
 - instances are immutable (`FrozenRecordError`, an AttributeError, on assignment or deletion);
 - `==` compares the fields of two instances of the same class, `hash` is the hash of the fields' tuple,
   `repr` is `Name(field=value, ...)`: the same as dataclass's;
-- `_fields` lists the fields; `dataclasses.replace` and `fields` do not apply (nothing uses them on the
-  database model).
+- `_fields` lists the fields; `dataclasses.replace` and `fields` do not apply: `replace_fields` is the
+  record's replace.
 
 Type checkers read `record` as they read `dataclass(frozen=True)` (`dataclass_transform`): they see each
 class's `__init__` and reject assignment to a field. At run time the marker does nothing, so it is imported
@@ -106,3 +106,13 @@ def _tuple_getter(fields: tuple[str, ...]) -> Callable[[object], tuple[Any, ...]
         single = attrgetter(fields[0])
         return lambda obj: (single(obj),)
     return attrgetter(*fields) if fields else (lambda obj: ())
+
+
+def replace_fields(instance: _R, **changes: Any) -> _R:
+    """A copy of a record with some fields changed (what `dataclasses.replace` does for a dataclass)."""
+    values = dict(zip(instance._fields, instance._values(instance), strict=True))
+    unknown = set(changes) - set(values)
+    if unknown:
+        raise TypeError(f"{instance.__class__.__name__} has no field {', '.join(sorted(unknown))}")
+    values.update(changes)
+    return instance.__class__(**values)

@@ -148,6 +148,11 @@ def build_database(version: str, documents: dict[str, Any]) -> tuple[Database | 
     gpus = _gpus(roots["gpus.yaml"].child("gpus"), cited)
     arch_sets = _arch_sets(roots["torch.yaml"].child("arch_sets"), cited)
     releases = _torch_releases(roots["torch.yaml"].child("releases"), arch_sets, cited)
+    # rocm.yaml, amd_gpus.yaml, xpu.yaml and mps.yaml: laid over the torch releases they name
+    from envpin.compat.accelerator_schema import accelerator_facts, lay_over  # noqa: PLC0415 - it imports this module
+
+    accelerators = accelerator_facts(roots, cited, {str(r.version): r for r in releases})
+    releases = lay_over(releases, accelerators)
     tensorflow = _tensorflow_releases(roots["tensorflow.yaml"].child("releases"), cited)
     jax = _jax_releases(roots["jax.yaml"].child("releases"), cited)
     conda = _conda_releases(roots["conda.yaml"], cited, toolkits)
@@ -166,6 +171,7 @@ def build_database(version: str, documents: dict[str, Any]) -> tuple[Database | 
         tensorflow_releases=tuple(sorted(tensorflow, key=lambda r: r.version, reverse=True)),
         jax_releases=tuple(sorted(jax, key=lambda r: r.version, reverse=True)),
         conda_releases=tuple(sorted(conda, key=lambda r: r.version, reverse=True)),
+        accelerators=accelerators.tables,
     )
     return database, []
 
@@ -349,7 +355,7 @@ def _release_version(node: _Node) -> Version | None:
 
 def _variant(name: str, node: _Node, arch_sets: dict[str, ArchList], cited: _Citations) -> Variant:
     if not is_database_tag(name):
-        node.fail(f"{name!r} is not a variant name (cpu, cuXYZ, rocmX.Y)")
+        node.fail(f"{name!r} is not a variant name (cpu, cuXYZ, rocmX.Y, xpu)")
     platforms = _platforms(node.child("platforms"))
     cuda = node.child("cuda").optional_string(_CUDA, "a CUDA x.y version")
     if kind_of(name) == CUDA and cuda is None:

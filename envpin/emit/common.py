@@ -44,6 +44,15 @@ def regenerate_command(
     if any(g.capability_source == "probe" for g in target.gpus):
         for gpu in target.gpus:
             words += ["--compute-capability", str(gpu.compute_capability)]
+    for amd in target.amd_gpus:
+        words += ["--gpu", amd.name]
+    if any(g.gfx_source == "probe" for g in target.amd_gpus):
+        for amd in target.amd_gpus:
+            words += ["--gfx", amd.gfx]
+    words += [word for name in (*(g.name for g in target.intel_gpus), *target.apple_gpus) for word in ("--gpu", name)]
+    for option, value in (("--amdgpu-driver", target.amdgpu_driver), ("--rocm", target.rocm), ("--macos", target.macos)):
+        if value:
+            words += [option, value]
     if request.policy != "minor":
         words += ["--driver-policy", request.policy]
     if request.torch_index != DEFAULT_TORCH_INDEX:
@@ -91,8 +100,14 @@ def target_json(target: Target) -> dict[str, Any]:
         "arch": target.arch,
         "driver": target.driver,
         "driver_cuda": target.driver_cuda,
-        "gpus": [{"name": g.name, "compute_capability": str(g.compute_capability)} for g in target.gpus],
+        "gpus": [{"name": g.name, "compute_capability": str(g.compute_capability)} for g in target.gpus]
+        + [{"name": g.name, "vendor": "amd", "gfx": g.gfx, "integrated": g.integrated} for g in target.amd_gpus]
+        + [{"name": g.name, "vendor": "intel", "family": g.family} for g in target.intel_gpus]
+        + [{"name": name, "vendor": "apple"} for name in target.apple_gpus],
         "python": target.python,
+        # the AMD and Apple facts only where the target has them: an NVIDIA answer keeps its documented shape
+        **{key: value for key, value in (("amdgpu_driver", target.amdgpu_driver), ("rocm", target.rocm),
+                                         ("macos", target.macos)) if value is not None},
     }
 
 

@@ -53,8 +53,8 @@ class Pairing:
 class Build:
     framework: str
     version: Version
-    flavor: str  # torch: cpu / cu124 / rocm6.2; tensorflow: and-cuda / cuda / cpu; jax: cuda12 / cpu
-    kind: str  # cuda / rocm / cpu
+    flavor: str  # torch: cpu / cu124 / rocm6.2 / xpu; tensorflow: and-cuda / cuda / cpu; jax: cuda12 / cpu
+    kind: str  # cuda / rocm / xpu / cpu
     platforms: tuple[str, ...]
     pythons: Mapping[str, tuple[str, ...]] | None = field(repr=False)  # platform -> CPython minors; None: not recorded
     provenance: tuple[Provenance, ...] = field(repr=False)
@@ -72,6 +72,7 @@ class Build:
     channel: str = PIP  # pip, or the conda channel strategy (conda-forge, pytorch-channel) the build is from
     companions: Mapping[str, Pairing] = field(default_factory=dict, repr=False)  # torch: torchvision/torchaudio
     toolkit_known: bool = False  # `cuda` is the toolkit the build was compiled with (conda: cuda_compiler_version)
+    rocm: str | None = None  # a ROCm build's ROCm ("6.2.4")
 
     @property
     def torch_record(self) -> tuple[TorchRelease, Variant]:
@@ -153,7 +154,9 @@ def torch_build(release: TorchRelease, variant: Variant) -> Build:
         # pins could be read from PyPI.
         pins_known=bool(variant.pins) or variant.kind != "cuda" or release.version < _FIRST_TORCH_WITH_PIP_CUDA,
         record=(release, variant),
-        companions={name: Pairing(c.version, variant.platforms) for name, c in release.companions.items()},
+        companions={name: Pairing(c.version, variant.companion_platforms.get(name, variant.platforms))
+                    for name, c in release.companions.items()},
+        rocm=variant.rocm,
     )
 
 
@@ -266,14 +269,16 @@ def builds_of(database: Database, framework: str, channel: str = PIP) -> list[Bu
 
 
 def ordered_variants(release: TorchRelease) -> list[Variant]:
-    """Newest CUDA first, then ROCm, then CPU: the preference among a torch release's builds."""
+    """Newest CUDA first, then the newest ROCm, then XPU, then CPU: the preference among a torch release's builds."""
 
     def rank(variant: Variant) -> tuple[int, tuple[int, ...]]:
         if variant.cuda:
             return (0, tuple(-int(p) for p in variant.cuda.split(".")))
         if variant.rocm:
             return (1, tuple(-int(p) for p in variant.rocm.split(".")))
-        return (2, ())
+        if variant.kind == "xpu":
+            return (2, ())
+        return (3, ())
 
     return sorted(release.variants.values(), key=rank)
 

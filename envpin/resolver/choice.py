@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING
 from packaging.version import Version
 
 from envpin.compat.model import Database
+from envpin.resolver.accelerators import kind_reasons, mps_reasons, mps_runs
 from envpin.resolver.builds import Build
 from envpin.resolver.fitness import Verdict
 from envpin.resolver.plan import PinnedPackage, Plan
 from envpin.resolver.provider import BuildProvider, Candidate, library_name
-from envpin.resolver.queries import closest_miss, has_cuda_builds, pin_clash
+from envpin.resolver.queries import closest_miss, has_builds, has_cuda_builds, pin_clash
 from envpin.resolver.request import Request
 from envpin.resolver.target import Target
 from envpin.vocabulary.frameworks import COMPANIONS, TORCH
@@ -59,6 +60,8 @@ def build_plan(
             notes += framework_notes
         warnings += [f"unverified: {text}" for text in verdict.unverified]
         warnings += _known_issues(build, target)
+        if target.platform == MACOS_ARM64 and build.framework == TORCH and build.channel == "pip":
+            warnings += mps_reasons(database, build, target)[1]
     if len(request.solved_frameworks) > 1:
         reasons += _shared_library_reasons(request, chosen)
     first = request.solved_frameworks[0]
@@ -78,8 +81,12 @@ def build_plan(
 
 
 def accelerator_of(build: Build, target: Target) -> str:
+    """`cuXYZ`, `rocmX.Y` (as the index names it), `xpu`, `mps` or `cpu`: what the build runs on here."""
     if build.framework == TORCH:
-        return "mps" if target.platform == MACOS_ARM64 else build.flavor
+        if target.platform == MACOS_ARM64:
+            on_macos = build.channel != "pip" or mps_runs(build.torch_record[0], target) is not False
+            return "mps" if on_macos else CPU
+        return build.flavor
     if build.kind != CUDA:
         return CPU
     return cuda_tag(build.gpu_cuda)
@@ -88,8 +95,13 @@ def accelerator_of(build: Build, target: Target) -> str:
 def _kind_reasons(database: Database, target: Target, build: Build) -> list[str]:
     if build.kind == "cuda":
         return []
-    if build.kind == "rocm":
-        return [f"ROCm ({build.flavor}) was asked for by name; envpin does not check AMD GPUs"]
+    if build.kind in ("rocm", "xpu") or target.amd_gpus or target.intel_gpus:
+        ours = kind_reasons(database, target, build, lambda kind: has_builds(database, build.framework, target.platform, kind,
+                                                                    build.channel))
+        if build.kind in ("rocm", "xpu") or ours:
+            return ours
+    if target.platform == MACOS_ARM64 and build.framework == TORCH and build.channel == "pip":
+        return mps_reasons(database, build, target)[0]
     if target.os == "macos":
         mps = " with Metal (MPS) on Apple silicon" if build.framework == "torch" else ""
         if build.channel != "pip":
@@ -117,8 +129,15 @@ def _choice_reasons(provider: BuildProvider, request: Request, build: Build, cho
     newer = sorted(
         {b.version for b in provider.builds(framework) if b.version > build.version and _matches(spec, b)}, reverse=True
     )
+    of_kind = [v for v in newer if any(b.kind == build.kind for b in provider.builds(framework) if b.version == v)]
+    if newer and build.kind != "cpu" and newer[0] not in of_kind:
+        # a release with no build of this kind at all (torch 2.15.0 has no ROCm build) says so, and the newest
+        # release that has one says why that one did not fit
+        reasons.append(f"{framework} {newer[0]} was passed over: the database has no {build.kind} build of it")
+        newer = of_kind
     if newer:
-        verdicts = [provider.verdict(b) for b in provider.builds(framework) if b.version == newer[0]]
+        same = [b for b in provider.builds(framework) if b.version == newer[0] and b.kind == build.kind]
+        verdicts = [provider.verdict(b) for b in same or provider.builds(framework) if b.version == newer[0]]
         reasons.append(f"{framework} {newer[0]} was passed over: {_why_not(verdicts, chosen, framework)}")
     fitting_newer = [v for v in newer[1:] if any(provider.verdict(b).fits for b in provider.builds(framework) if b.version == v)]
     if fitting_newer:
@@ -204,6 +223,10 @@ def _torch_packages(
         companion = release.companions.get(name)
         if companion is None:
             reasons.append(f"no {name} release is paired with torch {build.version} in the database; left out")
+            continue
+        pairing = build.companions.get(name)
+        if pairing is not None and target.platform not in pairing.platforms:
+            reasons.append(f"{name} {companion.version} has no {build.flavor} build for {target.platform}; left out")
             continue
         version = chosen[name].version if name in chosen else Version(companion.version)
         packages.append(_torch_pin(name, version, build, release, target, request))

@@ -19,6 +19,7 @@ from dataclasses import replace
 from packaging.specifiers import SpecifierSet
 
 from envpin.compat.model import Database
+from envpin.resolver.accelerators import amd_fixes
 from envpin.resolver.builds import CHANNEL_NAMES, CONDA_PACKAGES, PYTORCH_CHANNEL_LAST, Build, builds_of
 from envpin.resolver.choice import build_plan
 from envpin.resolver.fitness import Verdict, assess
@@ -127,9 +128,13 @@ def _explain_framework(
                 f"{miss.build.where}'s {miss.build.conda_package} {newest_version} does not fit this machine: its {miss.build.conda_build} build")
         message = f"{subject} {_lower_first(miss.why_not.message, miss.build)}{also}"
     fixes = _driver_fixes(database, target, provider, matching)
+    fixes += _amd_driver_fixes(database, target, provider, matching)
     fixes += _python_fixes(database, target, provider, matching)
     fixes += _fixes_without_specs(database, target, request)
     fixes += _platform_fixes(database, target, framework, request.channel)
+    if framework == "torch" and "rocm" in allowed and code in ("gpu-unsupported", "unsupported-platform"):
+        fixes += amd_fixes(database, target, builds,
+                           lambda build, machine: _relaxed(database, machine, provider, build, "").fits)
     if code in ("gpu-unsupported", "driver-too-old", "no-driver") and framework == "torch":
         cpu = next((b for b in builds if b.version == newest_version and b.kind == "cpu"
                     and (not conda or target.platform in b.platforms)), None)
@@ -200,6 +205,20 @@ def _driver_fixes(database: Database, target: Target, provider: BuildProvider, m
         if unlocked:
             driver, build = min(unlocked, key=lambda item: tuple(int(p) for p in item[0].split(".")))
             return [f"install NVIDIA driver {driver} or newer to use {build.label}"]
+    return []
+
+
+def _amd_driver_fixes(database: Database, target: Target, provider: BuildProvider, matching: list[Build]) -> list[str]:
+    """A ROCm build refused by the AMD kernel driver: the oldest driver release that supports its ROCm."""
+    for version in _versions(matching):
+        for build in (b for b in matching if b.version == version and b.kind == "rocm"):
+            rejection = provider.verdict(build).rejection
+            if rejection and rejection.check == "driver" and _relaxed(database, target, provider, build, "driver").fits:
+                needs = f"AMD GPU driver {rejection.needs_driver} or newer" if rejection.needs_driver else (
+                    f"an AMD GPU driver that supports ROCm {build.rocm} (the database's copy of AMD's matrix has "
+                    "no driver row for it yet)")
+                return [f"install {needs} (AMD's driver/user-space matrix) to use {build.label}, which bundles "
+                        f"ROCm {build.rocm}"]
     return []
 
 

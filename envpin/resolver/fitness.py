@@ -1,7 +1,8 @@
 """Does one build run on the target? Pure, and explains itself either way.
 
 The checks run in a fixed order (platform, Python, installable, kind of build, driver, GPUs) and the
-first failure is the verdict's rejection. `ignore` switches checks off, which is how the explainer asks
+first failure is the verdict's rejection. ROCm, XPU and Apple silicon builds go through the same checks, with
+their own driver and GPU facts (`envpin.resolver.accelerators`). `ignore` switches checks off, which is how the explainer asks
 "what if the driver were newer?" or "what if this were Python 3.12?".
 
 pip builds and conda builds (`Build.channel`) go through the same checks. Where the database lacks the facts a
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from envpin.compat.archs import coverage
 from envpin.compat.drivers import DriverRequirement, cuda_at_least, driver_at_least, minimum_driver
 from envpin.compat.model import Database, Provenance
+from envpin.resolver.accelerators import check_amd_driver, check_amd_gpus, check_intel_gpus, check_macos_wheel
 from envpin.resolver.builds import Build
 from envpin.resolver.target import Target
 
@@ -68,6 +70,8 @@ def assess(
     platform = target.platform
     if "platform" not in ignore and platform not in build.platforms:
         return verdict(Rejection("platform", f"{build.label} is not built for {platform}"))
+    if "platform" not in ignore and (problem := check_macos_wheel(target, build, reasons, unverified)):
+        return verdict(Rejection("platform", problem))
     if "python" not in ignore and build.pythons is None:
         unchecked.append("python")
         unverified.append(f"the database does not record which Pythons {build.where} built {build.conda_package} "
@@ -88,6 +92,15 @@ def assess(
         problem = _check_gpus(database, target, build, reasons, unverified, unchecked)
         if problem:
             return verdict(Rejection("gpu", problem))
+    if build.kind == "rocm" and "driver" not in ignore:
+        refused = check_amd_driver(database, target, build, reasons, unverified, unchecked)
+        if refused:
+            return verdict(Rejection("driver", refused[0], refused[1]))
+    if build.kind == "rocm" and "gpu" not in ignore and (problem := check_amd_gpus(database, target, build, reasons,
+                                                                                      unverified)):
+        return verdict(Rejection("gpu", problem))
+    if build.kind == "xpu" and "gpu" not in ignore and (problem := check_intel_gpus(target, build, reasons)):
+        return verdict(Rejection("gpu", problem))
     return verdict()
 
 

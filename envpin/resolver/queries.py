@@ -13,13 +13,14 @@ from dataclasses import dataclass
 from resolvelib import BaseReporter, ResolutionImpossible, ResolutionTooDeep, Resolver
 
 from envpin.compat.model import Database
+from envpin.resolver.accelerators import gpu_kind
 from envpin.resolver.builds import Build, builds_of
 from envpin.resolver.fitness import CHECKS, Verdict
 from envpin.resolver.provider import BuildProvider, Candidate, Requirement, library_name, representatives
 from envpin.resolver.request import PIP, Request
 from envpin.resolver.target import Target
 from envpin.vocabulary.frameworks import COMPANIONS, PACKAGE_ORDER, PACKAGES
-from envpin.vocabulary.variants import CPU, CUDA, ROCM, kind_of
+from envpin.vocabulary.variants import CPU, CUDA, ROCM, XPU, kind_of
 
 
 @dataclass(frozen=True)
@@ -71,23 +72,27 @@ def requirements_of(request: Request) -> list[Requirement]:
 
 
 def allowed_kinds(database: Database, target: Target, request: Request, framework: str) -> frozenset[str]:
-    """CUDA builds for an NVIDIA machine, CPU otherwise, unless the specs name a build (`+rocm6.2`, `[cuda12]`).
+    """The kind of build the machine's best GPU calls for (CUDA, ROCm, XPU: `envpin.resolver.accelerators`), CPU
+    otherwise, unless the specs name a build (`+rocm6.2`, `+xpu`, `[cuda12]`).
 
-    A framework with no CUDA build at all for the platform (JAX on native Windows, anything on macOS) gets
-    its CPU build on an NVIDIA machine too, and the plan says so.
+    A framework with no build of that kind for the platform (JAX on native Windows, ROCm on Windows, anything on
+    macOS, where MPS is inside the CPU wheel) gets its CPU build, and the plan says so.
     """
     named = _named_kinds(request, framework)
     if named:
         return named
-    if target.os == "macos" or not target.has_nvidia:
+    if target.os == "macos":
         return frozenset({"cpu"})
-    if not has_cuda_builds(database, framework, target.platform, request.channel):
-        return frozenset({"cpu"})
-    return frozenset({"cuda"})
+    return frozenset({gpu_kind(target, lambda kind: has_builds(database, framework, target.platform, kind,
+                                                               request.channel))})
 
 
 def has_cuda_builds(database: Database, framework: str, platform: str, channel: str = PIP) -> bool:
-    return any(b.kind == "cuda" and platform in b.platforms for b in builds_of(database, framework, channel))
+    return has_builds(database, framework, platform, CUDA, channel)
+
+
+def has_builds(database: Database, framework: str, platform: str, kind: str, channel: str = PIP) -> bool:
+    return any(b.kind == kind and platform in b.platforms for b in builds_of(database, framework, channel))
 
 
 def _named_kinds(request: Request, framework: str) -> frozenset[str]:
@@ -96,8 +101,8 @@ def _named_kinds(request: Request, framework: str) -> frozenset[str]:
         for clause in request.specifiers.get(name, ()):
             local = clause.version.partition("+")[2]
             if local:
-                kind = kind_of(local)  # the database has cuda, rocm and cpu builds: +xpu (or no tag) finds none
-                named.add(kind if kind in (CUDA, ROCM) else CPU)
+                kind = kind_of(local)  # a local part that is no tag (+abc) finds no build: named as cpu
+                named.add(kind if kind in (CUDA, ROCM, XPU) else CPU)
         if request.extras.get(name):
             named.add(CUDA)
     return frozenset(named)

@@ -5,10 +5,11 @@ every solve would pay for."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 
 from envpin.compat.drivers import driver_max_cuda, parse_driver_version
-from envpin.compat.gpus import lookup_gpu
+from envpin.compat.gpus import intel_family, lookup_amd_gpu, lookup_gpu
 from envpin.compat.model import ComputeCapability, Database
 from envpin.errors import EnvpinInputError
 from envpin.facts import (
@@ -17,7 +18,11 @@ from envpin.facts import (
     Driver,
     Gpu,
     HostFacts,
+    gpu_vendor,
+    is_amd_release,
     is_compute_capability,
+    is_gfx_target,
+    is_macos_version,
     is_python_version,
     normalize_arch,
 )
@@ -34,16 +39,42 @@ class TargetGpu:
 
 
 @dataclass(frozen=True)
+class TargetAmdGpu:
+    """An AMD GPU of the target with its LLVM target (gfx), whether it is an APU's, and where the gfx came from."""
+
+    name: str
+    gfx: str
+    integrated: bool
+    gfx_source: str  # "probe" (amd-smi, rocminfo, sysfs or the user) or "database"
+
+
+@dataclass(frozen=True)
+class TargetIntelGpu:
+    """An Intel GPU of the target, and the family of xpu.yaml it belongs to (None: not one the xpu builds are for)."""
+
+    name: str
+    family: str | None
+    platforms: tuple[str, ...] = ()  # where that family is supported
+    discrete: bool = False
+
+
+@dataclass(frozen=True)
 class Target:
-    """The machine a solve is for, complete: platform, Python, driver and its CUDA, GPUs."""
+    """The machine a solve is for, complete: platform, Python, driver and its CUDA, GPUs of every vendor."""
 
     os: str
     arch: str
     python: str  # "3.11"
     driver: str | None
     driver_cuda: str | None
-    gpus: tuple[TargetGpu, ...]
+    gpus: tuple[TargetGpu, ...]  # NVIDIA's
     wsl: bool = False
+    amd_gpus: tuple[TargetAmdGpu, ...] = ()
+    amdgpu_driver: str | None = None  # the AMD GPU driver release (6.4, 30.10)
+    rocm: str | None = None  # the installed ROCm user space
+    intel_gpus: tuple[TargetIntelGpu, ...] = ()
+    apple_gpus: tuple[str, ...] = ()  # Apple silicon's GPU, by its chip's name
+    macos: str | None = None  # the macOS version
 
     @property
     def platform(self) -> str:
@@ -56,7 +87,16 @@ class Target:
     def describe(self) -> str:
         driver = f"driver {self.driver} (CUDA {self.driver_cuda or '?'})" if self.driver else "no NVIDIA driver"
         gpus = ", ".join(f"{g.name} ({g.compute_capability.sm})" for g in self.gpus) or "no NVIDIA GPU"
-        return f"{self.platform}{' (WSL2)' if self.wsl else ''}, Python {self.python}, {driver}, {gpus}"
+        others = [f"{g.name} ({g.gfx}{', APU' if g.integrated else ''})" for g in self.amd_gpus]
+        others += [g.name for g in self.intel_gpus] + list(self.apple_gpus)
+        if self.amd_gpus:
+            others.append(f"AMD GPU driver {self.amdgpu_driver}" if self.amdgpu_driver else "AMD GPU driver not given")
+        if self.rocm:
+            others.append(f"ROCm {self.rocm} installed")
+        if self.macos:
+            others.append(f"macOS {self.macos}")
+        more = "".join(f", {text}" for text in others)
+        return f"{self.platform}{' (WSL2)' if self.wsl else ''}, Python {self.python}, {driver}, {gpus}{more}"
 
 
 @dataclass(frozen=True)
@@ -69,6 +109,10 @@ class TargetOverrides:
     gpus: tuple[str, ...] = ()
     compute_capabilities: tuple[str, ...] = ()
     python: str | None = None
+    gfx: tuple[str, ...] = ()  # AMD targets, the counterpart of compute_capabilities
+    amdgpu_driver: str | None = None
+    rocm: str | None = None
+    macos: str | None = None
 
 
 def apply_overrides(facts: HostFacts, overrides: TargetOverrides) -> HostFacts:
@@ -89,8 +133,21 @@ def apply_overrides(facts: HostFacts, overrides: TargetOverrides) -> HostFacts:
         updated = replace(updated, python=replace(updated.python, version=overrides.python))
     if overrides.driver is not None:
         updated = replace(updated, driver=_driver_override(overrides.driver))
-    if overrides.gpus or overrides.compute_capabilities:
-        updated = replace(updated, gpus=_gpu_overrides(overrides.gpus, overrides.compute_capabilities))
+    if overrides.gpus or overrides.compute_capabilities or overrides.gfx:
+        updated = replace(updated, gpus=_gpu_overrides(overrides.gpus, overrides.compute_capabilities, overrides.gfx))
+    for flag, value, check, what in (
+        ("--amdgpu-driver", overrides.amdgpu_driver, is_amd_release, "an AMD GPU driver release such as 6.4 or 30.10"),
+        ("--rocm", overrides.rocm, is_amd_release, "a ROCm version such as 6.2.4"),
+        ("--macos", overrides.macos, is_macos_version, "a macOS version such as 14.5"),
+    ):
+        if value is not None and not check(value.strip()):
+            raise EnvpinInputError(f"{flag} {value!r}: expected {what}")
+    if overrides.amdgpu_driver is not None:
+        updated = replace(updated, amdgpu_driver=overrides.amdgpu_driver.strip())
+    if overrides.rocm is not None:
+        updated = replace(updated, rocm=overrides.rocm.strip())
+    if overrides.macos is not None:
+        updated = replace(updated, macos=overrides.macos.strip())
     return updated
 
 
@@ -103,16 +160,42 @@ def _driver_override(text: str) -> Driver | None:
     return Driver(version=text.strip(), cuda=None, source="override")
 
 
-def _gpu_overrides(names: tuple[str, ...], capabilities: tuple[str, ...]) -> tuple[Gpu, ...]:
+def _gpu_overrides(names: tuple[str, ...], capabilities: tuple[str, ...], gfx: tuple[str, ...] = ()) -> tuple[Gpu, ...]:
+    """`--gpu` names of any vendor; `--compute-capability` pairs with the NVIDIA ones, `--gfx` with the AMD ones
+    (one value for all of them, or one each); either alone stands for GPUs of that vendor."""
     for capability in capabilities:
         if not is_compute_capability(capability):
             raise EnvpinInputError(f"--compute-capability {capability!r}: expected X.Y such as 8.6")
-    if names and capabilities and len(capabilities) not in (1, len(names)):
-        raise EnvpinInputError("give one --compute-capability for all --gpu names, or one for each")
-    if not names:
-        return tuple(Gpu(i, f"GPU {i} (compute capability {cc})", cc) for i, cc in enumerate(capabilities))
-    paired = capabilities * len(names) if len(capabilities) == 1 else capabilities or (None,) * len(names)
-    return tuple(Gpu(i, name, cc) for i, (name, cc) in enumerate(zip(names, paired, strict=True)))
+    for target in gfx:
+        if not is_gfx_target(target):
+            raise EnvpinInputError(f"--gfx {target!r}: expected an AMD target such as gfx1100 (rocminfo prints it)")
+    vendors = [gpu_vendor(name) for name in names]
+    if gfx and names and not capabilities and "amd" not in vendors:
+        vendors = ["amd" if v == "nvidia" else v for v in vendors]  # `--gpu 'MI300X' --gfx gfx942`: the name is AMD's
+    nvidia = [i for i, v in enumerate(vendors) if v == "nvidia"]
+    amd = [i for i, v in enumerate(vendors) if v == "amd"]
+    if nvidia and capabilities and len(capabilities) not in (1, len(nvidia)):
+        raise EnvpinInputError("give one --compute-capability for all NVIDIA --gpu names, or one for each")
+    if amd and gfx and len(gfx) not in (1, len(amd)):
+        raise EnvpinInputError("give one --gfx for all AMD --gpu names, or one for each")
+    gpus: list[Gpu] = []
+    for position, (name, vendor) in enumerate(zip(names, vendors, strict=True)):
+        paired_cc = _paired(capabilities, nvidia, position) if vendor == "nvidia" else None
+        amd_target = _paired(gfx, amd, position) if vendor == "amd" else None
+        gpus.append(Gpu(position, name, paired_cc, vendor=vendor, gfx=amd_target))
+    if not nvidia:
+        gpus += [Gpu(len(gpus) + i, f"GPU {len(gpus) + i} (compute capability {cc})", cc)
+                 for i, cc in enumerate(capabilities)]
+    if not amd:
+        gpus += [Gpu(len(gpus) + i, f"AMD GPU {len(gpus) + i} ({each})", None, vendor="amd", gfx=each)
+                 for i, each in enumerate(gfx)]
+    return tuple(gpus)
+
+
+def _paired(values: tuple[str, ...], positions: list[int], position: int) -> str | None:
+    if not values:
+        return None
+    return values[0] if len(values) == 1 else values[positions.index(position)]
 
 
 def make_target(database: Database, facts: HostFacts) -> Target:
@@ -123,15 +206,50 @@ def make_target(database: Database, facts: HostFacts) -> Target:
     driver_cuda = None
     if facts.driver is not None:
         driver_cuda = facts.driver.cuda or driver_max_cuda(database, facts.driver.version, facts.os)
+    # A name with no vendor word that AMD's table knows (`MI300X`) is AMD's, unless NVIDIA's table knows it too
+    gpus = [replace(gpu, vendor="amd") if gpu.vendor == "nvidia" and not gpu.compute_capability
+            and lookup_gpu(database, gpu.name) is None and lookup_amd_gpu(database, gpu.name) is not None else gpu
+            for gpu in facts.gpus]
     return Target(
         os=facts.os,
         arch=facts.arch,
         python=_python_minor(facts.python.version),
         driver=driver,
         driver_cuda=driver_cuda,
-        gpus=tuple(_target_gpu(database, gpu) for gpu in facts.gpus),
+        gpus=tuple(_target_gpu(database, gpu) for gpu in gpus if gpu.vendor == "nvidia"),
         wsl=facts.wsl,
+        amd_gpus=tuple(_target_amd_gpu(database, gpu) for gpu in gpus if gpu.vendor == "amd"),
+        amdgpu_driver=facts.amdgpu_driver,
+        rocm=facts.rocm,
+        intel_gpus=tuple(_target_intel_gpu(database, gpu) for gpu in facts.gpus if gpu.vendor == "intel"),
+        apple_gpus=tuple(gpu.name for gpu in facts.gpus if gpu.vendor == "apple"),
+        macos=facts.macos,
     )
+
+
+def _target_amd_gpu(database: Database, gpu: Gpu) -> TargetAmdGpu:
+    model = lookup_amd_gpu(database, gpu.name)
+    integrated = gpu.integrated if gpu.integrated is not None else bool(model and model.kind == "APU")
+    if gpu.gfx:
+        return TargetAmdGpu(gpu.name, gpu.gfx, integrated, "probe")
+    if model is None:
+        raise EnvpinInputError(
+            f"unknown AMD GPU {gpu.name!r}: not in the compatibility database {database.version}; pass its target "
+            "with --gfx gfxNNNN (`rocminfo | grep gfx` or `amd-smi static` prints it)"
+        )
+    return TargetAmdGpu(gpu.name, model.gfx, integrated, "database")
+
+
+_INTEL_DISCRETE = re.compile(r"\b(arc\W+(\w+\W+)?[ab]\d{3}|data center gpu|flex)\b", re.IGNORECASE)
+
+
+def _target_intel_gpu(database: Database, gpu: Gpu) -> TargetIntelGpu:
+    """`Intel(R) Arc(TM) A770 Graphics` is a discrete Arc; `Intel(R) Arc(TM) Graphics` (Core Ultra) and
+    `Intel(R) UHD Graphics 630` are integrated; only a family of xpu.yaml is an XPU target."""
+    name = gpu.name.replace("(R)", " ").replace("(TM)", " ").replace("®", " ").replace("™", " ")
+    family = intel_family(database, name)
+    discrete = gpu.integrated is False or (gpu.integrated is None and bool(_INTEL_DISCRETE.search(name)))
+    return TargetIntelGpu(gpu.name, family.family if family else None, family.platforms if family else (), discrete)
 
 
 def _target_gpu(database: Database, gpu: Gpu) -> TargetGpu:

@@ -4,7 +4,7 @@ serves it (`https://download.pytorch.org/whl/cu124`).
 A tag is `cpu`, `cuXY` or `cuXYZ` (CUDA X.Y: the last digit is the minor, cu118 = 11.8, cu92 = 9.2), `rocmX.Y`
 or `rocmX.Y.Z` (ROCm X.Y[.Z]) or `xpu` (Intel GPUs). `TAG` accepts every tag PyTorch's index has served,
 because the files `envpin check` reads may pin old builds (torch 1.x had cu80, cu90, cu92). The database
-records fewer: `is_database_tag` is its stricter rule (cpu, cuXYZ, rocmX.Y[.Z]; SCHEMA.md), which the schema
+records fewer: `is_database_tag` is its stricter rule (cpu, cuXYZ, rocmX.Y[.Z], xpu; SCHEMA.md), which the schema
 applies to the variant names in torch.yaml.
 """
 
@@ -90,7 +90,7 @@ def tag_for(cuda: str | None) -> str:
 
 def is_database_tag(text: str | None) -> bool:
     """The database's rule for a variant name (stricter than `TAG`): cpu, cuXYZ (three digits: its builds start
-    at CUDA 10.2) or rocmX.Y[.Z]; no xpu builds."""
+    at CUDA 10.2), rocmX.Y[.Z] or xpu."""
     tag = parse_tag(text)
     if tag is None:
         return False
@@ -98,4 +98,4 @@ def is_database_tag(text: str | None) -> bool:
         return len(tag.name) == 5
     if tag.kind == ROCM:
         return tag.version is not None and 1 <= tag.version.count(".") <= 2
-    return tag.kind == CPU
+    return tag.kind in (CPU, XPU)

@@ -209,8 +209,8 @@ def test_the_tag_of_a_cuda_version(cuda, tag):
 
 
 @pytest.mark.parametrize("text, recorded", [
-    ("cpu", True), ("cu124", True), ("cu102", True), ("rocm6.2", True), ("rocm6.2.4", True),
-    ("cu92", False), ("xpu", False), ("rocm6", False), ("rocm6.2.4.1", False),
+    ("cpu", True), ("cu124", True), ("cu102", True), ("rocm6.2", True), ("rocm6.2.4", True), ("xpu", True),
+    ("cu92", False), ("rocm6", False), ("rocm6.2.4.1", False),
 ])
 def test_the_databases_stricter_rule(text, recorded):
     assert is_tag(text)
@@ -228,7 +228,7 @@ def test_the_tags_the_old_patterns_accepted_are_the_tags_now():
     # The two patterns this module replaced: check's (any tag PyTorch served) and the schema's (what the database
     # records). Anchored with `$`, both also took a trailing newline; a tag now is the whole string.
     check = re.compile(r"^(cpu|cu\d{2,3}|rocm\d+(?:\.\d+)*|xpu)$")
-    schema = re.compile(r"^(cpu|cu\d{3}|rocm\d+(\.\d+){1,2})$")
+    schema = re.compile(r"^(cpu|cu\d{3}|rocm\d+(\.\d+){1,2}|xpu)$")  # xpu: the xpu.yaml builds
     for text in _candidates():
         assert is_tag(text) == bool(check.match(text) and not text.endswith("\n")), text
         assert is_database_tag(text) == bool(schema.match(text) and not text.endswith("\n")), text
@@ -262,7 +262,7 @@ def test_check_reads_the_older_tags_the_database_does_not_record():
 
 @pytest.mark.parametrize("spec, kinds", [
     ("torch==2.5.1+cu121", {"cuda"}), ("torch==2.5.1+rocm6.2", {"rocm"}), ("torch==2.5.1+cpu", {"cpu"}),
-    ("torchvision==0.20.1+cu124", {"cuda"}), ("torch==2.5.1+xpu", {"cpu"}),  # the database has no xpu builds
+    ("torchvision==0.20.1+cu124", {"cuda"}), ("torch==2.5.1+xpu", {"xpu"}),
 ])
 def test_a_variant_named_in_a_spec_decides_the_kind_of_build(database, spec, kinds):
     target = Target(os="linux", arch="x86_64", python="3.11", driver=None, driver_cuda=None, gpus=())

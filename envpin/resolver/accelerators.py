@@ -1,0 +1,272 @@
+"""AMD ROCm, Intel XPU and Apple MPS: which kind of build a machine's GPUs call for, and the checks and fixes
+that are theirs, with the same rigour as CUDA's.
+
+- The kind: an NVIDIA GPU with its driver calls for CUDA; else an AMD discrete GPU for ROCm; else a discrete Intel
+  GPU of xpu.yaml's families for XPU; else an AMD APU for ROCm; else an Intel integrated Arc for XPU; else the CPU.
+  An integrated GPU beside a better one is display-only here: it never turns the machine into its vendor's target.
+- ROCm builds: the GPU's gfx target must be in the build's gfx list (rocm.yaml; the counterpart of the compute
+  capability check), and the AMD kernel driver must support the build's ROCm (AMD's support matrix).
+- XPU builds: the Intel GPU must belong to a family the builds are validated on, on this platform.
+- Apple silicon: the arm64 wheel's macOS tag must not be newer than the Mac's macOS; MPS needs its own minimum,
+  below which the same wheel runs on the CPU.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from envpin.compat.model import AmdDriverSupport, Database, TorchRelease
+from envpin.resolver.builds import Build
+from envpin.resolver.target import Target, TargetAmdGpu
+from envpin.vocabulary.platforms import MACOS_ARM64
+
+CUDA, ROCM, XPU, CPU = "cuda", "rocm", "xpu", "cpu"
+MPS = "mps"
+
+
+# ---------------------------------------------------------------- which kind of build
+
+
+def compute_amd_gpus(target: Target) -> tuple[TargetAmdGpu, ...]:
+    """The AMD GPUs a ROCm build must run on: the discrete ones, or the integrated ones when there is no other."""
+    discrete = tuple(g for g in target.amd_gpus if not g.integrated)
+    return discrete or target.amd_gpus
+
+
+def gpu_kind(target: Target, has_builds: Callable[[str], bool]) -> str:
+    """The kind of build this machine's GPUs call for (`has_builds(kind)`: the framework has such builds for the
+    platform). Best accelerator first; a kind without builds here falls through to the next."""
+    if target.has_nvidia and has_builds(CUDA):
+        return CUDA
+    discrete_amd = any(not g.integrated for g in target.amd_gpus)
+    discrete_intel = any(g.family and g.discrete for g in target.intel_gpus)
+    integrated_amd = any(g.integrated for g in target.amd_gpus)
+    integrated_intel = any(g.family and not g.discrete for g in target.intel_gpus)
+    for kind, present in ((ROCM, discrete_amd), (XPU, discrete_intel), (ROCM, integrated_amd), (XPU, integrated_intel)):
+        if present and has_builds(kind):
+            return kind
+    return CPU
+
+
+def kind_reasons(database: Database, target: Target, build: Build, has_builds: Callable[[str], bool]) -> list[str]:
+    """Why this build's kind, for an AMD, Intel or Apple machine (empty: nothing of theirs to say)."""
+    reasons = []
+    if build.kind == ROCM:
+        reasons += _left_out_integrated(target)
+        if not target.amd_gpus:
+            reasons.append(f"ROCm ({build.flavor}) was asked for by name")
+        return reasons
+    if build.kind == XPU:
+        if not target.intel_gpus:
+            reasons.append("the XPU build was asked for by name")
+        return reasons
+    if build.kind != CPU:
+        return reasons
+    if target.amd_gpus and not target.has_nvidia:
+        if not has_builds(ROCM):
+            reasons.append(_no_rocm_here(database, target, build))
+    if target.intel_gpus and not target.has_nvidia and not target.amd_gpus:
+        if not any(g.family for g in target.intel_gpus):
+            names = ", ".join(g.name for g in target.intel_gpus)
+            reasons.append(f"{names}: not a GPU family PyTorch's XPU builds are validated on (Arc, Data Center GPU "
+                           "Max): this is the CPU build")
+        elif not has_builds(XPU):
+            reasons.append(f"{build.framework} has no XPU build for {target.platform}: this is its CPU build")
+    return reasons
+
+
+def _no_rocm_here(database: Database, target: Target, build: Build) -> str:
+    if target.os == "windows" and build.framework == "torch":
+        vendor = [f"{i.name} ({i.url})" for i in database.accelerators.vendor_indexes if target.platform in i.platforms]
+        elsewhere = f"; AMD's own index has Windows wheels: {', '.join(vendor)} (envpin does not plan from it)" if vendor else ""
+        return ("PyTorch's indexes have ROCm builds of torch only for Linux x86_64, none for Windows: this is the "
+                f"CPU build from PyPI{elsewhere}")
+    return f"{build.framework} has no ROCm build for {target.platform} in the database: this is its CPU build"
+
+
+def _left_out_integrated(target: Target) -> list[str]:
+    integrated = [g for g in target.amd_gpus if g.integrated]
+    if integrated and any(not g.integrated for g in target.amd_gpus):
+        names = ", ".join(f"{g.name} ({g.gfx})" for g in integrated)
+        return [f"{names}: an integrated GPU beside a discrete one; the build is chosen for the discrete GPU"]
+    return []
+
+
+# ---------------------------------------------------------------- ROCm checks
+
+
+def check_amd_driver(database: Database, target: Target, build: Build, reasons: list[str],
+                     unverified: list[str], unchecked: list[str]) -> tuple[str, str | None] | None:
+    """(message, the oldest driver release that would do) when the AMD kernel driver cannot run the build's ROCm."""
+    rocm = _x_y(build.rocm or "")
+    driver, assumed = target.amdgpu_driver, False
+    if driver is None and target.rocm:
+        driver, assumed = _x_y(target.rocm), True
+    if driver is None:
+        unchecked.append("driver")
+        reasons.append(f"the AMD kernel driver was not given (--amdgpu-driver), so it was not checked against ROCm {rocm}")
+        return None
+    if assumed:
+        unverified.append(f"the AMD kernel driver is assumed to be the one of the installed ROCm {target.rocm} "
+                          "(amdgpu-install puts both on the machine); pass --amdgpu-driver when it is not")
+    row = _driver_row(database, driver)
+    if row is None:
+        unchecked.append("driver")
+        unverified.append(f"AMD GPU driver {driver} is not in AMD's driver/user-space matrix as the database has it; "
+                          f"ROCm {rocm} was not checked against it")
+        return None
+    if rocm in row.rocm:
+        reasons.append(f"AMD GPU driver {driver} supports ROCm {rocm} user space ({build.flavor} bundles it): "
+                       f"AMD's matrix lists {', '.join(row.rocm)}")
+        return None
+    needs = next((r.driver for r in reversed(database.accelerators.amd_drivers) if rocm in r.rocm), None)
+    message = (f"{build.flavor} bundles ROCm {rocm}, which AMD GPU driver {driver} does not support "
+               f"(it supports ROCm {', '.join(row.rocm)})")
+    return message, needs
+
+
+def _driver_row(database: Database, driver: str) -> AmdDriverSupport | None:
+    wanted = _x_y(driver)
+    return next((row for row in database.accelerators.amd_drivers if row.driver == wanted), None)
+
+
+def check_amd_gpus(database: Database, target: Target, build: Build, reasons: list[str],
+                   unverified: list[str]) -> str | None:
+    """The counterpart of the compute-capability check: every AMD GPU the build runs on has kernels in it."""
+    gpus = compute_amd_gpus(target)
+    if not gpus:
+        reasons.append("no AMD GPU was named, so the gfx target was not checked")
+        return None
+    _, variant = build.torch_record
+    gfx = variant.gfx
+    if gfx is None:
+        return (f"the database has no gfx list for torch {build.version}+{build.flavor}, so it cannot say that it has "
+                f"kernels for {', '.join(f'{g.name} ({g.gfx})' for g in gpus)}")
+    if gfx.provenance.unverified:
+        unverified.append(gfx.provenance.unverified)
+    for gpu in gpus:
+        if gpu.gfx not in gfx.targets:
+            return f"{build.flavor} has no kernels for {gpu.name} ({gpu.gfx}); it was built for {gfx.describe()}"
+        gap = next((g for g in database.accelerators.library_gaps if g.gfx == gpu.gfx
+                    and _numbers(build.rocm or "0") >= _numbers(g.from_rocm)), None)
+        if gap is not None:
+            return (f"{build.flavor} lists {gpu.gfx}, but the {gap.library} it bundles has no {gpu.gfx} kernels from "
+                    f"ROCm {gap.from_rocm} on ({gpu.name})")
+        reasons.append(f"{gpu.name} is {gpu.gfx}; {build.flavor} was built for it")
+    return None
+
+
+# ---------------------------------------------------------------- XPU checks
+
+
+def check_intel_gpus(target: Target, build: Build, reasons: list[str]) -> str | None:
+    gpus = [g for g in target.intel_gpus if g.family]
+    if not gpus:
+        reasons.append("no Intel GPU was named, so the GPU family was not checked")
+        return None
+    for gpu in gpus:
+        if target.platform not in gpu.platforms:
+            return f"the xpu build supports {gpu.family} only on {', '.join(gpu.platforms)}, not {target.platform}"
+        reasons.append(f"{gpu.name} is {gpu.family}, which PyTorch's XPU builds are validated on")
+    return None
+
+
+# ---------------------------------------------------------------- Apple silicon
+
+
+def check_macos_wheel(target: Target, build: Build, reasons: list[str], unverified: list[str]) -> str | None:
+    """A macOS arm64 wheel tagged for a newer macOS than the Mac's does not install (pip skips it)."""
+    if target.platform != MACOS_ARM64 or build.framework != "torch" or build.channel != "pip":
+        return None
+    release, _ = build.torch_record
+    support = release.macos
+    if support is None:
+        unverified.append(f"the macOS tag of torch {build.version}'s arm64 wheels is not in the database")
+        return None
+    needed = support.wheel_macos_for(target.python)
+    if target.macos is None:
+        reasons.append(f"torch {build.version}'s arm64 wheel for Python {target.python} needs macOS ≥ {needed} "
+                       "(macOS not given: --macos)")
+        return None
+    if _numbers(target.macos) < _numbers(needed):
+        return (f"torch {build.version}'s macOS arm64 wheel for Python {target.python} is tagged macosx_"
+                f"{needed.replace('.', '_')}: it needs macOS ≥ {needed}, and this Mac has {target.macos}")
+    return None
+
+
+def mps_runs(release: TorchRelease, target: Target) -> bool | None:
+    """Whether torch's MPS backend runs on this Mac (None: the database or the macOS version does not say)."""
+    if release.macos is None or target.macos is None:
+        return None
+    return _numbers(target.macos) >= _numbers(release.macos.mps_macos)
+
+
+def mps_reasons(database: Database, build: Build, target: Target) -> tuple[list[str], list[str]]:
+    """(reasons, warnings) about MPS for a torch build on Apple silicon."""
+    release, _ = build.torch_record
+    runs = mps_runs(release, target)
+    chip = target.apple_gpus[0] if target.apple_gpus else "Apple silicon"
+    if release.macos is None:
+        return [f"macOS has no CUDA: torch's macOS arm64 wheel has the Metal (MPS) backend for {chip}"], [
+            f"unverified: the macOS that torch {build.version}'s MPS backend needs is not in the database"]
+    minimum = release.macos.mps_macos
+    if runs is None:
+        return [f"torch {build.version}'s macOS arm64 wheel has the Metal (MPS) backend for {chip}, which needs "
+                f"macOS ≥ {minimum} (macOS not given: --macos)"], []
+    if runs:
+        return [f"macOS {target.macos} ≥ {minimum}: torch {build.version}'s MPS backend runs on {chip}"], []
+    macos = target.macos or ""  # known here: mps_runs said False
+    older = next((r for r in database.torch_releases if mps_runs(r, target) and r.macos is not None
+                  and _numbers(macos) >= _numbers(r.macos.wheel_macos_for(target.python))
+                  and target.python in r.python.get(MACOS_ARM64, ())), None)
+    instead = f", or pin torch=={older.version}, the newest release whose MPS runs on macOS {target.macos}" if older else ""
+    return [f"torch {build.version} installs on macOS {target.macos}, but its MPS backend needs macOS ≥ {minimum}: "
+            "it runs on the CPU"], [f"MPS is unavailable: torch {build.version} needs macOS ≥ {minimum} for the MPS "
+                                    f"backend (this Mac has {target.macos}); update macOS to use the GPU{instead}"]
+
+
+# ---------------------------------------------------------------- fixes
+
+
+def amd_fixes(database: Database, target: Target, builds: list[Build], fits: Callable[[Build, Target], bool]) -> list[str]:
+    """For an AMD GPU no build has kernels for: the newest release that has them, the HSA_OVERRIDE_GFX_VERSION
+    stand-in (Linux only, risky), and AMD's own indexes."""
+    fixes: list[str] = []
+    rocm_builds = [b for b in builds if b.kind == ROCM and target.platform in b.platforms]
+    for gpu in compute_amd_gpus(target):
+        having = [b for b in rocm_builds if b.torch_record[1].gfx and gpu.gfx in b.torch_record[1].gfx.targets
+                  and fits(b, target)]
+        if having:
+            newest = max(having, key=lambda b: b.version)
+            fixes.append(f"torch {newest.version}+{newest.flavor} is the newest release built for {gpu.gfx}: "
+                         f"--spec 'torch=={newest.version}+{newest.flavor}'")
+        override = database.accelerators.gfx_overrides.get(gpu.gfx)
+        if override is not None and target.os == "linux":
+            stand_in = replace_gfx(target, gpu, override.stand_in)
+            usable = [b for b in rocm_builds if fits(b, stand_in)]
+            if usable:
+                best = max(usable, key=lambda b: b.version)
+                failures = f"; known failures: {override.known_failures}" if override.known_failures else ""
+                fixes.append(f"RISKY, unsupported by AMD and PyTorch: export HSA_OVERRIDE_GFX_VERSION={override.value} "
+                             f"runs {gpu.gfx} on {override.stand_in}'s kernels (Linux only); then torch "
+                             f"{best.version}+{best.flavor} would load{failures}")
+        for index in database.accelerators.vendor_indexes:
+            if target.platform in index.platforms:
+                fixes.append(f"{index.name}, {index.url}, is AMD's own index, which PyTorch's does not mirror "
+                             "(envpin does not plan from it)")
+    return fixes
+
+
+def replace_gfx(target: Target, gpu: TargetAmdGpu, gfx: str) -> Target:
+    from dataclasses import replace  # noqa: PLC0415 - only the override fix needs it
+
+    gpus = tuple(replace(g, gfx=gfx) if g == gpu else g for g in target.amd_gpus)
+    return replace(target, amd_gpus=gpus)
+
+
+def _x_y(version: str) -> str:
+    return ".".join(version.split(".")[:2])
+
+
+def _numbers(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split(".") if part.isdigit())

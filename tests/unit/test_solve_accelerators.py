@@ -1,0 +1,207 @@
+"""Table-driven solve cases for AMD ROCm, Intel XPU and Apple MPS over the real database.
+
+Each case names the fact that decides it. `expect` is the torch pin (full local version, or the plain version when
+PyPI's own wheel is that build), `!code` for an unsatisfiable answer, or `!input` for a one-line input error.
+`accelerator` is the JSON answer's `accelerator`; `says` are texts that must appear in the reasons, warnings or
+fixes (the explanation is part of the answer).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from envpin.emit.common import answer_json
+from envpin.errors import EnvpinInputError
+from envpin.facts import HostFacts, PythonInfo
+from envpin.resolver.plan import Plan, Unsatisfiable
+from envpin.resolver.request import parse_request
+from envpin.resolver.solve import solve
+from envpin.resolver.target import TargetOverrides, apply_overrides, make_target
+
+MI300X, MI250X, MI100, MI50, MI355X = ("AMD Instinct MI300X", "AMD Instinct MI250X", "AMD Instinct MI100",
+                                        "AMD Instinct MI50", "AMD Instinct MI355X")
+RX7900XTX, RX7800XT, RX9070XT, RX6700XT, RX6600, RX5700XT = (
+    "AMD Radeon RX 7900 XTX", "AMD Radeon RX 7800 XT", "AMD Radeon RX 9070 XT", "AMD Radeon RX 6700 XT",
+    "AMD Radeon RX 6600", "AMD Radeon RX 5700 XT")
+R780M, R890M, STRIX_HALO = "AMD Radeon 780M", "AMD Ryzen AI 9 HX 370 w/ Radeon 890M", "AMD Ryzen AI Max+ 395"
+ARC_A770, ARC_IGPU, UHD630, MAX1550 = ("Intel(R) Arc(TM) A770 Graphics", "Intel(R) Arc(TM) Graphics",
+                                       "Intel(R) UHD Graphics 630", "Intel(R) Data Center GPU Max 1550")
+RTX3090 = "NVIDIA GeForce RTX 3090"
+ROCM72, ROCM63 = "https://download.pytorch.org/whl/rocm7.2", "https://download.pytorch.org/whl/rocm6.3"
+XPU = "https://download.pytorch.org/whl/xpu"
+
+
+@dataclass
+class Case:
+    id: str
+    fact: str
+    expect: str
+    accelerator: str | None = None
+    gpus: tuple[str, ...] = ()
+    gfx: tuple[str, ...] = ()
+    driver: str = "none"  # NVIDIA's
+    amdgpu_driver: str | None = None
+    rocm: str | None = None
+    os: str = "linux"
+    arch: str = "x86_64"
+    python: str = "3.11"
+    macos: str | None = None
+    specs: tuple[str, ...] = ()
+    says: tuple[str, ...] = ()
+    index: str | None = "any"
+
+
+CASES = [
+    # ---------------------------------------------------------------- AMD datacenter
+    Case("mi300x", "gfx942 is in 2.13.0's rocm7.2 list", "2.13.0+rocm7.2", "rocm7.2", (MI300X,), index=ROCM72,
+         says=("gfx942; rocm7.2 was built for it",)),
+    Case("mi300x-driver-6.4", "driver 6.4 supports ROCm 6.1-7.0: rocm7.x refused, 2.7.1's rocm6.3 fits",
+         "2.7.1+rocm6.3", "rocm6.3", (MI300X,), amdgpu_driver="6.4", index=ROCM63,
+         says=("AMD GPU driver 6.4 does not support",)),
+    Case("mi300x-driver-30.10", "driver 30.10 supports ROCm 6.2-7.0", "2.7.1+rocm6.3", "rocm6.3", (MI300X,),
+         amdgpu_driver="30.10"),
+    Case("mi300x-driver-5.7", "driver 5.7 supports ROCm 5.5-6.1: 2.5.1's rocm6.1 has gfx942", "2.5.1+rocm6.1",
+         "rocm6.1", (MI300X,), amdgpu_driver="5.7", says=("measured only on 2.5.1+rocm6.2",)),
+    Case("mi300x-driver-5.3", "driver 5.3 stops at ROCm 5.5, whose builds have no gfx942", "!gpu-unsupported",
+         gpus=(MI300X,), amdgpu_driver="5.3", says=("install an AMD GPU driver",)),
+    Case("mi300x-rocm-installed", "no driver given: the installed ROCm 6.2's driver is assumed", "2.7.1+rocm6.3",
+         "rocm6.3", (MI300X,), rocm="6.2.4", says=("assumed to be the one of the installed ROCm 6.2.4",)),
+    Case("mi300x-driver-unknown", "a driver release newer than the matrix is not refused, and it is said",
+         "2.13.0+rocm7.2", "rocm7.2", (MI300X,), amdgpu_driver="30.20", says=("is not in AMD's driver",)),
+    Case("mi250x", "gfx90a is in every list", "2.13.0+rocm7.2", "rocm7.2", (MI250X,)),
+    Case("mi250x-torch-1.13", "an old pin: 1.13.1's newest ROCm build has gfx90a", "1.13.1+rocm5.2", "rocm5.2",
+         (MI250X,), specs=("torch<2.0",)),
+    Case("mi100-torch-2.0", "gfx908 in 2.0.1's rocm5.4.2 list", "2.0.1+rocm5.4.2", "rocm5.4.2", (MI100,),
+         specs=("torch==2.0.1",)),
+    Case("mi355x", "gfx950 first appears in the 14-target list", "2.13.0+rocm7.2", "rocm7.2", (MI355X,)),
+    Case("mi355x-torch-2.7", "2.7.1 predates gfx950", "!gpu-unsupported", gpus=(MI355X,), specs=("torch==2.7.1",),
+         says=("no kernels for AMD Instinct MI355X (gfx950)", "torch==2.13.0+rocm7.2")),
+    Case("mi50", "gfx906 is listed, but rocBLAS from ROCm 6.4 has no gfx906 kernels: 2.7.1's rocm6.3",
+         "2.7.1+rocm6.3", "rocm6.3", (MI50,)),
+    Case("mi50-torch-2.11", "2.11.0's rocm7.1/7.2 bundle a rocBLAS without gfx906", "!gpu-unsupported", gpus=(MI50,),
+         specs=("torch==2.11.0",), says=("rocBLAS it bundles has no gfx906 kernels",)),
+    # ---------------------------------------------------------------- AMD consumer cards
+    Case("rx7900xtx", "gfx1100", "2.13.0+rocm7.2", "rocm7.2", (RX7900XTX,)),
+    Case("rx7900xtx-torch-2.0", "2.0.1 predates gfx1100", "!gpu-unsupported", gpus=(RX7900XTX,),
+         specs=("torch==2.0.1",), says=("no kernels for AMD Radeon RX 7900 XTX (gfx1100)",)),
+    Case("rx7900xtx-torch-2.1", "gfx1100 arrived in 2.1; rocm5.6 is the newer of its two", "2.1.2+rocm5.6",
+         "rocm5.6", (RX7900XTX,), specs=("torch==2.1.2",)),
+    Case("rx7800xt", "gfx1101 is compiled natively from 2.7", "2.13.0+rocm7.2", "rocm7.2", (RX7800XT,)),
+    Case("rx7800xt-torch-2.5", "2.5.1 has no gfx1101: the gfx1100 stand-in is the risky way", "!gpu-unsupported",
+         gpus=(RX7800XT,), specs=("torch==2.5.1",), says=("HSA_OVERRIDE_GFX_VERSION=11.0.0", "RISKY")),
+    Case("rx9070xt", "gfx1201", "2.13.0+rocm7.2", "rocm7.2", (RX9070XT,)),
+    Case("rx9070xt-torch-2.6", "a pin that predates RDNA4", "!gpu-unsupported", gpus=(RX9070XT,),
+         specs=("torch<2.7",), says=("torch==2.13.0+rocm7.2",)),
+    Case("rx9070xt-torch-2.7", "2.7.1 added gfx1200/gfx1201", "2.7.1+rocm6.3", "rocm6.3", (RX9070XT,),
+         specs=("torch==2.7.1",)),
+    Case("rx6700xt", "gfx1031 is in no list; gfx1030 stands in (risky)", "!gpu-unsupported", gpus=(RX6700XT,),
+         says=("HSA_OVERRIDE_GFX_VERSION=10.3.0", "invalid device function", "repo.radeon.com")),
+    Case("rx6600", "gfx1032: the same stand-in", "!gpu-unsupported", gpus=(RX6600,),
+         says=("HSA_OVERRIDE_GFX_VERSION=10.3.0",)),
+    Case("rx5700xt", "gfx1010 has no kernels and no stand-in in the database", "!gpu-unsupported",
+         gpus=(RX5700XT,), says=("--spec 'torch==",)),
+    # ---------------------------------------------------------------- AMD APUs
+    Case("apu-780m", "gfx1103 is in no wheel; the gfx1100 stand-in page-faults", "!gpu-unsupported", gpus=(R780M,),
+         says=("HSA_OVERRIDE_GFX_VERSION=11.0.0", "page faults")),
+    Case("apu-890m", "gfx1150 (named by rocminfo beside the marketing name)", "2.13.0+rocm7.2", "rocm7.2", (R890M,)),
+    Case("apu-strix-halo", "gfx1151", "2.13.0+rocm7.2", "rocm7.2", (STRIX_HALO,)),
+    Case("apu-generic-name-gfx", "'AMD Radeon Graphics' with its gfx from rocminfo", "!gpu-unsupported",
+         gpus=("AMD Radeon Graphics",), gfx=("gfx1036",), says=("HSA_OVERRIDE_GFX_VERSION=10.3.0",)),
+    Case("gfx-only", "--gfx alone names an AMD GPU", "2.13.0+rocm7.2", "rocm7.2", gfx=("gfx1100",)),
+    Case("unknown-amd-name", "an AMD name the database does not know, without --gfx", "!input",
+         gpus=("AMD Radeon RX 9999",)),
+    # ---------------------------------------------------------------- mixed-vendor hosts
+    Case("nvidia-and-amd-apu", "an NVIDIA GPU with its driver beats an AMD iGPU", "2.14.1+cu126", "cu126",
+         (RTX3090, R780M), driver="535.104.05"),
+    Case("amd-dgpu-and-apu", "the discrete card decides; the APU is display-only", "2.13.0+rocm7.2", "rocm7.2",
+         (RX7900XTX, R780M), says=("integrated GPU beside a discrete one",)),
+    Case("amd-dgpu-and-intel-igpu", "an Intel iGPU does not make the machine an XPU target", "2.13.0+rocm7.2",
+         "rocm7.2", (UHD630, RX7900XTX)),
+    Case("intel-arc-and-igpu", "a discrete Arc beside an iGPU", "2.14.1+xpu", "xpu", (UHD630, ARC_A770)),
+    Case("nvidia-and-intel-arc-igpu", "Core Ultra's Arc iGPU beside an NVIDIA GPU", "2.14.1+cu126", "cu126",
+         (ARC_IGPU, RTX3090), driver="535.104.05"),
+    # ---------------------------------------------------------------- Windows
+    Case("windows-amd", "PyTorch's indexes have no ROCm build for Windows", "2.15.0", "cpu", (RX7900XTX,),
+         os="windows", index=None, says=("none for Windows", "repo.amd.com")),
+    Case("windows-amd-rocm-by-name", "a ROCm build asked for on Windows", "!unsupported-platform", gpus=(RX7900XTX,),
+         os="windows", specs=("torch==2.5.1+rocm6.2",)),
+    Case("windows-arc", "xpu builds exist for Windows", "2.14.1+xpu", "xpu", (ARC_A770,), os="windows", index=XPU),
+    Case("windows-max-1550", "Data Center GPU Max is Linux-only", "!gpu-unsupported", gpus=(MAX1550,),
+         os="windows", says=("only on linux-x86_64",)),
+    # ---------------------------------------------------------------- Intel
+    Case("arc-linux", "Arc", "2.14.1+xpu", "xpu", (ARC_A770,), index=XPU),
+    Case("max-1550", "Data Center GPU Max on Linux", "2.14.1+xpu", "xpu", (MAX1550,)),
+    Case("arc-igpu-alone", "Core Ultra's Arc iGPU, nothing better", "2.14.1+xpu", "xpu", (ARC_IGPU,)),
+    Case("uhd-alone", "UHD is not a family the XPU builds are for", "2.15.0+cpu", "cpu", (UHD630,),
+         says=("not a GPU family",)),
+    Case("arc-torch-2.4", "no xpu build before 2.5", "!no-gpu-build", gpus=(ARC_A770,), specs=("torch==2.4.1",)),
+    Case("arc-torch-2.5", "the first xpu release", "2.5.1+xpu", "xpu", (ARC_A770,), specs=("torch==2.5.1",)),
+    Case("xpu-by-name", "+xpu asked for by name", "2.6.0+xpu", "xpu", specs=("torch==2.6.0+xpu",)),
+    # ---------------------------------------------------------------- Apple silicon
+    Case("mac-15", "macOS 15 runs every arm64 wheel and MPS", "2.15.0", "mps", ("Apple M3 Max",), os="macos",
+         arch="arm64", macos="15.1", python="3.12", index=None, says=("MPS backend runs on Apple M3 Max",)),
+    Case("mac-14", "macOS 14.0 meets the 14.0 wheel tag and MPS minimum", "2.15.0", "mps", ("Apple M2",),
+         os="macos", arch="arm64", macos="14.0"),
+    Case("mac-13", "2.12+ wheels need macOS 14; 2.11's MPS needs 14: CPU, with the release whose MPS runs",
+         "2.11.0", "cpu", ("Apple M1",), os="macos", arch="arm64", macos="13.6",
+         says=("pin torch==2.9.1", "MPS is unavailable")),
+    Case("mac-12", "macOS 12.7: MPS up to 2.4", "2.11.0", "cpu", ("Apple M1",), os="macos", arch="arm64",
+         macos="12.7", says=("torch==2.4.1",)),
+    Case("mac-12-torch-2.4", "MPS needs 12.3 in 2.4", "2.4.1", "mps", ("Apple M1",), os="macos", arch="arm64",
+         macos="12.7", specs=("torch==2.4.1",)),
+    Case("mac-12-torch-2.5", "2.5 needs macOS 13 for MPS", "2.5.1", "cpu", ("Apple M1",), os="macos", arch="arm64",
+         macos="12.7", specs=("torch==2.5.1",)),
+    Case("mac-12-torch-2.12", "2.12's wheels are macosx_14_0", "!unsupported-platform", gpus=("Apple M1",),
+         os="macos", arch="arm64", macos="12.7", specs=("torch==2.12.0",), says=("macosx_14_0",)),
+    Case("mac-12.2-torch-2.0", "below MPS's 12.3", "2.0.1", "cpu", ("Apple M1",), os="macos", arch="arm64",
+         macos="12.2", specs=("torch==2.0.1",)),
+    Case("mac-13-py314-torch-2.10", "2.10.0's cp314 wheel alone is macosx_14_0", "!unsupported-platform",
+         gpus=("Apple M4",), os="macos", arch="arm64", macos="13.5", python="3.14", specs=("torch==2.10.0",)),
+    Case("mac-unknown-macos", "macOS not given: MPS is assumed and the minimum is said", "2.15.0", "mps",
+         ("Apple M4",), os="macos", arch="arm64", says=("macOS not given",)),
+]
+
+
+def run_case(database, case: Case) -> Plan | Unsatisfiable:
+    facts = HostFacts(os=case.os, arch=case.arch, python=PythonInfo(case.python))
+    overrides = TargetOverrides(driver=case.driver, gpus=case.gpus, gfx=case.gfx, amdgpu_driver=case.amdgpu_driver,
+                                rocm=case.rocm, macos=case.macos)
+    target = make_target(database, apply_overrides(facts, overrides))
+    return solve(database, target, parse_request(["torch"], list(case.specs)))
+
+
+def _texts(answer: Plan | Unsatisfiable) -> str:
+    if isinstance(answer, Unsatisfiable):
+        return "\n".join((answer.message, *answer.fixes))
+    return "\n".join((*answer.reasons, *answer.warnings))
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_solve(database, case):
+    if case.expect == "!input":
+        with pytest.raises(EnvpinInputError, match="--gfx"):
+            run_case(database, case)
+        return
+    answer = run_case(database, case)
+    texts = _texts(answer)
+    for text in case.says:
+        assert text in texts, f"{case.fact}: {text!r} not in\n{texts}"
+    if case.expect.startswith("!"):
+        assert isinstance(answer, Unsatisfiable), f"{case.fact}: got {answer.packages[0].version}"
+        assert answer.code == case.expect[1:], f"{case.fact}: {answer.code}: {answer.message}"
+        return
+    assert isinstance(answer, Plan), f"{case.fact}: {answer.code}: {answer.message}"
+    assert answer.packages[0].version == case.expect, case.fact
+    document = answer_json(answer)
+    assert document["accelerator"] == case.accelerator, case.fact
+    if case.index != "any":
+        assert document["index_url"] == case.index, case.fact
+
+
+def test_at_least_forty_cases_across_the_three_vendors():
+    amd = [c for c in CASES if any("AMD" in g for g in c.gpus) or c.gfx]
+    intel = [c for c in CASES if any("Intel" in g for g in c.gpus)]
+    apple = [c for c in CASES if c.os == "macos"]
+    assert len(CASES) >= 40 and len(amd) >= 15 and len(intel) >= 5 and len(apple) >= 5
