@@ -14,6 +14,7 @@ from envpin.resolver.plan import Plan
 from envpin.resolver.request import parse_request
 from envpin.resolver.solve import solve
 from envpin.resolver.target import make_target
+from tests.conftest import REPO
 
 
 def _cuda_platforms(database):
@@ -116,3 +117,39 @@ def test_the_newest_torch_release_answers_a_cpu_machine_of_each_platform(live_da
     answer = solve(live_database, target, parse_request(["torch"], []))
     assert isinstance(answer, Plan), answer
     assert answer.packages[0].version.split("+")[0] == str(newest.version)
+
+
+def _snapshot():
+    import json  # noqa: PLC0415 - only this test reads the snapshot
+
+    return json.loads((REPO / "tests" / "fixtures" / "torch_index" / "snapshot.json").read_text(encoding="utf-8"))
+
+
+def test_the_recorded_torch_index_has_every_build_the_database_serves_from_it(live_database):
+    """Where a recorded page of download.pytorch.org lists every file of a release (the snapshot's sources say
+    which), each platform and Python the database gives that variant has its wheel there, and no file is for a
+    platform the database leaves out."""
+    from envpin.check.variants import parse_wheel  # noqa: PLC0415 - packaging.tags, for this test only
+
+    snapshot = _snapshot()
+    checked = 0
+    for source in snapshot["sources"].values():
+        for page, versions in source.get("complete_for", {}).items():
+            index, project = page.rsplit("/", 1)
+            variant_name = index.split("/")[-1]
+            for version in versions:
+                release = live_database.torch_release(version)
+                assert release is not None, f"{page} lists torch {version}, which the database lacks"
+                variant = release.variants.get(variant_name)
+                assert variant is not None, f"torch {version} has no {variant_name} variant in the database"
+                have: dict[str, set[str]] = {}
+                for row in snapshot["indexes"][index][project]:
+                    parsed = parse_wheel(row["filename"])
+                    if parsed and parsed[1].split("+")[0] == version:
+                        for platform in parsed[2]:
+                            have.setdefault(platform, set()).update(parsed[3])
+                for platform in variant.platforms:
+                    missing = set(release.pythons_for(variant, platform)) - have.get(platform, set())
+                    assert not missing, f"torch {version}+{variant_name} on {platform}: no wheel for Python {sorted(missing)}"
+                    checked += 1
+    assert checked, "no recorded page is complete for any release"

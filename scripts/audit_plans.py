@@ -1,0 +1,251 @@
+"""Proof of installability: every plan envpin prints for a matrix of targets, resolved by real uv.
+
+For each target the plan is made as `envpin solve --format requirements.txt` makes it, then resolved:
+
+- a plan PyPI serves (every pin without an index URL) with `uv pip compile` against the real PyPI, for the
+  target's platform and Python (`--python-platform`, `--python-version`), dependencies and all;
+- a plan with download.pytorch.org pins against the recorded snapshot of that index (tests/fixtures/torch_index,
+  served on 127.0.0.1): every pinned file must be on the index for the target's platform and Python (a resolve
+  with `--no-deps`, since the snapshot records file names, not metadata), and the same versions without their
+  local tags must resolve together on PyPI (the companions' Requires-Dist pins agree with torch's).
+
+A plan that does not resolve fails the audit. `scripts/audit-plans` runs it (exit 1 on any failure); the test
+marked `audit` (tests/integration/test_audit_plans.py) runs it in CI, which reaches pypi.org.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from envpin.cli import main as envpin_main  # noqa: E402 - the checkout's envpin, whatever is installed
+from envpin.lock.engines import INDEX_VARIABLES, UV_PLATFORMS, find_uv  # noqa: E402
+from scripts.torch_index_snapshot import SNAPSHOT, serve_snapshot  # noqa: E402
+
+PYPI = "https://pypi.org/simple"
+MACOS_ARM64_VERSION = "14.0"
+H100, RTX4090, RTX3090, GH200 = "NVIDIA H100 80GB HBM3", "NVIDIA GeForce RTX 4090", "NVIDIA GeForce RTX 3090", "NVIDIA GH200 480GB"
+
+
+@dataclass(frozen=True)
+class AuditTarget:
+    name: str
+    os: str
+    arch: str
+    python: str
+    driver: str | None = None
+    gpus: tuple[str, ...] = ()
+    request: tuple[str, ...] = ("--framework", "torch")  # envpin solve's request options
+
+    @property
+    def platform(self) -> str:
+        return f"{self.os}-{self.arch}"
+
+    def argv(self, torch_index: str | None = None) -> list[str]:
+        words = ["solve", *self.request, "--os", self.os, "--arch", self.arch, "--python", self.python,
+                 "--driver", self.driver or "none", "--format", "requirements.txt"]
+        for gpu in self.gpus:
+            words += ["--gpu", gpu]
+        if torch_index:
+            words += ["--torch-index-url", torch_index]
+        return words
+
+
+def _targets() -> list[AuditTarget]:
+    targets = []
+    linux = ("linux", "x86_64")
+    for python in ("3.11", "3.12", "3.13", "3.14"):
+        targets.append(AuditTarget(f"torch-linux-h100-py{python}", *linux, python, "580.65.06", (H100,)))
+    for python in ("3.11", "3.12"):
+        targets.append(AuditTarget(f"torch-linux-aarch64-gh200-py{python}", "linux", "aarch64", python, "580.65.06", (GH200,)))
+    for python in ("3.11", "3.12", "3.13"):
+        targets.append(AuditTarget(f"torch-windows-cpu-py{python}", "windows", "x86_64", python))
+        targets.append(AuditTarget(f"torch-macos-arm64-py{python}", "macos", "arm64", python))
+    for python in ("3.11", "3.12"):
+        targets.append(AuditTarget(f"torch-macos-x86_64-py{python}", "macos", "x86_64", python))
+    # older releases whose PyPI Linux wheel is the CUDA build the driver needs
+    # (the strict policy keeps each to the CUDA build PyPI has: the toolkit's own driver minimum decides)
+    for spec, driver in (("torch==2.5.1", "550.54.14"), ("torch==2.4.1", "535.104.05"), ("torch==2.7.1", "560.35.03"),
+                         ("torch==2.8.0", "570.86.10"), ("torch==2.3.1", "535.104.05")):
+        targets.append(AuditTarget(f"{spec}-linux-4090", *linux, "3.11", driver, (RTX4090,),
+                                   ("--spec", spec, "--framework", "torch", "--driver-policy", "strict")))
+    tensorflow = ("--framework", "tensorflow")
+    for python in ("3.11", "3.12"):
+        targets.append(AuditTarget(f"tensorflow-linux-4090-py{python}", *linux, python, "570.86.10", (RTX4090,), tensorflow))
+        targets.append(AuditTarget(f"tensorflow-linux-cpu-py{python}", *linux, python, None, (), tensorflow))
+        targets.append(AuditTarget(f"tensorflow-macos-arm64-py{python}", "macos", "arm64", python, None, (), tensorflow))
+        targets.append(AuditTarget(f"tensorflow-windows-cpu-py{python}", "windows", "x86_64", python, None, (), tensorflow))
+    targets.append(AuditTarget("tensorflow-linux-aarch64-py3.11", "linux", "aarch64", "3.11", None, (), tensorflow))
+    targets.append(AuditTarget("tensorflow==2.15.*-linux-3090", *linux, "3.11", "535.104.05", (RTX3090,),
+                               ("--spec", "tensorflow==2.15.*")))
+    jax = ("--framework", "jax")
+    for python in ("3.11", "3.12", "3.13"):
+        targets.append(AuditTarget(f"jax-linux-h100-py{python}", *linux, python, "580.65.06", (H100,), jax))
+    targets.append(AuditTarget("jax-linux-3090-535", *linux, "3.12", "535.104.05", (RTX3090,), jax))
+    targets.append(AuditTarget("jax-linux-cpu-py3.12", *linux, "3.12", None, (), jax))
+    targets.append(AuditTarget("jax-linux-aarch64-gh200", "linux", "aarch64", "3.12", "580.65.06", (GH200,), jax))
+    targets.append(AuditTarget("jax-macos-arm64-py3.12", "macos", "arm64", "3.12", None, (), jax))
+    targets.append(AuditTarget("jax-windows-cpu-py3.12", "windows", "x86_64", "3.12", None, (), jax))
+    both = ("--framework", "torch", "--framework", "jax")
+    targets.append(AuditTarget("torch+jax-linux-h100", *linux, "3.12", "580.65.06", (H100,), both))
+    targets.append(AuditTarget("torch+jax-macos-arm64", "macos", "arm64", "3.12", None, (), both))
+    targets.append(AuditTarget("torch+tensorflow-linux-h100", *linux, "3.12", "580.65.06", (H100,),
+                               ("--framework", "torch", "--framework", "tensorflow")))
+    targets.append(AuditTarget("torch+tensorflow-windows-cpu", "windows", "x86_64", "3.12", None, (),
+                               ("--framework", "torch", "--framework", "tensorflow")))
+    targets.append(AuditTarget("tensorflow+jax-linux-4090", *linux, "3.12", "570.86.10", (RTX4090,),
+                               ("--framework", "tensorflow", "--framework", "jax")))
+    targets.append(AuditTarget("all-three-macos-arm64", "macos", "arm64", "3.12", None, (),
+                               ("--framework", "torch", "--framework", "tensorflow", "--framework", "jax")))
+    # download.pytorch.org plans: checked against the recorded snapshot of the index
+    for name, target in SNAPSHOT_TARGETS.items():
+        targets.append(AuditTarget(name, **target))
+    return targets
+
+
+# Targets whose plans come from download.pytorch.org: the builds the snapshot records (scripts/torch_index_snapshot.py).
+# torch alone (a --spec without --framework), since the snapshot records torch's pages only.
+SNAPSHOT_TARGETS: dict[str, dict] = {
+    **{f"torch==2.5.1+cu124-linux-py{python}": {"os": "linux", "arch": "x86_64", "python": python, "driver": "535.104.05",
+                                              "gpus": (RTX3090,), "request": ("--spec", "torch==2.5.1+cu124")}
+       for python in ("3.10", "3.11", "3.12", "3.13")},
+    **{f"torch==2.5.1+cu124-windows-py{python}": {"os": "windows", "arch": "x86_64", "python": python, "driver": "560.94",
+                                                "gpus": (RTX3090,), "request": ("--spec", "torch==2.5.1+cu124")}
+       for python in ("3.10", "3.11", "3.12")},
+    **{f"torch==2.7.1-linux-5090-py{python}": {"os": "linux", "arch": "x86_64", "python": python, "driver": "570.86.10",
+                                             "gpus": ("NVIDIA GeForce RTX 5090",), "request": ("--spec", "torch==2.7.1")}
+       for python in ("3.11", "3.12", "3.13")},
+}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    target: AuditTarget
+    status: str  # resolved / failed / unsatisfiable (envpin printed no plan: not a plan to audit)
+    where: str  # PyPI, or the snapshot of download.pytorch.org
+    detail: str  # the pins, or why it failed
+
+
+def plan_text(target: AuditTarget, database: str | None, torch_index: str | None = None) -> tuple[int, str, str]:
+    argv = target.argv(torch_index) + (["--db", database] if database else [])
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = envpin_main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+def uv_compile(uv: str, requirements: str, target: AuditTarget, cache: Path, *extra: str) -> subprocess.CompletedProcess:
+    with tempfile.TemporaryDirectory(dir=cache.parent) as scratch:
+        path = Path(scratch) / "requirements.txt"
+        path.write_text(requirements, encoding="utf-8")
+        argv = [uv, "pip", "compile", str(path), "--no-config", "--no-header", "--quiet",
+                "--python-platform", UV_PLATFORMS[target.platform], "--python-version", target.python,
+                "--cache-dir", str(cache), *extra]
+        env = {k: v for k, v in os.environ.items() if k not in INDEX_VARIABLES}
+        env["UV_PYTHON_DOWNLOADS"] = "never"  # resolving needs no interpreter of that version: never fetch one
+        if target.platform == "macos-arm64":
+            # uv assumes macOS 13 unless told; torch 2.15.0's arm64 wheel is macosx_14_0 (the database records no
+            # macOS minimum), so the audit targets macOS 14, the oldest the newest wheels serve.
+            env["MACOSX_DEPLOYMENT_TARGET"] = MACOS_ARM64_VERSION
+        return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
+
+
+def pins_of(requirements: str) -> list[str]:
+    return [line for line in requirements.splitlines() if line and not line.startswith(("#", "-"))]
+
+
+def make_plan(target: AuditTarget, database: str | None, snapshot_url: str) -> tuple[int, str, str]:
+    """The plan's requirements, with the PyTorch index at the snapshot's address (the only change to it)."""
+    return plan_text(target, database, f"{snapshot_url}/whl")
+
+
+def audit_one(uv: str, target: AuditTarget, planned: tuple[int, str, str], cache: Path) -> Outcome:
+    code, text, err = planned
+    if code != 0:
+        said = [line for line in (text + err).splitlines() if line.strip()]
+        why = next((line for line in said if "no solution" in line), said[-1] if said else f"exit {code}")
+        return Outcome(target, "unsatisfiable", "-", why)
+    pins = pins_of(text)
+    if not any(line.startswith("--") for line in text.splitlines()):  # every pin from PyPI
+        result = uv_compile(uv, text, target, cache, "--default-index", PYPI)
+        return _outcome(target, result, "PyPI", pins)
+    # every pinned file on the recorded index, for this platform and Python ...
+    on_index = uv_compile(uv, text, target, cache, "--no-deps", "--index-strategy", "unsafe-best-match",
+                          "--default-index", PYPI)
+    if on_index.returncode != 0:
+        return _outcome(target, on_index, "download.pytorch.org snapshot", pins)
+    # ... and the same releases resolving together with their dependencies on PyPI
+    public = "\n".join(re.sub(r"\+[A-Za-z0-9.]+$", "", pin) for pin in pins) + "\n"
+    paired = uv_compile(uv, public, target, cache, "--default-index", PYPI)
+    return _outcome(target, paired, "download.pytorch.org snapshot + PyPI pairing", pins)
+
+
+def _outcome(target: AuditTarget, result: subprocess.CompletedProcess, where: str, pins: list[str]) -> Outcome:
+    if result.returncode == 0:
+        return Outcome(target, "resolved", where, ", ".join(pins))
+    lines = [line.strip() for line in result.stderr.splitlines() if line.strip()]
+    why = next((line for line in lines if "because" in line.lower()), lines[-1] if lines else f"exit {result.returncode}")
+    return Outcome(target, "failed", where, f"{', '.join(pins)}: {why}")
+
+
+def run_audit(database: str | None = None, jobs: int = 4, only: str | None = None, work: Path | None = None,
+              snapshot: Path = SNAPSHOT) -> list[Outcome]:
+    uv = find_uv()
+    if uv is None:
+        raise SystemExit("audit-plans: uv is not installed")
+    targets = [t for t in _targets() if only is None or only in t.name]
+    owned = work is None
+    work = Path(tempfile.mkdtemp(prefix="envpin-audit-")) if work is None else work
+    cache = work / "uv-cache"  # shared by the run's uv calls: each file's metadata is fetched once
+    cache.mkdir(parents=True, exist_ok=True)
+    try:
+        with serve_snapshot(snapshot) as url:
+            # The plans first, in this thread (envpin's main writes to the process's stdout), then uv in parallel.
+            plans = [make_plan(target, database, url) for target in targets]
+            with ThreadPoolExecutor(max_workers=jobs) as pool:
+                return list(pool.map(lambda pair: audit_one(uv, pair[0], pair[1], cache), zip(targets, plans, strict=True)))
+    finally:
+        if owned:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def report(outcomes: list[Outcome]) -> str:
+    counts = {status: sum(1 for o in outcomes if o.status == status) for status in ("resolved", "failed", "unsatisfiable")}
+    lines = [f"{o.status:13} {o.target.name:40} [{o.where}] {o.detail}" for o in outcomes]
+    lines.append(f"{len(outcomes)} targets: {counts['resolved']} resolved, {counts['failed']} failed, "
+                 f"{counts['unsatisfiable']} without a plan")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="audit-plans", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--db", help="audit the plans of this database (default: the live one)")
+    parser.add_argument("--jobs", type=int, default=4, help="uv calls at once (default 4)")
+    parser.add_argument("--only", help="only the targets whose name contains this")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    args = parser.parse_args(argv)
+    outcomes = run_audit(args.db, args.jobs, args.only)
+    if args.format == "json":
+        print(json.dumps([{"target": o.target.name, "status": o.status, "where": o.where, "detail": o.detail}
+                          for o in outcomes], indent=2))
+    else:
+        print(report(outcomes))
+    return 1 if any(o.status != "resolved" for o in outcomes) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
