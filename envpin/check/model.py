@@ -37,6 +37,7 @@ class Pin:
     extras: frozenset[str] = frozenset()
     scope: frozenset[str] = frozenset()  # the exclusive environments it belongs to (marker, platform, extra); empty: all
     platforms: tuple[str, ...] = ()  # envpin platforms its files are for, where the entry says (wheel tags, conda subdir)
+    pythons: tuple[str, ...] = ()  # CPython minors its wheels are limited to (cp311 tags); empty: any, or not said
 
     @property
     def shown(self) -> str:
@@ -78,6 +79,7 @@ class Contents:
     channels: tuple[str, ...] = ()  # the conda channels the file names, in order (environment.yml, pixi)
     problems: tuple[Problem, ...] = ()  # what the format's own checks found (structure, hashes)
     binds_indexes: bool = False  # True for locks: every entry names its own source, file-wide indexes do not apply
+    requires_python: str | None = None  # a lock's `requires-python` (uv.lock, pylock.toml), as written
 
 
 @dataclass(frozen=True)

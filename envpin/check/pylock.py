@@ -16,7 +16,14 @@ from envpin import _toml
 from envpin.check.hashes import WEAK_ALGORITHMS, digest_problem
 from envpin.check.model import Contents, MalformedFile, Pin, Problem
 from envpin.check.rules import problem
-from envpin.check.variants import PLATFORM_SENSITIVE, file_name, parse_wheel, requires_python_pins
+from envpin.check.variants import (
+    PLATFORM_SENSITIVE,
+    file_name,
+    parse_wheel,
+    requires_python_of,
+    requires_python_pins,
+    wheels_pythons,
+)
 
 _ARTIFACTS = ("wheels", "sdist", "archive")
 
@@ -40,7 +47,8 @@ def read(data: Any) -> Contents:
                 if pin is not None:
                     pins.append(pin)
     pins += requires_python_pins(data)
-    return Contents("pylock", pins=tuple(pins), problems=tuple(problems), binds_indexes=True)
+    return Contents("pylock", pins=tuple(pins), problems=tuple(problems), binds_indexes=True,
+                    requires_python=requires_python_of(data))
 
 
 def load_toml(text: str) -> dict[str, Any]:
@@ -139,6 +147,7 @@ def _pin(package: dict[str, Any], where: str) -> Pin | None:
     version = package.get("version") if isinstance(package.get("version"), str) else None
     canonical = canonicalize_name(name)
     platforms: set[str] = set()
+    wheels = []
     urls = []
     for wheel in package.get("wheels") or []:
         if not isinstance(wheel, dict):
@@ -146,6 +155,7 @@ def _pin(package: dict[str, Any], where: str) -> Pin | None:
         location = wheel.get("url") or wheel.get("path") or ""
         if canonical in PLATFORM_SENSITIVE:  # reading wheel tags is costly; only these pins' platforms are used
             parsed = parse_wheel(wheel.get("name") or file_name(str(location)))
+            wheels.append(parsed)
             platforms.update(parsed[2] if parsed else ())
         if isinstance(location, str) and "://" in location:
             urls.append(location)
@@ -161,4 +171,5 @@ def _pin(package: dict[str, Any], where: str) -> Pin | None:
         index=index,
         scope=frozenset({marker}) if isinstance(marker, str) else frozenset(),
         platforms=tuple(sorted(platforms)),
+        pythons=wheels_pythons(wheels),
     )

@@ -217,9 +217,9 @@ def _direct_reference(url: str, text: str, where: str, *, name: str | None = Non
     if wheel is None:
         pin = Pin(name=name, where=where, label=text, extras=extras, scope=scope) if name else None
         return Line(where, pin=pin, is_requirement=True, pinned=True)
-    project, version, platforms, _ = wheel
+    project, version, platforms, pythons = wheel
     pin = Pin(name=name or project, where=where, label=text, version=version, index=location.rsplit("/", 1)[0],
-              extras=extras, scope=scope, platforms=platforms)
+              extras=extras, scope=scope, platforms=platforms, pythons=pythons)
     return Line(where, pin=pin, is_requirement=True, pinned=True)
 
 

@@ -73,7 +73,7 @@ def short_description(target: Target) -> str:
 
 def target_fit(contents: Contents, database: Database, check_target: CheckTarget, policy: str) -> list[Problem]:
     """Every fact that fails for every framework pin on this target, each with its fix (not only the first)."""
-    problems = _no_entry_for(contents, check_target)
+    problems = _no_entry_for(contents, check_target) + _python_mismatch(contents, check_target)
     for judged in _target_builds(contents, database, check_target.target, check_target.python_known):
         problems += _judge(judged, database, check_target, policy)
     problems += _cuda_package_pins(contents, database, check_target, policy)
@@ -165,6 +165,45 @@ def _no_entry_for(contents: Contents, check_target: CheckTarget) -> list[Problem
         f"(its torch wheels are for {', '.join(platforms)})",
         f"relock with {target.platform} among the lock's environments, or {_solve_fix(torches[0], check_target)}",
     )]
+
+
+# The formats whose interpreter is the target's own: a conda file brings its Python with it.
+_TARGET_PYTHON_KINDS = ("requirements", "uv.lock", "pylock")
+
+
+def _python_mismatch(contents: Contents, check_target: CheckTarget) -> list[Problem]:
+    """The file's own Python limits against the target's Python: a lock's `requires-python`, and entries whose
+    wheels are all for other CPython versions (cp311-only wheels cannot install on 3.12)."""
+    target = check_target.target
+    if not check_target.python_known or contents.kind not in _TARGET_PYTHON_KINDS:
+        return []
+    flags = f" {check_target.flags}" if check_target.flags else ""
+    fix = f"relock for Python {target.python}: `envpin lock{flags}`"
+    if contents.requires_python and not admits_python(contents.requires_python, target.python):
+        return [problem("CHK-TARGET-PYTHON", "requires-python",
+                        f"{check_target.name}: the lock is for Python {contents.requires_python} (requires-python), "
+                        f"not {target.python}", fix)]  # every entry was locked for that Python: one problem says it
+    problems = []
+    for pin in contents.pins:
+        if not pin.pythons or target.python in pin.pythons or (pin.scope and _scope_excludes(pin, target)):
+            continue
+        if pin.platforms and target.platform not in pin.platforms:
+            continue  # its wheels are for other platforms: the platform checks say so
+        problems.append(problem("CHK-TARGET-PYTHON", pin.where,
+                                f"{check_target.name}: {pin.shown} has wheels for CPython {', '.join(pin.pythons)} only, "
+                                f"not {target.python}", fix))
+    return problems
+
+
+def admits_python(requires_python: str, python: str) -> bool:
+    """Whether a `requires-python` admits some release of the minor `python` ("3.12"); unreadable: yes."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet  # noqa: PLC0415 - costly; only locks with requires-python need it
+
+    try:
+        specifier = SpecifierSet(requires_python)
+    except InvalidSpecifier:
+        return True  # the format's own checks name a malformed value
+    return any(specifier.contains(f"{python}.{patch}", prereleases=True) for patch in (0, 99))
 
 
 def _target_builds(contents: Contents, database: Database, target: Target, python_known: bool) -> Iterator[Judged]:

@@ -16,7 +16,14 @@ from envpin.check.hashes import digest_problem, split_hash
 from envpin.check.model import Contents, MalformedFile, Pin, Problem
 from envpin.check.pylock import load_toml
 from envpin.check.rules import problem
-from envpin.check.variants import PLATFORM_SENSITIVE, file_name, parse_wheel, requires_python_pins
+from envpin.check.variants import (
+    PLATFORM_SENSITIVE,
+    file_name,
+    parse_wheel,
+    requires_python_of,
+    requires_python_pins,
+    wheels_pythons,
+)
 
 SOURCE_KINDS = ("registry", "git", "path", "directory", "editable", "virtual", "url")
 _LOCAL_SOURCES = frozenset({"path", "directory", "editable", "virtual"})
@@ -58,7 +65,8 @@ def read(data: Any) -> Contents:
         if pin is not None:
             pins.append(pin)
     pins += requires_python_pins(data)
-    return Contents("uv.lock", pins=tuple(pins), problems=tuple(problems), binds_indexes=True)
+    return Contents("uv.lock", pins=tuple(pins), problems=tuple(problems), binds_indexes=True,
+                    requires_python=requires_python_of(data))
 
 
 def _source_kind(package: dict[str, Any]) -> str | None:
@@ -119,9 +127,11 @@ def _pin(package: dict[str, Any], where: str, scope: frozenset[str], extras: dic
     written_source = package.get("source")
     source: dict[str, Any] = written_source if isinstance(written_source, dict) else {}
     platforms: set[str] = set()
+    wheels = []
     for wheel in package.get("wheels") or [] if canonical in PLATFORM_SENSITIVE else ():
         if isinstance(wheel, dict):
             parsed = parse_wheel(file_name(str(wheel.get("url") or wheel.get("filename") or wheel.get("path") or "")))
+            wheels.append(parsed)
             if parsed:
                 platforms.update(parsed[2])
     return Pin(
@@ -133,6 +143,7 @@ def _pin(package: dict[str, Any], where: str, scope: frozenset[str], extras: dic
         extras=extras.get(canonical, frozenset()),
         scope=scope,
         platforms=tuple(sorted(platforms)),
+        pythons=wheels_pythons(wheels),
     )
 
 

@@ -36,7 +36,7 @@ def urlsplit(url: str) -> SplitResult:
 
 
 # the pins whose wheel platforms the rules use (known issues, Python support, targets)
-PLATFORM_SENSITIVE = frozenset(FRAMEWORKS)
+PLATFORM_SENSITIVE = frozenset(FRAMEWORKS) | frozenset(COMPANIONS)  # the pins whose wheel tags are read
 CONDA_NAMES = {"pytorch": "torch"}  # conda package name -> the pip project it installs
 PYPI_HOSTS = ("pypi.org", "pypi.python.org", "files.pythonhosted.org")
 # conda subdir -> envpin platform
@@ -132,7 +132,8 @@ def wheel_platform(platform_tag: str) -> str | None:
 
 
 def parse_wheel(name: str) -> tuple[str, str, tuple[str, ...], tuple[str, ...]] | None:
-    """(project, version, envpin platforms, CPython minors like "3.11") of a wheel file name, or None."""
+    """(project, version, envpin platforms, CPython minors like "3.11") of a wheel file name, or None. The
+    minors are the ones the wheel is limited to: empty for a wheel any Python 3 takes (`py3-none`, `cp39-abi3`)."""
     from packaging.utils import InvalidWheelFilename, parse_wheel_filename  # noqa: PLC0415 - pulls in packaging.tags; only wheel names need it
 
     try:
@@ -140,8 +141,17 @@ def parse_wheel(name: str) -> tuple[str, str, tuple[str, ...], tuple[str, ...]] 
     except (InvalidWheelFilename, ValueError):
         return None
     platforms = sorted({p for p in (wheel_platform(t.platform) for t in tags) if p})
-    pythons = sorted({f"3.{t.interpreter[3:]}" for t in tags if t.interpreter.startswith("cp3") and t.interpreter[3:].isdigit()})
+    limited = all(t.interpreter.startswith("cp3") and t.interpreter[3:].isdigit() and t.abi != "abi3" for t in tags)
+    pythons = sorted({f"3.{t.interpreter[3:]}" for t in tags}, key=lambda p: int(p[2:])) if limited else []
     return str(project), str(version), tuple(platforms), tuple(pythons)
+
+
+def wheels_pythons(parsed: list[tuple[str, str, tuple[str, ...], tuple[str, ...]] | None]) -> tuple[str, ...]:
+    """The CPython minors an entry's wheels serve, when every wheel is limited to some (cp311-cp311); empty when
+    one serves any Python (py3-none, abi3), one cannot be read, or there are none."""
+    if not parsed or any(wheel is None or not wheel[3] for wheel in parsed):
+        return ()
+    return tuple(sorted({p for wheel in parsed if wheel for p in wheel[3]}, key=lambda p: int(p[2:])))
 
 
 def conda_build_kind(build: str | None) -> tuple[str, str | None] | None:
@@ -228,6 +238,12 @@ def single_python_minor(requires_python: object) -> str | None:
     except ValueError:  # a version of more than 4300 digits in the specifier: int() refuses it
         return None
     return f"3.{minors[0]}" if len(minors) == 1 else None
+
+
+def requires_python_of(data: dict) -> str | None:
+    """A lock's top-level `requires-python` (uv.lock, pylock.toml), as written."""
+    value = data.get("requires-python")
+    return value if isinstance(value, str) else None
 
 
 def requires_python_pins(data: dict) -> list[Pin]:

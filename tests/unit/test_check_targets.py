@@ -145,3 +145,41 @@ def test_a_config_target_describes_another_machine_without_probing_this_one(data
     assert (facts.os, facts.arch, facts.python.version) == ("linux", "aarch64", "3.12")
     assert (facts.driver is None) == (driver == "none")
     assert spec.flags.startswith("--os linux --arch aarch64 --driver")
+
+
+# ---------------------------------------------------------------- the file's own Python against the target's
+
+
+def _target_python_problems(database, path: Path, python: str | None, driver="550.54.14") -> list[tuple[str, str]]:
+    target = machine(database, os="linux", arch="x86_64", driver=driver, gpus=("NVIDIA GeForce RTX 3090",), python=python)
+    report = check_text(path.name, path.read_text(), load_database=lambda: database, targets=[target])
+    return sorted((p.where, p.message) for p in report.problems if p.id == "CHK-TARGET-PYTHON")
+
+
+def test_a_lock_for_python_3_11_does_not_pass_for_3_12(database):
+    # pylock.toml says requires-python ==3.11.* and has only cp311 torch wheels
+    lock = CORPUS / "pylock" / "pylock.toml"
+    [(where, message)] = _target_python_problems(database, lock, "3.12")
+    assert where == "requires-python" and "==3.11.*" in message and "3.12" in message
+    assert _target_python_problems(database, lock, "3.11") == []
+    assert _target_python_problems(database, lock, None) == []  # no Python given: not checked
+
+
+def test_cp311_only_wheels_do_not_install_on_3_12_whatever_requires_python_allows(database):
+    # uv.lock: requires-python >=3.11 admits 3.12, but its torch and torchvision wheels are cp311 only
+    lock = CORPUS / "uv-lock" / "good-cu124" / "uv.lock"
+    found = _target_python_problems(database, lock, "3.12")
+    assert [message.split(": ", 1)[1] for _, message in found] == [
+        "torch 2.5.1+cu124 has wheels for CPython 3.11 only, not 3.12",
+        "torchvision 0.20.1+cu124 has wheels for CPython 3.11 only, not 3.12"]
+    assert _target_python_problems(database, lock, "3.11") == []
+
+
+def test_a_direct_wheel_url_for_another_python(database, tmp_path):
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("torch @ https://download.pytorch.org/whl/cu124/torch-2.5.1%2Bcu124-cp311-cp311-linux_x86_64.whl\n")
+    [(where, message)] = _target_python_problems(database, requirements, "3.12")
+    assert where == "line 1" and "CPython 3.11 only" in message
+    abi3 = tmp_path / "requirements-abi3.txt"  # a wheel any Python 3 takes is no mismatch
+    abi3.write_text("jax @ https://files.pythonhosted.org/packages/jax-0.4.30-py3-none-any.whl\n")
+    assert _target_python_problems(database, abi3, "3.12") == []
