@@ -2,7 +2,8 @@
 
 Sources for the NVIDIA driver and GPUs, in order, each independent and each with a pure parser:
 NVML (pynvml) -> nvidia-smi (query CSV, XML, table header) -> /proc/driver/nvidia/version ->
-/sys/module/nvidia/version. A probe that fails adds a note; `detect_host` itself never raises for a
+/sys/module/nvidia/version. AMD, Intel and Apple GPUs come from envpin.host.other_gpus, after NVIDIA's, so a
+mixed-vendor machine reports all of them. A probe that fails adds a note; `detect_host` itself never raises for a
 probe failure, and every subprocess runs under `timeout`.
 """
 
@@ -61,6 +62,8 @@ def detect_host(
                 "start it with --gpus all (Docker) or the NVIDIA Container Toolkit to see the GPU"
             )
 
+    others = _detect_other_gpus(runner, os_label, fs_root, timeout, notes)
+    gpus = list(gpus) + [replace(gpu, index=len(gpus) + i) for i, gpu in enumerate(others.gpus if others else [])]
     facts = HostFacts(
         os=os_label,
         arch=platform_info.arch_name(),
@@ -69,6 +72,8 @@ def detect_host(
         gpus=tuple(gpus),
         wsl=wsl,
         driver_trouble=trouble,
+        rocm=others.rocm if others else None,
+        macos=others.macos if others else None,
     )
     if not probe_environment:
         return replace(facts, notes=tuple(notes))
@@ -179,6 +184,35 @@ def _detect_driver(runner, environ, fs_root, timeout, os_label, wsl, nvml_module
     elif driver is None:
         notes.append("no NVIDIA driver found")
     return driver, gpus, tool_failures
+
+
+def _detect_other_gpus(runner, os_label: str, fs_root: str, timeout: float, notes: list[str]):
+    """AMD, Intel and Apple GPUs (envpin.host.other_gpus), probed only where such a device can be: on Linux an AMD
+    compute device (/dev/kfd, the KFD topology) or an Intel DRM card; on macOS the chip and its macOS."""
+    if not _other_gpus_worth_trying(os_label, fs_root):
+        return None
+    from envpin.host import other_gpus  # noqa: PLC0415 - ~2 ms of imports (json, glob, the runner), only where it can answer
+
+    report = _safe(lambda: other_gpus.detect_other_gpus(runner or _default_runner(), os_label, fs_root, timeout),
+                   notes, "AMD/Intel/Apple GPU detection")
+    if report is not None:
+        notes.extend(report.notes)
+    return report
+
+
+def _other_gpus_worth_trying(os_label: str, fs_root: str) -> bool:
+    if os_label == "macos":
+        return True
+    if os_label != "linux":
+        return False
+    if os.path.exists(os.path.join(fs_root, "dev", "kfd")) or os.path.isdir(os.path.join(fs_root, "sys/class/kfd")):
+        return True
+    drm = os.path.join(fs_root, "sys", "class", "drm")
+    try:
+        cards = [name for name in os.listdir(drm) if name.startswith("card") and name[4:].isdigit()]
+    except OSError:
+        return False
+    return any((procfs.read_text(drm, f"{card}/device/vendor") or "").strip() == "0x8086" for card in cards)
 
 
 def _default_runner() -> Runner:
