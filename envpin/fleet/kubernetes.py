@@ -154,9 +154,10 @@ def _has_gpu_sign(item: dict, labels: Mapping[str, str]) -> bool:
 
 
 def class_selector(machine_class: MachineClass, every_node: list[ClusterNode]) -> dict[str, str]:
-    """The nodeSelector that picks exactly this class's nodes among every node of the list: its pool label, or
-    the labels its facts came from (os, arch, GPU product and count, driver). Refused when labels cannot tell
-    the class apart (two nodes alike in every one of those labels but in different classes)."""
+    """The nodeSelector that picks exactly this class's nodes among every node of the list (with, for a class
+    without GPUs, the Jobs' rule that keeps off nodes with a GPU product label): its pool label, or the labels its
+    facts came from (os, arch, GPU product and count, driver). Refused when labels cannot tell the class apart
+    (two nodes alike in every one of those labels but in different classes)."""
     first = machine_class.nodes[0]
     pool = next((name for name in POOL_LABELS if first.labels.get(name)), None)
     if pool is not None:
@@ -166,8 +167,9 @@ def class_selector(machine_class: MachineClass, every_node: list[ClusterNode]) -
         driver_keys = [DRIVER_FULL] if DRIVER_FULL in first.labels else \
             next(([k for k in parts if k in first.labels] for parts in DRIVER_PARTS if parts[0] in first.labels), [])
         selector = {key: first.labels[key] for key in keys + driver_keys}
-    picked = {node.name for node in every_node if all(node.labels.get(k) == v for k, v in selector.items())}
-    if picked != set(machine_class.node_names) or (not machine_class.facts.gpus and PRODUCT in selector):
+    picked = {node.name for node in every_node if all(node.labels.get(k) == v for k, v in selector.items())
+              and (machine_class.facts.gpus or PRODUCT not in node.labels)}  # a CPU class's Jobs keep off GPU nodes
+    if picked != set(machine_class.node_names):
         raise EnvpinInputError(f"class {machine_class.name}: its nodes' labels ({', '.join(sorted(selector)) or 'none'}) "
                                "do not select exactly its nodes; label the nodes of each class (a node pool label)")
     return selector

@@ -185,3 +185,23 @@ def test_status_names_the_node_with_the_older_driver(tmp_path, capsys):
     assert pool["differences"] == ["node test-ai-0-node-pool-4c-zdfrn-rnkzj-w78x4: driver 418.39, GRID-A100-4C "
                                    "(sm 8.0) (the others: driver 580.126.09, GRID-A100-4C (sm 8.0))"]
     assert report["classes"][0]["answer"]["status"] == "ok"
+
+
+def test_without_pools_a_cpu_class_is_told_apart_from_the_gpu_nodes():
+    document = json.loads(LKE.read_text())
+    del document["items"][0]["metadata"]["labels"]["lke.linode.com/pool-id"]
+    document["items"].append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "cpu-1", "labels": {
+        "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "kubernetes.io/hostname": "cpu-1"}}})
+    nodes = read_nodes(document, "nodes.json", "3.11")
+    gpu, cpu = group_classes(nodes)
+    assert cpu.name == "cpu" and class_selector(cpu, nodes) == {"kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"}
+    assert "nvidia.com/gpu.product" in class_selector(gpu, nodes)
+    twin = json.loads(json.dumps(document["items"][0]))  # a node alike in every label, another class: refused
+    twin["metadata"]["name"] = "twin"
+    twin["metadata"]["labels"]["nvidia.com/cuda.runtime-version.full"] = "12.8"
+    document["items"].append(twin)
+    nodes = read_nodes(document, "nodes.json", "3.11")
+    assert len(group_classes(nodes)) == 2  # the driver's CUDA is no class fact: the twin joins the GPU class
+    with pytest.raises(EnvpinInputError, match="do not select exactly its nodes"):
+        odd = [n if n.name != "twin" else type(n)(n.name, n.facts, "elsewhere", n.labels) for n in nodes]
+        class_selector(group_classes(odd)[0], odd)
