@@ -116,8 +116,11 @@ def _envpin_command(args: argparse.Namespace) -> list[str]:
 
 
 def run_detect(args: argparse.Namespace) -> int:
+    folder = Path(args.output).resolve().parent  # srun's tasks write here: storage the nodes share, as $HOME is
+    if not folder.is_dir():
+        raise EnvpinInputError(f"-o {args.output}: no folder {folder}")
     nodes = list_nodes(args.partition, args.timeout)
-    with tempfile.TemporaryDirectory(prefix="envpin-detect-", dir=Path(args.output).resolve().parent) as work:
+    with tempfile.TemporaryDirectory(prefix="envpin-detect-", dir=folder) as work:
         documents = detect_facts(nodes, _envpin_command(args), Path(work), args.timeout)
     write_atomically(Path(args.output), facts_document(documents))
     print(f"wrote {args.output}: {len(documents)} node(s)", file=sys.stderr)
