@@ -91,13 +91,17 @@ def run_fleet(fleet: PlannedFleet, rendering: RenderOptions, database) -> int:
 
 
 def fleet_paths(output: Path, results) -> list[Path]:
-    """`environment.yml` → `environment.cu126.yml`, `environment.cpu.yml` …, numbered if two share an accelerator."""
-    paths: list[Path] = []
+    """`environment.yml` → `environment.cu126.yml`, `environment.cpu.yml` …; answers that share an accelerator add
+    their platform (`environment.cu132.linux-aarch64.yml`), then their Python, then a number."""
+    labels = [[r.answer.accelerator if not isinstance(r.answer, Unsatisfiable) else "none",
+               r.answer.target.platform, f"py{r.answer.target.python}"] for r in results]
+    names = [label[0] for label in labels]
+    for depth in (2, 3):
+        names = [".".join(label[:depth]) if names.count(name) > 1 else name for name, label in zip(names, labels, strict=True)]
     seen: dict[str, int] = {}
-    for result in results:
-        label = result.answer.accelerator if not isinstance(result.answer, Unsatisfiable) else "none"
-        seen[label] = seen.get(label, 0) + 1
-        if seen[label] > 1:
-            label = f"{label}-{seen[label]}"
+    paths: list[Path] = []
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+        label = f"{name}-{seen[name]}" if seen[name] > 1 else name
         paths.append(output.with_name(f"{output.stem}.{label}{output.suffix}"))
     return paths

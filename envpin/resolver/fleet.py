@@ -1,8 +1,11 @@
 """Solve for a fleet: many machine classes, one answer per distinct result.
 
 Machines that look the same to the solver (same platform, Python, driver and GPU capabilities) are solved
-once, and machines whose answers pin the same packages share one result, which is how a cluster ends up
-with one environment file per kind of node rather than one per node.
+once, and machines whose answers are the same share one result, which is how a cluster ends up with one
+environment file per kind of node rather than one per node. The same answer means everything a file or a
+report says of it: the pins, where they come from, what each framework runs on, the steps outside pip, and
+the platform and Python the environment is for (a macOS laptop and a Linux node can both pin torch==2.15.0,
+from PyPI, and still need two files).
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ def solve_fleet(database: Database, machines: list[tuple[str, Target]], request:
 
 
 def _answer_key(answer: Plan | Unsatisfiable) -> object:
+    machine = (answer.target.platform, answer.target.python)
     if isinstance(answer, Unsatisfiable):
-        return ("unsatisfiable", answer.code, answer.message)
-    return ("plan", answer.channel, answer.packages, tuple(sorted((answer.accelerators or {}).items())))
+        return ("unsatisfiable", machine, answer.code, answer.message)
+    return ("plan", machine, answer.channel, answer.packages, answer.accelerator,
+            tuple(sorted((answer.accelerators or {}).items())), answer.notes)

@@ -56,3 +56,47 @@ def test_malformed_inventory_is_one_line(tmp_path):
         inventory.write_text(content)
         result = envpin("solve", "--targets", str(inventory))
         assert result.returncode == 2 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+MIXED = [
+    {"name": "h100-nodes", "os": "linux", "arch": "x86_64", "python": {"version": "3.12"},
+     "driver": {"version": "580.65.06"}, "gpus": [{"name": "NVIDIA H100 80GB HBM3"}]},
+    {"name": "gh200-nodes", "os": "linux", "arch": "aarch64", "python": {"version": "3.12"},
+     "driver": {"version": "580.65.06"}, "gpus": [{"name": "NVIDIA GH200 480GB"}]},
+    {"name": "h100-py311", "os": "linux", "arch": "x86_64", "python": {"version": "3.11"},
+     "driver": {"version": "580.65.06"}, "gpus": [{"name": "NVIDIA H100 80GB HBM3"}]},
+    {"name": "mac-laptop", "os": "macos", "arch": "arm64", "python": {"version": "3.12"}, "driver": None},
+    {"name": "linux-laptop", "os": "linux", "arch": "x86_64", "python": {"version": "3.12"}, "driver": None},
+    {"name": "h100-spare", "os": "linux", "arch": "x86_64", "python": {"version": "3.12"},
+     "driver": {"version": "590.44.01"}, "gpus": [{"name": "NVIDIA H100 80GB HBM3"}]},
+]
+
+
+def _platform(machine):
+    return f"{machine['os']}-{machine['arch']}", machine["python"]["version"]
+
+
+def test_machines_that_pin_the_same_packages_on_other_platforms_or_pythons_are_not_grouped(tmp_path):
+    # torch 2.15.0 from PyPI is the answer of the H100 and GH200 nodes, and of both Pythons; jax 0.12 from PyPI
+    # that of the macOS and the Linux laptops: each group is one platform and one Python, reported as itself.
+    inventory = tmp_path / "fleet.json"
+    inventory.write_text(json.dumps(MIXED))
+    machines = {m["name"]: _platform(m) for m in MIXED}
+    for framework in ("torch", "jax"):
+        result = envpin("solve", "--framework", framework, "--targets", str(inventory), "--format", "json")
+        assert result.returncode == 0, result.stderr
+        for answer in json.loads(result.stdout)["results"]:
+            target = answer["target"]
+            shown = (f"{target['os']}-{target['arch']}", target["python"])
+            assert {machines[name] for name in answer["targets"]} == {shown}, (framework, answer["targets"], shown)
+        groups = sorted(tuple(r["targets"]) for r in json.loads(result.stdout)["results"])
+        assert ("h100-nodes", "h100-spare") in groups  # what does not change the answer still groups
+    text = envpin("solve", "--targets", str(inventory)).stdout
+    block = text.split("== gh200-nodes\n", 1)[1].split("\n== ", 1)[0]
+    assert "target: linux-aarch64, Python 3.12" in block
+    written = envpin("solve", "--targets", str(inventory), "-o", str(tmp_path / "environment.yml"))
+    assert written.returncode == 0, written.stderr
+    files = sorted(p.name for p in tmp_path.glob("environment.*.yml"))
+    assert "environment.cu132.linux-aarch64.yml" in files, files
+    header = (tmp_path / "environment.cu132.linux-aarch64.yml").read_text().splitlines()[1]
+    assert header.startswith("# Target: linux-aarch64, Python 3.12")
