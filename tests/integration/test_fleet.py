@@ -58,7 +58,7 @@ def test_malformed_inventory_is_one_line(tmp_path):
         assert result.returncode == 2 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
 
 
-MIXED = [
+MIXED: list[dict] = [
     {"name": "h100-nodes", "os": "linux", "arch": "x86_64", "python": {"version": "3.12"},
      "driver": {"version": "580.65.06"}, "gpus": [{"name": "NVIDIA H100 80GB HBM3"}]},
     {"name": "gh200-nodes", "os": "linux", "arch": "aarch64", "python": {"version": "3.12"},
@@ -72,7 +72,7 @@ MIXED = [
 ]
 
 
-def _platform(machine):
+def _platform(machine: dict) -> tuple[str, str]:
     return f"{machine['os']}-{machine['arch']}", machine["python"]["version"]
 
 
