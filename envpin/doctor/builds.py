@@ -8,7 +8,7 @@ then it is a note that says what a GPU machine would install instead.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from packaging.version import InvalidVersion, Version
 
 from envpin.doctor.fixes import gpu_machine_builds, install_fix
 from envpin.doctor.model import CONFIRMED, LIKELY, MATCHED, NOTED, PROVEN, Case, Finding
@@ -19,11 +19,8 @@ C2 = "CONDA-TORCH-CPU-VARIANT"
 
 
 def findings(case: Case) -> list[Finding]:
-    cpu_wheel, conda_variant = _cpu_wheel(case), _conda_cpu_variant(case)
-    if cpu_wheel and conda_variant and cpu_wheel.likelihood <= conda_variant.likelihood:
-        # The conda variant is the more specific cause of the same CPU build (catalogue §4.6).
-        cpu_wheel = replace(cpu_wheel, likelihood=LIKELY)
-    return [f for f in (conda_variant, cpu_wheel) if f]
+    # The conda variant is the more specific cause of the same CPU build: its catalogue entry outranks C1.
+    return [f for f in (_conda_cpu_variant(case), _cpu_wheel(case)) if f]
 
 
 def torch_build_kind(case: Case) -> tuple[str | None, list[str]]:
@@ -128,6 +125,18 @@ def _conda_cpu_variant(case: Case) -> Finding | None:
     if not evidence or not (case.nvidia or hit):
         return None
     fix = ["conda-forge: `conda install -c conda-forge \"pytorch=*=cuda*\"` in the environment"]
+    listed = case.search_pattern(r"^\s*pytorch\s+(\S+)\s+\S*cpu\S*\s+pytorch\s*$")  # a pasted `conda list` line
+    pytorch_channel = (pytorch is not None and (pytorch.channel or "").rstrip("/").endswith("pytorch")) or listed is not None
+    if pytorch_channel:
+        # From the pytorch channel the CUDA variant is chosen by asking for its CUDA package; without it the solver may
+        # take the CPU build (pytorch/pytorch#32369). torch ≥ 1.13 names it pytorch-cuda, older releases cudatoolkit.
+        version = pytorch.version if pytorch else listed.text(1) if listed else None
+        release = case.release("torch") or (Version(version) if version and _is_version(version) else None)
+        cuda = case.host.driver.cuda if case.host.driver and case.host.driver.cuda else "<CUDA version>"
+        package = "pytorch-cuda" if release is None or release >= Version("1.13") else "cudatoolkit"
+        fix.insert(0, f"reinstall from the pytorch channel with its CUDA package pinned, so the CPU build cannot be chosen: "
+                      f"`conda install pytorch torchvision torchaudio {package}={cuda} -c pytorch"
+                      + (" -c nvidia" if package == "pytorch-cuda" else " -c conda-forge") + "` (a CUDA that the driver supports)")
     if "cpuonly" in conda or (hit and "cpuonly" in hit.line):
         fix.insert(0, "`conda remove cpuonly` first: it pins the CPU variant")
     fix.append("when solving on a machine without a GPU, set `CONDA_OVERRIDE_CUDA=12.6` (the CUDA the target driver supports) "
@@ -135,3 +144,11 @@ def _conda_cpu_variant(case: Case) -> Finding | None:
     fix.append("or use the pip wheels from the PyTorch index: " + install_fix(case)[0])
     return Finding(C2, "error" if case.nvidia else "warning", "conda installed the CPU variant of pytorch",
                    tuple(evidence + [case.driver_line]), tuple(fix), CONFIRMED if hit and case.nvidia else PROVEN)
+
+
+def _is_version(text: str | None) -> bool:
+    try:
+        Version(text or "")
+    except InvalidVersion:
+        return False
+    return True

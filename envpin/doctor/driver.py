@@ -164,12 +164,18 @@ def _module_not_loaded(case: Case) -> Finding | None:
     if not hit and not detected:
         return None
     evidence = ([hit.evidence()] if hit else []) + detected
-    return Finding(D5, "error", "the NVIDIA kernel module is not loaded", tuple(evidence),
-                   ("after a kernel update: install the headers and rebuild the module (`sudo apt install linux-headers-$(uname -r) "
-                    "&& sudo dkms autoinstall`), then reboot",
-                    "with Secure Boot on (`mokutil --sb-state`): enroll the driver's MOK key or use a signed driver package",
-                    "check `lsmod | grep nvidia` and `dmesg | grep -i nvidia` for the reason (nouveau holding the GPU: blacklist it)"),
-                   CONFIRMED if hit and detected else MATCHED if hit else PROVEN)
+    fix = ["after a kernel update: install the headers and rebuild the module (`sudo apt install linux-headers-$(uname -r) "
+           "&& sudo dkms autoinstall`), then reboot",
+           "with Secure Boot on (`mokutil --sb-state`): enroll the driver's MOK key or use a signed driver package",
+           "check `lsmod | grep nvidia` and `dmesg | grep -i nvidia` for the reason (nouveau holding the GPU: blacklist it)"]
+    nouveau = case.search_pattern(r"NVRM: The NVIDIA probe routine was not called|nouveau[^\n]*was loaded and obtained ownership|"
+                                  r"obtained ownership of the NVIDIA device")
+    if nouveau:  # the kernel log names the cause: another driver (nouveau) took the GPU first
+        evidence.append(f"{nouveau.source}: {nouveau.line} (the kernel log: nouveau or another driver holds the GPU)")
+        fix.insert(0, "nouveau holds the GPU: blacklist it (`echo 'blacklist nouveau' | sudo tee /etc/modprobe.d/blacklist-nouveau.conf "
+                      "&& sudo update-initramfs -u`) and reboot, so the NVIDIA module can take the device")
+    return Finding(D5, "error", "the NVIDIA kernel module is not loaded", tuple(evidence), tuple(fix),
+                   CONFIRMED if hit and (detected or nouveau) else MATCHED if hit else PROVEN)
 
 
 def _no_devices(case: Case) -> Finding | None:

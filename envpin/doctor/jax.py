@@ -89,6 +89,15 @@ def _cpu_only(case: Case) -> Finding | None:
     hit = case.search(J2)
     jax = case.framework("jax")
     conda_cuda = conda_cuda_jaxlib(case)
+    conda_cpu = (case.conda_build("jaxlib") or "").startswith("cpu") or case.search_pattern(r"jaxlib-\S+-cpu_py\d+")
+    if conda_cpu and not conda_cuda:
+        evidence = ([hit.evidence()] if hit else [])
+        shown = case.search_pattern(r"jaxlib-\S+-cpu_py\d+\w*")
+        evidence.append(f"conda chose the CPU build of jaxlib: {shown.line if shown else case.conda_build('jaxlib')} "
+                        "(a plain `conda install jax` may pick it; the CUDA builds' build strings start with cuda)")
+        evidence.append(case.driver_line)
+        return Finding(J2, "error" if case.nvidia or shown else "warning", "conda installed the CPU build of jaxlib",
+                       tuple(evidence), (CONDA_JAX,), CONFIRMED if shown else PROVEN)
     has_plugin = any(case.package(name) for name in PLUGINS) or "+cuda" in (case.package("jaxlib") or "") or bool(conda_cuda)
     predicted = bool(case.package("jax") and case.env is not None and not has_plugin and case.nvidia and case.host.gpus)
     if not hit and not predicted:
@@ -173,7 +182,16 @@ def _unloadable(case: Case) -> Finding | None:
     if host12:
         evidence.append(case.driver_line + ("; the environment's CUDA libraries are CUDA 12 wheels"
                                             if any(n.endswith("-cu12") for n in (case.env.packages.pip if case.env else {})) else ""))
-    fix = pip_jax(case) if not case.windows else ("use Linux or WSL2 and install `jax[cuda12]` there",)
+    driver_below_12 = bool(case.host.driver and case.host.driver.cuda and version_tuple(case.host.driver.cuda)[:1] < (12,))
+    fix: tuple[str, ...]
+    if case.windows:
+        fix = ("use Linux or WSL2 and install `jax[cuda12]` there",)
+    elif cuda11 and not host12 and not driver_below_12:
+        # JAX's CUDA 11 builds ended with 0.4.25 (its changelog); the CUDA 12 wheels carry their own CUDA libraries
+        fix = (Fix(case.pip("install", "--upgrade", '"jax[cuda12]"') + " (replaces the CUDA 11 jaxlib with the CUDA 12 build; "
+                   "needs a driver for CUDA 12)", "jax-from-pip"), Fix(CONDA_JAX, "conda-env"))
+    else:
+        fix = pip_jax(case)
     fix = fix + ("JAX's CUDA 12 wheels bring their own CUDA libraries: do not point LD_LIBRARY_PATH at a CUDA 11 toolkit",)
     title = ("jaxlib is a CUDA 11 build on a CUDA 12 machine: its CUDA backend cannot load" if cuda11 and host12
              else "JAX's CUDA backend could not load CUDA, so it runs on the CPU")

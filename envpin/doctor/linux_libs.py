@@ -211,10 +211,26 @@ def _cudnn_not_on_path(case: Case) -> Finding | None:
     raiser = case.search_pattern(r"(onnxruntime|tensorrt|ctranslate2|faster_whisper)")
     if raiser:
         evidence.append(f"raised from {raiser.group(1)}, which expects cuDNN on the system loader path")
-    fix: list[str] = [Fix("`import torch` before the library that fails, so torch's cuDNN is already loaded", "torch-installed")]
-    if own:
-        fix.append(f"or expose the wheel's cuDNN: `export LD_LIBRARY_PATH={own}:$LD_LIBRARY_PATH`")
-    fix.append(f"or install cuDNN {major} for the library: " + case.pip("install", f'"nvidia-cudnn-cu12=={major}.*"' if major == "9" else '"nvidia-cudnn-cu12==8.9.*"'))
+    import_torch = Fix("`import torch` before the library that fails, so torch's cuDNN is already loaded", "torch-installed")
+    present = sorted({d for d, names in {**case.host.files, **case.env_dirs}.items() for n in names
+                      if re.match(r"libcudnn(_\w+)?\.so\.(\d+)", n) and not n.startswith(f"libcudnn.so.{major}")
+                      and not re.match(rf"libcudnn_\w+\.so\.{major}", n)})
+    if present:
+        evidence.append("cuDNN of another major is present (" + ", ".join(present) + f"), not cuDNN {major}")
+    fix: list[str] = []
+    if own:  # the wheel's cuDNN is here, only not on the path this library searches: the exact fix first
+        fix.append(f"expose the wheel's cuDNN: `export LD_LIBRARY_PATH={own}:$LD_LIBRARY_PATH`")
+        fix.append(import_torch)
+    else:
+        # faster-whisper's own instructions: cuBLAS and cuDNN from PyPI, their lib directories on LD_LIBRARY_PATH
+        ct2 = case.package("ctranslate2")
+        cuda11 = bool(ct2 and version_tuple(ct2)[:1] < (4,))  # CTranslate2 3.x is built for CUDA 11 (its README)
+        wheel = f'"nvidia-cudnn-cu{11 if cuda11 else 12}=={major}.*"'
+        cublas = "nvidia-cublas-cu11" if cuda11 else "nvidia-cublas-cu12"
+        fix.append(f"install cuDNN {major} for the library and put it on the loader path: " + case.pip("install", cublas, wheel)
+                   + ", then `export LD_LIBRARY_PATH=$(" + case.python_command + " -c 'import os, nvidia.cublas.lib, nvidia.cudnn.lib; "
+                   "print(os.path.dirname(nvidia.cublas.lib.__file__) + \":\" + os.path.dirname(nvidia.cudnn.lib.__file__))'):$LD_LIBRARY_PATH`")
+        fix.append(import_torch)
     return Finding(L5, "error", f"libcudnn.so.{major} is not on the loader path of the library that needs it", tuple(evidence),
                    tuple(fix), CONFIRMED if own or raiser else MATCHED)
 
@@ -239,7 +255,9 @@ def _ort_major(case: Case) -> Finding | None:
     old_build = (library == "cudnn" and major == "8") or (library != "cudnn" and major == "11")
     newer = [m for m in available if int(m) > int(major)]
     fix = []
-    if old_build and (newer or (case.host.driver and version_tuple(case.host.driver.cuda)[:1] >= (12,))):
+    driver12 = bool(case.host.driver and version_tuple(case.host.driver.cuda)[:1] >= (12,))
+    before_119 = bool(ort and version_tuple(ort)[:2] < (1, 19))
+    if old_build and (newer or driver12 or before_119):
         # ORT's CUDA EP requirements table: the PyPI onnxruntime-gpu from 1.19 on is built for CUDA 12 + cuDNN 9
         fix.append(case.pip("install", "--upgrade", '"onnxruntime-gpu>=1.19"')
                    + " (PyPI's onnxruntime-gpu ≥ 1.19 is the CUDA 12 + cuDNN 9 build; this one wants CUDA 11 / cuDNN 8)")

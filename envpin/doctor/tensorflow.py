@@ -170,10 +170,11 @@ def _wheels_not_found_216(case: Case) -> Finding | None:
     wheels = _nvidia_wheels(case)
     no_gpu = tf is not None and tf.import_ok and not tf.device_count
     dlopen = case.search(T2)
-    if not wheels or not (case.nvidia and case.host.gpus) or not (no_gpu or dlopen):
+    if not wheels or not case.nvidia or not (no_gpu or dlopen):
         return None
-    evidence = [f"tensorflow {version} with its [and-cuda] wheels: {', '.join(wheels)}", case.driver_line,
-                "GPU: " + ", ".join(g.name for g in case.host.gpus)]
+    evidence = [f"tensorflow {version} with its [and-cuda] wheels: {', '.join(wheels)}", case.driver_line]
+    if case.host.gpus:
+        evidence.append("GPU: " + ", ".join(g.name for g in case.host.gpus))
     if dlopen:
         evidence.insert(0, dlopen.evidence())
     if no_gpu:
@@ -201,20 +202,28 @@ def _wheels_not_found_216(case: Case) -> Finding | None:
 def _conda_lib_not_on_path(case: Case) -> Finding | None:
     """T5: the library TensorFlow cannot load is in the conda environment's lib/, which is not on the loader path."""
     hit = case.search(T5)
-    if not hit or not case.linux:
+    if not case.linux:
         return None
-    soname = hit.text(1)
     prefix = case.prefix or case.env_var("CONDA_PREFIX")
     if not prefix:
         return None
     lib = prefix.rstrip("/") + "/lib"
     listed = {**case.host.files, **case.env_dirs}
+    tf = case.framework("tensorflow")
+    if hit:
+        soname = hit.text(1)
+    else:
+        # No message, only facts: TensorFlow lists no GPU while the environment's lib/ holds its CUDA runtime.
+        cudart = sorted(n for n in listed.get(lib, []) if n.startswith("libcudart.so."))
+        if not (cudart and case.conda_env and tf is not None and tf.import_ok and not tf.device_count):
+            return None
+        soname = cudart[-1]
     if soname not in listed.get(lib, []):
         return None
     ld_path = case.path_list("LD_LIBRARY_PATH")
     if any(d.rstrip("/") == lib for d in ld_path):
         return None  # on the path already: another cause (T1's)
-    evidence = [hit.evidence(), f"{lib} holds {soname}" + (f" (conda: {', '.join(sorted(n for n in ('cudatoolkit', 'cudnn', 'cuda-cudart') if case.conda_build(n)))})"
+    evidence = ([hit.evidence()] if hit else ["tf.config.list_physical_devices('GPU') is [] (probe)"]) + [f"{lib} holds {soname}" + (f" (conda: {', '.join(sorted(n for n in ('cudatoolkit', 'cudnn', 'cuda-cudart') if case.conda_build(n)))})"
                                                           if any(case.conda_build(n) for n in ("cudatoolkit", "cudnn", "cuda-cudart")) else ""),
                 f"LD_LIBRARY_PATH={':'.join(ld_path) or '(empty)'}: the environment's lib/ is not on it, and conda activation "
                 "does not add it"]
@@ -226,4 +235,4 @@ def _conda_lib_not_on_path(case: Case) -> Finding | None:
            "to keep it: `mkdir -p $CONDA_PREFIX/etc/conda/activate.d && echo 'export LD_LIBRARY_PATH=$CONDA_PREFIX/lib/:$LD_LIBRARY_PATH' "
            "> $CONDA_PREFIX/etc/conda/activate.d/env_vars.sh`", NO_SYMLINK]
     return Finding(T5, "error", f"{soname} is in the conda environment's lib/, which is not on the loader path",
-                   tuple(evidence), tuple(fix), CONFIRMED)
+                   tuple(evidence), tuple(fix), CONFIRMED if hit else PROVEN)

@@ -253,12 +253,41 @@ def _cudnn9(case: Case) -> Finding | None:
     cudnn8 = _dirs_holding(case, "cudnn64_8.dll")
     if cudnn8:
         evidence.append(f"cuDNN 8 is what the environment provides: {', '.join(cudnn8)} hold cudnn64_8.dll")
+    if case.linux or "libcudnn" in hit.line:
+        return _cudnn9_linux(case, hit, evidence)
     evidence.append(_where_line(process, "cudnn_ops64_9.dll"))
-    fix = ["pick one consistent stack: torch ≥ 2.4 (cuDNN 9) with ctranslate2 ≥ 4.5, imported torch first",
+    fix = [Fix("pick one consistent stack: torch ≥ 2.4 (cuDNN 9) with ctranslate2 ≥ 4.5, imported torch first", "torch-installed"),
            "or " + case.pip("install", '"nvidia-cudnn-cu12==9.*"') + " and put its bin directory on PATH",
            "or stay on cuDNN 8: " + case.pip("install", "ctranslate2==4.4.0")]
+    # NVIDIA's cuDNN 9 installer for Windows puts the DLLs in a folder per CUDA version (bin\12.8\cudnn_ops64_9.dll) but
+    # adds only bin to PATH, which is not searched recursively (SYSTRAN/faster-whisper#1230).
+    installer_bin = [d for d in process.path if re.search(r"\\CUDNN\\v9\.\d+\\bin$", d, re.I) and process.holds(d, "cudnn_ops64_9.dll") is not True]
+    if installer_bin:
+        cuda = next((t.version for t in case.host.toolkits), None) or (case.host.driver.cuda if case.host.driver else None)
+        sub = ".".join((cuda or "12.x").split(".")[:2])
+        evidence.append(f"{installer_bin[0]} is on PATH, but NVIDIA's cuDNN installer keeps the DLLs in a folder per CUDA version "
+                        f"under it ({installer_bin[0]}\\{sub}), which PATH does not search")
+        fix.insert(0, f"add {installer_bin[0]}\\{sub} (the folder that holds cudnn_ops64_9.dll) to PATH and restart the shell")
     return Finding(W3, "error", "CTranslate2 ≥ 4.5 needs cuDNN 9, but the environment provides cuDNN 8 or none",
-                   tuple(evidence), tuple(fix), CONFIRMED if (ct2 or cudnn8) else MATCHED)
+                   tuple(evidence), tuple(fix), CONFIRMED if (ct2 or cudnn8 or installer_bin) else MATCHED)
+
+
+def _cudnn9_linux(case: Case, hit, evidence: list[str]) -> Finding:
+    """Linux: CTranslate2 dlopens libcudnn_*.so.9 through LD_LIBRARY_PATH; the nvidia-cudnn-cu12 wheel's lib is not on it."""
+    own = next((d for d in case.env_dirs if d.replace("\\", "/").rstrip("/").endswith("nvidia/cudnn/lib")
+                and any(n.startswith("libcudnn") and ".so.9" in n for n in case.env_dirs[d])), None)
+    fix: list[str] = []
+    if own:
+        evidence.append(f"{own} holds cuDNN 9 (nvidia-cudnn-cu12), which is not on LD_LIBRARY_PATH")
+        fix.append(f"put the wheel's cuDNN on the loader path: `export LD_LIBRARY_PATH={own}:$LD_LIBRARY_PATH`")
+    else:
+        fix.append("install cuDNN 9 and put it on the loader path: " + case.pip("install", '"nvidia-cudnn-cu12==9.*"')
+                   + ", then `export LD_LIBRARY_PATH=$(" + case.python_command + " -c 'import os, nvidia.cudnn.lib; "
+                   "print(os.path.dirname(nvidia.cudnn.lib.__file__))'):$LD_LIBRARY_PATH`")
+    fix.append(Fix("or `import torch` (≥ 2.4, cuDNN 9) before ctranslate2, so its cuDNN is already loaded", "torch-installed"))
+    fix.append("or stay on cuDNN 8: " + case.pip("install", "ctranslate2==4.4.0"))
+    return Finding(W3, "error", "CTranslate2 ≥ 4.5 cannot load cuDNN 9 (libcudnn_*.so.9 is not on the loader path)",
+                   tuple(evidence), tuple(fix), CONFIRMED if own or case.package("ctranslate2") else MATCHED)
 
 
 def _cudnn8_sublib(case: Case) -> Finding | None:

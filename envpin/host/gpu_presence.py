@@ -31,7 +31,7 @@ WSL_LIBCUDA = ("usr/lib/wsl/lib/libcuda.so.1", "usr/lib/wsl/lib/libcuda.so")
 _STATES = (
     ("driver-library-mismatch", re.compile(r"Driver/library version mismatch|NVML/RM version mismatch", re.I)),
     ("no-devices", re.compile(r"No devices were found", re.I)),
-    ("module-not-loaded", re.compile(r"couldn't communicate with the NVIDIA driver|Driver Not Loaded", re.I)),
+    ("module-not-loaded", re.compile(r"couldn[’‘']t communicate with the NVIDIA driver|Driver Not Loaded", re.I)),
     ("nvml-error", re.compile(r"Failed to initialize NVML|NVML (query failed|unavailable \((Unknown Error|GPU is lost))|"
                               r"Unable to determine the device handle|GPU is lost", re.I)),
 )
