@@ -11,12 +11,13 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from envpin.facts import DriverTrouble, from_json, to_json
 from envpin.host import detect_host
-from envpin.host.gpu_presence import classify, nvidia_pci_gpus
+from envpin.host.gpu_presence import classify, driver_trouble, nvidia_pci_gpus, signs
 
 from .test_detect_host import fake_nvidia_smi
 
@@ -131,6 +132,36 @@ def test_a_machine_without_nvidia_has_no_trouble(tmp_path):
     pci_device(root, "0000:03:00.0", "0x1002", "0x030000")  # an AMD card
     facts = detect(tmp_path, root)
     assert facts.driver is None and facts.driver_trouble is None
+
+
+class _NVMLError(Exception):
+    pass
+
+
+@pytest.mark.parametrize(("words", "state"), [("Driver Not Loaded", "module-not-loaded"),
+                                              ("RM has detected an NVML/RM version mismatch.", "driver-library-mismatch")])
+def test_an_nvml_init_error_is_a_state_too(tmp_path, words, state):
+    # NVML's own error strings (nvmlErrorString) for NVML_ERROR_DRIVER_NOT_LOADED and NVML_ERROR_LIB_RM_VERSION_MISMATCH
+    def fail():
+        raise _NVMLError(words)
+
+    nvml_module = SimpleNamespace(nvmlInit=fail)  # a stand-in for pynvml, as tests/unit/test_host_sources.py does
+    facts = detect_host(environ={"PATH": str(tmp_path / "bin")}, fs_root=str(bare_root(tmp_path)), timeout=5.0,
+                        nvml_module=nvml_module)
+    assert facts.driver is None
+    assert facts.driver_trouble is not None and facts.driver_trouble.state == state
+    assert words in facts.driver_trouble.message
+
+
+def test_windows_nvcuda_without_an_answer_is_trouble(tmp_path):
+    system32 = tmp_path / "Windows" / "System32"
+    system32.mkdir(parents=True)
+    (system32 / "nvcuda.dll").write_bytes(b"")
+    evidence = signs(str(tmp_path), "windows", False, {"SystemRoot": str(tmp_path / "Windows")})
+    assert evidence == [f"{system32 / 'nvcuda.dll'}: the NVIDIA display driver (WDDM) is installed"]
+    trouble = driver_trouble([], evidence, driver_found=False, container=None, wsl=False)
+    assert trouble is not None and trouble.state == "tool-failed"
+    assert signs(str(tmp_path), "windows", False, {"SystemRoot": str(tmp_path / "Nowhere")}) == []
 
 
 def test_classify_leaves_an_unknown_failure_unnamed():
