@@ -3,6 +3,9 @@
 The message names the deciding fact of the newest release the user could have meant. Fixes come from
 asking the same question with one constraint lifted: ignore the driver (→ the driver to install), ignore the
 Python version (→ the Python to use), drop the version specs or extras (→ the newest release that does work).
+They come in the order of how little they change the request: a driver or Python for exactly what was asked,
+the same release in another build (torch==2.5.1+cu124 → 2.5.1+cu118), the release nearest to the one asked for
+(torch==2.6.* on an RTX 5090 → 2.7.0, the first with sm_120), the newest that runs, a CPU build, another OS.
 With several frameworks, each is first solved alone; if each fits alone, the clash between their CUDA
 library pins is the answer.
 
@@ -28,7 +31,7 @@ from envpin.resolver.provider import BuildProvider
 from envpin.resolver.queries import closest_miss, has_cuda_builds, make_provider, pin_clash, resolve
 from envpin.resolver.request import CHANNELS, PIP, PYTORCH_CHANNEL, Request
 from envpin.resolver.target import Target
-from envpin.vocabulary.frameworks import COMPANIONS, FRAMEWORKS, PACKAGES
+from envpin.vocabulary.frameworks import COMPANIONS, CPU_PACKAGES, FRAMEWORKS, PACKAGES
 
 CODES = {
     "platform": "unsupported-platform",
@@ -127,11 +130,15 @@ def _explain_framework(
             subject = f"no {scope} release on {miss.build.where} fits this machine; the closest, {miss.build.label}," if several else (
                 f"{miss.build.where}'s {miss.build.conda_package} {newest_version} does not fit this machine: its {miss.build.conda_build} build")
         message = f"{subject} {_lower_first(miss.why_not.message, miss.build)}{also}"
+    # The fixes, the ones that change least of what was asked first: the machine as it could be (a driver, a
+    # Python) for exactly the request; then the same release in another build; the release nearest the one asked
+    # for; the newest that runs; a CPU build; another OS or channel.
     fixes = _driver_fixes(database, target, provider, matching)
     fixes += _amd_driver_fixes(database, target, provider, matching)
     fixes += _python_fixes(database, target, provider, matching)
-    fixes += _fixes_without_specs(database, target, request)
-    fixes += _platform_fixes(database, target, framework, request.channel)
+    near = _fixes_near_the_request(database, target, request, framework)
+    fixes += [text for text, _ in near]
+    fixes += _fixes_without_specs(database, target, request, already={pins for _, pins in near})
     if framework == "torch" and "rocm" in allowed and code in ("gpu-unsupported", "unsupported-platform"):
         fixes += amd_fixes(database, target, builds,
                            lambda build, machine: _relaxed(database, machine, provider, build, "").fits)
@@ -140,8 +147,68 @@ def _explain_framework(
                     and (not conda or target.platform in b.platforms)), None)
         if cpu is not None:
             fixes.append(f"or use the CPU build: --spec 'torch=={newest_version}+cpu'")
+    elif framework != "torch" and target.has_nvidia and request.channel == PIP:
+        fixes += _cpu_build_fixes(database, target, request)
+    fixes += _platform_fixes(database, target, framework, request.channel)
     fixes += _channel_fixes(database, target, request)
     return _answer(database, target, code, message, fixes)
+
+
+def _fixes_near_the_request(database: Database, target: Target, request: Request, framework: str) -> list[tuple[str, str]]:
+    """(fix, pins) for the answers nearest to a version spec: the same release in another build (the spec
+    without its local tag: torch==2.5.1+cu124 → 2.5.1+cu118), then the release nearest to the ones asked for
+    that runs here (torch==2.6.* on an RTX 5090 → 2.7.0, the first with sm_120, not the newest)."""
+    spec = request.specifiers.get(framework)
+    if not spec or not str(spec):
+        return []
+    fixes: list[tuple[str, str]] = []
+    public = SpecifierSet(",".join(f"{c.operator}{c.version.split('+')[0]}" for c in spec))
+    if str(public) != str(spec):
+        answer = _plan_if_any(database, target, _with_spec(request, framework, public))
+        if answer is not None:
+            pins = _pins(answer)
+            return [(f"{pins}: the same release, in a build that runs on this machine "
+                     f"(--spec '{_framework_pin(answer, framework)}')", pins)]  # nothing is nearer
+    known = sorted({b.version for b in builds_of(database, framework, request.channel)})
+    asked = [i for i, version in enumerate(known) if _matches_public(public, version)]
+    if not asked:
+        return fixes
+    freed = make_provider(database, target, _with_spec(request, framework, None))
+    fitting = {v.build.version for v in freed.fitting(framework)} - {known[i] for i in asked}
+    # nearest first in release order; of two as near, the newer
+    for version in sorted(fitting, key=lambda v: (min(abs(known.index(v) - i) for i in asked), -known.index(v)))[:2]:
+        answer = _plan_if_any(database, target, _with_spec(request, framework, SpecifierSet(f"=={version}")))
+        if answer is not None:
+            pins = _pins(answer)
+            if all(pins != done for _, done in fixes):
+                fixes.append((f"{pins} is the release nearest to {framework}{spec} that runs on this machine "
+                              f"(--spec '{framework}=={version}')", pins))
+            break
+    return fixes
+
+
+def _with_spec(request: Request, framework: str, spec: SpecifierSet | None) -> Request:
+    specifiers = {n: s for n, s in request.specifiers.items() if n != framework}
+    if spec is not None:
+        specifiers[framework] = spec
+    return replace(request, specifiers=specifiers)
+
+
+def _matches_public(spec: SpecifierSet, version) -> bool:
+    return spec.contains(str(version), prereleases=True)
+
+
+def _framework_pin(answer: Plan, framework: str) -> str:
+    return next((p.requirement for p in answer.packages if p.name == framework), framework)
+
+
+def _cpu_build_fixes(database: Database, target: Target, request: Request) -> list[str]:
+    """TensorFlow and JAX have no `+cpu` tag to ask for: their CPU build is what a machine without the NVIDIA
+    driver gets, so the fix says that (TensorFlow on native Windows after 2.10 has only its CPU build)."""
+    answer = _plan_if_any(database, replace(target, driver=None, driver_cuda=None), request)
+    if answer is None:
+        return []
+    return [f"or use the CPU build: {_pins(answer)}, which leaves the GPU unused (--driver none)"]
 
 
 def _lower_first(message: str, build: Build) -> str:
@@ -181,7 +248,10 @@ def _no_release_message(builds: list[Build], framework: str, spec: SpecifierSet,
 
 
 def _answer(database: Database, target: Target, code: str, message: str, fixes: list[str]) -> Unsatisfiable:
-    return Unsatisfiable(target, database.version, code, message, tuple(dict.fromkeys(fixes)))
+    unique = list(dict.fromkeys(fixes))
+    if unique and unique[0].startswith("or "):  # an alternative ("or use the CPU build") that comes first is the first
+        unique[0] = unique[0][len("or "):]
+    return Unsatisfiable(target, database.version, code, message, tuple(unique))
 
 
 def _relaxed(database: Database, target: Target, provider: BuildProvider, build: Build, lifted: str) -> Verdict:
@@ -246,13 +316,14 @@ def _nearest_python(wanted: str, pythons: tuple[str, ...]) -> str:
     return min(pythons, key=lambda p: (abs(minor(p) - minor(wanted)), -minor(p)))
 
 
-def _fixes_without_specs(database: Database, target: Target, request: Request) -> list[str]:
-    """Drop the version specs and the extras: what is the newest answer that does work?"""
+def _fixes_without_specs(database: Database, target: Target, request: Request, already: set[str] | None = None) -> list[str]:
+    """Drop the version specs and the extras: what is the newest answer that does work? (Not said again when a
+    nearer fix already offers the same pins.)"""
     if not any(str(s) for s in request.specifiers.values()) and not request.extras:
         return []
     relaxed = replace(request, specifiers={}, extras={}, required=frozenset(PACKAGES[f][0] for f in request.solved_frameworks))
     answer = _plan_if_any(database, target, relaxed)
-    if answer is None:
+    if answer is None or _pins(answer) in (already or set()):
         return []
     return [f"{_pins(answer)} is the newest that runs on this machine (without the requested versions and extras)"]
 
@@ -262,8 +333,9 @@ def _pins(answer: Plan) -> str:
     if answer.channel != PIP:
         return ", ".join(build.label for build in answer.builds.values())
     accelerators = answer.accelerators or {}
-    return ", ".join(f"{p.requirement} ({accelerators.get(p.name, answer.accelerator)})"
-                     for p in answer.packages if p.name in FRAMEWORKS)
+    cpu_packages = {name: framework for framework, names in CPU_PACKAGES.items() for name in names}
+    return ", ".join(f"{p.requirement} ({accelerators.get(cpu_packages.get(p.name, p.name), answer.accelerator)})"
+                     for p in answer.packages if p.name in FRAMEWORKS or p.name in cpu_packages)
 
 
 def _platform_fixes(database: Database, target: Target, framework: str, channel: str = PIP) -> list[str]:

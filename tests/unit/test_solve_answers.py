@@ -28,11 +28,34 @@ def test_windows_answer_says_pypi_is_cpu_only(database):
     assert plan.index_url is not None and plan.index_url.startswith("https://download.pytorch.org/whl/cu")
 
 
-def test_gpu_unsupported_names_gpu_and_offers_newest_working_release(database):
+def test_gpu_unsupported_names_gpu_and_offers_the_nearest_release_first(database):
+    # torch==2.6.* on an RTX 5090: 2.7.0+cu128 is the first release with sm_120, the least change to the request;
+    # the newest that runs comes after it
     answer = run_case(database, Case("g", "", "", driver="570.124.06", gpus=(RTX5090,), specs=("torch==2.6.*",)))
     assert isinstance(answer, Unsatisfiable)
     assert "sm_120" in answer.message and "RTX 5090" in answer.message
-    assert any("torch==2.13.0+cu129" in fix and "newest that runs" in fix for fix in answer.fixes)
+    assert answer.fixes[0].startswith("torch==2.7.0+cu128 (cu128) is the release nearest to torch==2.6.*")
+    assert "--spec 'torch==2.7.0'" in answer.fixes[0]
+    assert "torch==2.13.0+cu129" in answer.fixes[1] and "newest that runs" in answer.fixes[1]
+
+
+def test_a_pinned_build_the_driver_cannot_run_is_offered_the_same_release_in_another_build(database):
+    # torch==2.5.1+cu124 on driver 520 (CUDA 11.8): installing a newer driver keeps the request whole, then the
+    # same release's cu118 build changes only the build; other releases come after
+    answer = run_case(database, Case("b", "", "", driver="520.61.05", specs=("torch==2.5.1+cu124",)))
+    assert isinstance(answer, Unsatisfiable)
+    assert answer.fixes[0] == "install NVIDIA driver 525.60.13 or newer to use torch 2.5.1+cu124"
+    assert answer.fixes[1] == ("torch==2.5.1+cu118 (cu118): the same release, in a build that runs on this machine "
+                               "(--spec 'torch==2.5.1+cu118')")
+    assert not any("nearest" in fix for fix in answer.fixes)  # nothing is nearer than the same release
+    assert "2.7.1+cu118" in answer.fixes[2] and "newest" in answer.fixes[2]
+
+
+def test_no_fix_list_starts_with_an_alternative(database):
+    # a Kepler GPU (sm_30): no CUDA build has code for it, the CPU build is the only fix, and it is not "or …"
+    answer = run_case(database, Case("k", "", "", driver="470.82.01", gpus=("NVIDIA GeForce GTX 680",)))
+    assert isinstance(answer, Unsatisfiable)
+    assert answer.fixes == ("use the CPU build: --spec 'torch==2.7.1+cpu'",)
 
 
 def test_driver_too_old_names_the_driver_to_install(database):

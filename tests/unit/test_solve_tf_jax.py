@@ -171,3 +171,15 @@ def test_database_holds_the_pypi_pins(database, framework, version, library, cla
     assert builds, f"no pinned build of {framework} {version}"
     specifier = builds[0].pins[library]
     assert clause in specifier.split(","), f"{framework} {version} {library}{specifier}"
+
+
+def test_tensorflow_on_native_windows_with_a_gpu_and_python_3_11_is_offered_its_cpu_build(database):
+    # TensorFlow's last native-Windows GPU build is 2.10 (Python ≤ 3.10); later releases are CPU builds there
+    facts = HostFacts(os="windows", arch="x86_64", python=PythonInfo("3.11"))
+    target = make_target(database, apply_overrides(facts, TargetOverrides(driver="560.94", gpus=("NVIDIA GeForce RTX 3090",))))
+    answer = solve(database, target, parse_request(["tensorflow"], []))
+    assert isinstance(answer, Unsatisfiable)
+    assert answer.fixes[0].startswith("use Python 3.10")
+    assert "or use the CPU build: tensorflow-cpu==2.21.0 (cpu), which leaves the GPU unused (--driver none)" in answer.fixes
+    assert answer.fixes.index(next(f for f in answer.fixes if "CPU build" in f)) < answer.fixes.index(
+        next(f for f in answer.fixes if "WSL2" in f))
