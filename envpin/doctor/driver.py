@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from envpin.compat.drivers import driver_at_least, minimum_driver
 from envpin.doctor.fixes import install_fix
-from envpin.doctor.model import CONFIRMED, LIKELY, MATCHED, PROVEN, Case, Finding, version_tuple
+from envpin.doctor.model import CONFIRMED, LIKELY, MATCHED, PROVEN, Case, Finding, Fix, version_tuple
 from envpin.facts import decode_driver_cuda
 from envpin.vocabulary.variants import cuda_of
 
@@ -102,7 +102,9 @@ def _insufficient_for_runtime(case: Case) -> Finding | None:
     if driver is None or not case.host.gpus:  # not case.nvidia, or no GPU
         evidence.append("no NVIDIA GPU/driver: the CUDA runtime has no driver to run on (e.g. an Intel iGPU laptop)")
         return Finding(D2, "error", "a CUDA library runs on a machine without a usable NVIDIA driver", tuple(evidence),
-                       ("use the library's CPU build (or device 'cpu'); CUDA needs an NVIDIA GPU and its driver",),
+                       (Fix("use the library's CPU build (or device 'cpu'); CUDA needs an NVIDIA GPU and its driver", "no-nvidia-gpu"),
+                        Fix("an NVIDIA GPU is named or shows here: install (or repair) its driver, then check with `nvidia-smi`",
+                            "nvidia-gpu")),
                        CONFIRMED)
     cuda = torch_cuda(case)
     if cuda:
@@ -131,7 +133,7 @@ def _not_found(case: Case) -> Finding | None:
     notes = [n for n in case.host.notes if "NVIDIA" in n or "nvidia" in n]
     evidence += notes[:2]
     return Finding(D3, "error", "no NVIDIA driver: CUDA cannot be used on this machine", tuple(evidence),
-                   ("with an NVIDIA GPU: install the NVIDIA driver (and reboot), then check with `nvidia-smi`",
+                   (Fix("with an NVIDIA GPU: install the NVIDIA driver (and reboot), then check with `nvidia-smi`", "nvidia-gpu"),
                     "without one: run on the CPU and select the device in code "
                     "(`device = 'cuda' if torch.cuda.is_available() else 'cpu'`); Colab: pick a GPU runtime"),
                    CONFIRMED)
