@@ -32,6 +32,17 @@ def tf_release(case: Case):
     return next((r for r in case.database.tensorflow_releases if version_tuple(str(r.version))[:3] == wanted), None)
 
 
+def tested_release(case: Case):
+    """The release whose tested CUDA/cuDNN apply: the installed one, else the newest of its minor in the database
+    (TensorFlow's tested build configurations are listed per minor release)."""
+    release = tf_release(case)
+    if release is not None or not tf_version(case):
+        return release
+    minor = version_tuple(tf_version(case))[:2]
+    same = [r for r in case.database.tensorflow_releases if version_tuple(str(r.version))[:2] == minor]
+    return max(same, key=lambda r: version_tuple(str(r.version)), default=None)
+
+
 def and_cuda_command(case: Case) -> str | None:
     release = tf_release(case)
     if release is None or release.and_cuda is None:
@@ -40,7 +51,7 @@ def and_cuda_command(case: Case) -> str | None:
 
 
 def _tested(case: Case, platform: str) -> str | None:
-    release = tf_release(case)
+    release = tested_release(case)
     gpu = release.gpu.get(platform) if release else None
     if gpu is None:
         return None
@@ -75,6 +86,16 @@ def _tf_fixes(case: Case) -> list[str]:
         fixes.append(f"{command} (TensorFlow ≥ 2.14 installs its CUDA libraries from PyPI), then check "
                      "`python -c \"import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))\"`")
     tested = _tested(case, case.platform)
+    conda = case.conda_env or case.search_pattern(r"/(?:ana|mini)(?:conda|forge)\d?/|/envs/[^/\s]+/lib|CONDA_PREFIX")
+    release = tested_release(case)
+    gpu = release.gpu.get(case.platform) if release else None
+    if conda and case.linux and not (command and release and version_tuple(str(release.version)) >= (2, 14)):
+        # TensorFlow's own conda instructions (2.5–2.13): CUDA and cuDNN from conda into the environment, whose lib/ is
+        # then put on LD_LIBRARY_PATH, since conda activation does not do it.
+        packages = f"cudatoolkit={gpu.cuda} cudnn={gpu.cudnn}" if gpu else "cudatoolkit cudnn (the versions TensorFlow was tested with)"
+        fixes.insert(0, f"in the conda environment: `conda install -c conda-forge {packages}`, then "
+                        "`export LD_LIBRARY_PATH=$CONDA_PREFIX/lib/:$LD_LIBRARY_PATH` (keep it in "
+                        "$CONDA_PREFIX/etc/conda/activate.d/env_vars.sh)")
     if tested:
         fixes.append(f"or install exactly the CUDA and cuDNN it was built for ({tested.split(' was tested with ')[1]})")
     fixes.append(NO_SYMLINK)

@@ -436,12 +436,17 @@ def _stale_msvcp(case: Case) -> Finding | None:
     prefix = case.prefix or case.env_var("CONDA_PREFIX")
     own = next((p for p in ([loaded] if loaded else []) + copies
                 if prefix and normalise(p).startswith(normalise(prefix).rstrip("\\") + "\\")), None)
-    if own and case.conda_env:
+    conda_path = re.search(r"[A-Za-z]:\\(?:[^\"\n]*?\\)?(?:ana|mini)(?:conda|forge)\d?(?:\\envs\\[^\\\"]+)?(?=\\)", hit.line, re.I)
+    if not own and (case.conda_env or conda_path):
+        # A conda environment's python.exe sits beside the environment's own msvcp140.dll (its vc14_runtime), and the
+        # application directory is searched before System32: that copy is the one c10.dll gets.
+        own = (prefix or conda_path.group(0) if conda_path else prefix or "the environment") + "\\msvcp140.dll"
+    if own and (case.conda_env or conda_path):
         # The environment's own copy (conda's vc14_runtime) is found before System32: updating it is the fix,
         # the system redistributable is never reached.
         evidence.append(f"{own} is the conda environment's own msvcp140.dll (its vc14_runtime package), found before System32")
         fix.insert(0, Fix('update the environment\'s runtime: `conda install -c conda-forge "vc14_runtime>=14.40"` '
-                          "(torch ≥ 2.9 needs the 14.4x msvcp140.dll)", "conda-env"))
+                          "(torch ≥ 2.9 needs the 14.4x msvcp140.dll)"))
     confirmed = bool(loaded or copies or qt or script_qt)
     return Finding(W8, "error", "an older msvcp140.dll loaded before torch makes c10.dll's initialisation fail (WinError 1114)",
                    tuple(evidence), tuple(fix), CONFIRMED if confirmed else MATCHED)
