@@ -129,10 +129,11 @@ def _chosen_cuda(pin: Pin, contents: Contents, strategy: str) -> tuple[str | Non
             continue
         if other.name == "cpuonly":
             return "cpu", "cpuonly beside it"
-        if other.name in _CUDA_PINS and other.version and re.fullmatch(r"\d+\.\d+", other.version):
+        cuda = re.match(r"^(\d+\.\d+)(\.\d+)*$", other.version or "") if other.name in _CUDA_PINS else None
+        if cuda:  # `pytorch-cuda=11.7.0`, `cudatoolkit=11.3.1`: the builds are named by CUDA X.Y
             if strategy == PYTORCH_CHANNEL and other.name == "cuda-version":
                 continue  # the pytorch channel's builds are chosen by pytorch-cuda / cudatoolkit, not cuda-version
-            return other.version, f"{other.shown} beside it"
+            return cuda.group(1), f"{other.shown} beside it"
     return None, ""
 
 

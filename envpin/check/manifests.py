@@ -62,13 +62,16 @@ def _contents(name: str, text: str) -> Contents:
         index = entry.index or (first_index if line.pin.name in TORCH_FAMILY else None)
         pins.append(Pin(name=line.pin.name, where=entry.where, label=line.pin.label, version=line.pin.version,
                         index=index, extras=line.pin.extras, scope=scope | line.pin.scope,
-                        specifier=line.pin.specifier))
+                        specifier=line.pin.specifier,
+                        platforms=tuple(CONDA_SUBDIRS[s] for s in entry.platforms if s in CONDA_SUBDIRS)))
     python = single_python_minor(manifest.requires_python)
     if python:
         pins.append(Pin("python", "project.requires-python", f"requires-python {manifest.requires_python}", python))
     indexes = tuple(IndexOption("extra-index-url" if not i.default else "index-url", i.url, f"tool.uv.index[{n}]")
                     for n, i in enumerate(manifest.indexes) if not i.explicit)
-    return Contents(name, tuple(pins), indexes, problems=tuple(problems), channels=manifest.channels)
+    platforms = tuple(CONDA_SUBDIRS[s] for s in manifest.platforms if s in CONDA_SUBDIRS)
+    return Contents(name, tuple(pins), indexes, platforms=platforms, problems=tuple(problems),
+                    channels=manifest.channels)
 
 
 def _pixi_version(spec: str) -> str | None:

@@ -17,7 +17,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from envpin.check.judged import PIP_FRAMEWORKS, Judged, release_versions, tensorflow_build_for
-from envpin.check.model import Contents, Pin
+from envpin.check.model import Contents, Pin, can_coexist
 from envpin.check.rules import consults_pypi, file_variants
 from envpin.check.variants import index_variant, jax_cuda_major
 from envpin.compat.model import Database
@@ -45,21 +45,45 @@ def picked_build(pin: Pin, contents: Contents, database: Database, target: Targe
     except InvalidSpecifier:
         return None
     framework = PIP_FRAMEWORKS[pin.name]
-    offers = [o for o in _offers(pin, contents, database, target, framework)
-              if allowed.contains(o.version.public) and _installs(o.build, target, python_known)]
+    tied = _tied_beside(pin, contents) if framework == "torch" else []
+    for _, specifier in tied:
+        allowed &= SpecifierSet(specifier)
+    matching = [o for o in _offers(pin, contents, database, target, framework) if allowed.contains(o.version.public)]
+    offers = [o for o in matching if _installs(o.build, target, python_known)]
     if not offers:
         if not _any_release(database, framework, allowed):
             return None  # nothing the database knows matches: the range is newer than the database
-        python = f"Python {target.python} on " if python_known else ""
-        return Judged(pin, failure_id="CHK-TARGET-PYTHON" if python_known else "CHK-TARGET-PLATFORM", failure=(
-            f"no {framework} release that {pin.shown} allows has a wheel for {python}{target.platform} on the "
-            f"indexes this file names ({', '.join(_sources(pin, contents))})"))
+        sources = ", ".join(_sources(pin, contents))
+        if not any(target.platform in o.build.platforms for o in matching):
+            return Judged(pin, failure=f"no {framework} build that {pin.shown} allows is made for {target.platform} "
+                          f"on the indexes this file names ({sources})")
+        return Judged(pin, failure_id="CHK-TARGET-PYTHON", failure=(
+            f"no {framework} release that {pin.shown} allows has a wheel for Python {target.python} on "
+            f"{target.platform} on the indexes this file names ({sources})"))
     best = max(offers, key=lambda o: o.version)
-    note = f"for {pin.shown} the installer takes {best.build.label} (from {best.source})"
-    if _fits(best.build, database, target, python_known):
-        return Judged(pin, (best.build,), note=note)
+    because = f", as {', '.join(line for line, _ in tied)} require{'s' if len(tied) == 1 else ''}" if tied else ""
+    note = f"for {pin.shown} the installer takes {best.build.label} (from {best.source}{because})"
+    # a CPU build the file asks for by name: PyTorch's cpu index, `jax[cpu]`, tensorflow-cpu
+    explicit_cpu = best.build.kind == "cpu" and (best.source.endswith("/cpu") or "cpu" in pin.extras
+                                                  or pin.name == "tensorflow-cpu")
+    if _fits(best.build, database, target, python_known) or (explicit_cpu and _fits_as_cpu(best.build, database,
+                                                                                          target, python_known)):
+        return Judged(pin, (best.build,), note=note, explicit_cpu=explicit_cpu)
     return Judged(pin, (best.build,), note=note,
                   fix=_range_fix(pin, framework, offers, database, target, python_known))
+
+
+def _tied_beside(pin: Pin, contents: Contents) -> list[tuple[str, str]]:
+    """(line, torch specifier) of the exact pins beside it that are built for one torch release (torchdata==0.6.1
+    requires torch==2.0.1): the installer resolves torch within them."""
+    from envpin.project.tied import tied_to, torch_specifiers  # noqa: PLC0415 - only a file with a torch range needs it
+
+    found = []
+    for other in contents.pins:
+        tied = tied_to(other.name, f"=={other.version}") if other.version and other.manager == "pip" else None
+        if tied is not None and can_coexist(pin, other):
+            found += [(other.shown, specifier) for specifier in torch_specifiers(tied)]
+    return found
 
 
 def _offers(pin: Pin, contents: Contents, database: Database, target: Target, framework: str) -> list[Offer]:
@@ -120,6 +144,11 @@ def _fits(build: Build, database: Database, target: Target, python_known: bool) 
     verdict = assess(database, target, build, policy="minor", allowed_kinds=_ALL_KINDS, ignore=ignore)
     # on an NVIDIA machine only a CUDA build uses the GPU (a ROCm build passes assess, which does not check AMD GPUs)
     return verdict.fits and (build.kind == "cuda" or not (target.gpus and target.has_nvidia))
+
+
+def _fits_as_cpu(build: Build, database: Database, target: Target, python_known: bool) -> bool:
+    ignore = frozenset() if python_known else frozenset({"python"})
+    return assess(database, target, build, policy="minor", allowed_kinds=_ALL_KINDS, ignore=ignore).fits
 
 
 def _any_release(database: Database, framework: str, allowed: SpecifierSet) -> bool:

@@ -74,6 +74,14 @@ def short_description(target: Target) -> str:
 def target_fit(contents: Contents, database: Database, check_target: CheckTarget, policy: str) -> list[Problem]:
     """Every fact that fails for every framework pin on this target, each with its fix (not only the first)."""
     problems = _no_entry_for(contents, check_target) + _python_mismatch(contents, check_target)
+    if contents.kind in ("pixi.toml", "pyproject.toml") and contents.platforms and \
+            check_target.target.platform not in contents.platforms:
+        return problems + [problem(
+            "CHK-TARGET-PLATFORM", "workspace.platforms",
+            f"{check_target.name}: the pixi workspace is for {', '.join(contents.platforms)}, not "
+            f"{check_target.target.platform}: pixi installs nothing there",
+            f"add {check_target.target.platform}'s conda subdir to the workspace's platforms (and solve it), or do "
+            "not install it there")]
     for judged in _target_builds(contents, database, check_target.target, check_target.python_known):
         problems += _judge(judged, database, check_target, policy)
     problems += _cuda_package_pins(contents, database, check_target, policy)
@@ -221,7 +229,8 @@ def _target_builds(contents: Contents, database: Database, target: Target, pytho
         if pin.name not in PIP_FRAMEWORKS or (pin.name == "jaxlib" and has_jax):
             continue
         if not pin.version:
-            if pin.specifier:
+            # a range, or no version at all: the installer takes the newest build the indexes offer there
+            if pin.label and not pin.label.startswith(("git+", "http", "file:", ".", "/")) and "@" not in pin.label:
                 judged = picked_build(pin, contents, database, target, python_known)
                 if judged is not None:
                     yield judged
@@ -243,7 +252,8 @@ def _pip_judged(pin: Pin, contents: Contents, database: Database, target: Target
             return Judged(pin, failure=f"PyPI has no torch {release.version} wheel for {target.platform}")
         if name not in release.variants:
             return None  # CHK-BUILD-UNKNOWN says so
-        return Judged(pin, (torch_build(release, release.variants[name]),))
+        return Judged(pin, (torch_build(release, release.variants[name]),),
+                      explicit_cpu=name == "cpu" and bound_variant(pin, contents) == "cpu")
     if framework == "tensorflow":
         release = tensorflow_release_of(database, version)
         if release is None:
@@ -258,7 +268,7 @@ def _pip_judged(pin: Pin, contents: Contents, database: Database, target: Target
     build = next((b for b in jax_builds(release) if b.flavor == flavor), None)
     if build is None:
         return Judged(pin, failure=f"jax {release.version} has no [{flavor}] build")
-    return Judged(pin, (build,))
+    return Judged(pin, (build,), explicit_cpu="cpu" in pin.extras)
 
 
 def _conda_judged(pin: Pin, contents: Contents, database: Database, target: Target) -> Judged | None:
@@ -361,9 +371,16 @@ def _cuda_package_pins(contents: Contents, database: Database, check_target: Che
 
 
 def _jax_plugin_major(contents: Contents, jax: Pin) -> str | None:
+    """The CUDA major another line gives this jax: a jax-cudaNN plugin, or the same jax with a `[cudaNN]` extra
+    (pip merges the extras every line asks of one package: `jax==0.10.2` and `jax[cuda12]==0.10.2` install one
+    jax with [cuda12])."""
     for pin in contents.pins:
-        if pin.name.startswith("jax-cuda") and can_coexist(pin, jax):
-            return jax_cuda_major(pin.name, pin.version, frozenset())
+        if not can_coexist(pin, jax) or pin is jax:
+            continue
+        if pin.name.startswith("jax-cuda") or (pin.name == "jax" and pin.extras):
+            major = jax_cuda_major(pin.name, pin.version, pin.extras)
+            if major:
+                return major
     return None
 
 
