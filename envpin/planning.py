@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from envpin.compat.model import Database
+from envpin.errors import EnvpinInputError
 from envpin.facts import DriverTrouble, HostFacts
 from envpin.host import ABSENT_DRIVER_NOTE
 from envpin.project.collect import collect_project
@@ -83,7 +84,8 @@ def request_for(options: SolveOptions, project_specs: tuple[str, ...] = (), proj
     """The Request the options (and a project's GPU requirements) make; bad options are a one-line error."""
     frameworks = options.frameworks or (() if options.specs or project is not None else ("torch",))
     return parse_request(list(frameworks), list(project_specs + options.specs), options.driver_policy,
-                         options.torch_index_url, options.allow_insecure_index, options.conda_source)
+                         options.torch_index_url, options.allow_insecure_index, options.conda_source,
+                         frozenset(project.cpu_only) if project is not None else frozenset())
 
 
 def read_project(source: ProjectSource | None) -> tuple[Project | None, tuple[str, ...], Mapping[str, list[str]]]:
@@ -117,11 +119,16 @@ def plan(options: SolveOptions, target_spec: TargetSpec, database: Database) -> 
         target_spec = target_spec.with_python(project.python)
     facts = target_spec.facts()
     target = make_target(database, facts)
+    if project is not None:
+        _refuse_other_platforms(project, target)
+        project = project.for_target(target.python, target.os)
     refusal = _broken_driver(facts, target_spec, request)
     if refusal is not None:
         answer: Plan | Unsatisfiable = Unsatisfiable(target, database.version, DRIVER_BROKEN, *refusal)
         return Planned(answer, request, project, _source_args(options, project))
     answer = _name_project_pins(solve(database, target, request), origins)
+    if project is not None:
+        answer = _cuda_package_clashes(answer, project)
     if target_spec.probes_this_machine:
         answer = _with_detection_trouble(answer, facts.notes, facts.driver_trouble)
     return Planned(answer, request, project, _source_args(options, project))
@@ -189,6 +196,38 @@ def plan_fleet(options: SolveOptions, inventory: str, target_spec: TargetSpec, d
 
 def _source_args(options: SolveOptions, project: Project | None) -> tuple[str, ...] | None:
     return options.source_argv() if project is not None else None
+
+
+def _refuse_other_platforms(project: Project, target) -> None:
+    """A pixi workspace lists the platforms it installs on: a solve for another one would write an environment
+    the project never made (its pins, its conda packages, its features are for those platforms)."""
+    from envpin.vocabulary.platforms import conda_subdir  # noqa: PLC0415 - only a pixi project needs it
+
+    if project.platforms and conda_subdir(target.platform) not in project.platforms:
+        raise EnvpinInputError(f"{', '.join(project.files)}: the pixi workspace is for {', '.join(project.platforms)}, "
+                               f"not {conda_subdir(target.platform)}: add it to the workspace's platforms, or solve "
+                               "for one of those")
+
+
+def _cuda_package_clashes(answer: Plan | Unsatisfiable, project: Project) -> Plan | Unsatisfiable:
+    """A project line built for one CUDA major (`cuml-cu11`, `cupy-cuda12x`, `onnxruntime[cu12]`) beside a
+    framework the solve put on another: pip installs both, and one of them cannot load its CUDA libraries. Said,
+    with the line, as a warning of the plan."""
+    from envpin.project.tied import cuda_major_of_requirement  # noqa: PLC0415 - only a project's plan needs it
+
+    if not isinstance(answer, Plan):
+        return answer
+    majors = {b.cuda_major for b in answer.builds.values() if b.kind == "cuda" and b.cuda_major}
+    if len(majors) != 1:
+        return answer
+    solved = next(iter(majors))
+    clashes = []
+    for requirement in project.other_requirements:
+        major = cuda_major_of_requirement(requirement.name, requirement.extras)
+        if major and major != solved:
+            clashes.append(f"{requirement.origin}: {requirement.text} is built for CUDA {major}, but the solved "
+                           f"frameworks are CUDA {solved}: use its CUDA {solved} build, or solve for CUDA {major}")
+    return replace(answer, warnings=answer.warnings + tuple(clashes)) if clashes else answer
 
 
 def _name_project_pins(answer: Plan | Unsatisfiable, origins: Mapping[str, list[str]]) -> Plan | Unsatisfiable:

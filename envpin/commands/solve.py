@@ -11,6 +11,7 @@ from pathlib import Path
 from envpin.compat.loader import load_database
 from envpin.emit.common import answer_json
 from envpin.emit.render import RenderOptions, render
+from envpin.escapes import printable
 from envpin.options import (
     add_db_option,
     add_project_options,
@@ -50,6 +51,11 @@ def run(args: argparse.Namespace) -> int:
     planned = plan(options, spec, database)
     text = render(planned.answer, planned.request, rendering, database, planned.project, planned.source_args)
     answer = planned.answer
+    if planned.project is not None and isinstance(answer, Plan):
+        for note in planned.project.notes:  # what the project's files said that the output changes, and why
+            print(f"envpin: note: {printable(note)}", file=sys.stderr)
+    if rendering.format == "requirements.txt" and isinstance(answer, Plan):
+        _say_what_pip_cannot_take(answer, planned.project)
     if rendering.output and isinstance(answer, Plan):  # planned.ok
         write_atomically(Path(rendering.output), text)
         print(f"wrote {rendering.output} ({answer.packages[0].requirement}, {answer.accelerator})", file=sys.stderr)
@@ -60,6 +66,15 @@ def run(args: argparse.Namespace) -> int:
     if isinstance(answer, Unsatisfiable) and answer.code == DRIVER_BROKEN:
         return EXIT_DRIVER_BROKEN
     return 0 if planned.ok else 1
+
+
+def _say_what_pip_cannot_take(answer: Plan, project) -> None:
+    from envpin.emit.requirements import outside_pip  # noqa: PLC0415 - only --format requirements.txt needs it
+
+    steps = outside_pip(answer, project)
+    if steps:
+        print(f"envpin: note: requirements.txt cannot hold {len(steps) - 1} step(s) pip does not take; they are "
+              "written as comments at its top: " + "; ".join(s.strip() for s in steps[1:]), file=sys.stderr)
 
 
 EXIT_DRIVER_BROKEN = 3  # docs/contracts.md: this machine has an NVIDIA GPU whose driver does not answer

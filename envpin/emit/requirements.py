@@ -13,5 +13,23 @@ def render(
     # --extra-index-url, not --index-url: the file may hold other requirements that live on PyPI, and the
     # full local versions (2.5.1+cu124) exist only on the PyTorch index, so no other build can satisfy them.
     lines = [f"# {line}" for line in file_header(plan, request, output, source_args)]
+    lines += [f"# {line}" for line in outside_pip(plan, project)]
     lines += pip_lines(plan, project)
     return "\n".join(lines) + "\n"
+
+
+def outside_pip(plan: Plan, project=None) -> list[str]:
+    """What the environment needs that pip cannot install, said at the top of the file instead of dropped: the
+    plan's steps outside pip (TensorFlow ≤ 2.10's conda cudatoolkit and cuDNN on native Windows) and the
+    project's conda packages."""
+    steps = [note.removeprefix("before pip: ") for note in plan.notes]
+    conda = list(project.conda_packages) if project is not None else []
+    if not steps and not conda:
+        return []
+    lines = ["Before `pip install -r` this file, steps pip cannot take:"]
+    lines += [f"  {step}" for step in steps]
+    if conda:
+        channels = " ".join(f"-c {c}" for c in project.channels) or "-c conda-forge"
+        lines.append(f"  conda install {channels} " + " ".join(f"'{p}'" if any(c in p for c in "<>=* ") else p
+                                                          for p in conda))
+    return lines

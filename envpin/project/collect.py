@@ -6,7 +6,7 @@ from functools import partial
 from pathlib import Path
 
 from envpin.errors import EnvpinInputError
-from envpin.project.model import GPU_PACKAGE_ALIASES, Project, ProjectRequirement
+from envpin.project.model import CPU_PACKAGES, GPU_PACKAGE_ALIASES, Project, ProjectRequirement
 from envpin.project.readers import (
     Entries,
     read_environment_yml,
@@ -125,9 +125,11 @@ def _project(entries: Entries, files: list[str]) -> Project:
     notes = list(entries.notes)
     requirements = _merge_same_name(_apply_constraints(entries.requirements, entries.constraints, notes))
     index_options = []
+    torch_indexes = []
     for option in dict.fromkeys(entries.index_options):
         if any(host in option for host in PYTORCH_INDEX_HOSTS):
             notes.append(f"`{option}` replaced by the index of the pinned build")
+            torch_indexes.append(option)
         else:
             index_options.append(option)
     channels = []
@@ -136,6 +138,8 @@ def _project(entries: Entries, files: list[str]) -> Project:
             notes.append(f"conda channel `{channel}` dropped: the GPU packages come from pip")
         else:
             channels.append(channel)
+    cpu_only = _cpu_only(requirements, torch_indexes, entries)
+    platforms = tuple(dict.fromkeys(entries.platforms))
     return Project(
         requirements=tuple(requirements),
         other_lines=tuple(dict.fromkeys(entries.other_lines)),
@@ -144,8 +148,39 @@ def _project(entries: Entries, files: list[str]) -> Project:
         channels=tuple(channels),
         python=entries.python,
         files=tuple(dict.fromkeys(files)),
-        notes=tuple(dict.fromkeys(notes)),
+        notes=tuple(dict.fromkeys([*notes, *_cpu_notes(cpu_only)])),
+        cpu_only=cpu_only,
+        python_tied=tuple(dict.fromkeys(entries.python_tied)),
+        platforms=platforms,
     )
+
+
+def _cpu_only(requirements: list[ProjectRequirement], torch_indexes: list[str], entries: Entries) -> tuple[str, ...]:
+    """The frameworks the project asks for as CPU builds by name: `tensorflow-cpu`, a `+cpu` torch, PyTorch's
+    cpu index as the only PyTorch index, conda's `cpuonly`. Where the same framework is also asked for by a
+    GPU name (`tensorflow` beside `tensorflow-cpu`), the GPU name wins."""
+    from envpin.check.variants import index_variant  # noqa: PLC0415 - pure string logic; only a project needs it
+
+    cpu: dict[str, bool] = {}
+    for requirement in requirements:
+        framework = CPU_PACKAGES.get(requirement.name)
+        if framework is not None:
+            cpu.setdefault(framework, True)
+        elif requirement.name == "torch" and "+cpu" in requirement.specifier:
+            cpu.setdefault("torch", True)
+        elif requirement.name == "jax" and "cpu" in requirement.extras:
+            cpu.setdefault("jax", True)  # `jax[cpu]`: JAX's CPU build by name
+        elif requirement.name in GPU_PACKAGE_ALIASES:
+            cpu[GPU_PACKAGE_ALIASES[requirement.name] if requirement.name != "torchvision" else "torch"] = False
+    variants = {index_variant(option.split(" ", 1)[-1]) for option in torch_indexes}
+    if variants == {"cpu"} or any("cpuonly" in note for note in entries.notes):
+        if cpu.get("torch") is not False or variants == {"cpu"}:
+            cpu["torch"] = True
+    return tuple(f for f, only in cpu.items() if only)
+
+
+def _cpu_notes(cpu_only: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(f"{framework} is asked for as a CPU build by name: it stays the CPU build" for framework in cpu_only)
 
 
 def _merge_same_name(requirements: list[ProjectRequirement]) -> list[ProjectRequirement]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from envpin.errors import EnvpinInputError
 from envpin.project.model import GPU_PACKAGE_ALIASES, Project
+from envpin.project.tied import tied_to, torch_specifiers
 
 # Extras that name the same JAX CUDA build under older spellings; `*-local` ones use a system CUDA that envpin
 # does not pin, so they are solved as the pip build of the same CUDA major.
@@ -26,6 +27,15 @@ def gpu_specs(project: Project) -> tuple[list[str], list[str], dict[str, list[st
             notes.append(f"{requirement.origin}: {requirement.text} is solved as {package}")
         if requirement.marker:
             notes.append(f"{requirement.origin}: the marker `{requirement.marker}` of {requirement.name} is not evaluated")
+    for requirement in project.other_requirements:
+        tied = tied_to(requirement.name, requirement.specifier)
+        if tied is None or requirement.marker and "darwin" in requirement.marker:
+            continue
+        for specifier in torch_specifiers(tied):
+            specs.append(f"torch{specifier}")
+        origins.setdefault("torch", []).append(f"{requirement.text} ({requirement.origin})")
+        notes.append(f"{requirement.origin}: {requirement.text} is built for torch {tied.torch.replace('||', ' or ')} "
+                     f"(the Requires-Dist of {tied.source.rsplit('/', 1)[-1]}): torch is solved within that")
     if not specs:
         raise EnvpinInputError(
             f"no GPU framework (torch, tensorflow, jax) among the requirements of {', '.join(project.files)}; "

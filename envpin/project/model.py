@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 # The names under which repositories ask for a GPU framework, mapped to the package envpin solves.
 # tensorflow-gpu was the GPU package up to TF 2.11; jaxlib comes with jax's extras.
@@ -16,7 +16,15 @@ GPU_PACKAGE_ALIASES = {
     "tensorflow-cpu": "tensorflow",
     "jax": "jax",
     "jaxlib": "jax",
+    # conda-forge's metapackages that choose pytorch's CUDA or CPU build (what pixi manifests name)
+    "pytorch-gpu": "torch",
+    "pytorch-cpu": "torch",
 }
+
+# Packages whose name asks for a framework's CPU build.
+CPU_PACKAGES = {"tensorflow-cpu": "tensorflow", "pytorch-cpu": "torch"}
+# Packages whose wheels exist only for Linux (x86_64, aarch64): `triton`, which torch requires only there.
+LINUX_ONLY_PACKAGES = frozenset({"triton"})
 
 # conda packages that only supply CUDA to a GPU framework: envpin's pins bring their own (pip wheels).
 CONDA_CUDA_PACKAGES = {"cudatoolkit", "cudnn", "pytorch-cuda", "cuda-version", "cuda-toolkit", "cpuonly", "nccl"}
@@ -42,6 +50,34 @@ class Project:
     python: str | None  # an exact `python=3.10` from an environment.yml
     files: tuple[str, ...]  # what was read, in order
     notes: tuple[str, ...]  # what envpin dropped or changed, and why
+    cpu_only: tuple[str, ...] = ()  # frameworks the project asks for as CPU builds by name: they stay CPU
+    python_tied: tuple[str, ...] = ()  # conda specs of a `conda env export` whose build was for its Python
+    platforms: tuple[str, ...] = ()  # the conda subdirs a pixi workspace installs on; empty: any
+
+    def for_target(self, python: str, os_name: str) -> Project:
+        """The project for the machine solved: a package with wheels for Linux only (triton) is left out
+        elsewhere, said; then for_python."""
+        if os_name == "linux":
+            return self.for_python(python)
+        dropped = [r for r in self.requirements if r.name in LINUX_ONLY_PACKAGES and not r.marker]
+        if not dropped:
+            return self.for_python(python)
+        notes = tuple(f"{r.origin}: {r.text} is left out on {os_name}: {r.name} has wheels for Linux only "
+                      "(torch requires it there alone)" for r in dropped)
+        kept = tuple(r for r in self.requirements if r not in dropped)
+        return replace(self, requirements=kept, notes=self.notes + notes).for_python(python)
+
+    def for_python(self, python: str) -> Project:
+        """The project solved for another Python than the one it was exported with: the conda packages whose
+        exported build was for that Python keep their name and lose the version (numpy 1.21.5 has no build
+        for Python 3.12), and the notes say which."""
+        if not self.python_tied or self.python is None or python == self.python:
+            return self
+        relaxed = {spec: spec.split("=", 1)[0] for spec in self.python_tied}
+        note = (f"the conda packages built for Python {self.python} are left unpinned for Python {python}: "
+                + ", ".join(self.python_tied))
+        return replace(self, conda_packages=tuple(relaxed.get(p, p) for p in self.conda_packages),
+                       notes=self.notes + (note,), python_tied=())
 
     @property
     def gpu_requirements(self) -> tuple[ProjectRequirement, ...]:

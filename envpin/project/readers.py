@@ -32,9 +32,12 @@ class Entries:
     channels: list[str] = field(default_factory=list)
     python: str | None = None
     notes: list[str] = field(default_factory=list)
+    python_tied: list[str] = field(default_factory=list)  # exported conda specs whose build named the Python
+    platforms: list[str] = field(default_factory=list)  # pixi's workspace platforms (conda subdirs): where it installs
 
     def extend(self, other: Entries) -> None:
-        for name in ("requirements", "constraints", "other_lines", "index_options", "conda_packages", "channels", "notes"):
+        for name in ("requirements", "constraints", "other_lines", "index_options", "conda_packages", "channels", "notes",
+                     "python_tied", "platforms"):
             getattr(self, name).extend(getattr(other, name))
         self.python = self.python or other.python
 
@@ -77,13 +80,48 @@ def read_requirements_txt(text: str, name: str, include: Callable[[str, bool], E
             entries.index_options.append(f"{key} {value or (words[1] if len(words) > 1 else '')}".strip())
         elif option.split("=", 1)[0] in FLAG_OPTIONS:
             entries.notes.append(f"{origin}: pip option {line!r} not carried over")
-        elif option in ("-e", "--editable") or _looks_like_path_or_url(option):
+        elif option in ("-e", "--editable"):
             entries.other_lines.append(line)
+        elif _looks_like_path_or_url(option):
+            wheel = _framework_wheel(option)
+            if wheel is None:
+                entries.other_lines.append(line)
+            else:
+                entries.requirements.append(parse_requirement(wheel, origin))
+                entries.notes.append(f"{origin}: the wheel URL {shown(option)} is {wheel}, solved as that framework")
         else:
             # Not shlex: a marker's quotes (`; sys_platform != "win32"`) are part of the requirement.
-            requirement_text = re.sub(r"\s+--hash(=|\s+)\S+", "", line).strip()
+            requirement_text, ignored = _requirement_and_options(line)
+            if ignored:
+                entries.notes.append(f"{origin}: pip ignores {shown(ignored)} on a requirement line (only --hash, "
+                                     "--config-settings and --global-option act on one requirement); not used")
             entries.requirements.append(parse_requirement(requirement_text, origin))
     return entries
+
+
+def _requirement_and_options(line: str) -> tuple[str, str]:
+    """(the requirement, the options pip ignores on it): pip's break_args_options takes the requirement up to
+    the first word that starts with `-`; of the options, --hash (and --config-settings, --global-option) act
+    on it, index options are ignored."""
+    words = line.split(" ")
+    position = next((n for n, word in enumerate(words) if word.startswith("-")), len(words))
+    requirement, options = " ".join(words[:position]).strip(), " ".join(words[position:])
+    ignored = re.sub(r"(--hash|--config-settings|-C|--global-option)(=|\s+)\S+", "", options).strip()
+    return requirement, ignored
+
+
+def _framework_wheel(url: str) -> str | None:
+    """`https://download.pytorch.org/whl/cpu/torch-1.8.1%2Bcpu-cp37-cp37m-linux_x86_64.whl` as the requirement it
+    installs (`torch==1.8.1+cpu`), for the GPU frameworks' wheels only; other URLs stay verbatim."""
+    from envpin.check.variants import file_name, parse_wheel  # noqa: PLC0415 - wheel names need packaging.tags
+
+    location = url.split("#", 1)[0]
+    if not location.endswith(".whl"):
+        return None
+    wheel = parse_wheel(file_name(location))
+    if wheel is None or wheel[0] not in GPU_PACKAGE_ALIASES:
+        return None
+    return f"{wheel[0]}=={wheel[1]}"
 
 
 def _logical_lines(text: str) -> list[tuple[int, str]]:
@@ -135,12 +173,17 @@ def read_pyproject(text: str, name: str, extras: tuple[str, ...], groups: tuple[
     for group in groups:
         _group_requirements(dependency_groups, group, name, ())  # refuses an unknown group or an include cycle
     wanted = {f"extra:{e}" for e in extras} | {f"group:{g}" for g in groups}
-    entries = Entries(channels=list(manifest.channels), notes=list(manifest.notes))
+    pixi = _table(_table(document.get("tool")).get("pixi")) if name.replace("\\", "/").rsplit("/", 1)[-1] != "pixi.toml" \
+        else document
+    default = _table(pixi.get("environments")).get("default")
+    default_features = default.get("features") if isinstance(default, dict) else default
+    wanted |= {f"feature:{f}" for f in default_features or [] if isinstance(f, str)}
+    entries = Entries(channels=list(manifest.channels), notes=list(manifest.notes), platforms=list(manifest.platforms))
     seen: set[tuple[str, str]] = set()
     features: set[str] = set()
     for entry in manifest.entries:
         labels = [s for s in entry.scope if s.startswith(("extra:", "group:", "feature:"))]
-        if any(label.startswith("feature:") for label in labels):
+        if any(label.startswith("feature:") and label not in wanted for label in labels):
             features.update(label.split(":", 1)[1] for label in labels)
             continue
         if labels and not set(labels) & wanted:
@@ -164,7 +207,7 @@ def read_pyproject(text: str, name: str, extras: tuple[str, ...], groups: tuple[
         entries.requirements.append(parse_requirement(entry.text, origin))
     if features:
         entries.notes.append(f"{name}: pixi features {', '.join(sorted(features))} are not solved (only the default "
-                             "feature is)")
+                             "environment's)")
     return entries
 
 
@@ -216,16 +259,100 @@ def read_environment_yml(text: str, name: str, include: Callable[[str, bool], En
     if not isinstance(document, dict) or not isinstance(document.get("dependencies", []), list):
         raise EnvpinInputError(f"{name}: not a conda environment file (no `dependencies:` list)")
     entries = Entries(channels=[str(c) for c in document.get("channels") or []])
-    for position, item in enumerate(document.get("dependencies") or []):
+    dependencies = document.get("dependencies") or []
+    export = _is_export(document, dependencies)
+    moved: dict[str, list[str]] = {}
+    for position, item in enumerate(dependencies):
         origin = f"{name}: dependencies[{position}]"
         if isinstance(item, dict) and "pip" in item:
             pip_text = "\n".join(str(line) for line in item["pip"] or [])
-            entries.extend(read_requirements_txt(pip_text, f"{name} (pip)", include))
+            pip = read_requirements_txt(pip_text, f"{name} (pip)", include)
+            if export:
+                pip.requirements = [r for r in pip.requirements if not _platform_only(r.name, r.text, moved)]
+            entries.extend(pip)
         elif isinstance(item, str):
-            _conda_dependency(item.strip(), origin, entries)
+            spec = _exported_spec(item.strip(), moved) if export else item.strip()
+            if spec is not None:
+                _conda_dependency(spec, origin, entries)
+                if export and _names_python(item.strip().rsplit("=", 1)[-1]) and spec in entries.conda_packages:
+                    entries.python_tied.append(spec)
         else:
             raise EnvpinInputError(f"{origin}: expected a conda package or a `pip:` list")
+    if export:
+        entries.notes.extend(_export_notes(name, moved))
     return entries
+
+
+# A `conda env export` pins every package of one machine: `numpy=1.23.5=py39h5f9d8c6_0`. Its build strings name
+# that machine's Python (py39) and platform builds, and some packages exist only for its platform (the C runtimes
+# and compilers' runtime libraries conda installs by itself as dependencies). Solved for another Python or platform,
+# those no longer hold: they are dropped, each said, and every other package is kept at its version.
+PLATFORM_ONLY = {
+    "linux": ("_libgcc_mutex", "_openmp_mutex", "libgcc-ng", "libgcc", "libstdcxx-ng", "libstdcxx", "libgomp",
+              "libgfortran-ng", "libgfortran5", "ld_impl_linux-64", "ld_impl_linux-aarch64", "sysroot_linux-64",
+              "kernel-headers_linux-64", "libnsl", "libxcrypt", "libcap"),
+    "windows": ("vc", "vs2015_runtime", "vc14_runtime", "ucrt", "msys2-conda-epoch", "pywin32", "pywin32-ctypes",
+                "win_inet_pton", "wincertstore", "winpty", "pywinpty", "pyreadline", "pyreadline3", "menuinst",
+                "libwinpthread", "m2w64-*", "vs20*", "icc_rt", "intel-openmp"),
+    "macos": ("libcxx", "appnope", "llvm-openmp", "libgfortran", "pyobjc-*", "cctools*", "ld64*", "tapi"),
+}
+# CUDA packages of the nvidia and pytorch channels (and conda-forge's CUDA runtime split): the pinned pip wheels
+# bring their own CUDA libraries, and the nvidia channel is dropped
+CUDA_RUNTIME_PREFIXES = ("cuda-", "libcublas", "libcufft", "libcufile", "libcurand", "libcusolver", "libcusparse",
+                         "libnpp", "libnvjpeg", "libnvjitlink", "libnvfatbin", "libnvvm", "nsight-compute", "cudnn",
+                         "nccl", "cutensor", "pytorch-mutex", "torchtriton", "triton", "cupti")
+
+
+def _is_export(document: dict, dependencies: list) -> bool:
+    """`conda env export` writes `prefix:` and NAME=VERSION=BUILD for every conda package."""
+    specs = [d for d in dependencies if isinstance(d, str)]
+    pinned = [d for d in specs if re.fullmatch(r"[^=\s]+=[^=\s]+=[^=\s]+", d.strip())]
+    return bool(specs) and len(pinned) == len(specs) and ("prefix" in document or len(specs) >= 10)
+
+
+def _platform_only(package: str, shown_as: str, moved: dict[str, list[str]]) -> bool:
+    lowered = package.lower()
+    for platform, names in PLATFORM_ONLY.items():
+        if any(lowered == n or (n.endswith("*") and lowered.startswith(n[:-1])) for n in names):
+            moved.setdefault(f"{platform}-only", []).append(shown_as)
+            return True
+    return False
+
+
+def _exported_spec(spec: str, moved: dict[str, list[str]]) -> str | None:
+    """An exported spec without its build string, or None when the package does not carry over."""
+    package, version, build = spec.split("=")
+    lowered = package.lower()
+    if _platform_only(package, f"{package}={version}", moved):
+        return None
+    if lowered.startswith(CUDA_RUNTIME_PREFIXES) and lowered not in GPU_PACKAGE_ALIASES:
+        moved.setdefault("cuda", []).append(f"{package}={version}")
+        return None
+    moved.setdefault("builds", []).append(build)
+    return f"{package}={version}"
+
+
+def _names_python(build: str) -> bool:
+    """A build string made for one Python: `py39h5f9d8c6_0`, `py3.9_cuda11.7_…`, `cuda120_py312h…` (not the noarch `pyhd8ed1ab_0`)."""
+    return bool(re.search(r"(^|_)py3\.?\d{1,2}", build) or re.match(r"^py\d{2,3}", build))
+
+
+def _export_notes(name: str, moved: dict[str, list[str]]) -> list[str]:
+    notes = []
+    builds = moved.get("builds", [])
+    if builds:
+        tied = sum(1 for b in builds if _names_python(b))
+        notes.append(f"{name} is a `conda env export`: the build strings of its {len(builds)} conda packages are "
+                     f"dropped ({tied} of them name the exported machine's Python, the rest its platform builds); "
+                     "each package is kept at its version")
+    for key, packages in moved.items():
+        if key.endswith("-only"):
+            notes.append(f"{name}: dropped {key.replace('-only', '')}-only packages {', '.join(packages)} (runtime "
+                         "libraries conda installs by itself for the platform it installs on)")
+    if moved.get("cuda"):
+        notes.append(f"{name}: dropped the conda CUDA packages {', '.join(moved['cuda'])}: the pinned pip wheels "
+                     "bring their own CUDA libraries, and the nvidia channel is dropped with them")
+    return notes
 
 
 def _conda_dependency(spec: str, origin: str, entries: Entries) -> None:
@@ -300,6 +427,7 @@ class Manifest:
     channels: tuple[str, ...] = ()  # pixi's workspace channels
     requires_python: str | None = None
     notes: tuple[str, ...] = ()
+    platforms: tuple[str, ...] = ()  # pixi's workspace platforms, as conda subdirs
 
 
 def read_manifest(text: str, name: str) -> Manifest:
@@ -335,7 +463,7 @@ def read_manifest(text: str, name: str) -> Manifest:
     if pixi:
         inner = _pixi(pixi, "tool.pixi.")
         manifest = Manifest(manifest.entries + inner.entries, indexes, inner.channels, manifest.requires_python,
-                            manifest.notes + inner.notes)
+                            manifest.notes + inner.notes, inner.platforms)
     return manifest
 
 
@@ -395,23 +523,51 @@ def _uv_sourced(line: str, where: str, scope: tuple[str, ...], sources: dict, in
 
 def _pixi(document: dict, prefix: str) -> Manifest:
     """pixi's manifest: `[dependencies]` (conda), `[pypi-dependencies]`, `[system-requirements]`, the same
-    under `[feature.NAME]` and `[target.SUBDIR]` (and `[feature.NAME.target.SUBDIR]`), channels from
-    `[workspace]` (or the older `[project]`)."""
+    under `[feature.NAME]` and `[target.SELECTOR]` (and `[feature.NAME.target.SELECTOR]`), channels and
+    platforms from `[workspace]` (or the older `[project]`). A target selector is a subdir (`linux-64`), an OS
+    (`linux`, `win`, `osx`, `unix`), a named platform (`{ name = "linux-64-cuda", platform = "linux-64", cuda =
+    "12.0" }`) or a glob of names (`*-cuda`); each target is a scope of its own."""
     workspace = _table(document.get("workspace")) or _table(document.get("project"))
     channels = tuple(str(c.get("channel") if isinstance(c, dict) else c) for c in workspace.get("channels") or [])
+    named: dict[str, str] = {}
     entries: list[ManifestEntry] = []
-    entries += _pixi_tables(document, prefix, ())
+    for position, platform in enumerate(workspace.get("platforms") or []):
+        if isinstance(platform, dict) and isinstance(platform.get("platform"), str):
+            name = str(platform.get("name") or platform["platform"])
+            named[name] = platform["platform"]
+            if isinstance(platform.get("cuda"), (str, int, float)):
+                entries.append(ManifestEntry(f"__cuda {platform['cuda']}", f"{prefix}workspace.platforms[{position}].cuda",
+                                             "conda", (f"target:{name}",), platforms=(platform["platform"],)))
+        elif isinstance(platform, str):
+            named[platform] = platform
+    entries += _pixi_tables(document, prefix, (), named)
     for feature, table in _table(document.get("feature")).items():
-        entries += _pixi_tables(_table(table), f"{prefix}feature.{feature}.", (f"feature:{feature}",))
-    return Manifest(tuple(entries), (), channels)
+        entries += _pixi_tables(_table(table), f"{prefix}feature.{feature}.", (f"feature:{feature}",), named)
+    return Manifest(tuple(entries), (), channels, platforms=tuple(dict.fromkeys(named.values())))
 
 
-def _pixi_tables(table: dict, prefix: str, scope: tuple[str, ...], platforms: tuple[str, ...] = ()) -> list[ManifestEntry]:
+_PIXI_OS: dict[str, tuple[str, ...]] = {"linux": ("linux-",), "win": ("win-",), "osx": ("osx-",), "unix": ("linux-", "osx-")}
+
+
+def _pixi_subdirs(selector: str, named: dict[str, str]) -> tuple[str, ...]:
+    import fnmatch  # noqa: PLC0415 - only a pixi target selector needs it
+
+    if selector in named:
+        return (named[selector],)
+    if selector in _PIXI_OS:
+        known = set(named.values()) or {"linux-64", "linux-aarch64", "win-64", "osx-64", "osx-arm64"}
+        return tuple(sorted(s for s in known if s.startswith(_PIXI_OS[selector])))
+    matched = sorted({subdir for name, subdir in named.items() if fnmatch.fnmatchcase(name, selector)})
+    return tuple(matched) or (selector,)
+
+
+def _pixi_tables(table: dict, prefix: str, scope: tuple[str, ...], named: dict[str, str],
+                 platforms: tuple[str, ...] = ()) -> list[ManifestEntry]:
     entries = []
     for name, value in _table(table.get("dependencies")).items():
         entries.append(_pixi_conda(name, value, f"{prefix}dependencies.{name}", scope, platforms))
     for name, value in _table(table.get("pypi-dependencies")).items():
-        entry = _pixi_pypi(name, value, f"{prefix}pypi-dependencies.{name}", scope)
+        entry = _pixi_pypi(name, value, f"{prefix}pypi-dependencies.{name}", scope, platforms)
         if entry is not None:
             entries.append(entry)
     cuda = _table(table.get("system-requirements")).get("cuda")
@@ -419,8 +575,9 @@ def _pixi_tables(table: dict, prefix: str, scope: tuple[str, ...], platforms: tu
         entries.append(ManifestEntry(f"__cuda {cuda}", f"{prefix}system-requirements.cuda", "conda", scope,
                                      platforms=platforms))
     if not platforms:
-        for subdir, inner in _table(table.get("target")).items():
-            entries += _pixi_tables(_table(inner), f"{prefix}target.{subdir}.", scope, (str(subdir),))
+        for selector, inner in _table(table.get("target")).items():
+            entries += _pixi_tables(_table(inner), f"{prefix}target.{selector}.", scope + (f"target:{selector}",),
+                                    named, _pixi_subdirs(str(selector), named))
     return entries
 
 
@@ -435,7 +592,7 @@ def _pixi_conda(name: str, value, where: str, scope: tuple[str, ...], platforms:
                          build=str(build) if build else None, platforms=platforms)
 
 
-def _pixi_pypi(name: str, value, where: str, scope: tuple[str, ...]) -> ManifestEntry | None:
+def _pixi_pypi(name: str, value, where: str, scope: tuple[str, ...], platforms: tuple[str, ...]) -> ManifestEntry | None:
     if isinstance(value, dict):
         if any(key in value for key in ("path", "git", "url")):
             return None  # a local, git or URL package: not a release from an index
@@ -446,4 +603,5 @@ def _pixi_pypi(name: str, value, where: str, scope: tuple[str, ...]) -> Manifest
         extras, version, index = [], str(value), None
     extra_text = f"[{','.join(str(e) for e in extras)}]" if extras else ""
     specifier = "" if version.strip() in ("", "*") else version.strip()
-    return ManifestEntry(f"{name}{extra_text}{specifier}", where, "pip", scope, index=str(index) if index else None)
+    return ManifestEntry(f"{name}{extra_text}{specifier}", where, "pip", scope, index=str(index) if index else None,
+                         platforms=platforms)

@@ -146,7 +146,9 @@ def _choice_reasons(provider: BuildProvider, request: Request, build: Build, cho
     siblings = [b for b in provider.builds(framework) if b.version == build.version and b.kind == build.kind]
     for sibling in siblings[: siblings.index(build)]:
         rejection = provider.verdict(sibling).rejection
-        if rejection:
+        # a build for another platform is no alternative here (TensorFlow 2.10's Linux and Windows GPU builds
+        # share one label): saying it was passed over would name the chosen release as refused
+        if rejection and rejection.check != "platform" and sibling.label != build.label:
             reasons.append(f"{sibling.label} was passed over: {rejection.message}")
     if build.kind == "cuda" and framework == "torch" and build.channel == "pip":
         reasons.append(f"{build.flavor} is the newest CUDA build of torch {build.version} that fits")

@@ -96,6 +96,8 @@ def has_builds(database: Database, framework: str, platform: str, kind: str, cha
 
 
 def _named_kinds(request: Request, framework: str) -> frozenset[str]:
+    if framework in request.cpu_only:
+        return frozenset({CPU})  # a project's tensorflow-cpu or cpu index: the CPU build, on any machine
     named = set()
     for name in PACKAGES[framework]:
         for clause in request.specifiers.get(name, ()):

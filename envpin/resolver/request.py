@@ -31,6 +31,7 @@ class Request:
     torch_index: str = DEFAULT_TORCH_INDEX
     extras: Mapping[str, frozenset[str]] = field(default_factory=dict)  # `jax[cuda12]` -> {"jax": {"cuda12"}}
     channel: str = PIP  # the builds the solve chooses from: pip, conda-forge or pytorch-channel
+    cpu_only: frozenset[str] = frozenset()  # frameworks asked for as CPU builds by name (tensorflow-cpu, a cpu index)
 
     def spec_text(self, name: str) -> str:
         """`jax[cuda12]>=0.6` as the user would write it."""
@@ -50,6 +51,7 @@ def parse_request(
     torch_index: str | None = None,
     allow_insecure_index: bool = False,
     channel: str = PIP,
+    cpu_only: frozenset[str] = frozenset(),
 ) -> Request:
     if policy not in POLICIES:
         raise EnvpinInputError(f"--driver-policy {policy!r}: expected one of {', '.join(POLICIES)}")
@@ -90,6 +92,7 @@ def parse_request(
         torch_index=index.rstrip("/"),
         extras=extras,
         channel=channel,
+        cpu_only=cpu_only,
     )
 
 

@@ -1,0 +1,106 @@
+"""`envpin solve --project` keeps what a project asks for and says what it changes: `conda env export` files
+translated for another Python or platform, CPU packages kept CPU, pins tied to one torch release, and the
+requirement lines pip accepts. The inputs are the corpus's real files (tests/fixtures/repos/SOURCES.toml)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from envpin.cli import main
+from envpin.project.collect import collect_project
+from envpin.project.readers import read_environment_yml, read_requirements_txt
+
+REPOS = Path(__file__).resolve().parents[1] / "fixtures" / "repos"
+WINDOWS_EXPORT = REPOS / "c17hawke--AIOps-mlflow-pytorch-multistep-workflow" / "conda.yaml"
+RTX_5090 = ["--os", "linux", "--arch", "x86_64", "--driver", "570.86.10", "--gpu", "NVIDIA GeForce RTX 5090"]
+GTX_1080_TI = ["--os", "windows", "--arch", "x86_64", "--driver", "560.94", "--gpu", "NVIDIA GeForce GTX 1080 Ti"]
+
+
+def no_include(target: str, is_constraint: bool):
+    raise AssertionError(f"unexpected include {target}")
+
+
+def test_a_windows_export_drops_its_builds_and_windows_only_packages_and_says_each():
+    text = WINDOWS_EXPORT.read_text(encoding="utf-8")
+    entries = read_environment_yml(text, "conda.yaml", no_include)
+    conda_lines = [line.strip()[2:] for line in text.splitlines()
+                   if line.startswith("  - ") and "=" in line and not line.startswith("  - pip")]
+    names = {spec.split("=")[0] for spec in conda_lines}
+    kept = {spec.split("=")[0] for spec in entries.conda_packages}
+    notes = " ".join(entries.notes)
+    dropped = names - kept - {"python", "pip", "pytorch", "torchvision", "torchaudio"}
+    # every package not kept is named in a note: nothing vanishes silently
+    assert dropped and all(name in notes for name in dropped), dropped
+    assert {"vc", "vs2015_runtime", "wincertstore"} <= dropped and "windows-only" in notes
+    assert "pywin32==227" in notes  # the pip section's Windows-only package too
+    assert "build strings" in notes and all("=" not in spec.split("=", 1)[1] for spec in entries.conda_packages)
+    assert "numpy=1.21.5" in entries.python_tied and entries.python == "3.7"
+
+
+def test_the_export_solved_for_another_python_unpins_the_packages_built_for_its_python(tmp_path):
+    project_dir = tmp_path / "export"
+    project_dir.mkdir()
+    shutil.copy(WINDOWS_EXPORT, project_dir / "environment.yml")
+    project = collect_project(project_dir).for_target("3.12", "linux")
+    assert "numpy" in project.conda_packages and "numpy=1.21.5" not in project.conda_packages
+    assert "zlib=1.2.11" in project.conda_packages  # a package not built for one Python keeps its version
+    assert any("left unpinned for Python 3.12" in note for note in project.notes)
+    assert "pytorch" not in project.channels and any("`pytorch` dropped" in note for note in project.notes)
+
+
+def test_requirements_txt_carries_the_conda_packages_as_comments_and_says_so(tmp_path, capsys):
+    project_dir = tmp_path / "controlnet"
+    project_dir.mkdir()
+    shutil.copy(REPOS / "lllyasviel--ControlNet" / "environment.yaml", project_dir / "environment.yaml")
+    code = main(["solve", "--project", str(project_dir), *GTX_1080_TI, "--python", "3.8", "--format", "requirements.txt"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.out
+    head = [line for line in captured.out.splitlines() if line.startswith("#")]
+    assert any("conda install" in line and "'numpy=1.23.1'" in line for line in head)
+    assert "requirements.txt cannot hold" in captured.err and "numpy=1.23.1" in captured.err
+
+
+def test_tensorflow_cpu_on_windows_stays_cpu_and_is_no_missing_gpu_build(tmp_path, capsys):
+    (tmp_path / "requirements.txt").write_text("tensorflow-cpu==2.16.1\n", encoding="utf-8")
+    code = main(["solve", "--project", str(tmp_path), *GTX_1080_TI, "--python", "3.11", "--format", "requirements.txt"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.out
+    assert "tensorflow-cpu==2.16.1" in captured.out.splitlines()
+    assert "stays the CPU build" in captured.err
+
+
+def test_pins_tied_to_one_torch_release_are_part_of_the_solve(capsys):
+    code = main(["solve", "-r", str(REPOS / "Stability-AI--generative-models" / "requirements" / "pt2.txt"), *RTX_5090,
+                 "--python", "3.10"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "torchdata==0.6.1 (" in out and "triton==2.0.0 (" in out  # the lines that hold torch at 2.0.x
+    assert "sm_120" in out
+
+
+def test_an_index_option_on_a_requirement_line_is_ignored_as_pip_ignores_it():
+    entries = read_requirements_txt("torch==2.4.0+cu118 --index-url https://download.pytorch.org/whl/cu118\n",
+                                    "requirements.txt", no_include)
+    assert [r.text for r in entries.requirements] == ["torch==2.4.0+cu118"]
+    assert any("pip ignores --index-url" in note for note in entries.notes)
+
+
+def test_a_direct_wheel_url_of_torch_is_solved_as_torch():
+    url = "https://download.pytorch.org/whl/cpu/torch-1.8.1%2Bcpu-cp37-cp37m-linux_x86_64.whl"
+    entries = read_requirements_txt(f"{url}\nnumpy\n", "requirements.txt", no_include)
+    assert [r.text for r in entries.requirements] == ["torch==1.8.1+cpu", "numpy"]
+    assert entries.other_lines == [] and any("torch==1.8.1+cpu" in note for note in entries.notes)
+
+
+def test_environment_dash_files_are_found(tmp_path):
+    shutil.copy(REPOS / "lllyasviel--ControlNet" / "environment.yaml", tmp_path / "environment-wsl2.yaml")
+    project = collect_project(tmp_path)
+    assert project.files == ("environment-wsl2.yaml",)
+    assert any(r.name == "pytorch" for r in project.gpu_requirements)  # conda's pytorch, solved as torch
+
+
+def test_a_chosen_release_is_not_also_said_to_be_passed_over(capsys):
+    code = main(["solve", "--spec", "tensorflow==2.10.1", *GTX_1080_TI, "--python", "3.10"])
+    out = capsys.readouterr().out
+    assert code == 0 and "tensorflow 2.10.1 was passed over" not in out
