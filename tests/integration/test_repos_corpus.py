@@ -1,0 +1,135 @@
+"""Real repositories' environment files (tests/fixtures/repos/, each copied verbatim at a commit, SOURCES.toml
+says from where) checked and solved for two machines: a new GPU on Linux (RTX 5090, sm_120, driver 570, Python
+3.12) and an old one on Windows (GTX 1080 Ti, sm_61, driver 472, Python 3.9).
+
+expected.toml holds, per file and machine, the problems `envpin check` must give (id@where, exactly) and what
+`envpin solve --project` must answer: the framework pins it prints, or the refusal's code; `why` says in a
+sentence what someone who knows the field expects there. ENVPIN_UPDATE_EXPECTED=1 rewrites the check and solve
+lines after a deliberate change (the `why` lines stay): review the diff.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from envpin import _toml
+from envpin.check import check_text
+from envpin.check.targets import configured_target
+from envpin.cli import main
+from envpin.target_spec import NamedTarget, TargetSpec
+
+REPOS = Path(__file__).resolve().parents[1] / "fixtures" / "repos"
+SOURCES = _toml.loads((REPOS / "SOURCES.toml").read_text(encoding="utf-8"))
+EXPECTED_FILE = REPOS / "expected.toml"
+EXPECTED = _toml.loads(EXPECTED_FILE.read_text(encoding="utf-8"))
+MACHINES: dict[str, dict] = {
+    "rtx5090-linux": dict(os="linux", arch="x86_64", driver="570.86.10", gpus=("NVIDIA GeForce RTX 5090",),
+                          python="3.12"),
+    "gtx1080ti-windows": dict(os="windows", arch="x86_64", driver="472.12", gpus=("NVIDIA GeForce GTX 1080 Ti",),
+                              python="3.9"),
+}
+FRAMEWORK_LINES = ("torch", "torchvision", "torchaudio", "tensorflow", "tensorflow-cpu", "jax", "jaxlib")
+INCLUDED_ONLY = {"keras-team--keras/requirements-common.txt"}  # read through the keras files' `-r`
+CASES = [(key, machine) for key in SOURCES if key not in INCLUDED_ONLY for machine in MACHINES]
+
+
+def kind_of(key: str) -> str:
+    name = Path(key).name
+    if "pixi_tomls" in key or name == "pixi.toml":
+        return "pixi.toml"
+    if name == "pyproject.toml" or "pyproject_tomls" in key:
+        return "pyproject.toml"
+    return "environment.yml" if name.endswith((".yml", ".yaml")) else "requirements"
+
+
+def flags(machine: str) -> list[str]:
+    m = MACHINES[machine]
+    return ["--os", str(m["os"]), "--arch", str(m["arch"]), "--driver", str(m["driver"]), "--gpu", str(m["gpus"][0]),
+            "--python", str(m["python"])]
+
+
+def checked(key: str, machine: str, database) -> list[str]:
+    target = configured_target(NamedTarget(machine, TargetSpec(detect=False, **MACHINES[machine])), database)
+    report = check_text(key, (REPOS / key).read_text(encoding="utf-8"), load_database=lambda: database,
+                        kind=kind_of(key), targets=[target])
+    return sorted(f"{p.id}@{p.where}" for p in report.problems)
+
+
+def solved(key: str, machine: str, tmp_path: Path, capsys) -> tuple[int, str, str]:
+    kind = kind_of(key)
+    if kind == "requirements":
+        where = ["-r", str(REPOS / key)]
+    else:
+        project = tmp_path / "project"
+        project.mkdir()
+        shutil.copy(REPOS / key, project / ("environment.yml" if kind == "environment.yml" else kind))
+        where = ["--project", str(project)]
+    code = main(["solve", *where, *flags(machine), "--format", "requirements.txt"])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def answer_of(code: int, out: str, err: str) -> str:
+    if code == 0:
+        pins = [line for line in out.splitlines() if line.split("=")[0].split("[")[0] in FRAMEWORK_LINES]
+        return "pins: " + " ".join(pins)
+    refusal = next((line for line in out.splitlines() if line.startswith("no solution (")), None)
+    if refusal:
+        return "refused: " + refusal.split("(", 1)[1].split(")", 1)[0]
+    return f"error: {err.strip().splitlines()[-1][:80] if err.strip() else code}"
+
+
+def test_the_corpus_is_thirty_real_files_with_their_origin():
+    keys = [k for k in SOURCES if k not in INCLUDED_ONLY]
+    assert len(keys) >= 30
+    for key, origin in SOURCES.items():
+        assert (REPOS / key).is_file() and len(origin["commit"]) == 40 and "/" in origin["repo"], key
+        assert (REPOS / key).stat().st_size == origin["bytes"], f"{key} is not the file as copied"
+    kinds = {kind_of(k) for k in keys}
+    assert kinds == {"requirements", "environment.yml", "pyproject.toml", "pixi.toml"}
+    assert sorted(EXPECTED) == sorted(keys), "every corpus file has its expectations"
+
+
+@pytest.mark.parametrize("key, machine", CASES, ids=[f"{k}-{m}" for k, m in CASES])
+def test_check_and_solve_give_what_the_field_expects(key, machine, database, tmp_path, capsys):
+    expected = EXPECTED[key][machine]
+    found = checked(key, machine, database)
+    code, out, err = solved(key, machine, tmp_path, capsys)
+    answer = answer_of(code, out, err)
+    if os.environ.get("ENVPIN_UPDATE_EXPECTED"):
+        expected["check"], expected["solve"] = found, answer
+        return
+    assert found == sorted(expected["check"]), expected.get("why", "")
+    assert answer == expected["solve"], expected.get("why", "")
+    if code == 0 and out:
+        # a translation never drops a package silently: what the output does not carry, stderr says
+        assert "Traceback" not in err
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _write_updates():
+    yield
+    if os.environ.get("ENVPIN_UPDATE_EXPECTED"):
+        EXPECTED_FILE.write_text(_dump(EXPECTED), encoding="utf-8")
+
+
+def _dump(expected: dict) -> str:
+    def quoted(text: str) -> str:
+        return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+    lines = ["# Expected findings of `envpin check` and answers of `envpin solve --project` for each corpus file",
+             "# (tests/integration/test_repos_corpus.py). `why` is the reviewer's reason; check and solve are asserted.", ""]
+    for key in sorted(expected):
+        for machine in MACHINES:
+            entry = expected[key].get(machine, {})
+            lines.append(f"[{quoted(key)}.{machine}]")
+            if entry.get("why"):
+                lines.append(f"why = {quoted(entry['why'])}")
+            lines.append("check = [" + ", ".join(quoted(c) for c in entry.get("check", [])) + "]")
+            lines.append(f"solve = {quoted(entry.get('solve', ''))}")
+            lines.append("")
+    return "\n".join(lines)
