@@ -64,6 +64,7 @@ class Packages:
 class Device:
     name: str
     compute_capability: str | None = None
+    gfx: str | None = None  # a ROCm build's device: its gcnArchName target (gfx1100)
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,8 @@ class FrameworkFacts:
     file: str | None = None  # the imported package's __init__.py
     loaded: tuple[str, ...] = ()  # CUDA / cuDNN / NVIDIA libraries mapped into the process after import
     hip: str | None = None
+    xpu_available: bool | None = None  # torch.xpu.is_available(); None: no torch.xpu
+    mps_available: bool | None = None  # torch.backends.mps.is_available(); None: no MPS backend
 
 
 @dataclass(frozen=True)
@@ -163,13 +166,15 @@ def _framework_to_json(facts: FrameworkFacts | None) -> dict[str, Any] | None:
         "device_count": facts.device_count,
         "import_ok": facts.import_ok,
         "import_error": facts.import_error,
-        "devices": [{"name": d.name, "compute_capability": d.compute_capability} for d in facts.devices],
+        "devices": [{"name": d.name, "compute_capability": d.compute_capability, "gfx": d.gfx} for d in facts.devices],
         "driver_cuda": facts.driver_cuda,
         "smoke": dict(facts.smoke),
         "warnings": list(facts.warnings),
         "file": facts.file,
         "loaded": list(facts.loaded),
         "hip": facts.hip,
+        "xpu_available": facts.xpu_available,
+        "mps_available": facts.mps_available,
     }
 
 
@@ -307,6 +312,8 @@ def _framework_from_json(reader: _CollectingReader, doc: Any, name: str) -> Fram
         file=reader.text(doc, "file", f"{name}.file"),
         loaded=reader.strings(doc, "loaded", f"{name}.loaded"),
         hip=reader.text(doc, "hip", f"{name}.hip"),
+        xpu_available=reader.flag(doc, "xpu_available", f"{name}.xpu_available"),
+        mps_available=reader.flag(doc, "mps_available", f"{name}.mps_available"),
     )
 
 
@@ -331,7 +338,8 @@ def _devices_from_json(reader: _CollectingReader, docs: Any, path: str) -> tuple
         if capability is not None and not is_compute_capability(capability):
             reader.fail(f"{where}.compute_capability", f"{capability!r} is not a compute capability such as 8.6")
             capability = None
-        devices.append(Device(name=doc["name"], compute_capability=capability))
+        gfx = reader.text(doc, "gfx", f"{where}.gfx")
+        devices.append(Device(name=doc["name"], compute_capability=capability, gfx=gfx))
     return tuple(devices)
 
 

@@ -107,7 +107,15 @@ SIGNATURES = (
     Signature("X4", "EXT-HOST-COMPILER-UNSUPPORTED", r'#error -- unsupported GNU version! gcc versions later than (\d+) are not supported!'),
     Signature("X5", "EXT-PREBUILT-TORCH-ABI", r'\.cpython-\d+-[\w-]+\.so: undefined symbol: _ZN(3c10|2at)\w+'),
     Signature("X6", "CODE-TENSOR-NOT-ON-CUDA", r'Expected \w+\.is_cuda\(\) to be true, but got false|Expected all tensors to be on the same device'),
-    Signature("X7", "PIP-NO-TORCH-FOR-PLATFORM", r'Could not find a version that satisfies the requirement torch(==\S+)? \(from versions: (none)?\)'),)
+    Signature("X7", "PIP-NO-TORCH-FOR-PLATFORM", r'Could not find a version that satisfies the requirement torch(==\S+)? \(from versions: (none)?\)'),
+    Signature("G1", "ROCM-HIP-INVALID-DEVICE-FUNCTION", r'HIP error: invalid device function|hipErrorInvalidDeviceFunction'),
+    Signature("G2", "ROCM-NO-BINARY-FOR-GPU", r"hipErrorNoBinaryForGpu: (Unable to find code object|Cou?dn't find binary) for (all )?current devices"),
+    Signature("G3", "ROCM-NO-HIP-GPUS", r'No HIP GPUs are available'),
+    Signature("G4", "ROCM-KFD-PERMISSION", r'Unable to open /dev/kfd read-write: (Permission denied|Operation not permitted)'),
+    Signature("G5", "XPU-NOT-AVAILABLE", r'Failed to initialize XPU devices\. The driver may not be installed'),
+    Signature("G6", "MPS-OUT-OF-MEMORY", r'MPS backend out of memory \(MPS allocated: [^)]*\)'),
+    Signature("G7", "MPS-MACOS-TOO-OLD", r'The MPS backend is supported on [Mm]acOS (\d+\.\d+)\+'),
+)
 
 BY_ID = {signature.id: signature for signature in SIGNATURES}
 GROUPS = {
@@ -120,6 +128,7 @@ GROUPS = {
     "T": "TensorFlow",
     "J": "JAX",
     "X": "torchvision pairing, extension builds, user code, resolver",
+    "G": "AMD ROCm, Intel XPU, Apple MPS",
 }
 
 

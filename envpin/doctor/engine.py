@@ -32,6 +32,7 @@ GROUPS = (
     "extensions",
     "user_code",
     "install",
+    "accelerators",
 )
 
 

@@ -8,7 +8,9 @@ jax) is imported in a child process of its own (`probe.py --child torch`) under 
 that raises, hangs, or kills its process (a segfault, a Windows DLL initialisation failure) becomes a
 report, never the end of the probe. The framework's own calls follow the failure catalogue's section 4.3:
 torch.__version__, torch.version.cuda, torch.backends.cudnn.version(), torch.cuda.get_arch_list(),
-torch.cuda.is_available() (whose warnings carry the driver's complaint), then a tiny matmul and
+torch.cuda.is_available() (whose warnings carry the driver's complaint; on a ROCm build torch.cuda is HIP, and
+each device's gcnArchName is read), torch.xpu.is_available() and torch.backends.mps.is_available(), then on the
+device the build has (cuda, xpu or mps) a tiny matmul and
 convolution on the GPU when there is one, then the CUDA libraries mapped into the process.
 
 The document is printed after a marker line, because imported packages may print to stdout too.
@@ -310,27 +312,38 @@ def learn_torch(report, smoke):
     devices = []
     for index in range(report["device_count"] or 0):
         name = attempt(report, "device_name", lambda: torch.cuda.get_device_name(index))  # noqa: B023 - attempt() calls it at once
+        if report["hip"]:  # torch.cuda is HIP here: the device's target is its gcnArchName, not a capability
+            arch = attempt(report, "device_gfx", lambda: torch.cuda.get_device_properties(index).gcnArchName)  # noqa: B023 - attempt() calls it at once
+            devices.append({"name": name or "GPU %d" % index, "compute_capability": None,
+                            "gfx": str(arch).split(":")[0] if arch else None})
+            continue
         capability = attempt(report, "device_capability", lambda: torch.cuda.get_device_capability(index))  # noqa: B023 - attempt() calls it at once
         devices.append({"name": name or "GPU %d" % index,
                         "compute_capability": "%d.%d" % tuple(capability) if capability else None})
     report["devices"] = devices
-    if report["is_available"] and smoke:
+    xpu_available = getattr(getattr(torch, "xpu", None), "is_available", None)
+    report["xpu_available"] = attempt(report, "xpu_available", xpu_available) if xpu_available else None
+    mps_available = getattr(getattr(getattr(torch, "backends", None), "mps", None), "is_available", None)
+    report["mps_available"] = attempt(report, "mps_available", mps_available) if mps_available else None
+    # torch.cuda on a CUDA or a HIP (ROCm) build, else Intel's xpu, else Apple's mps: the device the build has
+    device = "cuda" if report["is_available"] else "xpu" if report["xpu_available"] else "mps" if report["mps_available"] else None
+    if device and smoke:
         report["smoke"] = {
-            "matmul": smoke_test(lambda: torch_matmul(torch)),
-            "conv2d": smoke_test(lambda: torch_conv(torch)),
+            "matmul": smoke_test(lambda: torch_matmul(torch, device)),
+            "conv2d": smoke_test(lambda: torch_conv(torch, device)),
         }
 
 
-def torch_matmul(torch):
-    a = torch.ones((64, 64), device="cuda")
+def torch_matmul(torch, device="cuda"):
+    a = torch.ones((64, 64), device=device)
     value = float(torch.matmul(a, a).sum().item())  # every entry of a@a is 64: cuBLAS ran and gave the right answer
     if value != 64.0 * 64 * 64:
         raise AssertionError("ones(64,64) @ ones(64,64) summed to %r, not 262144" % value)
 
 
-def torch_conv(torch):
-    x = torch.ones((1, 1, 8, 8), device="cuda")
-    w = torch.ones((1, 1, 3, 3), device="cuda")
+def torch_conv(torch, device="cuda"):
+    x = torch.ones((1, 1, 8, 8), device=device)
+    w = torch.ones((1, 1, 3, 3), device=device)
     value = float(torch.nn.functional.conv2d(x, w).sum().item())  # 36 outputs of 9 each: cuDNN ran
     if value != 36.0 * 9:
         raise AssertionError("conv2d of ones summed to %r, not 324" % value)

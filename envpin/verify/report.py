@@ -113,8 +113,9 @@ def _framework_checks(
     checks = [check("ok", f"{label} imports")]
     cuda = build_cuda(framework, facts, env)
     driver = host.driver
-    if facts.hip:
-        return checks + [check("info", f"{label} is a ROCm {facts.hip} build; envpin checks NVIDIA machines only")]
+    if facts.hip or facts.xpu_available is not None and (facts.version or "").endswith("+xpu") or (
+            host.os == "macos" and facts.mps_available is not None):
+        return checks + _other_accelerator_checks(framework, label, facts, host)
     if cuda is None:
         if driver is not None and gpus:
             names = ", ".join(g.name for g in gpus)
@@ -132,6 +133,42 @@ def _framework_checks(
     checks += _driver_checks(framework, label, cuda, host.os, driver, database)
     checks += _arch_checks(framework, label, facts, gpus)
     checks += _runtime_checks(framework, label, facts, gpus)
+    return checks
+
+
+def _other_accelerator_checks(framework: str, label: str, facts: FrameworkFacts, host: HostFacts) -> list[Check]:
+    """A ROCm build (torch.cuda is HIP there), an XPU build or Apple's MPS: the device is usable, the build has the
+    AMD GPU's target, and the small computations on it give the right answers."""
+    checks = []
+    if facts.hip:
+        amd = [g for g in host.gpus if g.vendor == "amd"]
+        if facts.is_available is False:
+            said = next((w for w in facts.warnings if "HIP" in w or "hip" in w), None)
+            checks.append(Check(framework, "problem", f"{label} (ROCm {facts.hip}) cannot use the GPU: torch.cuda (HIP) "
+                                                      f"is not available{': ' + last_line(said) if said else ''}"))
+        else:
+            checks.append(Check(framework, "ok", f"{label} is a ROCm {facts.hip} build and sees "
+                                                 f"{facts.device_count or 0} GPU(s) through torch.cuda (HIP)"))
+        targets = {t.split(":")[0] for t in facts.arch_list}
+        for gfx, name in [(d.gfx, d.name) for d in facts.devices if d.gfx] or [(g.gfx, g.name) for g in amd if g.gfx]:
+            if targets and gfx not in targets:
+                checks.append(Check(framework, "problem", f"{label} has no kernels for {name} ({gfx}): it was built for "
+                                                          f"{' '.join(sorted(targets))}"))
+            elif targets:
+                checks.append(Check(framework, "ok", f"{name} ({gfx}) is among the build's targets"))
+    elif facts.xpu_available is not None and (facts.version or "").endswith("+xpu"):
+        if facts.xpu_available:
+            checks.append(Check(framework, "ok", f"{label} sees an Intel GPU (torch.xpu.is_available())"))
+        else:
+            checks.append(Check(framework, "problem", f"{label} is an XPU build, but torch.xpu.is_available() is False"))
+    elif facts.mps_available:
+        checks.append(Check(framework, "ok", f"{label} can use Apple's GPU (torch.backends.mps.is_available())"))
+    else:
+        macos = f" on macOS {host.macos}" if host.macos else ""
+        checks.append(Check(framework, "warning", f"{label}: the MPS backend is not available{macos}; it runs on the CPU"))
+    for test, result in sorted(facts.smoke.items()):
+        status, said = ("ok", "gave the right answer") if result == "ok" else ("problem", f"failed: {last_line(result)}")
+        checks.append(Check(framework, status, f"{test} on the GPU {said}"))
     return checks
 
 

@@ -256,3 +256,44 @@ def test_error_text_from_stdin_with_a_replayed_machine():
     first = json.loads(result.stdout)["findings"][0]
     assert first["id"] == "DRV-TOO-OLD-FOR-TORCH-WHEEL"
     assert any("CUDA 11.7" in line for line in first["evidence"])
+
+
+# ---------------------------------------------------------------- ROCm, XPU and MPS builds (issue 20)
+
+FAKE_HIP_TORCH = """\
+    # a ROCm build's surface as the probe reads it: torch.cuda is HIP, devices have a gcnArchName, and a kernel
+    # launch fails as on a GPU whose target the wheel lacks (pytorch/pytorch#132570)
+    import types
+    __version__ = "2.5.1+rocm6.2"
+    version = types.SimpleNamespace(cuda=None, hip="6.2.41133")
+    class _Props:
+        gcnArchName = "gfx1031"
+    def _no_kernel(*args, **kwargs):
+        raise RuntimeError("HIP error: invalid device function")
+    cuda = types.SimpleNamespace(
+        get_arch_list=lambda: ["gfx900", "gfx906", "gfx908", "gfx90a", "gfx1030", "gfx1100", "gfx942"],
+        is_available=lambda: True, device_count=lambda: 1, get_device_name=lambda i: "AMD Radeon RX 6700 XT",
+        get_device_properties=lambda i: _Props())
+    backends = types.SimpleNamespace(cudnn=types.SimpleNamespace(version=lambda: None))
+    class _C:
+        pass
+    ones = _no_kernel
+    """
+
+
+def test_verify_and_doctor_on_a_rocm_build_without_the_gpus_kernels(tmp_path):
+    venv = make_venv(tmp_path / "rocm")
+    fake_torch(venv, "2.5.1+rocm6.2", FAKE_HIP_TORCH)
+    verified = envpin("verify", "--prefix", str(venv), "--format", "json")
+    report = json.loads(verified.stdout)
+    torch = report["torch"]
+    assert torch["hip"] == "6.2.41133" and torch["devices"][0]["gfx"] == "gfx1031"
+    assert torch["smoke"]["matmul"] == "RuntimeError: HIP error: invalid device function"
+    checks = [check["message"] for check in report["checks"]]
+    assert any("has no kernels for AMD Radeon RX 6700 XT (gfx1031)" in message for message in checks), checks
+    assert verified.returncode == 1
+    doctor = envpin("doctor", "--prefix", str(venv), "--format", "json")
+    first = json.loads(doctor.stdout)["findings"][0]
+    assert first["id"] == "ROCM-HIP-INVALID-DEVICE-FUNCTION"
+    assert any("--gfx gfx1031" in fix for fix in first["fix"]) and any("HSA_OVERRIDE_GFX_VERSION=10.3.0" in fix
+                                                                       for fix in first["fix"])

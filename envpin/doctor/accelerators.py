@@ -1,0 +1,148 @@
+"""AMD ROCm, Intel XPU and Apple MPS (catalogue group G, G1–G7).
+
+A ROCm build without kernels for the GPU fails with "HIP error: invalid device function" (a kernel launch) or
+"hipErrorNoBinaryForGpu" (at load); the GPU's target and the build's list decide which, and the database says
+which torch build has the target (or, risky, which sibling HSA_OVERRIDE_GFX_VERSION can stand in for it). "No HIP
+GPUs are available" and a refused /dev/kfd are access problems (the render/video groups, a container without the
+devices). An XPU build whose torch.xpu.is_available() is False lacks Intel's GPU driver or runtime. On a Mac, an
+MPS out-of-memory is the allocator's limit, and MPS unavailable on an old macOS is the release's minimum.
+"""
+
+from __future__ import annotations
+
+from envpin.doctor.model import CONFIRMED, LIKELY, MATCHED, Case, Finding
+from envpin.resolver.accelerators import mps_runs
+
+G1, G2, G3, G4, G5, G6, G7 = ("ROCM-HIP-INVALID-DEVICE-FUNCTION", "ROCM-NO-BINARY-FOR-GPU", "ROCM-NO-HIP-GPUS",
+                              "ROCM-KFD-PERMISSION", "XPU-NOT-AVAILABLE", "MPS-OUT-OF-MEMORY", "MPS-MACOS-TOO-OLD")
+
+
+def findings(case: Case) -> list[Finding]:
+    return [f for f in (_no_kernels(case, G1), _no_kernels(case, G2), _no_hip_gpus(case), _kfd_permission(case),
+                        _xpu_unavailable(case), _mps_oom(case), _mps_old_macos(case)) if f]
+
+
+def _amd_targets(case: Case) -> list[tuple[str, str]]:
+    """(name, gfx) of the machine's AMD GPUs: the probe's devices first, then the host's facts."""
+    torch = case.torch
+    from_probe = [(d.name, d.gfx) for d in (torch.devices if torch else ()) if d.gfx]
+    return from_probe or [(g.name, g.gfx) for g in case.host.gpus if g.vendor == "amd" and g.gfx]
+
+
+def _build_targets(case: Case) -> tuple[set[str], str]:
+    """The installed ROCm build's targets and where they came from: the probe's get_arch_list(), else the database."""
+    torch = case.torch
+    if torch is not None and torch.arch_list and torch.hip:
+        return {t.split(":")[0] for t in torch.arch_list}, "torch.cuda.get_arch_list() (probe)"
+    release = case.database.torch_release(str(case.release("torch"))) if case.release("torch") else None
+    variant = release.variants.get(case.local_tag("torch") or "") if release else None
+    if release is not None and variant is not None and variant.gfx is not None:
+        return set(variant.gfx.targets), f"torch {release.version}+{variant.name} (database {case.database.version})"
+    return set(), ""
+
+
+def _no_kernels(case: Case, signature: str) -> Finding | None:
+    hit = case.search(signature)
+    if not hit:
+        return None
+    evidence = [hit.evidence()]
+    targets, where = _build_targets(case)
+    missing = [(name, gfx) for name, gfx in _amd_targets(case) if targets and gfx not in targets]
+    if where:
+        evidence.append(f"the build's targets, from {where}: {' '.join(sorted(targets))}")
+    for name, gfx in missing:
+        evidence.append(f"{name} is {gfx}, which the build has no kernels for")
+    fix = []
+    for _, gfx in missing or _amd_targets(case):
+        fix.append(f"`envpin solve --framework torch --gfx {gfx}` names the newest torch ROCm build compiled for {gfx}")
+        override = case.database.accelerators.gfx_overrides.get(gfx)
+        if override is not None and case.linux:
+            failures = f" (known failures: {override.known_failures})" if override.known_failures else ""
+            fix.append(f"RISKY, unsupported: HSA_OVERRIDE_GFX_VERSION={override.value} makes {gfx} run "
+                       f"{override.stand_in}'s kernels{failures}")
+    fix.append("or build torch for this GPU from source with PYTORCH_ROCM_ARCH set to its target")
+    title = ("the ROCm build has no kernels for this GPU: a kernel launch failed" if signature == G1
+             else "the ROCm build has no code object for this GPU")
+    return Finding(signature, "error", title, tuple(evidence), tuple(fix), CONFIRMED if missing else MATCHED)
+
+
+def _no_hip_gpus(case: Case) -> Finding | None:
+    hit = case.search(G3)
+    if not hit:
+        return None
+    amd = _amd_targets(case)
+    evidence = [hit.evidence()]
+    evidence.append(f"the machine shows {', '.join(f'{n} ({g})' for n, g in amd)}" if amd
+                    else "no AMD GPU was detected on this machine (no /dev/kfd, KFD topology or ROCm tool answered)")
+    fix = ["check that this user may open /dev/kfd and /dev/dri/renderD*: `ls -l /dev/kfd`, then "
+           "`sudo usermod -aG render,video $USER` and log in again",
+           "in a container, pass the devices: `docker run --device=/dev/kfd --device=/dev/dri --group-add video ...`",
+           "`rocminfo` must list the GPU as an agent; if it does not, the amdgpu/KFD driver is not loaded"]
+    return Finding(G3, "error", "torch's HIP runtime sees no AMD GPU", tuple(evidence), tuple(fix),
+                   LIKELY if amd else MATCHED)
+
+
+def _kfd_permission(case: Case) -> Finding | None:
+    hit = case.search(G4)
+    if not hit:
+        return None
+    fix = ["add the user to the group that owns /dev/kfd and /dev/dri/renderD* (`ls -l /dev/kfd`; usually render, "
+           "and video): `sudo usermod -aG render,video $USER`, then log in again",
+           "in a container: `--device=/dev/kfd --device=/dev/dri --group-add video` (and the render group's id)"]
+    return Finding(G4, "error", "this user may not open /dev/kfd, the AMD compute device", (hit.evidence(),),
+                   tuple(fix), CONFIRMED)
+
+
+def _xpu_unavailable(case: Case) -> Finding | None:
+    hit = case.search(G5)
+    torch = case.torch
+    xpu_build = (case.local_tag("torch") == "xpu") or bool(torch and (torch.version or "").endswith("+xpu"))
+    if not hit and not (xpu_build and torch is not None and torch.xpu_available is False):
+        return None
+    evidence = [hit.evidence()] if hit else [f"torch {torch.version if torch else ''}: torch.xpu.is_available() is False (probe)"]
+    intel = [g.name for g in case.host.gpus if g.vendor == "intel"]
+    evidence.append(f"Intel GPUs here: {', '.join(intel)}" if intel else "no Intel GPU was detected on this machine")
+    fix = ["install Intel's GPU driver and runtime as PyTorch's 'Getting Started on Intel GPU' page says (the Level "
+           "Zero loader and compute runtime on Linux, the Arc driver on Windows); `sycl-ls` must list a "
+           "[level_zero:gpu] device",
+           "on Linux, add the user to the render group: `sudo usermod -aG render $USER`"]
+    if not intel:
+        fix.append("an iGPU that is not Arc (UHD, Iris Xe) is not a GPU PyTorch's XPU builds support: use the CPU build")
+    return Finding(G5, "error", "the XPU build cannot see an Intel GPU", tuple(evidence), tuple(fix),
+                   CONFIRMED if xpu_build else MATCHED)
+
+
+def _mps_oom(case: Case) -> Finding | None:
+    hit = case.search(G6)
+    if not hit:
+        return None
+    fix = ["use a smaller batch, model or resolution; call torch.mps.empty_cache() between steps",
+           "PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 lifts the allocator's limit, which the message itself warns may "
+           "make the whole system fail: only as a last resort"]
+    return Finding(G6, "error", "the MPS allocator ran out of its share of unified memory", (hit.evidence(),),
+                   tuple(fix), CONFIRMED)
+
+
+def _mps_old_macos(case: Case) -> Finding | None:
+    hit = case.search(G7)
+    torch = case.torch
+    release = case.database.torch_release(str(case.release("torch"))) if case.release("torch") else None
+    from_facts = (case.host.os == "macos" and torch is not None and torch.mps_available is False and release is not None
+                  and release.macos is not None and case.host.macos is not None)
+    if not hit and not from_facts:
+        return None
+    evidence = [hit.evidence()] if hit else ["torch.backends.mps.is_available() is False (probe)"]
+    fix = []
+    if release is not None and release.macos is not None:
+        evidence.append(f"torch {release.version}'s MPS backend needs macOS ≥ {release.macos.mps_macos}"
+                        + (f"; this Mac has {case.host.macos}" if case.host.macos else ""))
+        if from_facts and case.host.macos is not None:
+            from envpin.resolver.target import Target  # noqa: PLC0415 - only to ask mps_runs of older releases
+
+            mac = Target(os="macos", arch="arm64", python="3.0", driver=None, driver_cuda=None, gpus=(), macos=case.host.macos)
+            older = next((r for r in case.database.torch_releases if mps_runs(r, mac)), None)
+            if older is not None and mps_runs(release, mac) is False:
+                fix.append(f"or keep this macOS and pin torch=={older.version}, the newest release whose MPS runs on it")
+    fix.insert(0, "update macOS to the version the message (or the release) names")
+    likelihood = CONFIRMED if from_facts else MATCHED
+    return Finding(G7, "error", "MPS is not available on this macOS version", tuple(evidence), tuple(fix), likelihood)
