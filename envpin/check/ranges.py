@@ -25,7 +25,7 @@ from envpin.resolver.builds import Build, jax_builds, tensorflow_builds, torch_b
 from envpin.resolver.fitness import assess
 from envpin.resolver.target import Target
 
-_ALL_KINDS = frozenset({"cuda", "rocm", "cpu"})
+_ALL_KINDS = frozenset({"cuda", "rocm", "xpu", "cpu"})
 _TORCH_INDEX = "https://download.pytorch.org/whl"
 
 

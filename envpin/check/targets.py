@@ -29,7 +29,7 @@ from envpin.resolver.fitness import Rejection, Verdict, assess
 from envpin.resolver.target import Target
 from envpin.target_spec import NamedTarget, TargetSpec
 
-ALL_KINDS = frozenset({"cuda", "rocm", "cpu"})
+ALL_KINDS = frozenset({"cuda", "rocm", "xpu", "cpu"})
 # conda packages (and pixi's system-requirements.cuda, read as `__cuda`) whose version is a CUDA the driver must run
 CUDA_PACKAGE_PINS = frozenset({"cudatoolkit", "pytorch-cuda", "cuda-version", "__cuda"})
 _TARGET_IDS = {
