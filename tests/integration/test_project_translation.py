@@ -104,3 +104,12 @@ def test_a_chosen_release_is_not_also_said_to_be_passed_over(capsys):
     code = main(["solve", "--spec", "tensorflow==2.10.1", *GTX_1080_TI, "--python", "3.10"])
     out = capsys.readouterr().out
     assert code == 0 and "tensorflow 2.10.1 was passed over" not in out
+
+
+def test_a_conda_companion_beside_a_conda_pytorch_is_solved_as_the_pip_pairing():
+    # dinov2's conda.yaml: pytorch=2.0.0 with the pytorch channel's torchvision=0.15.0; PyPI pairs 2.0.0 with 0.15.1
+    text = (REPOS / "facebookresearch--dinov2" / "conda.yaml").read_text(encoding="utf-8")
+    entries = read_environment_yml(text, "conda.yaml", no_include)
+    assert {r.name: r.specifier for r in entries.requirements if r.name in ("pytorch", "torchvision")} == {
+        "pytorch": "==2.0.0.*", "torchvision": ""}
+    assert any("paired with the solved torch" in note for note in entries.notes)
