@@ -29,7 +29,8 @@ R780M, R890M, STRIX_HALO = "AMD Radeon 780M", "AMD Ryzen AI 9 HX 370 w/ Radeon 8
 ARC_A770, ARC_IGPU, UHD630, MAX1550 = ("Intel(R) Arc(TM) A770 Graphics", "Intel(R) Arc(TM) Graphics",
                                        "Intel(R) UHD Graphics 630", "Intel(R) Data Center GPU Max 1550")
 RTX3090 = "NVIDIA GeForce RTX 3090"
-ROCM72, ROCM63 = "https://download.pytorch.org/whl/rocm7.2", "https://download.pytorch.org/whl/rocm6.3"
+ROCM72, ROCM70, ROCM63 = ("https://download.pytorch.org/whl/rocm7.2", "https://download.pytorch.org/whl/rocm7.0",
+                          "https://download.pytorch.org/whl/rocm6.3")
 XPU = "https://download.pytorch.org/whl/xpu"
 
 
@@ -57,17 +58,19 @@ CASES = [
     # ---------------------------------------------------------------- AMD datacenter
     Case("mi300x", "gfx942 is in 2.13.0's rocm7.2 list", "2.13.0+rocm7.2", "rocm7.2", (MI300X,), index=ROCM72,
          says=("gfx942; rocm7.2 was built for it",)),
-    Case("mi300x-driver-6.4", "driver 6.4 supports ROCm 6.1-7.0: rocm7.x refused, 2.7.1's rocm6.3 fits",
-         "2.7.1+rocm6.3", "rocm6.3", (MI300X,), amdgpu_driver="6.4", index=ROCM63,
+    Case("mi300x-driver-6.4", "driver 6.4 supports ROCm 6.1-7.0: rocm7.1/7.2 refused, 2.10.0's rocm7.0 fits",
+         "2.10.0+rocm7.0", "rocm7.0", (MI300X,), amdgpu_driver="6.4", index=ROCM70,
          says=("AMD GPU driver 6.4 does not support",)),
-    Case("mi300x-driver-30.10", "driver 30.10 supports ROCm 6.2-7.0", "2.7.1+rocm6.3", "rocm6.3", (MI300X,),
+    Case("mi300x-driver-30.10", "driver 30.10 supports ROCm 6.2-7.0", "2.10.0+rocm7.0", "rocm7.0", (MI300X,),
          amdgpu_driver="30.10"),
+    Case("mi300x-driver-6.2-torch-2.7", "an older pin on driver 6.2: 2.7.1's newer ROCm build fits", "2.7.1+rocm6.3",
+         "rocm6.3", (MI300X,), amdgpu_driver="6.2", specs=("torch==2.7.1",), index=ROCM63),
     Case("mi300x-driver-5.7", "driver 5.7 supports ROCm 5.5-6.1: 2.5.1's rocm6.1 has gfx942", "2.5.1+rocm6.1",
          "rocm6.1", (MI300X,), amdgpu_driver="5.7", says=("measured only on 2.5.1+rocm6.2",)),
     Case("mi300x-driver-5.3", "driver 5.3 stops at ROCm 5.5, whose builds have no gfx942", "!gpu-unsupported",
          gpus=(MI300X,), amdgpu_driver="5.3", says=("install an AMD GPU driver",)),
-    Case("mi300x-rocm-installed", "no driver given: the installed ROCm 6.2's driver is assumed", "2.7.1+rocm6.3",
-         "rocm6.3", (MI300X,), rocm="6.2.4", says=("assumed to be the one of the installed ROCm 6.2.4",)),
+    Case("mi300x-rocm-installed", "no driver given: the installed ROCm 6.2's driver is assumed", "2.10.0+rocm7.0",
+         "rocm7.0", (MI300X,), rocm="6.2.4", says=("assumed to be the one of the installed ROCm 6.2.4",)),
     Case("mi300x-driver-unknown", "a driver release newer than the matrix is not refused, and it is said",
          "2.13.0+rocm7.2", "rocm7.2", (MI300X,), amdgpu_driver="30.20", says=("is not in AMD's driver",)),
     Case("mi250x", "gfx90a is in every list", "2.13.0+rocm7.2", "rocm7.2", (MI250X,)),
@@ -78,8 +81,8 @@ CASES = [
     Case("mi355x", "gfx950 first appears in the 14-target list", "2.13.0+rocm7.2", "rocm7.2", (MI355X,)),
     Case("mi355x-torch-2.7", "2.7.1 predates gfx950", "!gpu-unsupported", gpus=(MI355X,), specs=("torch==2.7.1",),
          says=("no kernels for AMD Instinct MI355X (gfx950)", "torch==2.13.0+rocm7.2")),
-    Case("mi50", "gfx906 is listed, but rocBLAS from ROCm 6.4 has no gfx906 kernels: 2.7.1's rocm6.3",
-         "2.7.1+rocm6.3", "rocm6.3", (MI50,)),
+    Case("mi50", "gfx906 is listed, but rocBLAS from ROCm 6.4 has no gfx906 kernels: 2.9.1's rocm6.3",
+         "2.9.1+rocm6.3", "rocm6.3", (MI50,)),
     Case("mi50-torch-2.11", "2.11.0's rocm7.1/7.2 bundle a rocBLAS without gfx906", "!gpu-unsupported", gpus=(MI50,),
          specs=("torch==2.11.0",), says=("rocBLAS it bundles has no gfx906 kernels",)),
     # ---------------------------------------------------------------- AMD consumer cards
