@@ -9,7 +9,12 @@ For each target the plan is made as `envpin solve --format requirements.txt` mak
   with `--no-deps`, since the snapshot records file names, not metadata), and the same versions without their
   local tags must resolve together on PyPI (the companions' Requires-Dist pins agree with torch's).
 
-A plan that does not resolve fails the audit. `scripts/audit-plans` runs it (exit 1 on any failure); the test
+Then the import-time rules the database records are applied to what uv resolved (data the audit reads from the
+database's YAML, so it follows the database): a build compiled against NumPy 1.x (`numpy_below_2` for the
+target's platform) must not get NumPy 2, and a companion build whose import compares CUDA versions
+(`cuda_check: minor` / `major` in its `builds`) must sit beside a torch of the same CUDA minor / major.
+
+A plan that does not resolve, or resolves to an environment that fails those rules at import, fails the audit. `scripts/audit-plans` runs it (exit 1 on any failure); the test
 marked `audit` (tests/integration/test_audit_plans.py) runs it in CI, which reaches pypi.org.
 """
 
@@ -33,6 +38,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from envpin.cli import main as envpin_main  # noqa: E402 - the checkout's envpin, whatever is installed
+from envpin.compat.loader import _read_documents, default_database_path  # noqa: E402
 from envpin.lock.engines import INDEX_VARIABLES, UV_PLATFORMS, find_uv  # noqa: E402
 from scripts.torch_index_snapshot import SNAPSHOT, serve_snapshot  # noqa: E402
 
@@ -173,7 +179,64 @@ def make_plan(target: AuditTarget, database: str | None, snapshot_url: str) -> t
     return plan_text(target, database, f"{snapshot_url}/whl")
 
 
-def audit_one(uv: str, target: AuditTarget, planned: tuple[int, str, str], cache: Path) -> Outcome:
+def resolved_pins(output: str) -> dict[str, str]:
+    """name -> version of `uv pip compile` output (`torch==2.5.1+cu124`, extras dropped)."""
+    found = {}
+    for line in output.splitlines():
+        match = re.match(r"([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?==(\S+)", line.strip())
+        if match:
+            found[re.sub(r"[-_.]+", "-", match[1]).lower()] = match[2]
+    return found
+
+
+def _release(documents: dict, file: str, version: str) -> dict | None:
+    releases = (documents.get(file) or {}).get("releases") or []
+    return next((r for r in releases if str(r.get("version")) == version.split("+")[0]), None)
+
+
+def _minor(cuda: str | None) -> tuple[str, ...]:
+    return tuple((cuda or "").split(".")[:2])
+
+
+def import_problems(documents: dict, target: AuditTarget, resolved: dict[str, str]) -> list[str]:
+    """What would fail at `import` in the resolved environment, by the rules the database records."""
+    problems = []
+    numpy = resolved.get("numpy")
+    for package, file in (("torch", "torch.yaml"), ("tensorflow", "tensorflow.yaml"), ("tensorflow-cpu", "tensorflow.yaml"),
+                          ("jax", "jax.yaml")):
+        release = _release(documents, file, resolved[package]) if package in resolved else None
+        if release and target.platform in (release.get("numpy_below_2") or []) and numpy and not numpy.startswith(("0.", "1.")):
+            problems.append(f"{package} {resolved[package]} was compiled against NumPy 1.x on {target.platform}, "
+                            f"and uv resolved numpy {numpy}")
+    torch = resolved.get("torch")
+    release = _release(documents, "torch.yaml", torch) if torch else None
+    if release is None or torch is None:
+        return problems
+    variant_name = torch.partition("+")[2] or (release.get("pypi") or {}).get(target.platform)
+    torch_cuda = ((release.get("variants") or {}).get(variant_name) or {}).get("cuda")
+    for companion in ("torchvision", "torchaudio"):
+        record, version = release.get(companion), resolved.get(companion)
+        if not isinstance(record, dict) or version is None:
+            continue
+        local = version.partition("+")[2]
+        for build in record.get("builds") or []:
+            if str(build.get("version")) != version.split("+")[0]:
+                continue
+            on_pypi = build.get("index") == "pypi" and not local and target.platform in (build.get("platforms") or [])
+            on_index = local and local in (build.get("indexes") or [])
+            if not (on_pypi or on_index):
+                continue
+            cuda = build.get("cuda") if on_pypi else torch_cuda
+            check = build.get("cuda_check", "none")
+            depth = {"minor": 2, "major": 1}.get(check)
+            if depth and cuda and torch_cuda and _minor(cuda)[:depth] != _minor(torch_cuda)[:depth]:
+                problems.append(f"{companion} {version} checks the CUDA {check} at import: it is built for CUDA {cuda}, "
+                                f"torch {torch} for CUDA {torch_cuda}")
+            break
+    return problems
+
+
+def audit_one(uv: str, target: AuditTarget, planned: tuple[int, str, str], cache: Path, documents: dict | None = None) -> Outcome:
     code, text, err = planned
     if code != 0:
         said = [line for line in (text + err).splitlines() if line.strip()]
@@ -182,7 +245,7 @@ def audit_one(uv: str, target: AuditTarget, planned: tuple[int, str, str], cache
     pins = pins_of(text)
     if not any(line.startswith("--") for line in text.splitlines()):  # every pin from PyPI
         result = uv_compile(uv, text, target, cache, "--default-index", PYPI)
-        return _outcome(target, result, "PyPI", pins)
+        return _outcome(target, result, "PyPI", pins, documents)
     # every pinned file on the recorded index, for this platform and Python ...
     on_index = uv_compile(uv, text, target, cache, "--no-deps", "--index-strategy", "unsafe-best-match",
                           "--default-index", PYPI)
@@ -191,11 +254,21 @@ def audit_one(uv: str, target: AuditTarget, planned: tuple[int, str, str], cache
     # ... and the same releases resolving together with their dependencies on PyPI
     public = "\n".join(re.sub(r"\+[A-Za-z0-9.]+$", "", pin) for pin in pins) + "\n"
     paired = uv_compile(uv, public, target, cache, "--default-index", PYPI)
-    return _outcome(target, paired, "download.pytorch.org snapshot + PyPI pairing", pins)
+    outcome = _outcome(target, paired, "download.pytorch.org snapshot + PyPI pairing", pins)
+    if outcome.status == "resolved" and documents is not None:  # the rules judge the plan's own builds
+        resolved = resolved_pins(paired.stdout) | resolved_pins("\n".join(pins))
+        broken = import_problems(documents, target, resolved)
+        if broken:
+            return Outcome(target, "failed", outcome.where, f"{outcome.detail}: fails at import: {'; '.join(broken)}")
+    return outcome
 
 
-def _outcome(target: AuditTarget, result: subprocess.CompletedProcess, where: str, pins: list[str]) -> Outcome:
+def _outcome(target: AuditTarget, result: subprocess.CompletedProcess, where: str, pins: list[str],
+             documents: dict | None = None) -> Outcome:
     if result.returncode == 0:
+        broken = import_problems(documents, target, resolved_pins(result.stdout)) if documents is not None else []
+        if broken:
+            return Outcome(target, "failed", where, f"{', '.join(pins)}: resolves, but fails at import: {'; '.join(broken)}")
         return Outcome(target, "resolved", where, ", ".join(pins))
     lines = [line.strip() for line in result.stderr.splitlines() if line.strip()]
     why = next((line for line in lines if "because" in line.lower()), lines[-1] if lines else f"exit {result.returncode}")
@@ -212,12 +285,14 @@ def run_audit(database: str | None = None, jobs: int = 4, only: str | None = Non
     work = Path(tempfile.mkdtemp(prefix="envpin-audit-")) if work is None else work
     cache = work / "uv-cache"  # shared by the run's uv calls: each file's metadata is fetched once
     cache.mkdir(parents=True, exist_ok=True)
+    documents = _read_documents(Path(database) if database else default_database_path())
     try:
         with serve_snapshot(snapshot) as url:
             # The plans first, in this thread (envpin's main writes to the process's stdout), then uv in parallel.
             plans = [make_plan(target, database, url) for target in targets]
             with ThreadPoolExecutor(max_workers=jobs) as pool:
-                return list(pool.map(lambda pair: audit_one(uv, pair[0], pair[1], cache), zip(targets, plans, strict=True)))
+                return list(pool.map(lambda pair: audit_one(uv, pair[0], pair[1], cache, documents),
+                                     zip(targets, plans, strict=True)))
     finally:
         if owned:
             shutil.rmtree(work, ignore_errors=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
+from typing import Any
 
 import pytest
 
@@ -60,3 +61,49 @@ def test_a_wheel_for_a_newer_macos_than_the_targets_fails(tmp_path, monkeypatch)
     outcomes = audit.run_audit(str(LIVE_DB_DIR), jobs=1, only="torch-macos-arm64-py3.12", work=tmp_path)
     assert [o.status for o in outcomes] == ["failed"]
     assert "torch==2.15.0" in outcomes[0].detail and "platform" in outcomes[0].detail
+
+
+# ---------------------------------------------------------------- import-time rules, as the database records them
+
+
+def _resolve_with_rules(tmp_path, name: str, change) -> Any:
+    """The matrix target `name`, planned from the live database and resolved by uv, judged by the import-time
+    rules of the live database's documents after `change(documents)`."""
+    from envpin.compat.loader import _read_documents  # noqa: PLC0415 - the documents the audit reads
+
+    documents = _read_documents(LIVE_DB_DIR)
+    change(documents)
+    target = next(t for t in audit._targets() if t.name == name)
+    cache = tmp_path / "uv-cache"
+    cache.mkdir(parents=True)
+    with audit.serve_snapshot(audit.SNAPSHOT) as url:
+        planned = audit.make_plan(target, str(LIVE_DB_DIR), url)
+    return audit.audit_one(audit.find_uv(), target, planned, cache, documents)
+
+
+def _torch_release(documents, version="2.15.0") -> dict:
+    return next(r for r in documents["torch.yaml"]["releases"] if r["version"] == version)
+
+
+def test_a_build_compiled_against_numpy_1_that_gets_numpy_2_fails_at_import(tmp_path):
+    # were torch 2.15.0's Linux wheel built against NumPy 1.x, the plan (no numpy pin) would resolve numpy 2
+    def numpy_1(documents):
+        _torch_release(documents)["numpy_below_2"] = ["linux-x86_64"]
+
+    outcome = _resolve_with_rules(tmp_path, "torch-linux-h100-py3.12", numpy_1)
+    assert outcome.status == "failed" and "compiled against NumPy 1.x" in outcome.detail, outcome
+    assert _resolve_with_rules(tmp_path / "b", "torch-linux-h100-py3.12", lambda documents: None).status == "resolved"
+
+
+@pytest.mark.parametrize(("check", "status"), [("minor", "failed"), ("major", "resolved")])
+def test_a_companion_that_checks_the_cuda_minor_beside_another_minor_fails_at_import(tmp_path, check, status):
+    # PyPI's torch 2.15.0 is CUDA 13.2; a torchaudio 2.11.1 wheel built for 13.0 imports beside it only if it
+    # compares the major (2.11.1 does), not the minor (2.11.0 raised RuntimeError)
+    def built_for_13_0(documents):
+        _torch_release(documents)["torchaudio"]["builds"] = [
+            {"version": "2.11.1", "index": "pypi", "platforms": ["linux-x86_64"], "cuda": "13.0", "cuda_check": check}]
+
+    outcome = _resolve_with_rules(tmp_path, "torch-linux-h100-py3.12", built_for_13_0)
+    assert outcome.status == status, outcome
+    if status == "failed":
+        assert "checks the CUDA minor at import" in outcome.detail and "13.2" in outcome.detail
