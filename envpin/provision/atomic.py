@@ -1,6 +1,9 @@
 """Build an environment beside its prefix and move it into place only when it is complete.
 
     <parent>/<name>.envpin-tmp-XXXX   the environment being built (removed on any failure or interruption)
+    <parent>/<name>.envpin-tmp-inputs-XXXX  what the installers read (the lock as pylock.toml and as a
+                                      requirements file): beside the build, not in /tmp, so that what a
+                                      SIGKILL leaves of it is cleaned with the build
     <parent>/<name>.envpin-old-XXXX   the previous environment, for the instant of the swap
     <parent>/.<name>.envpin-lock      held (flock) for the whole run: one envpin install per prefix at a time
 
@@ -39,6 +42,8 @@ class Staging:
     def __init__(self, prefix: Path, lock_fd: int | None):
         self.prefix = prefix
         self.path = prefix.with_name(f"{prefix.name}{TEMPORARY}{secrets.token_hex(4)}")
+        # made by staged(), always removed; its name does not begin with the build's, which relocation rewrites
+        self.inputs = prefix.with_name(f"{prefix.name}{TEMPORARY}inputs-{secrets.token_hex(4)}")
         self.lock_fd = lock_fd  # installers inherit it: the lock lasts while any of them runs
         self.committed = False
 
@@ -59,10 +64,12 @@ def staged(prefix: Path) -> Iterator[Staging]:
         recover(prefix)
         staging = Staging(prefix, lock_fd)
         try:
+            staging.inputs.mkdir()
             yield staging
         finally:
-            if not staging.committed:
-                with signals_deferred():
+            with signals_deferred():
+                shutil.rmtree(staging.inputs, ignore_errors=True)
+                if not staging.committed:
                     shutil.rmtree(staging.path, ignore_errors=True)
 
 

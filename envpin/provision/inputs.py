@@ -8,7 +8,6 @@ verifies, and swaps the result in atomically (envpin.provision.install.provision
 from __future__ import annotations
 
 import sys
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +21,7 @@ from envpin.conda.target import CondaTargetFacts
 from envpin.errors import EnvpinInputError
 from envpin.lock.export import requirements_text
 from envpin.lock.pylock import lock_python, render
+from envpin.provision.atomic import Staging, staged
 from envpin.provision.backends import CONDA_FAMILY, CONDA_TOOLS, CondaTarget, InstallInputs
 from envpin.provision.install import Installed, choose_backend, provision
 from envpin.provision.progress import make_progress
@@ -74,10 +74,11 @@ def conda_backend_target(found: CondaTargetFacts, channels: Channels) -> CondaTa
 
 def install_lock(document: Mapping[str, Any], options: InstallOptions, conda_target: CondaTarget | None) -> Installed:
     """The environment of a PEP 751 lock document, with hashes enforced."""
-    with tempfile.TemporaryDirectory(prefix="envpin-install-") as workdir:
-        inputs = lock_inputs(document, Path(workdir), options.interpreter)
-        backend = choose_backend(options.backend, inputs.python, options.interpreter, conda_target)
-        return install(backend, inputs, document, options)
+    python = install_python(document)  # a bad lock or backend is said before the prefix is touched
+    backend = choose_backend(options.backend, python, options.interpreter, conda_target)
+    with staged(options.prefix) as staging:
+        inputs = lock_inputs(document, python, staging.inputs, options.interpreter)
+        return install(staging, backend, inputs, document, options)
 
 
 def install_conda_file(path: Path, kind: str | None, options: InstallOptions, conda_target: CondaTarget) -> Installed:
@@ -90,40 +91,52 @@ def install_conda_file(path: Path, kind: str | None, options: InstallOptions, co
         raise EnvpinInputError(f"{path}: {kind} files are installed with --backend {readers} (not {backend_name})")
     if not path.is_file():
         raise EnvpinInputError(f"{path}: no such file")
-    with tempfile.TemporaryDirectory(prefix="envpin-install-") as workdir:
-        inputs = conda_inputs(backend_name, kind, path, Path(workdir), options)
-        backend = choose_backend(backend_name, inputs.python, None, conda_target)
-        return install(backend, inputs, None, options)
+    pip_lines = environment_pip_lines(backend_name, kind, path)
+    backend = choose_backend(backend_name, options.python or "", None, conda_target)
+    with staged(options.prefix) as staging:
+        inputs = conda_inputs(kind, path, pip_lines, staging.inputs, options)
+        return install(staging, backend, inputs, None, options)
 
 
-def install(backend, inputs: InstallInputs, document: Mapping[str, Any] | None, options: InstallOptions) -> Installed:
+def install(staging: Staging, backend, inputs: InstallInputs, document: Mapping[str, Any] | None,
+            options: InstallOptions) -> Installed:
     progress = make_progress(options.quiet, total=len(backend.steps(options.prefix, inputs)) + 2)
-    installed = provision(options.prefix, backend, inputs, document, progress, options.timeout)
+    installed = provision(staging, backend, inputs, document, progress, options.timeout)
     progress.finish(f"installed {installed.prefix} ({installed.backend}): {installed.verification.summary()}")
     return installed
 
 
-def conda_inputs(backend: str, kind: str, path: Path, workdir: Path, options: InstallOptions) -> InstallInputs:
-    """InstallInputs of a conda input; for rattler, an environment.yml's pip: lines as a requirements file."""
+def environment_pip_lines(backend: str, kind: str, path: Path) -> tuple[str, ...]:
+    """An environment.yml's pip: lines, which rattler (no pip of its own) installs from a requirements file."""
+    if backend != "rattler" or kind != "environment.yml":
+        return ()
+    return tuple(parse_environment_yml(read_text(path), str(path)).pip)
+
+
+def conda_inputs(kind: str, path: Path, pip_lines: tuple[str, ...], workdir: Path, options: InstallOptions) -> InstallInputs:
+    """InstallInputs of a conda input; an environment.yml's pip: lines (for rattler) as a requirements file."""
     python = options.python or ""
     if kind != "environment.yml":
         return InstallInputs(python=python, conda_lock=path, conda_environment=options.conda_environment)
     pip_section = None
-    if backend == "rattler":
-        pip_lines = parse_environment_yml(read_text(path), str(path)).pip
-        if pip_lines:
-            pip_section = workdir / "pip-section.txt"
-            pip_section.write_text("".join(f"{line}\n" for line in pip_lines), encoding="utf-8")
+    if pip_lines:
+        pip_section = workdir / "pip-section.txt"
+        pip_section.write_text("".join(f"{line}\n" for line in pip_lines), encoding="utf-8")
     return InstallInputs(python=python, environment_yml=path, pip_section=pip_section)
 
 
-def lock_inputs(document: Mapping[str, Any], workdir: Path, interpreter: str | None) -> InstallInputs:
-    """The lock as both installers want it: pylock.toml for uv, a --hash requirements file for pip."""
+def install_python(document: Mapping[str, Any]) -> str:
+    """The Python the environment of a lock is built with: this one's, which the lock's requires-python must allow."""
     running = f"{sys.version_info[0]}.{sys.version_info[1]}"
     python = lock_python(document, running)
     if not python:
         raise EnvpinInputError(f"the lock's requires-python {document.get('requires-python')!r} excludes Python {running}; "
                                "pass --interpreter or lock for this Python")
+    return python
+
+
+def lock_inputs(document: Mapping[str, Any], python: str, workdir: Path, interpreter: str | None) -> InstallInputs:
+    """The lock as both installers want it: pylock.toml for uv, a --hash requirements file for pip."""
     lock_file = workdir / "pylock.toml"  # uv recognises a PEP 751 lock by this name
     lock_file.write_text(render(document, []), encoding="utf-8")
     requirements = workdir / "requirements.txt"

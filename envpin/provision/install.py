@@ -15,7 +15,7 @@ from envpin.conda.backends import find_tool
 from envpin.conda.virtual import override_environment
 from envpin.errors import EnvpinError, EnvpinInputError, Unreachable, looks_unreachable
 from envpin.lock.engines import engine_environment, find_uv
-from envpin.provision.atomic import staged
+from envpin.provision.atomic import Staging
 from envpin.provision.backends import (
     CONDA_FAMILY,
     Backend,
@@ -50,26 +50,26 @@ class Installed:
     verification: Verification
 
 
-def provision(prefix: Path, backend: Backend, inputs: InstallInputs, document: Mapping[str, Any] | None,
+def provision(staging: Staging, backend: Backend, inputs: InstallInputs, document: Mapping[str, Any] | None,
               progress: Progress, timeout: float = 3600) -> Installed:
+    """Build into `staging` (from `staged(prefix)`, whose lock the caller holds), verify, swap into place."""
     environment = engine_environment()
-    with staged(prefix) as staging:
-        for step in backend.steps(staging.path, inputs):
-            progress.step(step.title)
-            if step.action is not None:
-                step.action(staging.prefix)  # in-process (rattler): its EnvpinErrors carry their own exit codes
-            else:
-                run_step(step, step_environment(environment, step), progress, timeout, staging.lock_fd)
-        progress.step("verify the environment")
-        if document is not None:
-            verification = verify_environment(python_in(staging.path), document)
-        else:  # conda inputs: an environment.yml or a conda lock
-            verification = verify_conda_environment(staging.path, python_in(staging.path))
-        if not verification.ok:
-            raise VerifyFailed(f"the new environment is wrong, nothing replaced: {'; '.join(verification.problems[:4])}")
-        progress.step(f"move into place at {staging.prefix}")
-        staging.commit()
-        return Installed(staging.prefix, backend.name, verification)
+    for step in backend.steps(staging.path, inputs):
+        progress.step(step.title)
+        if step.action is not None:
+            step.action(staging.prefix)  # in-process (rattler): its EnvpinErrors carry their own exit codes
+        else:
+            run_step(step, step_environment(environment, step), progress, timeout, staging.lock_fd)
+    progress.step("verify the environment")
+    if document is not None:
+        verification = verify_environment(python_in(staging.path), document)
+    else:  # conda inputs: an environment.yml or a conda lock
+        verification = verify_conda_environment(staging.path, python_in(staging.path))
+    if not verification.ok:
+        raise VerifyFailed(f"the new environment is wrong, nothing replaced: {'; '.join(verification.problems[:4])}")
+    progress.step(f"move into place at {staging.prefix}")
+    staging.commit()
+    return Installed(staging.prefix, backend.name, verification)
 
 
 def run_step(step: Step, environment: dict[str, str], progress: Progress, timeout: float,

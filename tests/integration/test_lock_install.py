@@ -228,7 +228,8 @@ def _start_slow_install(small_index, existing_env, tool_env, tmp_path):
     slow = small_index.projects["simple"]["slowpkg"][0].name
     small_index.slow.add(slow)
     small_index.requests.clear()
-    env = {**tool_env, "UV_CACHE_DIR": str(tmp_path / "cold-cache")}
+    (tmp_path / "tmp").mkdir()  # the run's temporary directory, to see that nothing is left there
+    env = {**tool_env, "UV_CACHE_DIR": str(tmp_path / "cold-cache"), "TMPDIR": str(tmp_path / "tmp")}
     process = subprocess.Popen([sys.executable, "-m", "envpin", "install", "--prefix", str(existing_env), "--lock",
                                 str(tmp_path / "pylock.toml")], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True)
@@ -265,7 +266,11 @@ def test_sigkill_mid_install_keeps_the_environment_and_the_next_run_cleans_up(
     finally:
         small_index.slow.discard(slow)
     assert_intact(existing_env)
-    assert leftovers(existing_env)  # what SIGKILL leaves: a temporary build, never a half environment at the prefix
+    # What SIGKILL leaves: a temporary build and the installers' inputs beside the prefix (never a half environment
+    # at the prefix, nothing in the temporary directory), which the next run holding the prefix's lock removes.
+    left = [name.removeprefix(existing_env.name) for name in leftovers(existing_env)]
+    assert any(name.startswith(".envpin-tmp-inputs-") for name in left), left
+    assert [path.name for path in (tmp_path / "tmp").iterdir() if path.name.startswith("envpin-")] == []
     result = envpin("install", "--prefix", str(existing_env), "--lock", str(cpu_lock), env=tool_env)
     assert result.returncode == 0, result.stderr
     assert leftovers(existing_env) == []
