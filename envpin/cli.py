@@ -12,6 +12,7 @@ import argparse
 import codecs
 import importlib
 import json
+import os
 import sys
 
 from envpin import __version__
@@ -20,8 +21,43 @@ from envpin.errors import EnvpinError, EnvpinInputError
 from envpin.escapes import has_control, printable
 
 
+def terminal_columns() -> int:
+    """`shutil.get_terminal_size().columns`, which argparse asks for on every argument it adds, without
+    importing shutil (and with it bz2, lzma and fnmatch) on every run: $COLUMNS, else the terminal's, else 80."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else 80
+
+
+class _TerminalWidth(argparse.HelpFormatter):
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        # argparse takes two columns off the terminal's width when it measures the terminal itself
+        super().__init__(prog, indent_increment, max_help_position, terminal_columns() - 2 if width is None else width)
+
+
+class HelpFormatter(_TerminalWidth):
+    """argparse's formatter, measuring the terminal without shutil."""
+
+
+class RawDescriptionHelpFormatter(_TerminalWidth, argparse.RawDescriptionHelpFormatter):
+    """argparse's RawDescriptionHelpFormatter (descriptions and epilogs as written), measuring the terminal
+    without shutil."""
+
+
 class Parser(argparse.ArgumentParser):
     json_errors = False  # set by main() when the words ask for --format json
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str):  # one line, exit 2, as for every other bad input (never returns; not -> NoReturn: the front door does not import typing)
         if Parser.json_errors:
@@ -41,8 +77,11 @@ def main(argv: list[str] | None = None) -> int:
     fit_output_to_terminal()
     words = sys.argv[1:] if argv is None else list(argv)
     Parser.json_errors = wants_json(words)
+    command = command_named(words)
     try:
-        args = build_parser(command_named(words)).parse_args(words)
+        # A run of one command needs only that command's parser (argparse builds each subparser in full); the
+        # front door's own help, or a word before the command, needs every command's line.
+        args = build_parser(command, only=bool(command) and words[0] == command).parse_args(words)
     except SystemExit as stop:  # a usage error (2), --help or --version (0): a code for callers in-process too
         return stop.code if isinstance(stop.code, int) else 2
     try:
@@ -89,17 +128,19 @@ def refuse_control_characters(args: argparse.Namespace) -> None:
                                        "argument; envpin takes none")
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+def build_parser(command: str | None = None, only: bool = False) -> argparse.ArgumentParser:
     """The parser, with the arguments of `command` (every command's when None: for --help of each, and tests).
-    Only that command's module is imported."""
+    Only that command's module is imported; with `only`, the other commands are not even named."""
     parser = Parser(prog="envpin", description="Pick, pin and verify the right GPU build for a machine.",
-                    epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+                    epilog=EXIT_CODES, formatter_class=RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"envpin {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=Parser)
     for name, summary in COMMANDS.items():
+        if only and name != command:
+            continue
         examples = "examples:\n" + "\n".join(f"  {line}" for line in EXAMPLES[name])
         subparser = commands.add_parser(name, help=summary, description=summary, epilog=f"{examples}\n\n{EXIT_CODES}",
-                                        formatter_class=argparse.RawDescriptionHelpFormatter)
+                                        formatter_class=RawDescriptionHelpFormatter)
         if command is None or name == command:
             importlib.import_module(f"envpin.commands.{name}").register(subparser, Parser)
     return parser

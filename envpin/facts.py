@@ -2,17 +2,13 @@
 
 These frozen values are the contract between the probes (`envpin.host`), the `--facts FILE` option and
 everything downstream (resolver, doctor, check). `to_json`/`from_json` implement the JSON shape of
-`envpin detect --format json` documented in DESIGN.md; `from_json` rejects malformed or foreign
+`envpin detect --format json` documented in docs/contracts.md; `from_json` rejects malformed or foreign
 documents with an `EnvpinInputError` naming the bad field.
-
-Every dataclass here has a docstring: without one, `dataclass` writes one from `inspect.signature`, a
-cost every solve would pay for each class.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from envpin.errors import EnvpinInputError
@@ -25,6 +21,7 @@ from envpin.fact_checks import (  # noqa: F401 - importable from here
     is_macos_version,
     is_python_version,
 )
+from envpin.record import Record, field, record, replace
 from envpin.vocabulary.platforms import ARCHITECTURES, OPERATING_SYSTEMS, normalize_arch  # noqa: F401 - importable from here
 
 SCHEMA_VERSION = 1
@@ -32,8 +29,8 @@ DRIVER_SOURCES = ("nvml", "nvidia-smi", "procfs", "sysfs", "override")
 ENV_TYPES = ("venv", "conda", "system", "unknown")
 
 
-@dataclass(frozen=True)
-class Driver:
+@record
+class Driver(Record):
     """The NVIDIA driver: its version, the newest CUDA it supports, and which probe found it."""
 
     version: str
@@ -44,8 +41,8 @@ class Driver:
 GPU_VENDORS = ("nvidia", "amd", "intel", "apple")
 
 
-@dataclass(frozen=True)
-class Gpu:
+@record
+class Gpu(Record):
     """One GPU as the probe (or a --gpu flag) names it, of any vendor."""
 
     index: int
@@ -57,8 +54,8 @@ class Gpu:
     integrated: bool | None = None  # an APU's / iGPU's GPU (True), a discrete card (False), not known (None)
 
 
-@dataclass(frozen=True)
-class Toolkit:
+@record
+class Toolkit(Record):
     """A CUDA toolkit installed on the machine."""
 
     version: str
@@ -66,8 +63,8 @@ class Toolkit:
     nvcc: str | None = None
 
 
-@dataclass(frozen=True)
-class PythonInfo:
+@record
+class PythonInfo(Record):
     """The Python a solve is for."""
 
     version: str
@@ -75,8 +72,8 @@ class PythonInfo:
     env_type: str = "unknown"
 
 
-@dataclass(frozen=True)
-class Libc:
+@record
+class Libc(Record):
     """The C library: glibc with its version, musl, or unknown."""
 
     name: str
@@ -96,8 +93,8 @@ DRIVER_TROUBLE_STATES = (
 )
 
 
-@dataclass(frozen=True)
-class DriverTrouble:
+@record
+class DriverTrouble(Record):
     """Evidence that an NVIDIA GPU is here while its driver does not answer: `envpin solve` refuses to give the
     CPU build as this machine's answer, and `envpin doctor` names the state."""
 
@@ -106,8 +103,8 @@ class DriverTrouble:
     evidence: tuple[str, ...] = ()  # what shows the GPU: /proc/driver/nvidia, a PCI device of vendor 0x10de, ...
 
 
-@dataclass(frozen=True)
-class HostFacts:
+@record
+class HostFacts(Record):
     """Everything envpin believes about one machine (DESIGN.md's HostFacts)."""
 
     os: str

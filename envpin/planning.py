@@ -8,16 +8,13 @@ project says which of its lines asked for what.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
 from pathlib import Path
 
 from envpin.compat.model import Database
 from envpin.errors import EnvpinInputError
 from envpin.facts import DriverTrouble, HostFacts
-from envpin.host import ABSENT_DRIVER_NOTE
-from envpin.project.collect import collect_project
-from envpin.project.gpu import gpu_specs
 from envpin.project.model import Project
+from envpin.record import Record, record, replace
 from envpin.resolver.fleet import FleetResult, solve_fleet
 from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.request import Request, parse_request
@@ -26,8 +23,8 @@ from envpin.resolver.target import make_target
 from envpin.target_spec import TargetSpec, read_fleet
 
 
-@dataclass(frozen=True)
-class ProjectSource:
+@record
+class ProjectSource(Record):
     """Which of a repository's files hold its requirements."""
 
     directory: str | None = None  # `--project DIR`: its requirements*.txt, pyproject.toml, setup.cfg, environment.yml
@@ -46,8 +43,8 @@ class ProjectSource:
         return tuple(words)
 
 
-@dataclass(frozen=True)
-class SolveOptions:
+@record
+class SolveOptions(Record):
     frameworks: tuple[str, ...] = ()
     specs: tuple[str, ...] = ()  # PEP 508 requirements on the GPU packages, as arguments or --spec
     driver_policy: str = "minor"
@@ -66,8 +63,8 @@ class SolveOptions:
         return tuple(words)
 
 
-@dataclass(frozen=True)
-class Planned:
+@record
+class Planned(Record):
     """An answer and everything that rendering, locking or installing it needs to know about the question."""
 
     answer: Plan | Unsatisfiable
@@ -93,13 +90,17 @@ def read_project(source: ProjectSource | None) -> tuple[Project | None, tuple[st
     if source is None:
         return None, (), {}
     directory = Path(source.directory) if source.directory is not None else None
+    # Reading a project (TOML, INI, requirement files) is for --project only: kept off a plain solve's imports
+    from envpin.project.collect import collect_project  # noqa: PLC0415
+    from envpin.project.gpu import gpu_specs  # noqa: PLC0415
+
     project = collect_project(directory, source.requirement_files, source.extras, source.groups)
     specs, notes, origins = gpu_specs(project)
     return replace(project, notes=project.notes + tuple(notes)), tuple(specs), origins
 
 
-@dataclass(frozen=True)
-class PlannedFleet:
+@record
+class PlannedFleet(Record):
     """The answers for a fleet: one per distinct result, each naming the machines it serves."""
 
     results: tuple[FleetResult, ...]
@@ -177,6 +178,8 @@ def _with_detection_trouble(answer: Plan | Unsatisfiable, notes: tuple[str, ...]
     """A probe of this machine that failed or timed out is said in the answer, not only in `envpin detect`: the
     answer may rest on it (a driver read from /proc while nvidia-smi fails). A plain "no NVIDIA driver here" (every
     source simply absent) is no trouble and the answer's reasons say it already."""
+    from envpin.host import ABSENT_DRIVER_NOTE  # noqa: PLC0415 - only a solve that probed has notes to judge
+
     trouble = tuple(f"detection: {note}" for note in notes if not note.startswith(ABSENT_DRIVER_NOTE))
     if driver_trouble is not None:
         trouble = (trouble_line(driver_trouble),) + trouble

@@ -9,19 +9,18 @@ machine back as target options, for a fix or a regenerate line.
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass, replace
 
 from envpin.compat.model import Database
 from envpin.errors import EnvpinInputError
 from envpin.facts import HostFacts, Libc, PythonInfo, from_json
-from envpin.host import detect_host
+from envpin.record import Record, record, replace
 from envpin.resolver.target import Target, TargetOverrides, apply_overrides, make_target
 from envpin.userfiles import read_json
 
 PLACEHOLDER_PYTHON = "3.0"  # a configured target that names no Python: the checks are told to skip Python
 
 
-@dataclass(frozen=True)
+@record
 class TargetSpec(TargetOverrides):
     """The target flags (TargetOverrides' fields: os, arch, driver, gpus, compute_capabilities, python, gfx,
     amdgpu_driver, rocm, macos), and where the rest comes from."""
@@ -66,6 +65,8 @@ class TargetSpec(TargetOverrides):
             return from_json(read_json(self.facts_file, self.origin), origin=f"{self.origin} {self.facts_file}")
         if not self.probes_this_machine:
             return HostFacts(os=str(self.os), arch=str(self.arch), python=PythonInfo(self.python or PLACEHOLDER_PYTHON))
+        from envpin.host import detect_host  # noqa: PLC0415 - the probes are for this machine only, not another's
+
         return detect_host(probe_environment=False)
 
     def resolve(self, database: Database) -> Target:
@@ -95,8 +96,8 @@ class TargetSpec(TargetOverrides):
         return shlex.join(self.to_argv())
 
 
-@dataclass(frozen=True)
-class NamedTarget:
+@record
+class NamedTarget(Record):
     """One machine of a fleet inventory or of `[tool.envpin].targets`."""
 
     name: str

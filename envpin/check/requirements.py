@@ -14,12 +14,13 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from envpin.check.hashes import PIP_ALGORITHMS, digest_problem, split_hash
 from envpin.check.model import Contents, IndexOption, Pin, Problem
 from envpin.check.rules import problem
 from envpin.check.variants import file_name, parse_wheel
+from envpin.record import replace
 
 _COMMENT = re.compile(r"(^|\s+)#.*$")
 # option -> (takes a value, what it is); pip's SUPPORTED_OPTIONS for a requirements file

@@ -5,7 +5,7 @@ from target options, a facts file or a `[tool.envpin]` target."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
@@ -24,6 +24,7 @@ from envpin.check.rules import (
 from envpin.check.variants import TORCH_FAMILY, jax_cuda_major
 from envpin.compat.drivers import driver_at_least, minimum_driver
 from envpin.compat.model import Database
+from envpin.record import replace
 from envpin.resolver.builds import CHANNEL_NAMES, Build, builds_of, jax_builds, tensorflow_builds, torch_build
 from envpin.resolver.fitness import Rejection, Verdict, assess
 from envpin.resolver.target import Target

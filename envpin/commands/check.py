@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 from envpin.check import check_text
@@ -28,6 +27,7 @@ from envpin.conda.target import solve_for_target
 from envpin.conda.virtual import DEFAULT_GLIBC
 from envpin.errors import EnvpinInputError
 from envpin.options import add_channel_options, add_db_option, add_target_options, channels, target_spec
+from envpin.record import replace
 from envpin.target_spec import TargetSpec
 from envpin.userfiles import UnreadableFile, read_text
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 from envpin.compat.loader import load_database
@@ -23,6 +22,7 @@ from envpin.options import (
     target_spec,
 )
 from envpin.planning import DRIVER_BROKEN, PlannedFleet, plan, plan_fleet
+from envpin.record import replace
 from envpin.resolver.fleet import FleetResult
 from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.urls import CREDENTIALS_NOTE, has_credentials

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import replace
 from pathlib import Path
 
 from envpin.compat.loader import load_database
@@ -12,6 +11,7 @@ from envpin.env_facts import env_facts_to_json
 from envpin.host import detect_host
 from envpin.lock.pylock import read_lock
 from envpin.options import add_probe_options
+from envpin.record import replace
 from envpin.verify.report import lock_checks, render_text, report_json, verify
 from envpin.verify.run import interpreter_for, run_probe
 

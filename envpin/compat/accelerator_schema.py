@@ -27,7 +27,7 @@ from envpin.compat.model import (
     Variant,
     VendorIndex,
 )
-from envpin.compat.record import replace_fields
+from envpin.record import replace
 from envpin.vocabulary.platforms import PLATFORMS
 
 if TYPE_CHECKING:  # the schema imports this module (lazily) and hands it its nodes and citations
@@ -82,11 +82,11 @@ def lay_over(releases: list[TorchRelease], facts: AcceleratorFacts) -> list[Torc
             found = facts.gfx.get((version, name))
             if found is not None:
                 gfx, provenance = found
-                variants[name] = replace_fields(variant, gfx=gfx if not provenance.unverified else
-                                                replace_fields(gfx, provenance=_joined(gfx.provenance, provenance)))
+                variants[name] = replace(variant, gfx=gfx if not provenance.unverified else
+                                                replace(gfx, provenance=_joined(gfx.provenance, provenance)))
         if version in facts.xpu:
             variants["xpu"] = facts.xpu[version]
-        updated.append(replace_fields(release, variants=variants, macos=facts.macos.get(version)))
+        updated.append(replace(release, variants=variants, macos=facts.macos.get(version)))
     return updated
 
 

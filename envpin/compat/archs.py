@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable
 
 from envpin.compat.model import ArchList, ComputeCapability, Provenance
-from envpin.compat.record import Record, record
+from envpin.record import Record, record
 
 # Compute capabilities that exist only on Tegra (Jetson) parts: TX1/Nano, TX2, Xavier, Orin, Thor.
 TEGRA_CAPABILITIES = frozenset(

@@ -36,7 +36,7 @@ from packaging.version import Version
 
 from envpin.compat import model
 from envpin.compat.model import ComputeCapability, Database
-from envpin.compat.record import Record
+from envpin.record import Record
 
 FORMAT = "envpin-database-cache"
 FORMAT_VERSION = 1

@@ -10,8 +10,8 @@ CUDA 10.x has no minor-version compatibility, so both policies use the toolkit's
 from __future__ import annotations
 
 from envpin.compat.model import Database, Provenance
-from envpin.compat.record import Record, record
 from envpin.errors import EnvpinInputError
+from envpin.record import Record, record
 
 POLICIES = ("minor", "strict")
 

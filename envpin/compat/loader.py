@@ -94,9 +94,10 @@ def _stamps(directory: Path, resolved: str) -> str:
     # (a development checkout, an upgrade that kept the version number) must not meet an old entry.
     here = Path(__file__).parent
     parts = [__version__, resolved]
-    for name in ("model.py", "record.py", "schema.py", "cache.py", "yaml_subset.py"):
-        stat = (here / name).stat()
-        parts.append(f"{name}:{stat.st_size}:{stat.st_mtime_ns}")
+    for path in (here / "model.py", here.parent / "record.py", here / "schema.py", here / "cache.py",
+                 here / "yaml_subset.py"):
+        stat = path.stat()
+        parts.append(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns}")
     for name in ("VERSION", *FILES):
         try:
             stat = (directory / name).stat()

@@ -1,6 +1,6 @@
 """The compatibility database as frozen values. Built by `envpin.compat.loader`, queried everywhere else.
 
-The classes are records (`envpin.compat.record`): frozen values like those of a frozen dataclass, cheaper
+The classes are records (`envpin.record`): frozen values like those of a frozen dataclass, cheaper
 to define, since every solve defines all of them. The cache of the validated database
 (`envpin.compat.cache`) writes and reads them through their annotations: a field's annotation must stay
 one of the forms it knows (a model class, `Version`, `str`, `int`, `bool`, `X | None`, `tuple[X, ...]`,
@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 from packaging.version import Version
 
-from envpin.compat.record import NEW_DICT, Record, record
+from envpin.record import NEW_DICT, Record, record
 from envpin.vocabulary.platforms import PLATFORMS  # noqa: F401 - importable from here
 
 

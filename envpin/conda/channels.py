@@ -7,13 +7,13 @@ imports to do so.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from envpin.errors import EnvpinInputError
+from envpin.record import Record, record
 
 
-@dataclass(frozen=True)
-class Channels:
+@record
+class Channels(Record):
     """Where an environment file's channels are: a folder with one channel per name, named locations, or (neither)
     wherever conda has them; and rattler's cache."""
 

@@ -13,7 +13,9 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+
+from envpin.record import replace
 
 
 @dataclass(frozen=True)

@@ -19,10 +19,9 @@ spec is spelled as it is:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from envpin.conda.errors import CondaInputError
 from envpin.emit.common import _requirement_sort_key, pip_lines
+from envpin.record import Record, record
 from envpin.resolver.builds import Build
 from envpin.resolver.plan import Plan
 from envpin.resolver.request import CHANNELS, CONDA_FORGE, PIP, PYTORCH_CHANNEL
@@ -32,8 +31,8 @@ from envpin.vocabulary.frameworks import COMPANIONS
 STRATEGIES = CHANNELS
 
 
-@dataclass(frozen=True)
-class CondaEnvironment:
+@record
+class CondaEnvironment(Record):
     """What an environment.yml holds, plus why."""
 
     strategy: str
@@ -44,8 +43,8 @@ class CondaEnvironment:
     warnings: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class _Part:
+@record
+class _Part(Record):
     """One framework's share of the environment."""
 
     dependencies: tuple[str, ...]

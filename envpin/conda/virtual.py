@@ -9,10 +9,10 @@ builds them from the target (HostFacts + target options) and hands them to the s
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from envpin.conda.errors import CondaInputError
 from envpin.facts import Libc
+from envpin.record import Record, record
 from envpin.resolver.target import Target
 from envpin.vocabulary.platforms import PLATFORMS, split_key
 from envpin.vocabulary.platforms import conda_subdir as _subdir_of
@@ -33,8 +33,8 @@ _VERSION = re.compile(r"^\d+(\.\d+)*$")
 DEFAULT_GLIBC = "2.28"
 
 
-@dataclass(frozen=True)
-class VirtualPackage:
+@record
+class VirtualPackage(Record):
     name: str  # "__cuda"
     version: str  # "12.1"
     build: str = "0"

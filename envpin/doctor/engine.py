@@ -11,10 +11,11 @@ precondition the facts contradict (model.PRECONDITIONS) is dropped before anythi
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from envpin.doctor.catalogue import BY_ID
 from envpin.doctor.model import SEVERITIES, Case, Finding, holds
+from envpin.record import replace
 
 # One module per group of the catalogue; each exposes findings(case) -> list[Finding].
 GROUPS = (

@@ -9,12 +9,11 @@ machine install? It reads the release's CUDA builds from the database, each with
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from envpin.compat.drivers import minimum_driver
 from envpin.doctor.model import Case, Fix
 from envpin.errors import EnvpinInputError
 from envpin.facts import PythonInfo, is_python_version
+from envpin.record import replace
 from envpin.resolver.builds import ordered_variants
 from envpin.resolver.plan import Unsatisfiable
 from envpin.resolver.request import DEFAULT_TORCH_INDEX, parse_request

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ntpath
 import re
-from dataclasses import replace
 
 from packaging.version import Version
 
@@ -31,6 +30,7 @@ from envpin.doctor.model import (
     version_tuple,
 )
 from envpin.facts import Driver
+from envpin.record import replace
 from envpin.resolver.request import DEFAULT_TORCH_INDEX
 from envpin.vocabulary.variants import CUDA, kind_of
 

@@ -3,26 +3,26 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from envpin.compat.model import Database
-from envpin.conda.specs import conda_environment
-from envpin.emit import commands, conda_env, environment_yml, requirements, text
-from envpin.emit.common import answer_json
 from envpin.errors import EnvpinInputError
-from envpin.project.model import Project
+from envpin.record import Record, record
 from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.request import CHANNELS, PIP, Request
 from envpin.resolver.urls import redact_credentials
+
+if TYPE_CHECKING:
+    from envpin.compat.model import Database
+    from envpin.project.model import Project
 
 FORMATS = ("text", "json", "environment.yml", "requirements.txt", "index-url", "pip", "uv")
 CONDA_SOURCES = CHANNELS  # --conda-source: a solve option (Request.channel); these formats can show a conda plan
 CONDA_FORMATS = ("environment.yml", "text")
 
 
-@dataclass(frozen=True)
-class RenderOptions:
+@record
+class RenderOptions(Record):
     format: str = "text"
     output: str | None = None  # the file written, named in its own regenerate line
     name: str = "envpin"  # environment.yml's `name:`
@@ -66,19 +66,33 @@ def render(answer: Plan | Unsatisfiable, request: Request, options: RenderOption
 
 def _render(answer: Plan | Unsatisfiable, request: Request, options: RenderOptions, database: Database,
             project: Project | None, source_args: tuple[str, ...] | None) -> str:
+    # Each format imports its own emitter: a run prints one format, and the conda one brings the conda model.
     check_conda_format(request.channel, options.format)
     if options.format == "json":
+        from envpin.emit.common import answer_json  # noqa: PLC0415
+
         return json.dumps(answer_json(answer), indent=2) + "\n"
     if options.format == "text" or isinstance(answer, Unsatisfiable):
+        from envpin.emit import text  # noqa: PLC0415
+
         return text.render(answer, request)
     if request.channel != PIP:
+        from envpin.conda.specs import conda_environment  # noqa: PLC0415
+        from envpin.emit import conda_env  # noqa: PLC0415
+
         environment = conda_environment(answer, database, request.channel, request.policy, project)
         return conda_env.render(environment, answer, request, options.output, name=options.name, source_args=source_args)
     if options.format == "environment.yml":
+        from envpin.emit import environment_yml  # noqa: PLC0415
+
         return environment_yml.render(answer, request, options.output, name=options.name, project=project,
                                       source_args=source_args)
     if options.format == "requirements.txt":
+        from envpin.emit import requirements  # noqa: PLC0415
+
         return requirements.render(answer, request, options.output, project=project, source_args=source_args)
+    from envpin.emit import commands  # noqa: PLC0415
+
     if options.format == "index-url":
         return commands.index_url(answer) + "\n"
     if options.format == "pip":

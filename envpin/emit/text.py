@@ -5,7 +5,6 @@ from __future__ import annotations
 import shlex
 
 from envpin import __version__
-from envpin.conda.specs import conda_environment
 from envpin.emit.commands import pip_command
 from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.request import Request
@@ -37,6 +36,8 @@ def render(answer: Plan | Unsatisfiable, request: Request) -> str:
 
 def _conda_plan(answer: Plan, request: Request, lines: list[str]) -> str:
     """A plan of conda builds: its match specs, the conda command that makes the environment, and why."""
+    from envpin.conda.specs import conda_environment  # noqa: PLC0415 - the conda model, for conda plans only
+
     environment = conda_environment(answer, None, answer.channel, request.policy)
     lines += [f"  {spec}" for spec in environment.dependencies]
     accelerators = answer.accelerators or {}

@@ -13,10 +13,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from envpin.compat.drivers import parse_driver_version
 from envpin.facts import Gpu, HostFacts
+from envpin.record import replace
 
 
 @dataclass(frozen=True)

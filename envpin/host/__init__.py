@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from envpin.facts import Driver, Gpu, HostFacts
 from envpin.host import gpu_presence, locate, platform_info, procfs
+from envpin.record import replace
 
 if TYPE_CHECKING:
     from envpin.host.runner import Runner

@@ -3,13 +3,13 @@ building them costs a plain solve nothing of the lockers' imports."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from envpin.record import Record, record
 
 LOCK_FORMATS = ("pylock", "requirements")
 
 
-@dataclass(frozen=True)
-class LockOptions:
+@record
+class LockOptions(Record):
     index_url: str | None = None  # the default index (else ENVPIN_INDEX_URL, else the project's -i, else PyPI)
     locker: str | None = None  # uv or pip; None: uv when installed
     timeout: float = 900

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from envpin.record import Record, record, replace
 
 # The names under which repositories ask for a GPU framework, mapped to the package envpin solves.
 # tensorflow-gpu was the GPU package up to TF 2.11; jaxlib comes with jax's extras.
@@ -30,8 +30,8 @@ LINUX_ONLY_PACKAGES = frozenset({"triton"})
 CONDA_CUDA_PACKAGES = {"cudatoolkit", "cudnn", "pytorch-cuda", "cuda-version", "cuda-toolkit", "cpuonly", "nccl"}
 
 
-@dataclass(frozen=True)
-class ProjectRequirement:
+@record
+class ProjectRequirement(Record):
     name: str  # canonical distribution name
     text: str  # the requirement as written, without hashes and comments
     specifier: str
@@ -40,8 +40,8 @@ class ProjectRequirement:
     origin: str  # "requirements.txt:3"
 
 
-@dataclass(frozen=True)
-class Project:
+@record
+class Project(Record):
     requirements: tuple[ProjectRequirement, ...]  # every pip requirement, GPU frameworks included
     other_lines: tuple[str, ...]  # editable installs, URLs, local paths: kept verbatim
     index_options: tuple[str, ...]  # --extra-index-url … that are not the PyTorch index

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from envpin.compat.model import AmdDriverSupport, Database, TorchRelease
+from envpin.record import replace
 from envpin.resolver.builds import Build
 from envpin.resolver.target import Target, TargetAmdGpu
 from envpin.vocabulary.platforms import MACOS_ARM64
@@ -258,7 +259,6 @@ def amd_fixes(database: Database, target: Target, builds: list[Build], fits: Cal
 
 
 def replace_gfx(target: Target, gpu: TargetAmdGpu, gfx: str) -> Target:
-    from dataclasses import replace  # noqa: PLC0415 - only the override fix needs it
 
     gpus = tuple(replace(g, gfx=gfx) if g == gpu else g for g in target.amd_gpus)
     return replace(target, amd_gpus=gpus)

@@ -13,7 +13,6 @@ architectures (no `archs`; `toolkit_known` says the CUDA is the toolkit it was c
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 from packaging.version import Version
 
@@ -28,6 +27,7 @@ from envpin.compat.model import (
     TorchRelease,
     Variant,
 )
+from envpin.record import Record, field, record
 from envpin.resolver.request import CONDA_FORGE, PIP, PYTORCH_CHANNEL
 from envpin.vocabulary.platforms import PLATFORMS
 from envpin.vocabulary.variants import tag_for
@@ -40,8 +40,8 @@ PYTORCH_CHANNEL_LAST = Version("2.5.1")  # pytorch/pytorch#138506: "2.5 will be 
 CONDA_PACKAGES = {"torch": "pytorch", "tensorflow": "tensorflow", "jax": "jaxlib"}
 
 
-@dataclass(frozen=True)
-class Pairing:
+@record
+class Pairing(Record):
     """A companion (torchvision, torchaudio) paired with a torch build: its version, and the platforms where it
     has a build beside this one (on conda-forge, its own per-CUDA builds; empty: paired, but never built so)."""
 
@@ -49,8 +49,8 @@ class Pairing:
     platforms: tuple[str, ...]
 
 
-@dataclass(frozen=True, eq=False)
-class Build:
+@record(eq=False)
+class Build(Record):
     framework: str
     version: Version
     flavor: str  # torch: cpu / cu124 / rocm6.2 / xpu; tensorflow: and-cuda / cuda / cpu; jax: cuda12 / cpu
@@ -254,9 +254,26 @@ def jax_builds(release: JaxRelease) -> list[Build]:
     return builds
 
 
+# The builds of the last database asked about, per (framework, channel): a solve asks for them several times
+# (the allowed kinds, the candidates, the explanation) and a fleet once per machine class, and making them is
+# most of a solve's own work. One database at a time, so a process that loads many (the tests) keeps one.
+_made: tuple[Database | None, dict[tuple[str, str], tuple[Build, ...]]] = (None, {})
+
+
 def builds_of(database: Database, framework: str, channel: str = PIP) -> list[Build]:
     """All builds of a framework from a channel, newest release first, each release's builds in preference
     order."""
+    global _made  # noqa: PLW0603 - the one cache of this module, replaced whole when the database changes
+    if _made[0] is not database:
+        _made = (database, {})
+    made = _made[1]
+    key = (framework, channel)
+    if key not in made:
+        made[key] = tuple(_make_builds(database, framework, channel))
+    return list(made[key])
+
+
+def _make_builds(database: Database, framework: str, channel: str) -> list[Build]:
     if channel != PIP:
         return conda_builds(database, framework, channel)
     if framework == "torch":

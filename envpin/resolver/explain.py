@@ -17,11 +17,10 @@ other channels that do have an answer.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from packaging.specifiers import SpecifierSet
 
 from envpin.compat.model import Database
+from envpin.record import replace
 from envpin.resolver.accelerators import amd_fixes
 from envpin.resolver.builds import CHANNEL_NAMES, CONDA_PACKAGES, PYTORCH_CHANNEL_LAST, Build, builds_of
 from envpin.resolver.choice import build_plan

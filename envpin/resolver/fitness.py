@@ -12,11 +12,10 @@ know, the verdict names it in `unchecked` and says so in `unverified`: it never 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from envpin.compat.archs import coverage
 from envpin.compat.drivers import DriverRequirement, cuda_at_least, driver_at_least, minimum_driver
 from envpin.compat.model import Database, Provenance
+from envpin.record import Record, record
 from envpin.resolver.accelerators import check_amd_driver, check_amd_gpus, check_intel_gpus, check_macos_wheel
 from envpin.resolver.builds import Build
 from envpin.resolver.target import Target
@@ -24,15 +23,15 @@ from envpin.resolver.target import Target
 CHECKS = ("platform", "python", "installable", "kind", "driver", "gpu")
 
 
-@dataclass(frozen=True)
-class Rejection:
+@record
+class Rejection(Record):
     check: str  # one of CHECKS
     message: str
     needs_driver: str | None = None  # for `driver`: the oldest driver that would do
 
 
-@dataclass(frozen=True, eq=False)
-class Verdict:
+@record(eq=False)
+class Verdict(Record):
     build: Build
     reasons: tuple[str, ...] = ()
     unverified: tuple[str, ...] = ()

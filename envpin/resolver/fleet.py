@@ -10,17 +10,16 @@ from PyPI, and still need two files).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from envpin.compat.model import Database
+from envpin.record import Record, record
 from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.request import Request
 from envpin.resolver.solve import solve
 from envpin.resolver.target import Target
 
 
-@dataclass(frozen=True)
-class FleetResult:
+@record
+class FleetResult(Record):
     names: tuple[str, ...]  # the machine classes this answer serves
     answer: Plan | Unsatisfiable
 

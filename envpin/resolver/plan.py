@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from envpin.record import Record, field, record
 from envpin.resolver.target import Target
 
 if TYPE_CHECKING:
     from envpin.resolver.builds import Build
 
 
-@dataclass(frozen=True)
-class PinnedPackage:
+@record
+class PinnedPackage(Record):
     name: str
     version: str  # the full version to pin: "2.5.1+cu124", or "2.5.1" when PyPI serves the build
     index_url: str | None  # None: PyPI
@@ -25,8 +25,8 @@ class PinnedPackage:
         return f"{self.name}{extras}=={self.version}"
 
 
-@dataclass(frozen=True)
-class Plan:
+@record
+class Plan(Record):
     target: Target
     db_version: str
     accelerator: str  # cpu, cuXYZ, rocmX.Y, mps (of the first framework; `accelerators` has each)
@@ -41,8 +41,8 @@ class Plan:
     builds: Mapping[str, Build] = field(default_factory=dict, compare=False, repr=False)
 
 
-@dataclass(frozen=True)
-class Unsatisfiable:
+@record
+class Unsatisfiable(Record):
     target: Target
     db_version: str
     code: str

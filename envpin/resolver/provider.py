@@ -19,13 +19,13 @@ build out.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from packaging.version import Version
 from resolvelib import AbstractProvider
 
 from envpin.compat.model import Database
+from envpin.record import Record, record
 from envpin.resolver.builds import Build, builds_of
 from envpin.resolver.fitness import Verdict, assess
 from envpin.resolver.target import Target
@@ -37,8 +37,8 @@ if TYPE_CHECKING:
 CUDA = "cuda"
 
 
-@dataclass(frozen=True, eq=False)
-class Candidate:
+@record(eq=False)
+class Candidate(Record):
     name: str
     version: Version  # the package's own public version (0.20.1 for torchvision; 12 for `cuda`)
     build: Build | None = None  # the framework build; for a companion, the torch build it sits beside
@@ -62,8 +62,8 @@ class Candidate:
         return self.name, self.version, self.build.flavor if self.build else ""
 
 
-@dataclass(frozen=True)
-class Requirement:
+@record
+class Requirement(Record):
     name: str
     specifier: SpecifierSet | None  # None: any version (packaging.specifiers costs a solve time to import)
     origin: str  # "the request" or the candidate that asked for it

@@ -8,11 +8,11 @@ lifted. Both sit on top of this module, so neither imports the other's internals
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from resolvelib import BaseReporter, ResolutionImpossible, ResolutionTooDeep, Resolver
 
 from envpin.compat.model import Database
+from envpin.record import Record, record
 from envpin.resolver.accelerators import gpu_kind
 from envpin.resolver.builds import Build, builds_of
 from envpin.resolver.fitness import CHECKS, Verdict
@@ -23,8 +23,8 @@ from envpin.vocabulary.frameworks import COMPANIONS, PACKAGE_ORDER, PACKAGES
 from envpin.vocabulary.variants import CPU, CUDA, ROCM, XPU, kind_of
 
 
-@dataclass(frozen=True)
-class Resolution:
+@record
+class Resolution(Record):
     """What resolvelib made of a request: the provider it asked (its verdicts explain a failure) and the chosen
     candidate per identifier, or None when there is no solution."""
 

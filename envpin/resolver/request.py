@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from envpin.compat.drivers import POLICIES
 from envpin.errors import EnvpinInputError
+from envpin.record import Record, field, record
 from envpin.resolver.urls import checked_index_url
 from envpin.vocabulary.frameworks import FRAMEWORK_OF, FRAMEWORKS, PACKAGE_ORDER, PACKAGES, framework_named
 
@@ -21,8 +21,8 @@ PIP, CONDA_FORGE, PYTORCH_CHANNEL = "pip", "conda-forge", "pytorch-channel"
 CHANNELS = (PIP, CONDA_FORGE, PYTORCH_CHANNEL)
 
 
-@dataclass(frozen=True)
-class Request:
+@record
+class Request(Record):
     frameworks: tuple[str, ...]  # as asked with --framework
     packages: tuple[str, ...]  # what the answer pins, in a stable order
     specifiers: Mapping[str, SpecifierSet]  # user constraints by package

@@ -1,12 +1,9 @@
-"""The machine a solve is for: HostFacts, overridden by target flags, completed from the database.
-
-Each dataclass here has a docstring: without one, `dataclass` writes one with inspect.signature, which
-every solve would pay for."""
+"""The machine a solve is for: HostFacts, overridden by target flags, completed from the database."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from functools import cached_property
 
 from envpin.compat.drivers import driver_max_cuda, parse_driver_version
 from envpin.compat.gpus import intel_family, lookup_amd_gpu, lookup_gpu
@@ -26,11 +23,12 @@ from envpin.facts import (
     is_python_version,
     normalize_arch,
 )
+from envpin.record import Record, record, replace
 from envpin.vocabulary.platforms import platform_key
 
 
-@dataclass(frozen=True)
-class TargetGpu:
+@record
+class TargetGpu(Record):
     """A GPU of the target with its compute capability, and where that came from."""
 
     name: str
@@ -38,8 +36,8 @@ class TargetGpu:
     capability_source: str  # "probe" (NVML / nvidia-smi / the user) or "database"
 
 
-@dataclass(frozen=True)
-class TargetAmdGpu:
+@record
+class TargetAmdGpu(Record):
     """An AMD GPU of the target with its LLVM target (gfx), whether it is an APU's, and where the gfx came from."""
 
     name: str
@@ -48,8 +46,8 @@ class TargetAmdGpu:
     gfx_source: str  # "probe" (amd-smi, rocminfo, sysfs or the user) or "database"
 
 
-@dataclass(frozen=True)
-class TargetIntelGpu:
+@record
+class TargetIntelGpu(Record):
     """An Intel GPU of the target, and the family of xpu.yaml it belongs to (None: not one the xpu builds are for)."""
 
     name: str
@@ -58,8 +56,8 @@ class TargetIntelGpu:
     discrete: bool = False
 
 
-@dataclass(frozen=True)
-class Target:
+@record
+class Target(Record):
     """The machine a solve is for, complete: platform, Python, driver and its CUDA, GPUs of every vendor."""
 
     os: str
@@ -76,7 +74,7 @@ class Target:
     apple_gpus: tuple[str, ...] = ()  # Apple silicon's GPU, by its chip's name
     macos: str | None = None  # the macOS version
 
-    @property
+    @cached_property  # asked for every build judged; kept in the record's __dict__, outside its fields
     def platform(self) -> str:
         return platform_key(self.os, self.arch)
 
@@ -99,8 +97,8 @@ class Target:
         return f"{self.platform}{' (WSL2)' if self.wsl else ''}, Python {self.python}, {driver}, {gpus}{more}"
 
 
-@dataclass(frozen=True)
-class TargetOverrides:
+@record
+class TargetOverrides(Record):
     """The target flags as given (None or empty: not given)."""
 
     os: str | None = None

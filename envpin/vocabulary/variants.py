@@ -11,7 +11,8 @@ applies to the variant names in torch.yaml.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from envpin.record import Record, record
 
 CPU, CUDA, ROCM, XPU = "cpu", "cuda", "rocm", "xpu"  # the kinds of build a tag names
 KINDS = (CUDA, ROCM, XPU, CPU)
@@ -19,8 +20,8 @@ KINDS = (CUDA, ROCM, XPU, CPU)
 TAG = re.compile(r"(cpu|cu(\d{1,2})(\d)|rocm(\d+(?:\.\d+)*)|xpu)")
 
 
-@dataclass(frozen=True)
-class VariantTag:
+@record
+class VariantTag(Record):
     """A tag, parsed: its name, the kind of build it names, and that build's CUDA or ROCm version."""
 
     name: str  # "cu124"

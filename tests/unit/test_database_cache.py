@@ -10,7 +10,7 @@ import pytest
 from envpin.compat import cache
 from envpin.compat.loader import default_database_path, load_database
 from envpin.compat.model import ComputeCapability, Database, Provenance
-from envpin.compat.record import FrozenRecordError
+from envpin.record import FrozenRecordError
 
 STAMPS = "envpin 0.1.0\nsome database\ntorch.yaml:1:2"
 

@@ -73,3 +73,20 @@ def test_the_measurement_sees_yaml_when_a_database_file_needs_pyyaml(tmp_path):
     modules = imported_modules("solve", "--framework", "torch", *FULL_TARGET, "--db", str(database),
                                env={"ENVPIN_NO_CACHE": "1"})
     assert "yaml" in heavy_among(modules)
+
+
+# What a solve for a described target has no use for: `dataclasses` (which imports inspect, ast, dis and
+# tokenize; the solve path's values are `envpin.record` classes), shutil (argparse measures the terminal
+# without it here), the host probes, the project readers and the conda model.
+UNUSED_BY_A_SOLVE = {"dataclasses", "inspect", "shutil", "envpin.host", "envpin.project.collect", "envpin.conda.specs"}
+
+
+def test_a_solve_for_a_described_target_imports_only_what_it_uses():
+    modules = imported_modules("solve", "--framework", "torch", *FULL_TARGET)
+    assert sorted(UNUSED_BY_A_SOLVE & modules) == []
+
+
+def test_the_measurement_sees_the_project_readers_when_a_solve_reads_a_project(tmp_path):
+    (tmp_path / "requirements.txt").write_text("torch==2.5.1\nnumpy\n", encoding="utf-8")
+    modules = imported_modules("solve", *FULL_TARGET, "--project", str(tmp_path))
+    assert {"envpin.project.collect", "dataclasses"} <= modules
