@@ -21,6 +21,7 @@ from envpin.resolver.request import Request, parse_request
 from envpin.resolver.solve import solve
 from envpin.resolver.target import make_target
 from envpin.target_spec import TargetSpec, read_fleet
+from envpin.vocabulary.platforms import conda_subdir
 
 
 @record
@@ -87,14 +88,24 @@ def request_for(options: SolveOptions, project_specs: tuple[str, ...] = (), proj
 
 def read_project(source: ProjectSource | None) -> tuple[Project | None, tuple[str, ...], Mapping[str, list[str]]]:
     """(Project or None, its GPU requirements as specs, where each GPU package is asked for)."""
+    return project_specs_of(collect(source))
+
+
+def collect(source: ProjectSource | None) -> Project | None:
     if source is None:
-        return None, (), {}
+        return None
     directory = Path(source.directory) if source.directory is not None else None
     # Reading a project (TOML, INI, requirement files) is for --project only: kept off a plain solve's imports
     from envpin.project.collect import collect_project  # noqa: PLC0415
-    from envpin.project.gpu import gpu_specs  # noqa: PLC0415
 
-    project = collect_project(directory, source.requirement_files, source.extras, source.groups)
+    return collect_project(directory, source.requirement_files, source.extras, source.groups)
+
+
+def project_specs_of(project: Project | None) -> tuple[Project | None, tuple[str, ...], Mapping[str, list[str]]]:
+    from envpin.project.gpu import gpu_specs  # noqa: PLC0415 - for --project only, as collect
+
+    if project is None:
+        return None, (), {}
     specs, notes, origins = gpu_specs(project)
     return replace(project, notes=project.notes + tuple(notes)), tuple(specs), origins
 
@@ -114,15 +125,19 @@ class PlannedFleet(Record):
 
 
 def plan(options: SolveOptions, target_spec: TargetSpec, database: Database) -> Planned:
-    project, project_specs, origins = read_project(options.project)
-    request = request_for(options, project_specs, project)
+    project = collect(options.project)
     if project is not None:
         target_spec = target_spec.with_python(project.python)
     facts = target_spec.facts()
     target = make_target(database, facts)
     if project is not None:
         _refuse_other_platforms(project, target)
-        project = project.for_target(target.python, target.os)
+        # the target's own lines (a pixi `target.linux-64` table) join the project once the target is known
+        from envpin.project.collect import for_platform  # noqa: PLC0415 - for --project only, as collect
+
+        project = for_platform(project, conda_subdir(target.platform)).for_target(target.python, target.os)
+    project, project_specs, origins = project_specs_of(project)
+    request = request_for(options, project_specs, project)
     refusal = _broken_driver(facts, target_spec, request)
     if refusal is not None:
         answer: Plan | Unsatisfiable = Unsatisfiable(target, database.version, DRIVER_BROKEN, *refusal)
@@ -204,8 +219,6 @@ def _source_args(options: SolveOptions, project: Project | None) -> tuple[str, .
 def _refuse_other_platforms(project: Project, target) -> None:
     """A pixi workspace lists the platforms it installs on: a solve for another one would write an environment
     the project never made (its pins, its conda packages, its features are for those platforms)."""
-    from envpin.vocabulary.platforms import conda_subdir  # noqa: PLC0415 - only a pixi project needs it
-
     if project.platforms and conda_subdir(target.platform) not in project.platforms:
         raise EnvpinInputError(f"{', '.join(project.files)}: the pixi workspace is for {', '.join(project.platforms)}, "
                                f"not {conda_subdir(target.platform)}: add it to the workspace's platforms, or solve "

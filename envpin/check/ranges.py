@@ -57,11 +57,15 @@ def picked_build(pin: Pin, contents: Contents, database: Database, target: Targe
         if not any(target.platform in o.build.platforms for o in matching):
             return Judged(pin, failure=f"no {framework} build that {pin.shown} allows is made for {target.platform} "
                           f"on the indexes this file names ({sources})")
-        return Judged(pin, failure_id="CHK-TARGET-PYTHON", failure=(
-            f"no {framework} release that {pin.shown} allows has a wheel for Python {target.python} on "
-            f"{target.platform} on the indexes this file names ({sources})"))
+        # no wheel for the Python: the newest build for the platform is judged, so every other fact that fails
+        # (its GPU code, the driver) is said beside the Python
+        newest = max((o for o in matching if target.platform in o.build.platforms), key=lambda o: o.version)
+        because = f" (within what {', '.join(line for line, _ in tied)} require)" if tied else ""
+        return Judged(pin, (newest.build,), note=(
+            f"no {framework} release that {pin.shown} allows{because} has a wheel for Python {target.python} on "
+            f"{target.platform} on the indexes this file names ({sources}); the newest, {newest.build.label}"))
     best = max(offers, key=lambda o: o.version)
-    because = f", as {', '.join(line for line, _ in tied)} require{'s' if len(tied) == 1 else ''}" if tied else ""
+    because = f", within what {', '.join(line for line, _ in tied)} require" if tied else ""
     note = f"for {pin.shown} the installer takes {best.build.label} (from {best.source}{because})"
     # a CPU build the file asks for by name: PyTorch's cpu index, `jax[cpu]`, tensorflow-cpu
     explicit_cpu = best.build.kind == "cpu" and (best.source.endswith("/cpu") or "cpu" in pin.extras

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
@@ -9,6 +10,8 @@ from envpin.errors import EnvpinInputError
 from envpin.project.model import CPU_PACKAGES, GPU_PACKAGE_ALIASES, Project, ProjectRequirement
 from envpin.project.readers import (
     Entries,
+    conda_dependency,
+    parse_requirement,
     read_environment_yml,
     read_pyproject,
     read_requirements_txt,
@@ -152,7 +155,27 @@ def _project(entries: Entries, files: list[str]) -> Project:
         cpu_only=cpu_only,
         python_tied=tuple(dict.fromkeys(entries.python_tied)),
         platforms=platforms,
+        by_platform=tuple(entries.by_platform),
     )
+
+
+def for_platform(project: Project, subdir: str) -> Project:
+    """The project with its platform-specific lines (pixi's `target.<selector>` tables) for `subdir` joined in,
+    and those for other platforms said to be left out."""
+    if not project.by_platform:
+        return project
+    entries = Entries()
+    for subdirs, manager, text, origin in project.by_platform:
+        if subdir not in subdirs:
+            entries.notes.append(f"{origin}: `{text}` is for {', '.join(subdirs)}, not {subdir}; left out")
+        elif manager == "pip":
+            entries.requirements.append(parse_requirement(text, origin))
+        else:
+            conda_dependency(text, origin, entries)
+    requirements = _merge_same_name(list(project.requirements) + entries.requirements)
+    return replace(project, requirements=tuple(requirements), by_platform=(),
+                   conda_packages=tuple(dict.fromkeys(project.conda_packages + tuple(entries.conda_packages))),
+                   notes=project.notes + tuple(entries.notes))
 
 
 def _cpu_only(requirements: list[ProjectRequirement], torch_indexes: list[str], entries: Entries) -> tuple[str, ...]:

@@ -53,6 +53,7 @@ class Project(Record):
     cpu_only: tuple[str, ...] = ()  # frameworks the project asks for as CPU builds by name: they stay CPU
     python_tied: tuple[str, ...] = ()  # conda specs of a `conda env export` whose build was for its Python
     platforms: tuple[str, ...] = ()  # the conda subdirs a pixi workspace installs on; empty: any
+    by_platform: tuple[tuple[tuple[str, ...], str, str, str], ...] = ()  # (subdirs, manager, text, origin) lines
 
     def for_target(self, python: str, os_name: str) -> Project:
         """The project for the machine solved: a package with wheels for Linux only (triton) is left out

@@ -34,10 +34,12 @@ class Entries:
     notes: list[str] = field(default_factory=list)
     python_tied: list[str] = field(default_factory=list)  # exported conda specs whose build named the Python
     platforms: list[str] = field(default_factory=list)  # pixi's workspace platforms (conda subdirs): where it installs
+    # pixi `target.<selector>` lines: (conda subdirs, manager, text, origin), joined once the target is known
+    by_platform: list[tuple[tuple[str, ...], str, str, str]] = field(default_factory=list)
 
     def extend(self, other: Entries) -> None:
         for name in ("requirements", "constraints", "other_lines", "index_options", "conda_packages", "channels", "notes",
-                     "python_tied", "platforms"):
+                     "python_tied", "platforms", "by_platform"):
             getattr(self, name).extend(getattr(other, name))
         self.python = self.python or other.python
 
@@ -194,10 +196,12 @@ def read_pyproject(text: str, name: str, extras: tuple[str, ...], groups: tuple[
                 entries.notes.append(f"{origin}: pixi's system-requirements cuda {entry.text.split(' ', 1)[1]} "
                                      "is decided by the target's driver instead")
             elif entry.platforms:
-                entries.notes.append(f"{origin}: conda `{entry.text}` is only for {', '.join(entry.platforms)}; "
-                                     "left out")
+                entries.by_platform.append((entry.platforms, "conda", entry.text, origin))
             else:
-                _conda_dependency(entry.text, origin, entries)
+                conda_dependency(entry.text, origin, entries)
+            continue
+        if entry.platforms:
+            entries.by_platform.append((entry.platforms, "pip", entry.text, origin))
             continue
         if (entry.text, ",".join(labels)) in seen:
             continue  # one line with a uv source per extra: the same requirement once
@@ -273,7 +277,7 @@ def read_environment_yml(text: str, name: str, include: Callable[[str, bool], En
         elif isinstance(item, str):
             spec = _exported_spec(item.strip(), moved) if export else item.strip()
             if spec is not None:
-                _conda_dependency(spec, origin, entries)
+                conda_dependency(spec, origin, entries)
                 if export and _names_python(item.strip().rsplit("=", 1)[-1]) and spec in entries.conda_packages:
                     entries.python_tied.append(spec)
         else:
@@ -370,7 +374,7 @@ def _export_notes(name: str, moved: dict[str, list[str]]) -> list[str]:
     return notes
 
 
-def _conda_dependency(spec: str, origin: str, entries: Entries) -> None:
+def conda_dependency(spec: str, origin: str, entries: Entries) -> None:
     channel, _, rest = spec.rpartition("::")
     match = re.match(r"^([A-Za-z0-9_.\-]+)\s*(.*)$", rest)
     if not match:

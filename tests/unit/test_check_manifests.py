@@ -6,6 +6,7 @@ from __future__ import annotations
 from envpin.check import check_text
 from envpin.check.formats import kind_of
 from envpin.check.targets import configured_target
+from envpin.project.collect import collect_project, for_platform
 from envpin.project.readers import read_manifest, read_pyproject
 from envpin.target_spec import NamedTarget, TargetSpec
 
@@ -127,3 +128,16 @@ def test_solve_project_reads_the_same_manifest_for_the_extras_asked_for():
     pixi = read_pyproject(PIXI, "pixi.toml", (), ())
     assert [r.text for r in pixi.requirements] == ["numpy>=1.26"] and pixi.python == "3.11"
     assert any("pixi features cuda are not solved" in n for n in pixi.notes)
+
+
+def test_solve_project_joins_a_pixi_target_table_once_the_target_is_known(tmp_path):
+    (tmp_path / "pixi.toml").write_text(
+        '[workspace]\nchannels = ["conda-forge"]\nplatforms = ["linux-64", "win-64"]\n\n'
+        '[target.linux-64.pypi-dependencies]\ntorch = { version = ">=2.5", index = "https://download.pytorch.org/whl/cu124" }\n'
+        '[target.win-64.pypi-dependencies]\ntorch = { version = ">=2.5", index = "https://download.pytorch.org/whl/cpu" }\n',
+        encoding="utf-8")
+    project = collect_project(tmp_path)
+    assert project.requirements == () and len(project.by_platform) == 2
+    linux = for_platform(project, "linux-64")
+    assert [r.text for r in linux.requirements] == ["torch>=2.5"]
+    assert any("is for win-64, not linux-64; left out" in note for note in linux.notes)
