@@ -102,10 +102,10 @@ def collect(source: ProjectSource | None) -> Project | None:
 
 
 def project_specs_of(project: Project | None) -> tuple[Project | None, tuple[str, ...], Mapping[str, list[str]]]:
-    from envpin.project.gpu import gpu_specs  # noqa: PLC0415 - for --project only, as collect
-
     if project is None:
         return None, (), {}
+    from envpin.project.gpu import gpu_specs  # noqa: PLC0415 - for --project only, as collect
+
     specs, notes, origins = gpu_specs(project)
     return replace(project, notes=project.notes + tuple(notes)), tuple(specs), origins
 

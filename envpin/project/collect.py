@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from envpin.project.readers import (
     read_requirements_txt,
     read_setup_cfg,
 )
+from envpin.record import replace
 from envpin.userfiles import read_text
 
 PROJECT_FILES = ("pyproject.toml", "pixi.toml", "setup.cfg", "environment.yml", "environment.yaml")
