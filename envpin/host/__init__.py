@@ -62,7 +62,10 @@ def detect_host(
                 "start it with --gpus all (Docker) or the NVIDIA Container Toolkit to see the GPU"
             )
 
-    others = _detect_other_gpus(runner, os_label, fs_root, timeout, notes)
+    # Windows asks PowerShell (a second or so): only `envpin detect`, or a machine without an NVIDIA driver, whose
+    # answer an Intel or AMD adapter can change
+    windows_too = probe_environment or driver is None
+    others = _detect_other_gpus(runner, os_label, fs_root, timeout, notes) if os_label != "windows" or windows_too else None
     gpus = list(gpus) + [replace(gpu, index=len(gpus) + i) for i, gpu in enumerate(others.gpus if others else [])]
     facts = HostFacts(
         os=os_label,
@@ -201,7 +204,7 @@ def _detect_other_gpus(runner, os_label: str, fs_root: str, timeout: float, note
 
 
 def _other_gpus_worth_trying(os_label: str, fs_root: str) -> bool:
-    if os_label == "macos":
+    if os_label in ("macos", "windows"):
         return True
     if os_label != "linux":
         return False

@@ -3,7 +3,8 @@
 AMD (Linux): `amd-smi static --json` -> `rocminfo` -> `rocm_agent_enumerator` (targets only) -> the KFD topology in
 sysfs (`/sys/class/kfd/kfd/topology/nodes/*/properties`, `gfx_target_version`), stopping at the first that names
 the GPUs; the installed ROCm from `/opt/rocm*/.info/version`. Intel (Linux): `xpu-smi discovery` ->
-`sycl-ls` -> the i915/xe driver of the DRM cards in sysfs (PCI vendor 0x8086). Apple: `sysctl -n
+`sycl-ls` -> the i915/xe driver of the DRM cards in sysfs (PCI vendor 0x8086). Windows: the display adapters
+(`Get-CimInstance Win32_VideoController`: name, vendor, driver version). Apple: `sysctl -n
 machdep.cpu.brand_string` and `sw_vers -productVersion`. Every command runs under the Runner's timeout; a source
 that fails adds a note and the next one is tried. Loaded only by `envpin detect` and the commands that probe
 this machine (`envpin.host.detect_host`), never by a solve for another machine.
@@ -153,6 +154,72 @@ def parse_cpu_brand(text: str) -> str | None:
     return value if value.startswith("Apple ") else None
 
 
+# ---------------------------------------------------------------- pure parsers: Windows
+
+_PCI_VENDORS = {"1002": "amd", "8086": "intel", "10de": "nvidia"}
+WINDOWS_ADAPTERS = ["powershell", "-NoProfile", "-NonInteractive", "-Command",
+                    "Get-CimInstance Win32_VideoController | Format-List Name,AdapterCompatibility,DriverVersion,PNPDeviceID"]
+
+
+@dataclass(frozen=True)
+class Adapter:
+    name: str
+    vendor: str  # amd | intel | nvidia | other
+    driver_version: str | None = None
+
+
+def parse_video_controllers(text: str) -> list[Adapter]:
+    """Windows' display adapters (Win32_VideoController) as PowerShell prints them: `Format-List` (`Name : ...`),
+    wmic's `/value` form (`Caption=...`), or a `Format-Table` with Name first and DriverVersion last."""
+    lines = text.splitlines()
+    if len(lines) > 1 and lines[0].startswith("Name") and set(lines[1].strip()) <= {"-", " "} and lines[1].strip():
+        return _video_table(lines)
+    records: list[dict[str, str]] = [{}]
+    for line in lines:
+        match = re.match(r"^\s*(\w+)\s*(?::|=)\s?(.*?)\s*$", line)
+        if not line.strip():
+            if records[-1]:
+                records.append({})
+        elif match:
+            if match.group(1) in records[-1]:
+                records.append({})
+            records[-1][match.group(1)] = match.group(2)
+    return [a for a in (_adapter(r) for r in records if r) if a is not None]
+
+
+def _video_table(lines: list[str]) -> list[Adapter]:
+    starts = [m.start() for m in re.finditer(r"-+", lines[1])]
+    headers = [lines[0][start:end].strip() for start, end in zip(starts, [*starts[1:], None], strict=True)]
+    adapters = []
+    for line in lines[2:]:
+        cells = [line[start:end].strip() for start, end in zip(starts, [*starts[1:], None], strict=True)]
+        adapter = _adapter(dict(zip(headers, cells, strict=True))) if line.strip() else None
+        if adapter is not None:
+            adapters.append(adapter)
+    return adapters
+
+
+def _adapter(record: dict[str, str]) -> Adapter | None:
+    name = record.get("Name") or record.get("Caption") or ""
+    if not name:
+        return None
+    vendor_text = record.get("AdapterCompatibility", "").lower()
+    pci = re.search(r"VEN_([0-9A-Fa-f]{4})", record.get("PNPDeviceID", ""))
+    if "advanced micro devices" in vendor_text or "amd" in vendor_text.split():
+        vendor = "amd"
+    elif "intel" in vendor_text:
+        vendor = "intel"
+    elif "nvidia" in vendor_text:
+        vendor = "nvidia"
+    elif pci:
+        vendor = _PCI_VENDORS.get(pci.group(1).lower(), "other")
+    else:
+        from envpin.facts import gpu_vendor  # noqa: PLC0415 - the name's own vendor words, when nothing else says
+
+        vendor = gpu_vendor(name) if re.search(r"amd|radeon|intel|arc", name, re.IGNORECASE) else "other"
+    return Adapter(name, vendor, record.get("DriverVersion") or None)
+
+
 # ---------------------------------------------------------------- the probes
 
 
@@ -163,6 +230,12 @@ def detect_other_gpus(runner: Runner, os_label: str, fs_root: str, timeout: floa
         report.gpus += [Gpu(0, g.name, None, vendor="amd", gfx=g.gfx, integrated=g.integrated) for g in amd]
         report.rocm = _installed_rocm(fs_root)
         report.gpus += [Gpu(0, name, None, vendor="intel") for name in _intel(runner, fs_root, timeout, report.notes)]
+    elif os_label == "windows":
+        adapters = _run(runner, WINDOWS_ADAPTERS, timeout, parse_video_controllers, report.notes)
+        for adapter in adapters:
+            if adapter.vendor in ("amd", "intel"):
+                generic = re.fullmatch(r"AMD Radeon(\(TM\))? Graphics", adapter.name) is not None
+                report.gpus.append(Gpu(0, adapter.name, None, vendor=adapter.vendor, integrated=True if generic else None))
     elif os_label == "macos":
         chip = _first_line_of(runner, ["sysctl", "-n", "machdep.cpu.brand_string"], timeout, parse_cpu_brand, report.notes)
         if chip:

@@ -88,7 +88,7 @@ def _no_rocm_here(database: Database, target: Target, build: Build) -> str:
 def _left_out_integrated(target: Target) -> list[str]:
     integrated = [g for g in target.amd_gpus if g.integrated]
     if integrated and any(not g.integrated for g in target.amd_gpus):
-        names = ", ".join(f"{g.name} ({g.gfx})" for g in integrated)
+        names = ", ".join(f"{g.name} ({g.gfx or 'target unknown'})" for g in integrated)
         return [f"{names}: an integrated GPU beside a discrete one; the build is chosen for the discrete GPU"]
     return []
 
@@ -146,6 +146,8 @@ def check_amd_gpus(database: Database, target: Target, build: Build, reasons: li
     if gfx.provenance.unverified:
         unverified.append(gfx.provenance.unverified)
     for gpu in gpus:
+        if not gpu.gfx:
+            return f"the target of {gpu.name} is not known (its name does not say): give it with --gfx gfxNNNN"
         if gpu.gfx not in gfx.targets:
             return f"{build.flavor} has no kernels for {gpu.name} ({gpu.gfx}); it was built for {gfx.describe()}"
         gap = next((g for g in database.accelerators.library_gaps if g.gfx == gpu.gfx

@@ -6,7 +6,7 @@ import re
 from functools import cached_property
 
 from envpin.compat.drivers import driver_max_cuda, parse_driver_version
-from envpin.compat.gpus import intel_family, lookup_amd_gpu, lookup_gpu
+from envpin.compat.gpus import amd_name_key, intel_family, lookup_amd_gpu, lookup_gpu
 from envpin.compat.model import ComputeCapability, Database
 from envpin.errors import EnvpinInputError
 from envpin.facts import (
@@ -41,9 +41,9 @@ class TargetAmdGpu(Record):
     """An AMD GPU of the target with its LLVM target (gfx), whether it is an APU's, and where the gfx came from."""
 
     name: str
-    gfx: str
+    gfx: str  # "" when not known (an APU whose generic name Windows prints): `--gfx` says it
     integrated: bool
-    gfx_source: str  # "probe" (amd-smi, rocminfo, sysfs or the user) or "database"
+    gfx_source: str  # "probe" (amd-smi, rocminfo, sysfs or the user), "database" or "unknown"
 
 
 @record
@@ -230,6 +230,8 @@ def _target_amd_gpu(database: Database, gpu: Gpu) -> TargetAmdGpu:
     integrated = gpu.integrated if gpu.integrated is not None else bool(model and model.kind == "APU")
     if gpu.gfx:
         return TargetAmdGpu(gpu.name, gpu.gfx, integrated, "probe")
+    if model is None and gpu.integrated and not amd_name_key(gpu.name):
+        return TargetAmdGpu(gpu.name, "", True, "unknown")  # an APU's generic name, as Windows prints it
     if model is None:
         raise EnvpinInputError(
             f"unknown AMD GPU {gpu.name!r}: not in the compatibility database {database.version}; pass its target "

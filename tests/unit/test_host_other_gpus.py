@@ -9,9 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from envpin.facts import to_json
+from envpin.facts import Gpu, HostFacts, PythonInfo, to_json
 from envpin.host import detect_host, other_gpus
 from envpin.host.runner import SubprocessRunner
+from envpin.resolver.plan import Plan
+from envpin.resolver.request import parse_request
+from envpin.resolver.solve import solve
+from envpin.resolver.target import make_target
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "host"
 
@@ -162,3 +166,34 @@ def test_detect_host_reports_the_amd_gpu_beside_no_nvidia(tmp_path, monkeypatch)
     document = to_json(facts)
     assert facts.driver is None
     assert [(g["vendor"], g["name"], g["gfx"]) for g in document["gpus"]] == [("amd", "Radeon RX 7900 XTX", "gfx1100")]
+
+
+def test_windows_display_adapters_in_the_three_forms():
+    table = other_gpus.parse_video_controllers(fixture("windows/video_controller_table_ollama_5124.txt"))
+    assert [(a.name, a.vendor, a.driver_version) for a in table] == [
+        ("AMD Radeon(TM) Graphics", "amd", "31.0.24019.1006"), ("AMD Radeon RX 7900 XTX", "amd", "31.0.24019.1006")]
+    listed = other_gpus.parse_video_controllers(fixture("windows/video_controller_fl_intel_uhd_systeminformation_790.txt"))
+    assert [(a.name, a.vendor) for a in listed] == [("Intel(R) UHD Graphics", "intel")]
+    value = other_gpus.parse_video_controllers(fixture("windows/video_controller_wmic_value_dd_monitor_44.txt"))
+    assert [(a.name, a.vendor, a.driver_version) for a in value] == [
+        ("Intel(R) HD Graphics 5500", "intel", "20.19.15.5058")]
+
+
+def test_a_windows_apu_beside_a_card_solves_for_the_card(database):
+    adapters = other_gpus.parse_video_controllers(fixture("windows/video_controller_table_ollama_5124.txt"))
+    gpus = tuple(Gpu(i, a.name, None, vendor=a.vendor, integrated=True if "(TM) Graphics" in a.name else None)
+                 for i, a in enumerate(adapters))
+    facts = HostFacts(os="windows", arch="x86_64", python=PythonInfo("3.11"), gpus=gpus)
+    answer = solve(database, make_target(database, facts), parse_request(["torch"], []))
+    assert isinstance(answer, Plan) and answer.accelerator == "cpu"
+    assert any("none for Windows" in reason for reason in answer.reasons)
+
+
+def test_windows_adapters_through_powershell(tmp_path, monkeypatch):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    _tool(bin_dir, "powershell", fixture("windows/video_controller_table_ollama_5124.txt"))
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}/usr/bin{os.pathsep}/bin")
+    report = other_gpus.detect_other_gpus(SubprocessRunner(), "windows", str(tmp_path), timeout=5)
+    assert [(g.vendor, g.name, g.integrated) for g in report.gpus] == [
+        ("amd", "AMD Radeon(TM) Graphics", True), ("amd", "AMD Radeon RX 7900 XTX", None)]
