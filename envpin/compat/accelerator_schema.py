@@ -9,7 +9,6 @@ by `envpin.compat.schema.build_database`, with its nodes and citations.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from envpin.compat.gpus import amd_name_key
@@ -27,7 +26,8 @@ from envpin.compat.model import (
     Variant,
     VendorIndex,
 )
-from envpin.record import replace
+from envpin.record import Record, replace
+from envpin.record import record as frozen_record
 from envpin.vocabulary.platforms import PLATFORMS
 
 if TYPE_CHECKING:  # the schema imports this module (lazily) and hands it its nodes and citations
@@ -42,8 +42,8 @@ GPU_KINDS = ("dGPU", "APU")
 COMPANION_NAMES = ("torchvision", "torchaudio")
 
 
-@dataclass(frozen=True)
-class AcceleratorFacts:
+@frozen_record
+class AcceleratorFacts(Record):
     """What the four files say, ready to be laid over torch.yaml's releases."""
 
     tables: AcceleratorTables
