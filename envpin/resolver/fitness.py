@@ -109,7 +109,7 @@ def driver_requirement(database: Database, target: Target, build: Build, policy:
     if stated:
         rule = f"{build.framework}'s stated minimum for CUDA {build.cuda_major}"
         return DriverRequirement(stated, rule, Provenance(()))
-    return minimum_driver(database, build.gpu_cuda, target.os, policy)
+    return minimum_driver(database, build.gpu_cuda, target.driver_os, policy)
 
 
 def _check_driver(
@@ -117,7 +117,7 @@ def _check_driver(
 ) -> Rejection | None:
     requirement = driver_requirement(database, target, build, policy)
     if requirement is None:
-        return Rejection("driver", f"the database has no driver minimum for CUDA {build.cuda} on {target.os}")
+        return Rejection("driver", f"the database has no driver minimum for CUDA {build.cuda} on {target.driver_os}")
     if requirement.provenance.unverified:
         unverified.append(requirement.provenance.unverified)
     what = _short(build)

@@ -79,6 +79,12 @@ class Target(Record):
         return platform_key(self.os, self.arch)
 
     @property
+    def driver_os(self) -> str:
+        """Whose driver minimums apply: WSL2 runs Linux programs on the Windows driver (nvidia-smi there prints the
+        Windows driver's version), so NVIDIA's Windows column decides, not the Linux one."""
+        return "windows" if self.wsl else self.os
+
+    @property
     def has_nvidia(self) -> bool:
         return self.driver is not None
 
@@ -203,7 +209,8 @@ def make_target(database: Database, facts: HostFacts) -> Target:
         parse_driver_version(driver)
     driver_cuda = None
     if facts.driver is not None:
-        driver_cuda = facts.driver.cuda or driver_max_cuda(database, facts.driver.version, facts.os)
+        driver_os = "windows" if facts.wsl else facts.os  # as Target.driver_os
+        driver_cuda = facts.driver.cuda or driver_max_cuda(database, facts.driver.version, driver_os)
     # A name with no vendor word that AMD's table knows (`MI300X`) is AMD's, unless NVIDIA's table knows it too
     gpus = [replace(gpu, vendor="amd") if gpu.vendor == "nvidia" and not gpu.compute_capability
             and lookup_gpu(database, gpu.name) is None and lookup_amd_gpu(database, gpu.name) is not None else gpu
