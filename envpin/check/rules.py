@@ -32,11 +32,12 @@ from envpin.check.variants import (
     serves_every_variant,
     split_local,
 )
+from envpin.compat.model import CUDA_CHECKS, PYPI_INDEX
 from envpin.vocabulary.frameworks import FRAMEWORKS
 from envpin.vocabulary.variants import kind_of
 
 if TYPE_CHECKING:
-    from envpin.compat.model import Database, TorchRelease
+    from envpin.compat.model import Companion, Database, TorchRelease
 
 TORCH_INDEX = "https://download.pytorch.org/whl"
 
@@ -56,6 +57,7 @@ PROBLEMS: dict[str, tuple[str, str]] = {
     "CHK-HASH-UNPINNED": ("error", "hash-checking mode, but a requirement is not pinned with =="),
     "CHK-TORCH-COMPANION-MISMATCH": ("error", "torchvision/torchaudio from another torch release than the torch pinned"),
     "CHK-TORCH-VARIANT-MISMATCH": ("error", "torch and its companions are different builds (+cu118 beside +cu121, cpu beside CUDA)"),
+    "CHK-COMPANION-IMPORT": ("error", "a companion build whose import-time CUDA check fails beside torch's build (torchaudio 2.11.0, CUDA 13.0, beside torch +cu132)"),
     "CHK-CUDA-MAJOR-MISMATCH": ("error", "one environment mixes CUDA majors across torch, JAX, TensorFlow, nvidia-* and conda CUDA packages"),
     "CHK-CUDA-LIBRARY-PIN": ("error", "an nvidia-* pin the framework build's own requirement excludes"),
     "CHK-JAX-PLUGIN-MISMATCH": ("error", "jax-cudaNN-plugin/pjrt of another release than jax needs"),
@@ -255,8 +257,13 @@ def _paired_torch_releases(database: Database, companion: Pin) -> list[TorchRele
         return []
     return [
         r for r in database.torch_releases
-        if companion.name in r.companions and Version(r.companions[companion.name].version) == wanted
+        if companion.name in r.companions and wanted in _companion_versions(r.companions[companion.name])
     ]
+
+
+def _companion_versions(companion: Companion) -> set[Version]:
+    """Every version a torch release pairs (torch 2.13.0: torchaudio 2.11.0, and 2.11.1 beside its cu132 build)."""
+    return {Version(companion.version), *(Version(b.version) for b in companion.builds)}
 
 
 def _companion_problems(companion: Pin, partners: list[Pin], contents: Contents, database: Database) -> list[Problem]:
@@ -290,6 +297,9 @@ def _companion_problems(companion: Pin, partners: list[Pin], contents: Contents,
             f"but torch here is {torch.shown} ({torch.where}); its compiled operators fail to load against another torch",
             fix,
         )]
+    recorded = _import_problems(companion, matching, contents, database)
+    if recorded is not None:
+        return recorded  # the database records the pinned build: its import check decides
     if not any(r.companions[companion.name].per_variant for r in paired):
         return []  # one wheel serves every variant (torchaudio 2.11.1): nothing to compare
     mine = flavour(companion, contents)
@@ -303,6 +313,54 @@ def _companion_problems(companion: Pin, partners: list[Pin], contents: Contents,
             _same_build_fix(companion, torch, other),
         )]
     return []
+
+
+def _only_pypi_serves(pin: Pin, release: TorchRelease, variants: set[str]) -> bool:
+    """The database records this companion version on PyPI and on none of the file's PyTorch indexes (torchaudio
+    2.11.1 beside a cu132 torch: the cu132 index has no torchaudio 2.11)."""
+    record = release.companions.get(pin.name)
+    builds = [b for b in record.builds if b.version == public(pin)] if record else []
+    return any(b.index == PYPI_INDEX for b in builds) and not any(b.index in variants for b in builds)
+
+
+def _import_problems(companion: Pin, torches: list[Pin], contents: Contents, database: Database) -> list[Problem] | None:
+    """Where the file decides torch's variant and the database records the companion build the pin names (its
+    index, CUDA and import-time check), whether `import` of it succeeds beside that torch; None where either is
+    not known, for the other rules to judge."""
+    if companion.manager != "pip":
+        return None
+    mine = bound_variant(companion, contents)
+    for torch in (t for t in torches if t.manager == "pip"):
+        release = torch_release_of(database, public(torch))
+        variant = release.variants.get(bound_variant(torch, contents) or "") if release else None
+        record = release.companions.get(companion.name) if release else None
+        if release is None or variant is None or record is None:
+            continue
+        named = [b for b in record.builds if b.version == public(companion)
+                 and (b.index == mine if mine else b.index == PYPI_INDEX)]
+        if not named or any(b.cuda_check not in CUDA_CHECKS for b in named):
+            continue  # the shorthand's builds record no import check: the variant rules judge them
+        if any(b.imports_beside(variant) for b in named):
+            return []
+        build = named[0]
+        built = f"built for CUDA {build.cuda}" if build.cuda else "a CPU build"
+        check = {"minor": "compares the CUDA major.minor with torch's at import and raises RuntimeError",
+                 "major": "compares the CUDA major with torch's at import and raises RuntimeError"}.get(
+            build.cuda_check, "has no code for torch's build")
+        paired = next((b for b in record.builds if b.imports_beside(variant)
+                       and b.index in (variant.name, PYPI_INDEX)), None)
+        fix = (f"pin {companion.name}=={paired.version}" + (f"+{paired.index} from {_index_url(paired.index)}"
+                                                            if paired.index != PYPI_INDEX else " from PyPI")
+               if paired else f"the database has no {companion.name} build for torch {public(torch)}+{variant.name}: "
+               "leave it out, or pick another torch build")
+        source = "PyPI's" if build.index == PYPI_INDEX else f"the {build.index} index's"
+        return [problem(
+            "CHK-COMPANION-IMPORT", companion.where,
+            f"{companion.shown} is {source} {companion.name} {build.version}, {built}; it {check}, and torch is "
+            f"{torch.shown} (CUDA {variant.cuda or 'none'}, {torch.where})",
+            fix,
+        )]
+    return None
 
 
 def _same_build_fix(companion: Pin, torch: Pin, torch_flavour: Flavour) -> str:
@@ -523,6 +581,8 @@ def _plain_pin(pin: Pin, contents: Contents, database: Database) -> list[Problem
                 f"pin a torch that index serves, or change the index to one of {', '.join(release.variants)}",
             )]
         variants = set(offered)
+    if pin.name != "torch" and release is not None and _only_pypi_serves(pin, release, variants):
+        return []  # PyPI's wheel is the only build of this version: nothing shadows it (CHK-COMPANION-IMPORT judges it)
     wanted = sorted(variants)[0]
     if pypi:
         builds = _pypi_builds(release)

@@ -174,14 +174,59 @@ class Variant(Record):
         return "cpu"
 
 
+PYPI_INDEX = "pypi"  # a companion build's `index` when PyPI serves it (otherwise the PyPI-torch variant's name)
+CUDA_CHECKS = ("none", "major", "minor")  # what a companion compares with torch.version.cuda at import, as read
+SAME_BUILD = "same"  # the shorthand's builds: paired only with torch of the same CUDA; their own check was not read
+
+
+@record
+class CompanionBuild(Record):
+    """One build of a companion (a torchvision or torchaudio wheel): where it is served, the CUDA it was compiled
+    with, and what it checks at `import`. torchaudio 2.11.0 raises RuntimeError at import unless torch's CUDA
+    major.minor equals its own (`minor`); torchvision and torchaudio 2.11.1 compare the major only (`major`)."""
+
+    version: str
+    index: str  # PYPI_INDEX, or the PyTorch index that serves it: a variant name (cu126, cpu, rocm6.2)
+    platforms: tuple[str, ...]
+    cuda: str | None  # the CUDA it was compiled with; None: a CPU build (or a ROCm build on a rocm index)
+    cuda_check: str  # one of CUDA_CHECKS, or SAME_BUILD
+    torch: str | None  # its Requires-Dist on torch (a PEP 440 specifier); None: it declares none
+    provenance: Provenance
+
+    def imports_beside(self, variant: Variant) -> bool:
+        """Whether `import` of this build succeeds beside a torch build of `variant` (and keeps its GPU code)."""
+        if variant.kind == "rocm":
+            return self.index == variant.name  # the ROCm index's own build
+        if variant.kind == "cpu" or variant.cuda is None:
+            return self.cuda is None  # a CUDA torchaudio needs CUDA libraries a CPU torch does not bring
+        if self.cuda is None:
+            return False  # a CPU build beside CUDA torch imports, but without its GPU code: not a pair
+        mine, theirs = self.cuda.split("."), variant.cuda.split(".")
+        if self.cuda_check in ("minor", SAME_BUILD):
+            return mine[:2] == theirs[:2]
+        return mine[0] == theirs[0]  # `major`, and `none`: libcudart's soname is per major
+
+
 @record
 class Companion(Record):
-    """torchvision / torchaudio release paired with a torch release."""
+    """torchvision / torchaudio paired with a torch release: its builds, each with where it is served."""
 
     name: str
-    version: str
-    per_variant: bool
+    version: str  # the release recorded for this torch release (what conda-forge pairs; the first of `builds`)
+    per_variant: bool  # the shorthand form: one +variant build on every index torch is on (False: PyPI's only)
     provenance: Provenance
+    builds: tuple[CompanionBuild, ...] = ()  # as read, in preference order; empty: the short form (see pairs_beside)
+
+    def pairs_beside(self, variant: Variant, platform: str, from_pypi: bool) -> tuple[CompanionBuild, ...]:
+        """The builds that install and import beside torch's `variant` on `platform`: served where the plan's
+        torch comes from (PyPI, or its variant's index with PyPI behind it), and passing the import check."""
+        if not self.builds:
+            # the short form: the same build as torch's (same CUDA), where torch's is; `per_variant: false`, PyPI's
+            index = PYPI_INDEX if from_pypi or not self.per_variant else variant.name
+            return (CompanionBuild(self.version, index, (platform,), variant.cuda, SAME_BUILD, None, self.provenance),)
+        indexes = (PYPI_INDEX,) if from_pypi else (variant.name, PYPI_INDEX)
+        return tuple(b for b in self.builds
+                     if platform in b.platforms and b.index in indexes and b.imports_beside(variant))
 
 
 @record

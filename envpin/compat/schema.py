@@ -16,9 +16,12 @@ from envpin.compat.files import FILES, OPTIONAL_FILES
 from envpin.compat.gpus import gpu_name_key
 from envpin.compat.model import (
     CONDA_FRAMEWORKS,
+    CUDA_CHECKS,
+    PYPI_INDEX,
     AndCudaExtra,
     ArchList,
     Companion,
+    CompanionBuild,
     ComputeCapability,
     CondaRelease,
     CudaToolkit,
@@ -328,14 +331,15 @@ def _torch_releases(node: _Node, arch_sets: dict[str, ArchList], cited: _Citatio
     releases = []
     for record, version in _releases(node, "torch"):
         variants = {name: _variant(name, child, arch_sets, cited) for name, child in record.child("variants").items()}
+        pypi = _pypi_table(record.child("pypi"), variants)
         releases.append(
             TorchRelease(
                 version=version,
                 released=_text(record.child("released").value),
                 python=_python_table(record.child("python")),
-                pypi=_pypi_table(record.child("pypi"), variants),
+                pypi=pypi,
                 variants=variants,
-                companions=_companions(record, cited),
+                companions=_companions(record, version, variants, cited),
                 known_issues=_known_issues(record.child("known_issues"), cited),
                 provenance=cited.provenance(record),
                 added=_added(record),
@@ -420,20 +424,70 @@ def _pypi_table(node: _Node, variants: dict[str, Variant]) -> dict[str, str]:
     return table
 
 
-def _companions(record: _Node, cited: _Citations) -> dict[str, Companion]:
+def _companions(record: _Node, version: Version, variants: dict[str, Variant], cited: _Citations) -> dict[str, Companion]:
+    """A companion is either the short form `{version, sources}` (the same build as torch's, where torch's is:
+    Companion.pairs_beside) or `{version, builds: [...]}` with each build's index, CUDA and import check as read."""
     companions = {}
     for name in ("torchvision", "torchaudio"):
         if not record.has(name):
             continue
         node = record.child(name)
         per_variant = node.child("per_variant").value
+        provenance = cited.provenance(node)
+        companion_version = node.child("version").string(what="a version")
+        builds = tuple(b for child in node.child("builds").sequence()
+                       for b in _companion_builds(child, version, variants, cited)) if node.has("builds") else ()
         companions[name] = Companion(
             name=name,
-            version=node.child("version").string(what="a version"),
+            version=companion_version,
             per_variant=True if per_variant is None else bool(per_variant),
-            provenance=cited.provenance(node),
+            provenance=provenance,
+            builds=builds,
         )
     return companions
+
+
+def _companion_builds(node: _Node, release: Version, variants: dict[str, Variant],
+                      cited: _Citations) -> list[CompanionBuild]:
+    """One `builds:` entry: `index: pypi` (with its platforms and `cuda` as read in the wheel) or `indexes: [...]`
+    of the release's variants (the +variant build on each, built for that variant's CUDA)."""
+    version = node.child("version").string(what="a version")
+    check = node.child("cuda_check").string(what="a CUDA check")
+    if check and check not in CUDA_CHECKS:
+        node.child("cuda_check").fail(f"{check!r} is not one of {', '.join(CUDA_CHECKS)}")
+    torch = node.child("torch").optional_string(what="a version specifier such as >=2.11")
+    if torch is not None and not _is_specifier(torch):
+        node.child("torch").fail(f"{torch!r} is not a PEP 440 specifier")
+    elif torch is not None and not _contains(torch, release):
+        node.child("torch").fail(f"torch{torch} excludes torch {release}: pip would refuse this pair")
+    provenance = cited.provenance(node)
+    if node.has("index"):
+        index = node.child("index").string(what="an index")
+        if index != PYPI_INDEX:
+            node.child("index").fail(f"`index:` is {PYPI_INDEX}; name PyTorch indexes under `indexes:`")
+        cuda = node.child("cuda").optional_string(_CUDA, "a CUDA x.y version")
+        return [CompanionBuild(version, PYPI_INDEX, _platforms(node.child("platforms")), cuda, check, torch, provenance)]
+    builds = []
+    if node.has("cuda"):
+        node.child("cuda").fail("a build on a PyTorch index has its variant's CUDA; `cuda:` belongs to `index: pypi`")
+    wanted = _platforms(node.child("platforms")) if node.has("platforms") else None
+    for position, index_node in enumerate(node.child("indexes").sequence()):
+        index = index_node.string(what="a variant name")
+        variant = variants.get(index)
+        if variant is None:
+            node.child("indexes").child(position).fail(f"{index!r} is not a variant of torch {release}")
+            continue
+        platforms = variant.platforms if wanted is None else tuple(p for p in wanted if p in variant.platforms)
+        builds.append(CompanionBuild(version, index, platforms, variant.cuda, check, torch, provenance))
+    if not builds and not node.has("indexes"):
+        node.fail("a companion build needs `index: pypi` or `indexes: [...]`")
+    return builds
+
+
+def _contains(specifier: str, version: Version) -> bool:
+    from packaging.specifiers import SpecifierSet  # noqa: PLC0415 - only when validating
+
+    return SpecifierSet(specifier).contains(version, prereleases=True)
 
 
 def _known_issues(node: _Node, cited: _Citations) -> tuple[KnownIssue, ...]:

@@ -18,6 +18,8 @@ from packaging.version import Version
 
 from envpin.compat.model import (
     ArchList,
+    Companion,
+    CompanionBuild,
     ComputeCapability,
     CondaRelease,
     Database,
@@ -43,10 +45,26 @@ CONDA_PACKAGES = {"torch": "pytorch", "tensorflow": "tensorflow", "jax": "jaxlib
 @record
 class Pairing(Record):
     """A companion (torchvision, torchaudio) paired with a torch build: its version, and the platforms where it
-    has a build beside this one (on conda-forge, its own per-CUDA builds; empty: paired, but never built so)."""
+    has a build beside this one (on conda-forge, its own per-CUDA builds; empty: paired, but never built so).
+
+    A pip torch build's pairing also has, per platform, the companion builds that install and import beside it
+    (`builds`, preference order): the version can differ between platforms, and a platform without any is not
+    among `platforms`."""
 
     version: str
     platforms: tuple[str, ...]
+    builds: Mapping[str, tuple[CompanionBuild, ...]] = field(default_factory=dict)
+
+    def versions_on(self, platform: str) -> tuple[str, ...]:
+        if platform not in self.platforms:
+            return ()
+        if not self.builds:
+            return (self.version,)
+        return tuple(dict.fromkeys(b.version for b in self.builds[platform]))
+
+    def build_on(self, platform: str, version: str) -> CompanionBuild | None:
+        """The preferred pip build of `version` on `platform` (None for a conda pairing, which has no builds)."""
+        return next((b for b in self.builds.get(platform, ()) if b.version == version), None)
 
 
 @record(eq=False)
@@ -154,10 +172,20 @@ def torch_build(release: TorchRelease, variant: Variant) -> Build:
         # pins could be read from PyPI.
         pins_known=bool(variant.pins) or variant.kind != "cuda" or release.version < _FIRST_TORCH_WITH_PIP_CUDA,
         record=(release, variant),
-        companions={name: Pairing(c.version, variant.companion_platforms.get(name, variant.platforms))
-                    for name, c in release.companions.items()},
+        companions={name: _pip_pairing(release, variant, name, c) for name, c in release.companions.items()},
         rocm=variant.rocm,
     )
+
+
+def _pip_pairing(release: TorchRelease, variant: Variant, name: str, companion: Companion) -> Pairing:
+    builds = {}
+    for platform in variant.companion_platforms.get(name, variant.platforms):
+        # PyPI's own torch wheel is this build (always on macOS): then its companions come from PyPI too
+        from_pypi = platform.startswith("macos") or release.pypi.get(platform) == variant.name
+        beside = companion.pairs_beside(variant, platform, from_pypi)
+        if beside:
+            builds[platform] = beside
+    return Pairing(companion.version, tuple(builds), builds)
 
 
 def tensorflow_builds(release: TensorflowRelease) -> list[Build]:

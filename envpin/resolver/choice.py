@@ -9,9 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from packaging.version import Version
-
-from envpin.compat.model import Database
+from envpin.compat.model import PYPI_INDEX, CompanionBuild, Database
 from envpin.resolver.accelerators import kind_reasons, mps_reasons, mps_runs
 from envpin.resolver.builds import Build
 from envpin.resolver.fitness import Verdict
@@ -217,36 +215,60 @@ def _torch_packages(
     request: Request, target: Target, build: Build, chosen: Mapping[str, Candidate]
 ) -> tuple[list[PinnedPackage], list[str]]:
     release, variant = build.torch_record
-    torch = _torch_pin("torch", build.version, build, release, target, request)
+    from_pypi = target.os == "macos" or release.pypi.get(target.platform) == build.flavor
+    torch = (PinnedPackage("torch", str(build.version), None) if from_pypi else
+             PinnedPackage("torch", f"{build.version}+{build.flavor}", f"{request.torch_index}/{build.flavor}"))
     packages, reasons = [torch], _index_reasons(build, target, torch)
     for name in request.packages:
         if name not in COMPANIONS:
             continue
-        companion = release.companions.get(name)
-        if companion is None:
-            reasons.append(f"no {name} release is paired with torch {build.version} in the database; left out")
-            continue
         pairing = build.companions.get(name)
-        if pairing is not None and target.platform not in pairing.platforms:
-            reasons.append(f"{name} {companion.version} has no {build.flavor} build for {target.platform}; left out")
+        versions = pairing.versions_on(target.platform) if pairing is not None else ()
+        if not versions:
+            reasons.append(_companion_left_out(name, build, target))
             continue
-        version = chosen[name].version if name in chosen else Version(companion.version)
-        packages.append(_torch_pin(name, version, build, release, target, request))
-    if len(packages) > 1:
-        pairs = " and ".join(f"{p.name} {p.version}" for p in packages[1:])
-        reasons.append(f"{pairs} pair with torch {build.version} ({variant.name})")
+        version = str(chosen[name].version) if name in chosen else versions[0]
+        paired = pairing.build_on(target.platform, version) if pairing is not None else None
+        if paired is None:
+            raise AssertionError(f"{name} {version} was chosen beside {build.label} without a build on {target.platform}")
+        packages.append(_companion_pin(name, paired, request))
+        reasons.append(_companion_reason(name, paired, build))
     if variant.cudnn:
         reasons.append(f"torch {build.version}+{variant.name} uses cuDNN {variant.cudnn}")
     return packages, reasons
 
 
-def _torch_pin(name: str, version: Version, build: Build, release, target: Target, request: Request) -> PinnedPackage:
-    """Full local version tied to its index, unless PyPI's own wheel is this very build."""
-    per_variant = name == "torch" or release.companions[name].per_variant
-    from_pypi = target.os == "macos" or release.pypi.get(target.platform) == build.flavor
-    if from_pypi or not per_variant:
-        return PinnedPackage(name, str(version), None)
-    return PinnedPackage(name, f"{version}+{build.flavor}", f"{request.torch_index}/{build.flavor}")
+def _companion_pin(name: str, paired: CompanionBuild, request: Request) -> PinnedPackage:
+    """PyPI's wheel by its plain version; a PyTorch index's by its full local version, tied to that index."""
+    if paired.index == PYPI_INDEX:
+        return PinnedPackage(name, paired.version, None)
+    return PinnedPackage(name, f"{paired.version}+{paired.index}", f"{request.torch_index}/{paired.index}")
+
+
+def _companion_reason(name: str, paired: CompanionBuild, build: Build) -> str:
+    where = "PyPI" if paired.index == PYPI_INDEX else f"the {paired.index} index"
+    built = f"built for CUDA {paired.cuda}" if paired.cuda else "a CPU build" if build.kind == "cpu" else "its own build"
+    variant_cuda = build.torch_record[1].cuda
+    # The import check is worth saying only where the two CUDAs differ (a companion of another build's CUDA)
+    check = {"minor": "its import check wants the same CUDA major.minor",
+             "major": "its import check wants the same CUDA major only"}.get(paired.cuda_check) if (
+        paired.cuda and paired.cuda != variant_cuda) else None
+    return (f"{name} {paired.version} from {where} pairs with torch {build.version} ({build.flavor}): {built}"
+            + (f"; {check}" if check else ""))
+
+
+def _companion_left_out(name: str, build: Build, target: Target) -> str:
+    release, variant = build.torch_record
+    companion = release.companions.get(name)
+    if companion is None:
+        return f"no {name} release is paired with torch {build.version} in the database; left out"
+    if not companion.builds:
+        return f"{name} {companion.version} has no {variant.name} build for {target.platform}; left out"
+    recorded = ", ".join(dict.fromkeys(
+        f"{b.version} on {'PyPI' if b.index == PYPI_INDEX else b.index}"
+        + (f" (CUDA {b.cuda})" if b.cuda else "") for b in companion.builds if target.platform in b.platforms))
+    return (f"no {name} build in the database installs and imports beside torch {build.version}+{variant.name} on "
+            f"{target.platform} ({recorded or 'none recorded for this platform'}); left out")
 
 
 def _index_reasons(build: Build, target: Target, torch: PinnedPackage) -> list[str]:

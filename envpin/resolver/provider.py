@@ -225,8 +225,8 @@ class BuildProvider(AbstractProvider):
         grouped: dict[tuple[str, str], list[Verdict]] = {}
         for verdict in self.fitting("torch"):
             pairing = verdict.build.companions.get(name)
-            if pairing is not None and self.target.platform in pairing.platforms:
-                grouped.setdefault((pairing.version, verdict.build.flavor), []).append(verdict)
+            for version in pairing.versions_on(self.target.platform) if pairing is not None else ():
+                grouped.setdefault((version, verdict.build.flavor), []).append(verdict)
         return [
             Candidate(name, Version(version), verdicts[0].build, frozenset(v.build.version for v in verdicts))
             for (version, _), verdicts in grouped.items()

@@ -7,7 +7,9 @@ bound, WSL2's driver, Jetson.
 
 from __future__ import annotations
 
+from envpin.compat.loader import validate_database
 from envpin.facts import Driver, Gpu, HostFacts, PythonInfo
+from envpin.resolver.builds import builds_of
 from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.request import parse_request
 from envpin.resolver.solve import solve
@@ -56,3 +58,59 @@ def test_wsl2_driver_cuda_comes_from_the_windows_table(database):
     assert make_target(database, facts).driver_cuda == "11.8"
     assert make_target(database, HostFacts(os="linux", arch="x86_64", python=PythonInfo("3.12"),
                                            driver=Driver("526.47", None, "smi"))).driver_cuda == "12.0"
+
+
+# ---------------------------------------------------------------- companions: each build with its index, CUDA and check
+
+
+def test_cu132_torch_gets_a_torchaudio_that_imports(database):
+    """torchaudio 2.11.0 (the PyPI wheel is CUDA 13.0) raises RuntimeError at import unless torch's CUDA major.minor
+    is 13.0, and the cu132 index has no torchaudio 2.11; 2.11.1 (PyPI, CUDA 13.2) checks the major only
+    (pytorch/audio#4226) and declares torch>=2.11."""
+    for torch in ("2.12.0", "2.12.1", "2.13.0", "2.14.0", "2.14.1"):
+        plan = _plan(_solve(database, specs=(f"torch=={torch}+cu132",)))
+        pins = _pins(plan)
+        assert pins["torch"] == f"torch=={torch}+cu132"
+        assert pins["torchaudio"] == "torchaudio==2.11.1", (torch, pins)
+        audio = next(p for p in plan.packages if p.name == "torchaudio")
+        assert audio.index_url is None  # PyPI: the cu132 index has no such wheel
+
+
+def test_cu130_and_cu126_torch_keep_the_torchaudio_of_their_own_cuda(database):
+    pypi = _pins(_plan(_solve(database, specs=("torch==2.13.0+cu130",))))
+    assert pypi["torch"] == "torch==2.13.0" and pypi["torchaudio"] == "torchaudio==2.11.0"  # both CUDA 13.0
+    cu126 = _plan(_solve(database, specs=("torch==2.13.0+cu126",)))
+    audio = next(p for p in cu126.packages if p.name == "torchaudio")
+    assert audio.requirement == "torchaudio==2.11.0+cu126" and str(audio.index_url).endswith("/cu126")
+
+
+def test_no_companion_is_printed_that_no_index_serves(database):
+    """Windows has no CUDA 13.2 torchaudio at all (PyPI's 2.11.1 Windows wheel is a CPU build): left out, said."""
+    plan = _plan(_solve(database, specs=("torch==2.13.0+cu132",), os="windows", driver="581.80"))
+    assert "torchaudio" not in _pins(plan)
+    assert any("no torchaudio build" in reason and "left out" in reason for reason in plan.reasons)
+
+
+def test_every_paired_companion_build_imports_beside_its_torch(database):
+    """The invariant the resolver keeps: a pip torch build's companions are served where that torch comes from and
+    pass their recorded import check against its CUDA."""
+    for build in builds_of(database, "torch"):
+        release, variant = build.torch_record
+        for name, pairing in build.companions.items():
+            for platform in pairing.platforms:
+                from_pypi = platform.startswith("macos") or release.pypi.get(platform) == variant.name
+                for paired in pairing.builds[platform]:
+                    assert paired.imports_beside(variant), (build.label, name, paired)
+                    assert paired.index in (("pypi",) if from_pypi else (variant.name, "pypi")), (build.label, paired)
+
+
+def test_a_companion_build_the_release_excludes_is_a_schema_error(db_copy):
+    path = db_copy / "torch.yaml"
+    text = path.read_text(encoding="utf-8")
+    bad = text.replace('cuda_check: major, torch: ">=2.11", sources: [pypi-torchaudio-2.11.1-wheels, audio-pr-4226]}',
+                       'cuda_check: sometimes, torch: ">=2.16", sources: [pypi-torchaudio-2.11.1-wheels, audio-pr-4226]}', 1)
+    assert bad != text
+    path.write_text(bad, encoding="utf-8")
+    problems = validate_database(db_copy)
+    assert any("'sometimes' is not one of none, major, minor" in p for p in problems), problems
+    assert any("torch>=2.16 excludes torch 2.12.0" in p for p in problems), problems
