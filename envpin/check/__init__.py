@@ -22,6 +22,7 @@ from envpin.check.rules import (
     index_bindings,
     jax_plugins,
     needs_database,
+    numpy_abi,
     problem,
     python_support,
     releases,
@@ -108,6 +109,7 @@ def check_contents(
         problems += releases(contents, database, {t.target.platform for t in targets})
         problems += python_support(contents, database)
         problems += jax_plugins(contents, database)
+        problems += numpy_abi(contents, database)
         problems += cuda_library_pins(contents, database)
         for check_target in targets:
             problems += target_fit(contents, database, check_target, policy)

@@ -58,6 +58,7 @@ PROBLEMS: dict[str, tuple[str, str]] = {
     "CHK-TORCH-COMPANION-MISMATCH": ("error", "torchvision/torchaudio from another torch release than the torch pinned"),
     "CHK-TORCH-VARIANT-MISMATCH": ("error", "torch and its companions are different builds (+cu118 beside +cu121, cpu beside CUDA)"),
     "CHK-COMPANION-IMPORT": ("error", "a companion build whose import-time CUDA check fails beside torch's build (torchaudio 2.11.0, CUDA 13.0, beside torch +cu132)"),
+    "CHK-NUMPY-ABI": ("error", "a framework build compiled against NumPy 1.x whose metadata lets pip take NumPy 2 (torch <= 2.2, TensorFlow 2.7-2.11 and 2.14.0, jaxlib <= 0.4.25), with numpy not held below 2: import fails with NumPy 2"),
     "CHK-CUDA-MAJOR-MISMATCH": ("error", "one environment mixes CUDA majors across torch, JAX, TensorFlow, nvidia-* and conda CUDA packages"),
     "CHK-CUDA-LIBRARY-PIN": ("error", "an nvidia-* pin the framework build's own requirement excludes"),
     "CHK-JAX-PLUGIN-MISMATCH": ("error", "jax-cudaNN-plugin/pjrt of another release than jax needs"),
@@ -748,6 +749,72 @@ def _span(versions: Iterable[str]) -> str:
 
 
 # ---------------------------------------------------------------- JAX plugin, pinned CUDA libraries
+
+
+def numpy_abi(contents: Contents, database: Database) -> list[Problem]:
+    """A pip framework pin whose wheels need numpy<2 without saying so (the release's `numpy_below_2` platforms:
+    compiled against NumPy 1.x, metadata uncapped) on the platforms this file installs on, and no numpy pin or
+    bound below 2: pip takes NumPy 2, and `import` then fails."""
+    numpy = [p for p in contents.pins if p.name == "numpy" and p.manager == "pip"]
+    if any(_below_2(p) for p in numpy):
+        return []
+    if not numpy and contents.kind in _LOCK_KINDS:
+        return []  # a lock installs exactly what it lists: no numpy, nothing to fail at import
+    # numpy ≥ 2 pinned: import fails; numpy left open: pip takes NumPy 2 unless another requirement caps it
+    severity = "error" if numpy else "warning"
+    problems = []
+    for pin in (p for p in contents.pins if p.manager == "pip" and p.version and p.name in _NUMPY_FRAMEWORKS):
+        numpy_below_2, everywhere = _numpy_below_2_platforms(database, pin)
+        if not numpy_below_2:
+            continue
+        oses = scope_oses(pin)
+        # unscoped: only a release compiled so on every platform it has wheels for (torch 2.3.0 is, on Windows only)
+        hits = ({p for p in numpy_below_2 if p.split("-")[0] in oses} if oses
+                else numpy_below_2 if numpy_below_2 >= everywhere else set())
+        if not hits:
+            continue
+        shown = f"the file has {', '.join(p.shown for p in numpy)}" if numpy else "the file does not hold numpy below 2"
+        problems.append(problem(
+            "CHK-NUMPY-ABI", pin.where,
+            f"{pin.shown} was compiled against NumPy 1.x ({', '.join(sorted(hits))}); with NumPy 2 its import fails "
+            f"('A module that was compiled using NumPy 1.x cannot be run in NumPy 2'), and {shown}",
+            "add numpy<2",
+            severity,
+        ))
+    return problems
+
+
+_LOCK_KINDS = ("pylock", "uv.lock", "conda-lock", "explicit")
+_NUMPY_FRAMEWORKS = ("torch", "tensorflow", "tensorflow-cpu", "tensorflow-gpu", "jax", "jaxlib")
+
+
+def _below_2(pin: Pin) -> bool:
+    """A numpy pin or range that keeps NumPy 2 out (numpy==1.26.4, numpy<2, numpy<2.0.0,>=1.23)."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet  # noqa: PLC0415 - only files that pin numpy
+
+    if pin.version:
+        return pin.version.startswith(("0.", "1."))
+    try:
+        return bool(pin.specifier) and not SpecifierSet(pin.specifier).contains("2.0.0", prereleases=True)
+    except InvalidSpecifier:
+        return False
+
+
+def _numpy_below_2_platforms(database: Database, pin: Pin) -> tuple[set[str], set[str]]:
+    """The platforms where the pinned release needs numpy<2 without saying so, and every platform it has wheels for."""
+    version = public(pin)
+    try:
+        wanted = Version(version)
+    except InvalidVersion:
+        return set(), set()
+    if pin.name == "torch":
+        torch = torch_release_of(database, version)
+        return (set(torch.numpy_below_2), set(torch.python)) if torch else (set(), set())
+    if pin.name in ("jax", "jaxlib"):
+        jax = next((r for r in database.jax_releases if r.version == wanted), None)
+        return (set(jax.numpy_below_2), set(jax.platforms)) if jax else (set(), set())
+    tensorflow = next((r for r in database.tensorflow_releases if r.version == wanted), None)
+    return (set(tensorflow.numpy_below_2), set(tensorflow.python)) if tensorflow else (set(), set())
 
 
 def jax_plugins(contents: Contents, database: Database) -> list[Problem]:

@@ -263,6 +263,7 @@ class TorchRelease(Record):
     provenance: Provenance
     added: str | None = None  # the database version that added the release (YYYY.MM.DD); None: from the start
     macos: MacosSupport | None = None  # Apple silicon (mps.yaml); None: not in the database
+    numpy_below_2: tuple[str, ...] = ()  # platforms whose wheels need numpy<2 and do not say so (NumPy 1.x ABI)
 
     def pythons_for(self, variant: Variant, platform: str) -> tuple[str, ...]:
         return variant.python.get(platform, self.python.get(platform, ()))
@@ -402,6 +403,7 @@ class TensorflowRelease(Record):
     provenance: Provenance
     known_issues: tuple[KnownIssue, ...] = ()
     added: str | None = None  # the database version that added the release (YYYY.MM.DD)
+    numpy_below_2: tuple[str, ...] = ()  # platforms whose wheels need numpy<2 and do not say so (NumPy 1.x ABI)
 
 
 @record
@@ -431,6 +433,7 @@ class JaxRelease(Record):
     provenance: Provenance
     note: str | None = None
     added: str | None = None  # the database version that added the release (YYYY.MM.DD)
+    numpy_below_2: tuple[str, ...] = ()  # platforms whose jaxlib wheels need numpy<2 and do not say so
 
 
 CONDA_FRAMEWORKS = {  # conda.yaml: channel strategy -> the frameworks it records

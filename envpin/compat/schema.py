@@ -343,9 +343,16 @@ def _torch_releases(node: _Node, arch_sets: dict[str, ArchList], cited: _Citatio
                 known_issues=_known_issues(record.child("known_issues"), cited),
                 provenance=cited.provenance(record),
                 added=_added(record),
+                numpy_below_2=_numpy_below_2(record),
             )
         )
     return releases
+
+
+def _numpy_below_2(record: _Node) -> tuple[str, ...]:
+    """Optional `numpy_below_2: [platforms]`: the release's wheels there were compiled against NumPy 1.x, whose C ABI
+    NumPy 2 lacks (`import` fails), and their metadata does not cap numpy below 2, so pip would take NumPy 2."""
+    return _platforms(record.child("numpy_below_2")) if record.has("numpy_below_2") else ()
 
 
 def _release_version(node: _Node) -> Version | None:
@@ -563,6 +570,7 @@ def _tensorflow_releases(node: _Node, cited: _Citations) -> list[TensorflowRelea
                 provenance=cited.provenance(record),
                 known_issues=_known_issues(record.child("known_issues"), cited),
                 added=_added(record),
+                numpy_below_2=_numpy_below_2(record),
             )
         )
     return releases
@@ -598,6 +606,7 @@ def _jax_releases(node: _Node, cited: _Citations) -> list[JaxRelease]:
                 provenance=cited.provenance(record),
                 note=record.child("note").optional_string(),
                 added=_added(record),
+                numpy_below_2=_numpy_below_2(record),
             )
         )
     return releases

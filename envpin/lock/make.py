@@ -45,7 +45,7 @@ def make_lock(
         "regenerate": regenerate,
         "left-out": list(left_out) or None,
     }
-    facts = LockFacts(plan.target.python, plan.target.platform, indexes, tuple((p.name, p.version) for p in plan.packages), tool)
+    facts = LockFacts(plan.target.python, plan.target.platform, indexes, tuple((p.name, p.version) for p in plan.packages if not p.bound), tool)
     with tempfile.TemporaryDirectory(prefix="envpin-lock-") as workdir:
         text = engine.lock(lock_input, Path(workdir), timeout)
     return Lock(complete(text, facts), engine_version)

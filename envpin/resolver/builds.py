@@ -91,6 +91,7 @@ class Build(Record):
     companions: Mapping[str, Pairing] = field(default_factory=dict, repr=False)  # torch: torchvision/torchaudio
     toolkit_known: bool = False  # `cuda` is the toolkit the build was compiled with (conda: cuda_compiler_version)
     rocm: str | None = None  # a ROCm build's ROCm ("6.2.4")
+    numpy_below_2: tuple[str, ...] = ()  # platforms where the wheel needs numpy<2 and does not say so: a plan pins it
 
     @property
     def torch_record(self) -> tuple[TorchRelease, Variant]:
@@ -174,6 +175,7 @@ def torch_build(release: TorchRelease, variant: Variant) -> Build:
         record=(release, variant),
         companions={name: _pip_pairing(release, variant, name, c) for name, c in release.companions.items()},
         rocm=variant.rocm,
+        numpy_below_2=release.numpy_below_2,
     )
 
 
@@ -211,6 +213,7 @@ def tensorflow_builds(release: TensorflowRelease) -> list[Build]:
                 extras=("and-cuda",),
                 blocked=None if and_cuda.installable else (and_cuda.note or "its [and-cuda] pins cannot install"),
                 record=release,
+                numpy_below_2=release.numpy_below_2,
             )
         )
     for platform, gpu in release.gpu.items():
@@ -227,6 +230,7 @@ def tensorflow_builds(release: TensorflowRelease) -> list[Build]:
                 provenance=(release.provenance, gpu.provenance),
                 cuda=gpu.cuda,
                 record=release,
+                numpy_below_2=release.numpy_below_2,
             )
         )
     builds.append(
@@ -239,6 +243,7 @@ def tensorflow_builds(release: TensorflowRelease) -> list[Build]:
             pythons=release.python,
             provenance=(release.provenance,),
             record=release,
+            numpy_below_2=release.numpy_below_2,
         )
     )
     return builds
@@ -265,6 +270,7 @@ def jax_builds(release: JaxRelease) -> list[Build]:
                 pins=extra.pins,
                 extras=(canonicalize_name(extra.name),),
                 record=release,
+                numpy_below_2=release.numpy_below_2,
             )
         )
     builds.append(
@@ -277,6 +283,7 @@ def jax_builds(release: JaxRelease) -> list[Build]:
             pythons={p: release.python for p in release.platforms},
             provenance=(release.provenance,),
             record=release,
+            numpy_below_2=release.numpy_below_2,
         )
     )
     return builds

@@ -60,6 +60,10 @@ def build_plan(
         warnings += _known_issues(build, target)
         if target.platform == MACOS_ARM64 and build.framework == TORCH and build.channel == "pip":
             warnings += mps_reasons(database, build, target)[1]
+    numpy_pin, numpy_reason = _numpy_bound(target, [chosen[f].framework_build for f in request.solved_frameworks])
+    if numpy_pin is not None:
+        packages.append(numpy_pin)
+        reasons.append(numpy_reason)
     if len(request.solved_frameworks) > 1:
         reasons += _shared_library_reasons(request, chosen)
     first = request.solved_frameworks[0]
@@ -76,6 +80,19 @@ def build_plan(
         channel=request.channel,
         builds={f: chosen[f].framework_build for f in request.solved_frameworks},
     )
+
+
+def _numpy_bound(target: Target, builds: list[Build]) -> tuple[PinnedPackage | None, str]:
+    """numpy<2 beside wheels compiled against NumPy 1.x whose metadata does not cap numpy (torch ≤ 2.2, TensorFlow
+    2.7-2.11 and 2.14.0, jaxlib ≤ 0.4.25: the database's `numpy_below_2`): NumPy 2 lacks their C ABI."""
+    old = [b for b in builds if b.channel == "pip" and target.platform in b.numpy_below_2]
+    if not old:
+        return None, ""
+    names = " and ".join(b.label for b in old)
+    reason = (f"{names} {'was' if len(old) == 1 else 'were'} compiled against NumPy 1.x, and `import` fails with "
+              "NumPy 2 ('A module that was compiled using NumPy 1.x cannot be run in NumPy 2'): numpy<2 keeps pip "
+              "from installing NumPy 2")
+    return PinnedPackage("numpy", "<2", None, bound=True), reason
 
 
 def accelerator_of(build: Build, target: Target) -> str:

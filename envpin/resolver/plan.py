@@ -15,14 +15,15 @@ if TYPE_CHECKING:
 @record
 class PinnedPackage(Record):
     name: str
-    version: str  # the full version to pin: "2.5.1+cu124", or "2.5.1" when PyPI serves the build
+    version: str  # the full version to pin: "2.5.1+cu124", or "2.5.1" when PyPI serves the build; a bound: "<2"
     index_url: str | None  # None: PyPI
     extras: tuple[str, ...] = ()
+    bound: bool = False  # `version` is a specifier the builds need (numpy<2), not one version
 
     @property
     def requirement(self) -> str:
         extras = f"[{','.join(self.extras)}]" if self.extras else ""
-        return f"{self.name}{extras}=={self.version}"
+        return f"{self.name}{extras}{self.version}" if self.bound else f"{self.name}{extras}=={self.version}"
 
 
 @record

@@ -116,8 +116,9 @@ def test_a_range_fix_names_the_narrower_range_that_runs(database):
 
 
 def test_a_plain_tensorflow_pin_is_checked_against_the_python(database):
-    [python] = problems(database, "tensorflow==2.7.0\n", "requirements.txt", **RTX_5090)
+    numpy, python = problems(database, "tensorflow==2.7.0\n", "requirements.txt", **RTX_5090)
     assert python.id == "CHK-TARGET-PYTHON" and "3.12" in python.message
+    assert numpy.id == "CHK-NUMPY-ABI"  # 2.7.0 was compiled against NumPy 1.x and asks for numpy>=1.14.5 only
 
 
 def test_tensorflow_cpu_on_windows_is_no_missing_gpu_build(database):
@@ -141,6 +142,6 @@ def test_every_failing_fact_of_a_pin_is_reported_each_with_its_fix(database):
     text = "--extra-index-url https://download.pytorch.org/whl/cu118\ntorch==2.0.1+cu118\n"
     result = problems(database, text, "requirements.txt", os="linux", arch="x86_64", driver="418.40.04",
                       gpus=("NVIDIA GeForce RTX 5090",), python="3.12")
-    assert [p.id for p in result] == ["CHK-TARGET-PYTHON", "CHK-TARGET-DRIVER", "CHK-TARGET-GPU"]
+    assert [p.id for p in result] == ["CHK-NUMPY-ABI", "CHK-TARGET-PYTHON", "CHK-TARGET-DRIVER", "CHK-TARGET-GPU"]
     assert all(p.fix for p in result)
-    assert "install NVIDIA driver" in result[1].fix
+    assert "install NVIDIA driver" in result[2].fix

@@ -88,7 +88,8 @@ def test_added_must_be_a_version_not_after_the_database(db_copy):
     marker = "    sources: [pypi-jax-2026-11-29, pypi-jaxlib-2026-11-29]\n"
     at = text.index(marker, start) + len(marker)
     path.write_text(text[:at] + '    added: "2027.01.01"\n' + text[at:])
+    version = (db_copy / "VERSION").read_text().strip()
     assert validate_database(db_copy) == [
-        "jax.yaml: 0.12.0.1: added 2027.01.01 is after the database version 2026.11.29"]
+        f"jax.yaml: 0.12.0.1: added 2027.01.01 is after the database version {version}"]
     path.write_text(text[:at] + "    added: yesterday\n" + text[at:])
     assert any("'yesterday' is not a database version" in p for p in validate_database(db_copy))

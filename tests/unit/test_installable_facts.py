@@ -1,19 +1,24 @@
 """Facts that decide whether a plan installs and imports, each checked against the live database.
 
-Every test here names a fact found at a public source (cited in the database record it reads) that an earlier
-database got wrong, so each one fails on that data: the import-time CUDA check of a companion, a NumPy ABI
-bound, WSL2's driver, Jetson.
+Every test here names a fact found at a public source (cited in the database record it reads) that database
+2026.11.29 got wrong, so each one fails on that data: the import-time CUDA check of a companion, a NumPy ABI
+bound, WSL2's driver, Jetson. They name the releases they are about, so a refresh that adds newer ones leaves
+them standing.
 """
 
 from __future__ import annotations
 
+import shutil
+
 from envpin.compat.loader import validate_database
+from envpin.emit.render import RenderOptions, render
 from envpin.facts import Driver, Gpu, HostFacts, PythonInfo
 from envpin.resolver.builds import builds_of
 from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.request import parse_request
 from envpin.resolver.solve import solve
 from envpin.resolver.target import make_target
+from tests.conftest import LIVE_DB_DIR
 
 
 def _solve(database, frameworks=("torch",), specs=(), *, os="linux", arch="x86_64", python="3.12",
@@ -41,34 +46,34 @@ def _pins(plan: Plan) -> dict[str, str]:
 # ---------------------------------------------------------------- WSL2 runs on the Windows driver
 
 
-def test_wsl2_checks_the_windows_driver_minimum(database):
+def test_wsl2_checks_the_windows_driver_minimum(live_database):
     """NVIDIA's CUDA 12.x minimum is 525.60.13 on Linux but 528.33 on Windows (CUDA toolkit release notes,
     Table 2/3); nvidia-smi under WSL2 prints the Windows driver, so 527.41 there cannot run a CUDA 12 build."""
-    answer = _plan(_solve(database, driver="527.41", wsl=True, gpus=(("NVIDIA GeForce RTX 3090", None),)))
+    answer = _plan(_solve(live_database, driver="527.41", wsl=True, gpus=(("NVIDIA GeForce RTX 3090", None),)))
     torch = next(p for p in answer.packages if p.name == "torch")
     assert "+cu12" not in torch.version and "+cu13" not in torch.version, torch
     assert torch.version.endswith("+cu118"), torch  # CUDA 11.x minimum on Windows is 452.39
-    native = _plan(_solve(database, driver="527.41", gpus=(("NVIDIA GeForce RTX 3090", None),)))
+    native = _plan(_solve(live_database, driver="527.41", gpus=(("NVIDIA GeForce RTX 3090", None),)))
     assert next(p for p in native.packages if p.name == "torch").version.endswith("+cu126")
 
 
-def test_wsl2_driver_cuda_comes_from_the_windows_table(database):
+def test_wsl2_driver_cuda_comes_from_the_windows_table(live_database):
     facts = HostFacts(os="linux", arch="x86_64", python=PythonInfo("3.12"), driver=Driver("526.47", None, "smi"),
                       wsl=True)
-    assert make_target(database, facts).driver_cuda == "11.8"
-    assert make_target(database, HostFacts(os="linux", arch="x86_64", python=PythonInfo("3.12"),
+    assert make_target(live_database, facts).driver_cuda == "11.8"
+    assert make_target(live_database, HostFacts(os="linux", arch="x86_64", python=PythonInfo("3.12"),
                                            driver=Driver("526.47", None, "smi"))).driver_cuda == "12.0"
 
 
 # ---------------------------------------------------------------- companions: each build with its index, CUDA and check
 
 
-def test_cu132_torch_gets_a_torchaudio_that_imports(database):
+def test_cu132_torch_gets_a_torchaudio_that_imports(live_database):
     """torchaudio 2.11.0 (the PyPI wheel is CUDA 13.0) raises RuntimeError at import unless torch's CUDA major.minor
     is 13.0, and the cu132 index has no torchaudio 2.11; 2.11.1 (PyPI, CUDA 13.2) checks the major only
     (pytorch/audio#4226) and declares torch>=2.11."""
     for torch in ("2.12.0", "2.12.1", "2.13.0", "2.14.0", "2.14.1"):
-        plan = _plan(_solve(database, specs=(f"torch=={torch}+cu132",)))
+        plan = _plan(_solve(live_database, specs=(f"torch=={torch}+cu132",)))
         pins = _pins(plan)
         assert pins["torch"] == f"torch=={torch}+cu132"
         assert pins["torchaudio"] == "torchaudio==2.11.1", (torch, pins)
@@ -76,25 +81,25 @@ def test_cu132_torch_gets_a_torchaudio_that_imports(database):
         assert audio.index_url is None  # PyPI: the cu132 index has no such wheel
 
 
-def test_cu130_and_cu126_torch_keep_the_torchaudio_of_their_own_cuda(database):
-    pypi = _pins(_plan(_solve(database, specs=("torch==2.13.0+cu130",))))
+def test_cu130_and_cu126_torch_keep_the_torchaudio_of_their_own_cuda(live_database):
+    pypi = _pins(_plan(_solve(live_database, specs=("torch==2.13.0+cu130",))))
     assert pypi["torch"] == "torch==2.13.0" and pypi["torchaudio"] == "torchaudio==2.11.0"  # both CUDA 13.0
-    cu126 = _plan(_solve(database, specs=("torch==2.13.0+cu126",)))
+    cu126 = _plan(_solve(live_database, specs=("torch==2.13.0+cu126",)))
     audio = next(p for p in cu126.packages if p.name == "torchaudio")
     assert audio.requirement == "torchaudio==2.11.0+cu126" and str(audio.index_url).endswith("/cu126")
 
 
-def test_no_companion_is_printed_that_no_index_serves(database):
+def test_no_companion_is_printed_that_no_index_serves(live_database):
     """Windows has no CUDA 13.2 torchaudio at all (PyPI's 2.11.1 Windows wheel is a CPU build): left out, said."""
-    plan = _plan(_solve(database, specs=("torch==2.13.0+cu132",), os="windows", driver="581.80"))
+    plan = _plan(_solve(live_database, specs=("torch==2.13.0+cu132",), os="windows", driver="581.80"))
     assert "torchaudio" not in _pins(plan)
     assert any("no torchaudio build" in reason and "left out" in reason for reason in plan.reasons)
 
 
-def test_every_paired_companion_build_imports_beside_its_torch(database):
+def test_every_paired_companion_build_imports_beside_its_torch(live_database):
     """The invariant the resolver keeps: a pip torch build's companions are served where that torch comes from and
     pass their recorded import check against its CUDA."""
-    for build in builds_of(database, "torch"):
+    for build in builds_of(live_database, "torch"):
         release, variant = build.torch_record
         for name, pairing in build.companions.items():
             for platform in pairing.platforms:
@@ -104,7 +109,9 @@ def test_every_paired_companion_build_imports_beside_its_torch(database):
                     assert paired.index in (("pypi",) if from_pypi else (variant.name, "pypi")), (build.label, paired)
 
 
-def test_a_companion_build_the_release_excludes_is_a_schema_error(db_copy):
+def test_a_companion_build_the_release_excludes_is_a_schema_error(tmp_path):
+    db_copy = tmp_path / "db"
+    shutil.copytree(LIVE_DB_DIR, db_copy)
     path = db_copy / "torch.yaml"
     text = path.read_text(encoding="utf-8")
     bad = text.replace('cuda_check: major, torch: ">=2.11", sources: [pypi-torchaudio-2.11.1-wheels, audio-pr-4226]}',
@@ -114,3 +121,41 @@ def test_a_companion_build_the_release_excludes_is_a_schema_error(db_copy):
     problems = validate_database(db_copy)
     assert any("'sometimes' is not one of none, major, minor" in p for p in problems), problems
     assert any("torch>=2.16 excludes torch 2.12.0" in p for p in problems), problems
+
+
+# ---------------------------------------------------------------- NumPy 1.x ABI
+
+
+def _numpy(plan: Plan) -> str | None:
+    return next((p.requirement for p in plan.packages if p.name == "numpy"), None)
+
+
+def test_builds_compiled_against_numpy_below_2_pin_numpy_below_2(live_database):
+    """torch <= 2.2 and TensorFlow <= 2.17 wheels were compiled against NumPy 1.x (torch's libraries name only
+    numpy.core._multiarray_umath; TF 2.18's notes: 'compiled with NumPy 2.0 by default'), and the metadata of
+    torch (no numpy requirement) and of TensorFlow 2.10.1 (numpy>=1.20) lets pip take NumPy 2."""
+    intel_mac = _plan(_solve(live_database, os="macos", arch="x86_64", python="3.11", driver=None, gpus=()))
+    assert _pins(intel_mac)["torch"] == "torch==2.2.2" and _numpy(intel_mac) == "numpy<2"
+    windows_tf = _plan(_solve(live_database, ("tensorflow",), os="windows", python="3.10", driver="537.13",
+                              gpus=(("NVIDIA GeForce RTX 3090", None),)))
+    assert _pins(windows_tf)["tensorflow"] == "tensorflow==2.10.1" and _numpy(windows_tf) == "numpy<2"
+    old_jax = _plan(_solve(live_database, ("jax",), ("jax==0.4.25",), driver=None, gpus=()))
+    assert _numpy(old_jax) == "numpy<2"
+
+
+def test_numpy2_builds_and_capped_metadata_get_no_bound(live_database):
+    assert _numpy(_plan(_solve(live_database, specs=("torch==2.3.0",), driver=None, gpus=()))) is None
+    assert _numpy(_plan(_solve(live_database, ("jax",), ("jax==0.4.26",), driver=None, gpus=()))) is None
+    # Windows wheels of 2.3.0-2.4.0 were still built against NumPy 1.x (pytorch/pytorch#131668); 2.4.1 is not
+    assert _numpy(_plan(_solve(live_database, specs=("torch==2.4.0",), os="windows", driver=None, gpus=()))) == "numpy<2"
+    assert _numpy(_plan(_solve(live_database, specs=("torch==2.4.1",), os="windows", driver=None, gpus=()))) is None
+    # TensorFlow 2.15's own metadata says numpy<2.0.0: nothing to add
+    assert _numpy(_plan(_solve(live_database, ("tensorflow",), ("tensorflow==2.15.1",), python="3.11", driver=None,
+                               gpus=()))) is None
+
+
+def test_every_output_format_carries_the_numpy_bound(live_database):
+    plan = _plan(_solve(live_database, os="macos", arch="x86_64", python="3.11", driver=None, gpus=()))
+    request = parse_request(["torch"], [])
+    for fmt in ("requirements.txt", "environment.yml", "pip", "uv", "json", "text"):
+        assert "numpy<2" in render(plan, request, RenderOptions(format=fmt), live_database), fmt

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import zipfile
+from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
@@ -94,11 +95,15 @@ def _index(releases: dict[str, tuple[str, bool]]):
     return index_from_documents("tensorflow", ("https://pypi.org/pypi/tensorflow/json", document), None)
 
 
+def _day_after(db_version: str) -> str:
+    return (date.fromisoformat(db_version.replace(".", "-")) + timedelta(days=1)).isoformat()
+
+
 def test_new_releases_rule(database):
     index = _index({
         "2.21.0": ("2026-03-06", False),  # known
         "2.19.0": ("2025-03-12", False),  # older, uploaded before the database: left out on purpose
-        "2.20.1": ("2026-12-01", False),  # a patch of an older series, after the database: new
+        "2.20.1": (_day_after(database.version), False),  # a patch of an older series, after the database: new
         "2.22.0rc0": ("2026-09-23", False),  # a pre-release: never
         "2.22.0": ("2026-12-10", True),  # yanked: never
         "2.23.0": ("2026-12-20", False),  # newer: new
