@@ -147,6 +147,18 @@ class GfxList(Record):
 
 
 @record
+class JetsonSupport(Record):
+    """What runs on NVIDIA Jetson (Tegra) GPUs for one framework (gpus.yaml `jetson:`): whether its PyPI CUDA wheels
+    do (they are built for x86_64 and server Arm's CUDA, not for JetPack's), and where builds that do are."""
+
+    framework: str
+    pypi_cuda: bool
+    text: str  # what a person reads: where the Jetson builds are, or that there are none
+    provenance: Provenance
+    builds: str | None = None  # the public URL of the builds that run there; None: there are none
+
+
+@record
 class Variant(Record):
     """One build of a torch release on the PyTorch index: cpu, cuXYZ, rocmX.Y or xpu."""
 
@@ -356,6 +368,7 @@ class Database(Record):
     jax_releases: tuple[JaxRelease, ...] = ()  # newest first
     conda_releases: tuple[CondaRelease, ...] = ()  # conda.yaml: builds per channel strategy, newest first
     accelerators: AcceleratorTables = AcceleratorTables()  # rocm.yaml, amd_gpus.yaml, xpu.yaml
+    jetson: Mapping[str, JetsonSupport] = NEW_DICT  # framework -> what runs on Jetson (Tegra) GPUs (gpus.yaml)
 
     def torch_release(self, version: str) -> TorchRelease | None:
         wanted = Version(version)

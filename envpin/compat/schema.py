@@ -29,6 +29,7 @@ from envpin.compat.model import (
     GpuModel,
     JaxExtra,
     JaxRelease,
+    JetsonSupport,
     KnownIssue,
     MinorVersionCompat,
     Provenance,
@@ -149,6 +150,7 @@ def build_database(version: str, documents: dict[str, Any]) -> tuple[Database | 
     minor_compat = _minor_version_compat(roots["cuda.yaml"].child("minor_version_compat"), cited)
     toolkits = _toolkits(roots["cuda.yaml"].child("toolkits"), cited)
     gpus = _gpus(roots["gpus.yaml"].child("gpus"), cited)
+    jetson = _jetson(roots["gpus.yaml"].child("jetson"), cited) if roots["gpus.yaml"].has("jetson") else {}
     arch_sets = _arch_sets(roots["torch.yaml"].child("arch_sets"), cited)
     releases = _torch_releases(roots["torch.yaml"].child("releases"), arch_sets, cited)
     # rocm.yaml, amd_gpus.yaml, xpu.yaml and mps.yaml: laid over the torch releases they name
@@ -175,6 +177,7 @@ def build_database(version: str, documents: dict[str, Any]) -> tuple[Database | 
         jax_releases=tuple(sorted(jax, key=lambda r: r.version, reverse=True)),
         conda_releases=tuple(sorted(conda, key=lambda r: r.version, reverse=True)),
         accelerators=accelerators.tables,
+        jetson=jetson,
     )
     return database, []
 
@@ -293,6 +296,33 @@ def _gpus(node: _Node, cited: _Citations) -> tuple[GpuModel, ...]:
             )
         )
     return tuple(models)
+
+
+_JETSON_FRAMEWORKS = ("torch", "tensorflow", "jax")
+
+
+def _jetson(node: _Node, cited: _Citations) -> dict[str, JetsonSupport]:
+    """`jetson:` in gpus.yaml: per framework, whether its PyPI CUDA wheels run on Jetson (Tegra) GPUs, and where
+    builds that do are (a URL), or that there are none."""
+    table: dict[str, JetsonSupport] = {}
+    for record in node.sequence():
+        framework = record.child("framework").string(what="a framework")
+        if framework and framework not in _JETSON_FRAMEWORKS:
+            record.child("framework").fail(f"{framework!r} is not one of {', '.join(_JETSON_FRAMEWORKS)}")
+        if framework in table:
+            record.child("framework").fail(f"{framework} is listed twice")
+        pypi_cuda = record.child("pypi_cuda").value
+        if not isinstance(pypi_cuda, bool):
+            record.child("pypi_cuda").fail("expected true or false")
+        builds = record.child("builds").optional_string(re.compile(r"^https://"), "an https:// URL")
+        table[framework] = JetsonSupport(
+            framework=framework,
+            pypi_cuda=bool(pypi_cuda),
+            text=record.child("text").string(what="a text"),
+            provenance=cited.provenance(record),
+            builds=builds,
+        )
+    return table
 
 
 # ---------------------------------------------------------------- PyTorch

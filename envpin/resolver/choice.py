@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from envpin.compat.archs import TEGRA_CAPABILITIES
 from envpin.compat.model import PYPI_INDEX, CompanionBuild, Database
 from envpin.resolver.accelerators import kind_reasons, mps_reasons, mps_runs
 from envpin.resolver.builds import Build
@@ -127,12 +128,22 @@ def _kind_reasons(database: Database, target: Target, build: Build) -> list[str]
         if build.channel != "pip":
             return [f"{build.where} has no NVIDIA GPU build of {build.conda_package} for {target.platform}: "
                     f"this is its CPU build{route}"]
-        return [f"{build.framework} has no NVIDIA GPU build for {target.platform}: this is its CPU build{route}"]
+        return [f"{build.framework} has no NVIDIA GPU build for {target.platform}: this is its CPU build{route}",
+                *jetson_notes(database, target, build.framework)]
     if not target.has_nvidia and target.gpus:
         return ["no NVIDIA driver was found, so the GPUs cannot be used: this is the CPU build (install a driver, or pass --driver)"]
     if not target.has_nvidia:
         return [f"no NVIDIA driver or GPU was found: this is the CPU build of {build.framework}"]
     return [f"a CPU build of {build.framework} was asked for by name"]
+
+
+def jetson_notes(database: Database, target: Target, framework: str) -> list[str]:
+    """On a Jetson (a GPU whose compute capability exists only on Tegra): where the framework's Jetson builds are."""
+    jetson = database.jetson.get(framework)
+    if jetson is None or not any(g.compute_capability in TEGRA_CAPABILITIES for g in target.gpus):
+        return []
+    where = f" ({jetson.builds})" if jetson.builds else ""
+    return [f"on Jetson: {jetson.text}{where}"]
 
 
 def _choice_reasons(provider: BuildProvider, request: Request, build: Build, chosen: Mapping[str, Candidate]) -> list[str]:

@@ -23,7 +23,7 @@ from envpin.compat.model import Database
 from envpin.record import replace
 from envpin.resolver.accelerators import amd_fixes
 from envpin.resolver.builds import CHANNEL_NAMES, CONDA_PACKAGES, PYTORCH_CHANNEL_LAST, Build, builds_of
-from envpin.resolver.choice import build_plan
+from envpin.resolver.choice import build_plan, jetson_notes
 from envpin.resolver.fitness import Verdict, assess
 from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.provider import BuildProvider
@@ -141,6 +141,8 @@ def _explain_framework(
     if framework == "torch" and "rocm" in allowed and code in ("gpu-unsupported", "unsupported-platform"):
         fixes += amd_fixes(database, target, builds,
                            lambda build, machine: _relaxed(database, machine, provider, build, "").fits)
+    if code == "gpu-unsupported":
+        fixes += jetson_notes(database, target, framework)  # on a Jetson: NVIDIA's builds for it, or that there are none
     if code in ("gpu-unsupported", "driver-too-old", "no-driver") and framework == "torch":
         cpu = next((b for b in builds if b.version == newest_version and b.kind == "cpu"
                     and (not conda or target.platform in b.platforms)), None)

@@ -12,12 +12,13 @@ know, the verdict names it in `unchecked` and says so in `unverified`: it never 
 
 from __future__ import annotations
 
-from envpin.compat.archs import coverage
+from envpin.compat.archs import TEGRA_CAPABILITIES, coverage
 from envpin.compat.drivers import DriverRequirement, cuda_at_least, driver_at_least, minimum_driver
 from envpin.compat.model import Database, Provenance
 from envpin.record import Record, record
 from envpin.resolver.accelerators import check_amd_driver, check_amd_gpus, check_intel_gpus, check_macos_wheel
 from envpin.resolver.builds import Build
+from envpin.resolver.request import PIP
 from envpin.resolver.target import Target
 
 CHECKS = ("platform", "python", "installable", "kind", "driver", "gpu")
@@ -137,6 +138,13 @@ def _check_gpus(
     if not target.gpus:
         reasons.append("no GPU was named, so the compute capability was not checked")
         return None
+    jetson = database.jetson.get(build.framework)
+    tegra = [g for g in target.gpus if g.compute_capability in TEGRA_CAPABILITIES]
+    if tegra and jetson is not None and not jetson.pypi_cuda and build.channel == PIP:
+        if jetson.provenance.unverified:
+            unverified.append(jetson.provenance.unverified)
+        return (f"{build.framework}'s CUDA wheels from PyPI do not run on Jetson (Tegra) GPUs such as {tegra[0].name} "
+                f"({tegra[0].compute_capability.sm}): {jetson.text}")
     if build.archs and (target.platform in build.archs or not build.toolkit_known):
         return _check_arch_list(target, build, reasons, unverified)
     if build.min_cc is not None:

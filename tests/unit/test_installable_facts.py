@@ -159,3 +159,30 @@ def test_every_output_format_carries_the_numpy_bound(live_database):
     request = parse_request(["torch"], [])
     for fmt in ("requirements.txt", "environment.yml", "pip", "uv", "json", "text"):
         assert "numpy<2" in render(plan, request, RenderOptions(format=fmt), live_database), fmt
+
+
+# ---------------------------------------------------------------- Jetson (Tegra)
+
+
+def test_jax_on_a_jetson_orin_is_refused_and_told_what_works(live_database):
+    """JAX's aarch64 CUDA plugin has no sm_87 code and Tegra runs no other cubin (jax-ml/jax#40487, #40492): before,
+    an Orin got jax[cuda12] because 'every GPU qualifies' under JAX's stated minimum."""
+    answer = _solve(live_database, ("jax",), os="linux", arch="aarch64", python="3.10", driver="540.4.0",
+                    gpus=(("Orin (nvgpu)", "8.7"),))
+    assert isinstance(answer, Unsatisfiable) and answer.code == "gpu-unsupported", answer
+    assert "do not run on Jetson (Tegra) GPUs" in answer.message
+    assert any("--driver none" in fix for fix in answer.fixes)
+
+
+def test_tensorflow_on_a_jetson_names_nvidias_jetson_builds(live_database):
+    plan = _plan(_solve(live_database, ("tensorflow",), os="linux", arch="aarch64", python="3.10", driver="540.4.0",
+                        gpus=(("Jetson AGX Orin", None),)))
+    assert plan.accelerator == "cpu"
+    assert any(r.startswith("on Jetson:") and "developer.download.nvidia.com/compute/redist/jp" in r
+               for r in plan.reasons), plan.reasons
+
+
+def test_the_same_jax_runs_on_a_server_arm_gpu(live_database):
+    plan = _plan(_solve(live_database, ("jax",), os="linux", arch="aarch64", python="3.12", driver="580.65.06",
+                        gpus=(("NVIDIA GH200 480GB", None),)))
+    assert plan.accelerator.startswith("cu")
