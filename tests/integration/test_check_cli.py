@@ -43,7 +43,8 @@ def test_json_is_one_document_in_the_design_shape():
     document = json.loads(result.stdout)
     assert [f["path"] for f in document["files"]] == [str(GOOD), str(COMPANION)]
     assert document["files"][0]["problems"] == []
-    [problem] = document["files"][1]["problems"]
+    # torch 2.1.0 there also gets CHK-NUMPY-ABI (a warning: compiled against NumPy 1.x, numpy left open)
+    [problem] = [p for p in document["files"][1]["problems"] if p["id"] != "CHK-NUMPY-ABI"]
     assert set(problem) == {"id", "severity", "message", "where"}
     assert (problem["id"], problem["severity"], problem["where"]) == ("CHK-TORCH-COMPANION-MISMATCH", "error", "line 4")
     assert ". Fix: pin torchvision==0.16.0+cu118" in problem["message"]
@@ -59,8 +60,8 @@ def test_an_unreadable_file_is_exit_2_with_one_line_and_the_other_files_still_ch
         f"envpin: error: {binary}: cannot be read (not UTF-8 text)",
     ]
     files = json.loads(result.stdout)["files"]
-    assert [f["problems"][0]["id"] for f in files] == ["CHK-FILE-UNREADABLE", "CHK-FILE-UNREADABLE",
-                                                       "CHK-TORCH-COMPANION-MISMATCH"]
+    assert [[p["id"] for p in f["problems"] if p["id"] != "CHK-NUMPY-ABI"][0] for f in files] == [
+        "CHK-FILE-UNREADABLE", "CHK-FILE-UNREADABLE", "CHK-TORCH-COMPANION-MISMATCH"]
 
 
 @pytest.mark.parametrize("name, content", [("environment.yml", "name: x\ndependencies:\n\t- python\n"),
