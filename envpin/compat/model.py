@@ -87,6 +87,11 @@ class ComputeCapability(Record):
         return f"sm_{self.major}{self.minor}"
 
 
+# How an arch list was established: read in the wheel itself (its fatbins / arch flags), the TORCH_CUDA_ARCH_LIST of
+# the build scripts, PyTorch's published support matrix (RELEASE.md), or a user's measurement of the installed wheel.
+ARCH_EVIDENCE = ("wheel", "build-script", "release-matrix", "report")
+
+
 @record
 class ArchList(Record):
     """A TORCH_CUDA_ARCH_LIST: cubins (SASS) for some capabilities and PTX for others."""
@@ -95,6 +100,7 @@ class ArchList(Record):
     sass: tuple[ComputeCapability, ...]
     ptx: tuple[ComputeCapability, ...]
     provenance: Provenance
+    read_from: tuple[str, ...] = ()  # how the list was established: ARCH_EVIDENCE kinds (empty: measured at run time)
 
     def describe(self) -> str:
         parts = [c.sm for c in self.sass] + [f"compute_{c.major}{c.minor} (PTX)" for c in self.ptx]

@@ -15,6 +15,7 @@ from packaging.version import Version
 from envpin.compat.files import FILES, OPTIONAL_FILES
 from envpin.compat.gpus import gpu_name_key
 from envpin.compat.model import (
+    ARCH_EVIDENCE,
     CONDA_FRAMEWORKS,
     CUDA_CHECKS,
     PYPI_INDEX,
@@ -339,7 +340,14 @@ def _arch_sets(node: _Node, cited: _Citations) -> dict[str, ArchList]:
                 sass.append(capability)
                 if match.group(3):
                     ptx.append(capability)
-        sets[name] = ArchList(name=name, sass=tuple(sorted(sass)), ptx=tuple(ptx), provenance=cited.provenance(record))
+        read_from = record.child("read_from").strings(what="how the list was read")
+        if not read_from:
+            record.child("read_from").fail(f"an arch set needs `read_from:`, a list of {', '.join(ARCH_EVIDENCE)}")
+        for kind in read_from:
+            if kind not in ARCH_EVIDENCE:
+                record.child("read_from").fail(f"{kind!r} is not one of {', '.join(ARCH_EVIDENCE)}")
+        sets[name] = ArchList(name=name, sass=tuple(sorted(sass)), ptx=tuple(ptx), provenance=cited.provenance(record),
+                              read_from=read_from)
     return sets
 
 

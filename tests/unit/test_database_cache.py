@@ -78,7 +78,7 @@ def test_a_well_signed_entry_of_the_wrong_shape_is_a_miss(document):
 
 
 def test_the_smallest_database_decodes():
-    empty = ["2026.11.29", {}, {}, {}, [], [], {}, [], [], [], [[], [], {}, {}, [], [], []]]  # the last: AcceleratorTables
+    empty = ["2026.11.29", {}, {}, {}, [], [], {}, [], [], [], [[], [], {}, {}, [], [], []], {}]  # AcceleratorTables, jetson
     database = cache.decode(_entry({"shared": [], "database": empty}), STAMPS)
     assert type(database) is Database and database.torch_releases == () and database.version == "2026.11.29"
 

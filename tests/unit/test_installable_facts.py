@@ -186,3 +186,36 @@ def test_the_same_jax_runs_on_a_server_arm_gpu(live_database):
     plan = _plan(_solve(live_database, ("jax",), os="linux", arch="aarch64", python="3.12", driver="580.65.06",
                         gpus=(("NVIDIA GH200 480GB", None),)))
     assert plan.accelerator.startswith("cu")
+
+
+# ---------------------------------------------------------------- arch lists, each with how it was read
+
+
+def _archs(database, version: str, variant: str, platform: str):
+    release = database.torch_release(version)
+    return release.variants[variant].archs[platform]
+
+
+def test_torch_2_7_cu128_lists(live_database):
+    """2.7's build_cuda.sh gives 12.8 '7.5;8.0;8.6;9.0;10.0;12.0+PTX' (PTX in a release build), its cuda128.bat
+    '5.0;6.0;6.1;7.0;7.5;8.0;8.6;9.0;10.0;12.0'; 2.8's cuda126.bat starts at 6.1, 2.9's again at 5.0 with 6.1."""
+    for version in ("2.7.0", "2.7.1"):
+        linux = _archs(live_database, version, "cu128", "linux-x86_64")
+        assert [str(c) for c in linux.sass] == ["7.5", "8.0", "8.6", "9.0", "10.0", "12.0"]
+        assert [str(c) for c in linux.ptx] == ["12.0"]
+        windows = _archs(live_database, version, "cu128", "windows-x86_64")
+        assert [str(c) for c in windows.sass][:4] == ["5.0", "6.0", "6.1", "7.0"] and not windows.ptx
+    assert [str(c) for c in _archs(live_database, "2.8.0", "cu126", "windows-x86_64").sass][0] == "6.1"
+    for version in ("2.9.0", "2.11.0", "2.14.1"):
+        assert "6.1" in [str(c) for c in _archs(live_database, version, "cu126", "windows-x86_64").sass], version
+
+
+def test_a_gtx_1080_ti_on_windows_gets_2_7s_cu128_build(live_database):
+    plan = _plan(_solve(live_database, specs=("torch==2.7.*",), os="windows", driver="576.02",
+                        gpus=(("NVIDIA GeForce GTX 1080 Ti", None),)))
+    assert _pins(plan)["torch"] == "torch==2.7.1+cu128"
+
+
+def test_every_arch_list_says_how_it_was_read(live_database):
+    for name, archs in live_database.arch_sets.items():
+        assert archs.read_from, name
