@@ -51,6 +51,34 @@ def build_name_index(gpus: tuple[GpuModel, ...]) -> dict[str, GpuModel]:
 _INDEX_CACHE: dict[int, dict[str, GpuModel]] = {}
 
 
+TRUNCATION_MARKS = ("...", "…")  # how nvidia-smi's table ends a name too long for its column
+
+
+def truncated_prefix(name: str) -> str | None:
+    """The visible part of a name nvidia-smi's table cut short (`NVIDIA GeForce RTX 4060 Ti...`), else None."""
+    stripped = name.rstrip()
+    for mark in TRUNCATION_MARKS:
+        if stripped.endswith(mark):
+            return stripped[: -len(mark)]
+    return None
+
+
+def models_starting_with(database: Database, prefix: str) -> list[GpuModel]:
+    """Every GPU whose name begins with `prefix`, compared as the matching keys are (word by word; the last, cut
+    word a prefix of the name's word there)."""
+    words = gpu_name_key(prefix).split()
+    if not words:
+        return []
+    found = []
+    for model in database.gpus:
+        for name in model.names:
+            key = gpu_name_key(name).split()
+            if len(key) >= len(words) and key[: len(words) - 1] == words[:-1] and key[len(words) - 1].startswith(words[-1]):
+                found.append(model)
+                break
+    return found
+
+
 def lookup_gpu(database: Database, name: str) -> GpuModel | None:
     """The database's record for a GPU name, or None when the name is not known."""
     index = _INDEX_CACHE.get(id(database.gpus))

@@ -38,6 +38,11 @@ class Provenance(Record):
 
     sources: tuple[str, ...]
     unverified: str | None = None
+    unverified_on: tuple[str, ...] = ()  # the platforms the doubt concerns (empty: every platform)
+
+    def doubt_on(self, platform: str) -> str | None:
+        """The unverified text where it concerns `platform` (a plan there rests on it), else None."""
+        return self.unverified if self.unverified and (not self.unverified_on or platform in self.unverified_on) else None
 
 
 @record
@@ -210,6 +215,7 @@ class CompanionBuild(Record):
     cuda_check: str  # one of CUDA_CHECKS, or SAME_BUILD
     torch: str | None  # its Requires-Dist on torch (a PEP 440 specifier); None: it declares none
     provenance: Provenance
+    python: tuple[str, ...] = ()  # the CPython minors it has wheels for, where fewer than torch's (empty: torch's)
 
     def imports_beside(self, variant: Variant) -> bool:
         """Whether `import` of this build succeeds beside a torch build of `variant` (and keeps its GPU code)."""

@@ -224,7 +224,10 @@ class _Citations:
             if source_id and source_id not in self.sources:
                 record.child("sources").fail(f"unknown source id {source_id!r}")
         unverified = record.child("unverified").optional_string(what="a text")
-        return Provenance(sources=ids, unverified=unverified)
+        scope = _platforms(record.child("unverified_on")) if record.has("unverified_on") else ()
+        if scope and unverified is None:
+            record.child("unverified_on").fail("`unverified_on` scopes an `unverified` text, and there is none")
+        return Provenance(sources=ids, unverified=unverified, unverified_on=scope)
 
 
 def _text(value: Any) -> str | None:
@@ -506,12 +509,14 @@ def _companion_builds(node: _Node, release: Version, variants: dict[str, Variant
     elif torch is not None and not _contains(torch, release):
         node.child("torch").fail(f"torch{torch} excludes torch {release}: pip would refuse this pair")
     provenance = cited.provenance(node)
+    python = node.child("python").strings(_PYTHON, "a Python minor version such as 3.12") if node.has("python") else ()
     if node.has("index"):
         index = node.child("index").string(what="an index")
         if index != PYPI_INDEX:
             node.child("index").fail(f"`index:` is {PYPI_INDEX}; name PyTorch indexes under `indexes:`")
         cuda = node.child("cuda").optional_string(_CUDA, "a CUDA x.y version")
-        return [CompanionBuild(version, PYPI_INDEX, _platforms(node.child("platforms")), cuda, check, torch, provenance)]
+        return [CompanionBuild(version, PYPI_INDEX, _platforms(node.child("platforms")), cuda, check, torch, provenance,
+                               python)]
     builds = []
     if node.has("cuda"):
         node.child("cuda").fail("a build on a PyTorch index has its variant's CUDA; `cuda:` belongs to `index: pypi`")
@@ -523,7 +528,7 @@ def _companion_builds(node: _Node, release: Version, variants: dict[str, Variant
             node.child("indexes").child(position).fail(f"{index!r} is not a variant of torch {release}")
             continue
         platforms = variant.platforms if wanted is None else tuple(p for p in wanted if p in variant.platforms)
-        builds.append(CompanionBuild(version, index, platforms, variant.cuda, check, torch, provenance))
+        builds.append(CompanionBuild(version, index, platforms, variant.cuda, check, torch, provenance, python))
     if not builds and not node.has("indexes"):
         node.fail("a companion build needs `index: pypi` or `indexes: [...]`")
     return builds

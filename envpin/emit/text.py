@@ -29,8 +29,7 @@ def render(answer: Plan | Unsatisfiable, request: Request) -> str:
     lines += [f"  {note}" for note in answer.notes]
     lines += [f"  {pip_command(answer)}", "", "why:"]
     lines += [f"  - {reason}" for reason in answer.reasons]
-    if answer.warnings:
-        lines += ["", "warnings:"] + [f"  - {warning}" for warning in answer.warnings]
+    lines += _warning_lines(answer.warnings)
     return "\n".join(lines) + "\n"
 
 
@@ -46,7 +45,19 @@ def _conda_plan(answer: Plan, request: Request, lines: list[str]) -> str:
     command = shlex.join(["conda", "create", "-n", "envpin", "--override-channels", *channels, *environment.dependencies])
     lines += ["", f"accelerator: {accelerator} ({answer.channel} builds)", "", "install:", f"  {command}", "", "why:"]
     lines += [f"  - {reason}" for reason in (*answer.reasons, *environment.reasons)]
-    if answer.warnings:
-        lines += ["", "warnings:"] + [f"  - {warning}" for warning in answer.warnings]
+    lines += _warning_lines(answer.warnings)
     return "\n".join(lines) + "\n"
+
+
+UNVERIFIED = "unverified: "  # the prefix envpin.resolver.choice gives a doubt the chosen builds rest on
+
+
+def _warning_lines(warnings: tuple[str, ...]) -> list[str]:
+    """Known issues and notes as warnings; the unverified facts the chosen builds rest on once, under one heading."""
+    others = [w for w in warnings if not w.startswith(UNVERIFIED)]
+    doubts = [w[len(UNVERIFIED):] for w in warnings if w.startswith(UNVERIFIED)]
+    lines = ["", "warnings:", *(f"  - {w}" for w in others)] if others else []
+    if doubts:
+        lines += ["", "not confirmed at a primary source, and this plan rests on it:", *(f"  - {d}" for d in doubts)]
+    return lines
 

@@ -55,16 +55,17 @@ class Pairing(Record):
     platforms: tuple[str, ...]
     builds: Mapping[str, tuple[CompanionBuild, ...]] = field(default_factory=dict)
 
-    def versions_on(self, platform: str) -> tuple[str, ...]:
+    def versions_on(self, platform: str, python: str) -> tuple[str, ...]:
         if platform not in self.platforms:
             return ()
         if not self.builds:
             return (self.version,)
-        return tuple(dict.fromkeys(b.version for b in self.builds[platform]))
+        return tuple(dict.fromkeys(b.version for b in self.builds[platform] if not b.python or python in b.python))
 
-    def build_on(self, platform: str, version: str) -> CompanionBuild | None:
-        """The preferred pip build of `version` on `platform` (None for a conda pairing, which has no builds)."""
-        return next((b for b in self.builds.get(platform, ()) if b.version == version), None)
+    def build_on(self, platform: str, version: str, python: str) -> CompanionBuild | None:
+        """The preferred pip build of `version` on `platform` for `python` (None for a conda pairing: no builds)."""
+        return next((b for b in self.builds.get(platform, ())
+                     if b.version == version and (not b.python or python in b.python)), None)
 
 
 @record(eq=False)
@@ -165,7 +166,8 @@ def torch_build(release: TorchRelease, variant: Variant) -> Build:
         kind=variant.kind,
         platforms=variant.platforms,
         pythons=pythons,
-        provenance=(release.provenance, variant.provenance),
+        # the variant's own record: a release-level note (which variants exist, dates) decides no one build
+        provenance=(variant.provenance,),
         cuda=variant.cuda,
         archs=variant.archs,
         pins=variant.pins,

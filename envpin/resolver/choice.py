@@ -251,12 +251,12 @@ def _torch_packages(
         if name not in COMPANIONS:
             continue
         pairing = build.companions.get(name)
-        versions = pairing.versions_on(target.platform) if pairing is not None else ()
+        versions = pairing.versions_on(target.platform, target.python) if pairing is not None else ()
         if not versions:
             reasons.append(_companion_left_out(name, build, target))
             continue
         version = str(chosen[name].version) if name in chosen else versions[0]
-        paired = pairing.build_on(target.platform, version) if pairing is not None else None
+        paired = pairing.build_on(target.platform, version, target.python) if pairing is not None else None
         if paired is None:
             raise AssertionError(f"{name} {version} was chosen beside {build.label} without a build on {target.platform}")
         packages.append(_companion_pin(name, paired, request))

@@ -61,7 +61,8 @@ def assess(
     ignore: frozenset[str] = frozenset(),
 ) -> Verdict:
     reasons: list[str] = []
-    unverified: list[str] = [p.unverified for p in build.provenance if p.unverified]
+    # only the doubts a plan on this platform rests on (a note scoped to other platforms decides nothing here)
+    unverified: list[str] = [text for p in build.provenance if (text := p.doubt_on(target.platform))]
     unchecked: list[str] = []
 
     def verdict(rejection: Rejection | None = None) -> Verdict:
@@ -188,8 +189,8 @@ def _check_arch_list(target: Target, build: Build, reasons: list[str], unverifie
     archs = build.archs.get(target.platform)
     if archs is None:
         return f"the database has no arch list for {_short(build)} on {target.platform}"
-    if archs.provenance.unverified:
-        unverified.append(archs.provenance.unverified)
+    if archs.provenance.doubt_on(target.platform):
+        unverified.append(archs.provenance.unverified or "")
     for gpu in target.gpus:
         covered = coverage(gpu.compute_capability, archs)
         if covered is None:

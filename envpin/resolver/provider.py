@@ -225,7 +225,7 @@ class BuildProvider(AbstractProvider):
         grouped: dict[tuple[str, str], list[Verdict]] = {}
         for verdict in self.fitting("torch"):
             pairing = verdict.build.companions.get(name)
-            for version in pairing.versions_on(self.target.platform) if pairing is not None else ():
+            for version in pairing.versions_on(self.target.platform, self.target.python) if pairing is not None else ():
                 grouped.setdefault((version, verdict.build.flavor), []).append(verdict)
         return [
             Candidate(name, Version(version), verdicts[0].build, frozenset(v.build.version for v in verdicts))

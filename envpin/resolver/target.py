@@ -6,7 +6,15 @@ import re
 from functools import cached_property
 
 from envpin.compat.drivers import driver_max_cuda, parse_driver_version
-from envpin.compat.gpus import amd_name_key, intel_family, lookup_amd_gpu, lookup_gpu
+from envpin.compat.gpus import (
+    amd_name_key,
+    gpu_name_key,
+    intel_family,
+    lookup_amd_gpu,
+    lookup_gpu,
+    models_starting_with,
+    truncated_prefix,
+)
 from envpin.compat.model import ComputeCapability, Database
 from envpin.errors import EnvpinInputError
 from envpin.facts import (
@@ -271,6 +279,9 @@ def _target_gpu(database: Database, gpu: Gpu) -> TargetGpu:
             )
         return TargetGpu(gpu.name, capability, "probe")
     model = lookup_gpu(database, gpu.name)
+    prefix = truncated_prefix(gpu.name) if model is None else None
+    if prefix is not None:
+        return _truncated_gpu(database, gpu.name, prefix)
     if model is None:
         raise EnvpinInputError(
             f"unknown GPU {gpu.name!r}: not in the compatibility database {database.version}; "
@@ -278,6 +289,23 @@ def _target_gpu(database: Database, gpu: Gpu) -> TargetGpu:
             "(`nvidia-smi --query-gpu=compute_cap --format=csv` prints it)"
         )
     return TargetGpu(gpu.name, model.compute_capability, "database")
+
+
+def _truncated_gpu(database: Database, name: str, prefix: str) -> TargetGpu:
+    """A name nvidia-smi's table cut short: known only if every GPU whose name starts so has one compute capability."""
+    capabilities = sorted({m.compute_capability for m in models_starting_with(database, prefix)})
+    if len(capabilities) == 1:
+        return TargetGpu(name, capabilities[0], "database")
+    if not gpu_name_key(prefix):
+        known = f"what is left of it ({prefix.strip()!r}) names no model"
+    elif capabilities:
+        known = f"the GPUs whose names start so have compute capability {', '.join(str(c) for c in capabilities)}"
+    else:
+        known = "no GPU in the database has a name that starts so"
+    raise EnvpinInputError(
+        f"GPU name {name!r} was cut short by nvidia-smi's table, and {known}: pass --compute-capability X.Y "
+        "(`nvidia-smi --query-gpu=name,compute_cap --format=csv` prints the whole name and the capability)"
+    )
 
 
 def _python_minor(version: str) -> str:

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import shutil
 
+import pytest
+
 from envpin.compat.loader import validate_database
 from envpin.emit.render import RenderOptions, render
+from envpin.errors import EnvpinInputError
 from envpin.facts import Driver, Gpu, HostFacts, PythonInfo
 from envpin.resolver.builds import builds_of
 from envpin.resolver.plan import Plan, Unsatisfiable
@@ -219,3 +222,52 @@ def test_a_gtx_1080_ti_on_windows_gets_2_7s_cu128_build(live_database):
 def test_every_arch_list_says_how_it_was_read(live_database):
     for name, archs in live_database.arch_sets.items():
         assert archs.read_from, name
+
+
+# ---------------------------------------------------------------- GPU names as nvidia-smi prints them
+
+
+def test_gpu_names_nvidia_smi_cuts_short_or_suffixes(live_database):
+    def capability(name: str) -> str:
+        facts = HostFacts(os="linux", arch="x86_64", python=PythonInfo("3.12"), driver=Driver("580.65.06", None, "smi"),
+                          gpus=(Gpu(0, name, None),))
+        return str(make_target(live_database, facts).gpus[0].compute_capability)
+
+    assert capability("NVIDIA GeForce RTX 4090 Lap...") == "8.9"  # every name that starts so is 8.9
+    assert capability("Orin (nvgpu)") == "8.7"  # JetPack 6's nvidia-smi
+    assert capability("NVIDIA Thor") == "11.0"
+    assert capability("NVIDIA GeForce RTX 40...") == "8.9"
+    for cut in ("NVIDIA GeForce ...", "NVIDIA GeForce GTX 1..."):  # nothing left; GTX 1080 is 6.1, GTX 1650 7.5
+        with pytest.raises(EnvpinInputError, match="cut short by nvidia-smi's table.*--compute-capability"):
+            capability(cut)
+
+
+def test_cuda_13_4_and_13_5_are_known_toolkits(live_database):
+    for version in ("13.4", "13.5"):
+        toolkit = live_database.toolkits[version]
+        assert "10.7" in [str(c) for c in toolkit.targets]
+        assert toolkit.driver_linux is None  # NVIDIA's Table 3 row was not found: not guessed
+
+
+# ---------------------------------------------------------------- doubts only where they decide, once, grouped
+
+
+def _doubts(plan: Plan) -> list[str]:
+    return [w for w in plan.warnings if w.startswith("unverified: ")]
+
+
+def test_plans_from_read_wheels_print_no_doubt(live_database):
+    """torch 2.15.0's PyPI wheels were read (Windows/macOS CPU, Linux cu132): a plan that takes them rests on no
+    unverified fact, so it prints none (database 2026.11.29 printed two lines on every CPU solve)."""
+    for os, arch in (("macos", "arm64"), ("windows", "x86_64")):
+        assert _doubts(_plan(_solve(live_database, os=os, arch=arch, driver=None, gpus=()))) == [], os
+    assert _doubts(_plan(_solve(live_database))) == []  # RTX 4090 on R580: PyPI's cu132 build
+
+
+def test_a_doubt_that_decides_the_plan_is_said_once_under_one_heading(live_database):
+    plan = _plan(_solve(live_database, driver=None, gpus=()))  # Linux CPU: the cpu index's 2.15.0+cpu, not read
+    [doubt] = _doubts(plan)
+    assert "download.pytorch.org/whl/cpu" in doubt
+    text = render(plan, parse_request(["torch"], []), RenderOptions(format="text"), live_database)
+    assert text.count("not confirmed at a primary source, and this plan rests on it:") == 1
+    assert "unverified: " not in text
