@@ -561,8 +561,10 @@ def _plain_pin(pin: Pin, contents: Contents, database: Database) -> list[Problem
         return []
     if pin.name == "torch":
         release = torch_release_of(database, public(pin))
-    else:  # a companion is built for the variants of the torch release it pairs with
-        release = next(iter(_paired_torch_releases(database, pin)), None)
+    else:  # a companion is built for the variants of the torch release it pairs with: the file's torch, if it pins one
+        paired = _paired_torch_releases(database, pin)
+        torches = {public(t) for t in contents.pins if t.name == "torch" and t.version}
+        release = next((r for r in paired if str(r.version) in torches), next(iter(paired), None))
     pypi = consults_pypi(contents)
     oses = scope_oses(pin)
     if release is not None and oses:

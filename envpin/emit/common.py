@@ -82,11 +82,29 @@ def pip_lines(plan: Plan, project=None) -> list[str]:
     lines = [f"--extra-index-url {url}" for url in dict.fromkeys(p.index_url for p in plan.packages if p.index_url)]
     if project is not None:
         lines += [option for option in project.index_options if option not in lines]
-    lines += [package.requirement for package in plan.packages]
+    held = _held_below_2(project) if project is not None and any(p.bound for p in plan.packages) else set()
+    # a bound the builds need (numpy<2) is not repeated where the project's own requirement already keeps 2.x out
+    lines += [package.requirement for package in plan.packages
+              if not (package.bound and _requirement_sort_key(package.name)[0] in held)]
     if project is not None:
         lines += sorted(dict.fromkeys(r.text for r in project.other_requirements), key=_requirement_sort_key)
         lines += list(project.other_lines)
     return lines
+
+
+def _held_below_2(project) -> set[str]:
+    """The packages the project's requirements already hold below 2.0 (`numpy<2,==1.26.4`)."""
+    from packaging.requirements import InvalidRequirement, Requirement  # noqa: PLC0415 - only plans with a bound
+
+    held = set()
+    for text in (r.text for r in project.other_requirements):
+        try:
+            requirement = Requirement(text)
+        except InvalidRequirement:
+            continue
+        if requirement.specifier and not requirement.specifier.contains("2.0.0", prereleases=True):
+            held.add(_requirement_sort_key(requirement.name)[0])
+    return held
 
 
 def _requirement_sort_key(text: str) -> tuple[str, str]:

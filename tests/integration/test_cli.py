@@ -46,7 +46,7 @@ def test_environment_yml_is_a_conda_environment(tmp_path):
     assert result.returncode == 0, result.stderr
     text = output.read_text()
     header = [line for line in text.splitlines() if line.startswith("#")]
-    assert "envpin 0.1.0" in header[0] and "database 2026.11.29" in header[0]
+    assert "envpin 0.1.0" in header[0] and f"database {(DB_DIR / 'VERSION').read_text().strip()}" in header[0]
     assert "NVIDIA GeForce RTX 3090" in header[1]
     assert header[2].startswith("# Regenerate: envpin solve --framework torch --os linux")
     document = yaml.safe_load(text)

@@ -237,14 +237,14 @@ def test_an_unreadable_companion_holds_the_torch_record_back(tmp_path):
 
 def test_a_cuda_version_the_database_does_not_know_is_held_back(tmp_path):
     world = World(plant=False)
-    world.plant_torch(toolkit="13.5.0")
+    world.plant_torch(toolkit="13.6.0")
     world.plant_torchvision()
     with world.serve() as server:
         code = refresh(server, tmp_path / "out", tmp_path / "report.md", "--packages", "torch,torchvision,torchaudio")
     report = (tmp_path / "report.md").read_text()
     assert code == 0
-    assert "- torch 2.16.0: torch 2.16.0+cu135: CUDA 13.5 is not in cuda.yaml, so the record would not validate" in report
-    assert "| CUDA 13.5 | a cuda.yaml toolkit record (driver, targets) for torch 2.16.0+cu135 |" in report
+    assert "- torch 2.16.0: torch 2.16.0+cu136: CUDA 13.6 is not in cuda.yaml, so the record would not validate" in report
+    assert "| CUDA 13.6 | a cuda.yaml toolkit record (driver, targets) for torch 2.16.0+cu136 |" in report
     assert (tmp_path / "out" / "VERSION").read_text() == (DB_DIR / "VERSION").read_text()
 
 

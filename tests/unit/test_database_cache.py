@@ -90,5 +90,5 @@ def test_records_stay_frozen_values():
     assert isinstance(FrozenRecordError(), AttributeError)
     assert capability == ComputeCapability.parse("8.6") and hash(capability) == hash((8, 6))
     assert sorted([ComputeCapability(9, 0), capability, ComputeCapability(7, 5)])[0] == ComputeCapability(7, 5)
-    assert repr(Provenance(("a",))) == "Provenance(sources=('a',), unverified=None)"
+    assert repr(Provenance(("a",))) == "Provenance(sources=('a',), unverified=None, unverified_on=())"
     assert Provenance(("a",)) == Provenance(sources=("a",), unverified=None) != Provenance(("b",))
