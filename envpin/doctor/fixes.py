@@ -98,7 +98,7 @@ def gpu_machine_builds(case: Case, framework: str = "torch") -> list[str]:
     for variant in ordered_variants(release):
         if variant.kind != "cuda" or variant.cuda is None or platform not in variant.platforms:  # (a cuda build has its cuda)
             continue
-        requirement = minimum_driver(case.database, variant.cuda, case.os, "minor")
+        requirement = minimum_driver(case.database, variant.cuda, case.driver_os, "minor")
         archs = variant.archs.get(platform)
         covers = f", GPUs {archs.sass[0].sm}–{archs.sass[-1].sm}" if archs and archs.sass else ""
         driver = f"driver ≥ {requirement.minimum}" if requirement else "a driver for CUDA " + variant.cuda

@@ -153,6 +153,11 @@ class Case:
         return self.host.os
 
     @property
+    def driver_os(self) -> str:
+        """Whose driver minimums apply: WSL2 runs on the Windows driver (as envpin.resolver.target.Target.driver_os)."""
+        return "windows" if self.host.wsl else self.host.os
+
+    @property
     def platform(self) -> str:
         """The machine's platform key, as the database spells it (linux with arm64 is linux-aarch64)."""
         return platform_key(self.host.os, self.host.arch)

@@ -130,7 +130,7 @@ def _framework_checks(
     if driver is None:
         return checks + [check("warning", f"{label} is built with CUDA {cuda}, but this machine has no NVIDIA driver: "
                                           "it runs on the CPU only")]
-    checks += _driver_checks(framework, label, cuda, host.os, driver, database)
+    checks += _driver_checks(framework, label, cuda, "windows" if host.wsl else host.os, driver, database)
     checks += _arch_checks(framework, label, facts, gpus)
     checks += _runtime_checks(framework, label, facts, gpus)
     return checks
