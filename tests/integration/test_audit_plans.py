@@ -107,3 +107,4 @@ def test_a_companion_that_checks_the_cuda_minor_beside_another_minor_fails_at_im
     assert outcome.status == status, outcome
     if status == "failed":
         assert "checks the CUDA minor at import" in outcome.detail and "13.2" in outcome.detail
+
