@@ -86,7 +86,9 @@ def _targets() -> list[AuditTarget]:
     # older releases whose PyPI Linux wheel is the CUDA build the driver needs
     # (the strict policy keeps each to the CUDA build PyPI has: the toolkit's own driver minimum decides)
     for spec, driver in (("torch==2.5.1", "550.54.14"), ("torch==2.4.1", "535.104.05"), ("torch==2.7.1", "560.35.03"),
-                         ("torch==2.8.0", "570.86.10"), ("torch==2.3.1", "535.104.05")):
+                         ("torch==2.8.0", "570.86.10"), ("torch==2.3.1", "535.104.05"),
+                         # PyPI's cu130 builds beside torchaudio 2.11.0, whose import checks the CUDA minor
+                         ("torch==2.12.0", "580.65.06"), ("torch==2.14.1", "580.65.06")):
         targets.append(AuditTarget(f"{spec}-linux-4090", *linux, "3.11", driver, (RTX4090,),
                                    ("--spec", spec, "--framework", "torch", "--driver-policy", "strict")))
     tensorflow = ("--framework", "tensorflow")
