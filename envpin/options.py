@@ -78,10 +78,20 @@ def add_request_options(parser: argparse.ArgumentParser, requirements: bool = Tr
     parser.add_argument("--framework", action="append", default=[], help="torch, tensorflow or jax (repeatable)")
     parser.add_argument("--spec", action="append", default=[],
                         help="a PEP 508 requirement, e.g. 'torch>=2.4' (repeatable; or give requirements as arguments)")
-    parser.add_argument("--driver-policy", default="minor", help="minor (default) or strict")
+    add_driver_policy_option(parser)
     parser.add_argument("--torch-index-url", help="base URL of the PyTorch index (or ENVPIN_TORCH_INDEX_URL)")
     parser.add_argument("--allow-insecure-index", action="store_true",
                         help="accept a plain-http index URL on a remote host (with a warning)")
+
+
+def add_driver_policy_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--driver-policy", default="minor", help="minor (default) or strict")
+
+
+def add_fleet_option(parser: argparse.ArgumentParser, each: str = "one answer per distinct result") -> None:
+    """`--targets FILE`, read by target_spec.read_fleet; `each` says what the command makes of the machines."""
+    parser.add_argument("--targets", metavar="FILE",
+                        help=f"a fleet inventory: JSON list of facts documents (each may have a \"name\"); {each}")
 
 
 def add_project_options(parser: argparse.ArgumentParser, directory: bool = True) -> None:

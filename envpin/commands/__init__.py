@@ -18,6 +18,7 @@ COMMANDS = {
     "doctor": "diagnose a broken GPU Python environment and say how to fix it",
     "conda": "conda environments for a target: solve, lock, create (py-rattler)",
     "fleet": "machine classes of a cluster: Kubernetes Jobs, Dockerfiles, Slurm jobs, verify status",
+    "matrix": "which releases and builds of a framework run on a machine: a grid, with the reason for each",
 }
 
 EXAMPLES = {  # shown under each command's --help, with the exit codes
@@ -46,6 +47,11 @@ EXAMPLES = {  # shown under each command's --help, with the exit codes
     "fleet": ["envpin fleet status --targets nodes.json --python 3.11      # kubectl get nodes -o json > nodes.json",
               "envpin fleet manifests --targets nodes.json --python 3.11 --format kubernetes --image reg/dl -o k8s",
               "envpin fleet manifests --targets nodes.json --python 3.11 --format dockerfile -o images"],
+    "matrix": ["envpin matrix                                       # torch on this machine",
+               "envpin matrix --framework jax --os linux --arch x86_64 --python 3.12 \\",
+               "    --driver 535.104.05 --gpu 'NVIDIA GeForce GTX 1080 Ti'",
+               "envpin matrix --facts node.json --format json",
+               "envpin matrix --targets fleet.json -o matrix.html    # one grid per machine class"],
 }
 
 EXIT_CODES = """exit codes:

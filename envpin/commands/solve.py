@@ -13,6 +13,7 @@ from envpin.emit.render import RenderOptions, render
 from envpin.escapes import printable
 from envpin.options import (
     add_db_option,
+    add_fleet_option,
     add_project_options,
     add_render_options,
     add_request_options,
@@ -33,9 +34,7 @@ def register(solve: argparse.ArgumentParser, parser_class) -> None:
     add_request_options(solve)
     add_render_options(solve)
     add_project_options(solve)
-    solve.add_argument(
-        "--targets", help="a fleet inventory: JSON list of facts documents (each may have a \"name\"); one answer per distinct result"
-    )
+    add_fleet_option(solve)
     add_target_options(solve)
     add_db_option(solve)
     solve.set_defaults(handler=run)

@@ -5,6 +5,11 @@ first failure is the verdict's rejection. ROCm, XPU and Apple silicon builds go 
 their own driver and GPU facts (`envpin.resolver.accelerators`). `ignore` switches checks off, which is how the explainer asks
 "what if the driver were newer?" or "what if this were Python 3.12?".
 
+A rejection says why twice: `message`, the sentence a failed solve prints, and `brief`, the few words a cell of
+`envpin matrix` shows ("driver below 580", "no sm_61 kernels"). A build that fits may still fit with a caveat
+(`caveats`): a GPU reached only by JIT from PTX, or a check passed without the facts to decide it. Both
+commands read the same verdicts, so the grid can never say other than the solve.
+
 pip builds and conda builds (`Build.channel`) go through the same checks. Where the database lacks the facts a
 check needs (conda.yaml records no Pythons and no GPU architecture lists), the check passes on what it does
 know, the verdict names it in `unchecked` and says so in `unverified`: it never guesses.
@@ -16,7 +21,13 @@ from envpin.compat.archs import TEGRA_CAPABILITIES, coverage
 from envpin.compat.drivers import DriverRequirement, cuda_at_least, driver_at_least, minimum_driver
 from envpin.compat.model import Database, Provenance
 from envpin.record import Record, record
-from envpin.resolver.accelerators import check_amd_driver, check_amd_gpus, check_intel_gpus, check_macos_wheel
+from envpin.resolver.accelerators import (
+    check_amd_driver,
+    check_amd_gpus,
+    check_intel_gpus,
+    check_macos_wheel,
+    compute_amd_gpus,
+)
 from envpin.resolver.builds import Build
 from envpin.resolver.request import PIP
 from envpin.resolver.target import Target
@@ -27,8 +38,18 @@ CHECKS = ("platform", "python", "installable", "kind", "driver", "gpu")
 @record
 class Rejection(Record):
     check: str  # one of CHECKS
-    message: str
+    message: str  # the sentence, naming the build: "cu128 has no code for NVIDIA GeForce GTX 1080 Ti (sm_61); …"
+    brief: str  # the same in a few words, without the build: "no sm_61 kernels"
     needs_driver: str | None = None  # for `driver`: the oldest driver that would do
+
+
+@record
+class Caveat(Record):
+    """What a build that fits rests on beyond the checks the database decides: JIT from PTX (`ptx`), or a check
+    passed without the facts to decide it (`unchecked`: an arch list or Pythons not in the database)."""
+
+    kind: str  # ptx | unchecked
+    brief: str
 
 
 @record(eq=False)
@@ -38,6 +59,7 @@ class Verdict(Record):
     unverified: tuple[str, ...] = ()
     rejection: Rejection | None = None
     unchecked: tuple[str, ...] = ()  # checks passed without the facts to decide them fully (see `unverified`)
+    caveats: tuple[Caveat, ...] = ()  # a build that fits: what it fits with (PTX JIT, a check not decided)
 
     @property
     def fits(self) -> bool:
@@ -64,45 +86,67 @@ def assess(
     # only the doubts a plan on this platform rests on (a note scoped to other platforms decides nothing here)
     unverified: list[str] = [text for p in build.provenance if (text := p.doubt_on(target.platform))]
     unchecked: list[str] = []
+    caveats: list[Caveat] = []
 
     def verdict(rejection: Rejection | None = None) -> Verdict:
-        return Verdict(build, tuple(reasons), tuple(dict.fromkeys(unverified)), rejection, tuple(unchecked))
+        return Verdict(build, tuple(reasons), tuple(dict.fromkeys(unverified)), rejection, tuple(unchecked),
+                       tuple(caveats) if rejection is None else ())
 
     platform = target.platform
     if "platform" not in ignore and platform not in build.platforms:
-        return verdict(Rejection("platform", f"{build.label} is not built for {platform}"))
+        return verdict(Rejection("platform", f"{build.label} is not built for {platform}", f"not built for {platform}"))
     if "platform" not in ignore and (problem := check_macos_wheel(target, build, reasons, unverified)):
-        return verdict(Rejection("platform", problem))
+        return verdict(Rejection("platform", problem, f"no wheel for macOS {target.macos}"))
     if "python" not in ignore and build.pythons is None:
         unchecked.append("python")
         unverified.append(f"the database does not record which Pythons {build.where} built {build.conda_package} "
                           f"{build.version} for: Python {target.python} was not checked")
+        caveats.append(Caveat("unchecked", f"its Pythons are not in the database: Python {target.python} not checked"))
     elif "python" not in ignore and build.pythons is not None and target.python not in build.pythons.get(platform, ()):
         pythons = build.pythons.get(platform, ())
         message = f"{build.label} has no wheel for Python {target.python} on {platform} ({_span(pythons)})"
-        return verdict(Rejection("python", message))
+        return verdict(Rejection("python", message, f"no wheel for Python {target.python} on {platform}"))
     if "installable" not in ignore and build.blocked:
-        return verdict(Rejection("installable", f"{build.label} cannot be installed: {build.blocked}"))
+        return verdict(Rejection("installable", f"{build.label} cannot be installed: {build.blocked}",
+                                 f"cannot install: {build.blocked}"))
     if "kind" not in ignore and build.kind not in allowed_kinds:
-        return verdict(Rejection("kind", f"{build.label} is a {build.kind} build"))
+        return verdict(Rejection("kind", f"{build.label} is a {build.kind} build", _kind_brief(target, build)))
     if build.kind == "cuda" and "driver" not in ignore:
         rejection = _check_driver(database, target, build, policy, reasons, unverified)
         if rejection:
             return verdict(rejection)
     if build.kind == "cuda" and "gpu" not in ignore:
-        problem = _check_gpus(database, target, build, reasons, unverified, unchecked)
-        if problem:
-            return verdict(Rejection("gpu", problem))
+        rejection = _check_gpus(database, target, build, reasons, unverified, unchecked, caveats)
+        if rejection:
+            return verdict(rejection)
     if build.kind == "rocm" and "driver" not in ignore:
         refused = check_amd_driver(database, target, build, reasons, unverified, unchecked)
         if refused:
-            return verdict(Rejection("driver", refused[0], refused[1]))
+            brief = f"the AMD driver does not support ROCm {'.'.join((build.rocm or '').split('.')[:2])}"
+            return verdict(Rejection("driver", refused[0], brief, refused[1]))
     if build.kind == "rocm" and "gpu" not in ignore and (problem := check_amd_gpus(database, target, build, reasons,
                                                                                       unverified)):
-        return verdict(Rejection("gpu", problem))
+        gfx = ", ".join(dict.fromkeys(gpu.gfx for gpu in compute_amd_gpus(target)))
+        known = build.torch_record[1].gfx is not None
+        return verdict(Rejection("gpu", problem, f"no {gfx} kernels" if known else "no gfx list known for this build"))
     if build.kind == "xpu" and "gpu" not in ignore and (problem := check_intel_gpus(target, build, reasons)):
-        return verdict(Rejection("gpu", problem))
+        return verdict(Rejection("gpu", problem, f"not supported on this Intel GPU on {target.platform}"))
     return verdict()
+
+
+_KIND_NAMES = {"cuda": "CUDA", "rocm": "ROCm", "xpu": "XPU", "cpu": "CPU"}
+
+
+def _kind_brief(target: Target, build: Build) -> str:
+    """Why a build of another kind is not the answer here: a CUDA build without a driver, or a build envpin takes
+    only when it is asked for by name (`+cpu`, `+rocm6.2`)."""
+    kind = _KIND_NAMES.get(build.kind, build.kind)
+    if build.kind == "cuda" and not target.has_nvidia:
+        return "a CUDA build, and no NVIDIA driver here"
+    if build.kind == "cpu":
+        return "a CPU build: taken only when asked for by name"
+    article = "an" if kind == "XPU" else "a"
+    return f"{article} {kind} build: not for this machine unless asked for by name"
 
 
 def driver_requirement(database: Database, target: Target, build: Build, policy: str) -> DriverRequirement | None:
@@ -119,55 +163,60 @@ def _check_driver(
 ) -> Rejection | None:
     requirement = driver_requirement(database, target, build, policy)
     if requirement is None:
-        return Rejection("driver", f"the database has no driver minimum for CUDA {build.cuda} on {target.driver_os}")
+        return Rejection("driver", f"the database has no driver minimum for CUDA {build.cuda} on {target.driver_os}",
+                         f"no driver minimum known for CUDA {build.cuda} on {target.driver_os}")
     if requirement.provenance.unverified:
         unverified.append(requirement.provenance.unverified)
     what = _short(build)
     if target.driver is None:
         message = f"{what} needs an NVIDIA driver ≥ {requirement.minimum} and none was found"
-        return Rejection("driver", message, requirement.minimum)
+        return Rejection("driver", message, f"needs an NVIDIA driver ≥ {requirement.minimum}", requirement.minimum)
     if not driver_at_least(target.driver, requirement.minimum):
         message = f"{what} needs driver ≥ {requirement.minimum} ({requirement.rule}); this machine has {target.driver}"
-        return Rejection("driver", message, requirement.minimum)
+        return Rejection("driver", message, f"driver below {requirement.minimum}", requirement.minimum)
     reasons.append(f"driver {target.driver} runs {what} ({requirement.rule}: ≥ {requirement.minimum})")
     return None
 
 
 def _check_gpus(
-    database: Database, target: Target, build: Build, reasons: list[str], unverified: list[str], unchecked: list[str]
-) -> str | None:
+    database: Database, target: Target, build: Build, reasons: list[str], unverified: list[str], unchecked: list[str],
+    caveats: list[Caveat],
+) -> Rejection | None:
     if not target.gpus:
         reasons.append("no GPU was named, so the compute capability was not checked")
+        caveats.append(Caveat("unchecked", "no GPU named: compute capability not checked"))
         return None
     jetson = database.jetson.get(build.framework)
     tegra = [g for g in target.gpus if g.compute_capability in TEGRA_CAPABILITIES]
     if tegra and jetson is not None and not jetson.pypi_cuda and build.channel == PIP:
         if jetson.provenance.unverified:
             unverified.append(jetson.provenance.unverified)
-        return (f"{build.framework}'s CUDA wheels from PyPI do not run on Jetson (Tegra) GPUs such as {tegra[0].name} "
-                f"({tegra[0].compute_capability.sm}): {jetson.text}")
+        message = (f"{build.framework}'s CUDA wheels from PyPI do not run on Jetson (Tegra) GPUs such as {tegra[0].name} "
+                   f"({tegra[0].compute_capability.sm}): {jetson.text}")
+        return Rejection("gpu", message, f"PyPI's CUDA wheels do not run on Jetson ({tegra[0].compute_capability.sm})")
     if build.archs and (target.platform in build.archs or not build.toolkit_known):
-        return _check_arch_list(target, build, reasons, unverified)
+        return _check_arch_list(target, build, reasons, unverified, caveats)
     if build.min_cc is not None:
         for gpu in target.gpus:
             if gpu.compute_capability < build.min_cc:
-                return (
-                    f"{build.label} supports GPUs from compute capability {build.min_cc}; "
-                    f"{gpu.name} is {gpu.compute_capability}"
-                )
+                message = (f"{build.label} supports GPUs from compute capability {build.min_cc}; "
+                           f"{gpu.name} is {gpu.compute_capability}")
+                brief = f"needs compute capability ≥ {build.min_cc}; {gpu.compute_capability.sm} is older"
+                return Rejection("gpu", message, brief)
         reasons.append(f"{build.label} supports compute capability ≥ {build.min_cc}: every GPU here qualifies")
         return None
     unchecked.append("gpu")
     if build.toolkit_known:
-        return _check_toolkit_targets(database, target, build, reasons, unverified)
+        return _check_toolkit_targets(database, target, build, reasons, unverified, caveats)
     unverified.append(f"the GPU architectures compiled into {build.framework} {build.version} are not in the database; "
                       "the GPUs' compute capability was not checked")
+    caveats.append(Caveat("unchecked", "its GPU architectures are not in the database: compute capability not checked"))
     return None
 
 
 def _check_toolkit_targets(
-    database: Database, target: Target, build: Build, reasons: list[str], unverified: list[str]
-) -> str | None:
+    database: Database, target: Target, build: Build, reasons: list[str], unverified: list[str], caveats: list[Caveat]
+) -> Rejection | None:
     """No arch list, but the CUDA toolkit the build was compiled with is known (conda builds): a GPU older than
     anything that toolkit can compile for cannot run the build, whatever its arch list."""
     unverified.append(f"{build.where}'s {build.conda_package} builds: their GPU architecture lists are not in the "
@@ -178,28 +227,38 @@ def _check_toolkit_targets(
     oldest = min(toolkit.targets)
     for gpu in target.gpus:
         if gpu.compute_capability < oldest:
-            return (f"{build.label} was built with CUDA {build.cuda}, which targets compute capability {oldest} and "
-                    f"newer; {gpu.name} is {gpu.compute_capability}")
+            message = (f"{build.label} was built with CUDA {build.cuda}, which targets compute capability {oldest} and "
+                       f"newer; {gpu.name} is {gpu.compute_capability}")
+            return Rejection("gpu", message, f"no {gpu.compute_capability.sm} kernels (CUDA {build.cuda} targets ≥ {oldest})")
     reasons.append(f"CUDA {build.cuda} (the toolkit of {build.label}) targets compute capability {oldest} and "
                    "newer: every GPU here qualifies")
+    caveats.append(Caveat("unchecked", f"its GPU architectures are not in the database: checked only against what "
+                                       f"CUDA {build.cuda} can target"))
     return None
 
 
-def _check_arch_list(target: Target, build: Build, reasons: list[str], unverified: list[str]) -> str | None:
+def _check_arch_list(
+    target: Target, build: Build, reasons: list[str], unverified: list[str], caveats: list[Caveat]
+) -> Rejection | None:
     archs = build.archs.get(target.platform)
     if archs is None:
-        return f"the database has no arch list for {_short(build)} on {target.platform}"
+        return Rejection("gpu", f"the database has no arch list for {_short(build)} on {target.platform}",
+                         f"no arch list known for {target.platform}")
     if archs.provenance.doubt_on(target.platform):
         unverified.append(archs.provenance.unverified or "")
     for gpu in target.gpus:
+        sm = gpu.compute_capability.sm
         covered = coverage(gpu.compute_capability, archs)
         if covered is None:
-            return f"{_short(build)} has no code for {gpu.name} ({gpu.compute_capability.sm}); it targets {archs.describe()}"
+            return Rejection("gpu", f"{_short(build)} has no code for {gpu.name} ({sm}); it targets {archs.describe()}",
+                             f"no {sm} kernels")
         if covered.how == "ptx" and target.driver_cuda and not cuda_at_least(target.driver_cuda, build.gpu_cuda):
-            return (
-                f"{_short(build)} reaches {gpu.name} ({gpu.compute_capability.sm}) only through PTX, and JIT needs a "
-                f"driver for CUDA {build.cuda} (this one supports {target.driver_cuda})"
-            )
+            message = (f"{_short(build)} reaches {gpu.name} ({sm}) only through PTX, and JIT needs a "
+                       f"driver for CUDA {build.cuda} (this one supports {target.driver_cuda})")
+            return Rejection("gpu", message, f"{sm} only by PTX JIT, which needs a driver for CUDA {build.cuda}")
+        if covered.how == "ptx":
+            via = f"compute_{covered.via.major}{covered.via.minor}"
+            caveats.append(Caveat("ptx", f"{sm} only by JIT from {via} PTX (compiled on first use)"))
         reasons.append(
             f"{gpu.name} is {gpu.compute_capability.sm}; {_short(build)} runs on it through "
             f"{covered.describe(gpu.compute_capability)}"

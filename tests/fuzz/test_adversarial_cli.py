@@ -109,7 +109,8 @@ def cases(folder: Path) -> list[Case]:
     files = bad_files(folder)
     table: list[Case] = []
     solve_like = {"solve": ["solve"], "lock": ["lock", "-o", str(folder / "out" / "pylock.toml")],
-                  "init": ["init", str(folder / "repo")], "check": ["check", str(folder / "ok-requirements.txt")]}
+                  "init": ["init", str(folder / "repo")], "check": ["check", str(folder / "ok-requirements.txt")],
+                  "matrix": ["matrix"]}
     (folder / "ok-requirements.txt").write_text("requests==2.32.3\n")
     (folder / "repo").mkdir()
     (folder / "repo" / "requirements.txt").write_text("torch==2.5.1\n")
@@ -138,10 +139,16 @@ def cases(folder: Path) -> list[Case]:
                                   env=(("ENVPIN_TORCH_INDEX_URL", value),)))
         for name in ("missing.json", "a-directory", "binary.json"):
             table.append(Case(f"{command} --db {name}", (*head, *flags(TARGET), "--db", str(files[name]))))
+    for value in BAD_FRAMEWORKS:
+        table.append(Case(f"matrix --framework={value!r}", ("matrix", *flags(TARGET), "--framework", value)))
+        table.append(Case(f"matrix --format json --framework={value!r}",
+                          ("matrix", "--format", "json", *flags(TARGET), "--framework", value)))
     for value in BAD_SPECS[1:]:
         table.append(Case(f"solve requirement argument {value!r}", ("solve", *flags(TARGET), value)))
     for name, path in files.items():
         table.append(Case(f"solve --targets {name}", ("solve", "--targets", str(path))))
+        table.append(Case(f"matrix --targets {name}", ("matrix", "--targets", str(path))))
+        table.append(Case(f"matrix --format json --targets {name}", ("matrix", "--format", "json", "--targets", str(path))))
         table.append(Case(f"solve -r {name}", ("solve", *flags(TARGET), "-r", str(path))))
         table.append(Case(f"solve --format json --facts {name}", ("solve", "--format", "json", "--facts", str(path))))
         table.append(Case(f"doctor --facts {name}", ("doctor", "--facts", str(path))))
@@ -154,6 +161,10 @@ def cases(folder: Path) -> list[Case]:
                                                                 "3.11", "--format", "dockerfile", "-o", str(folder / "out"))))
     for target in (folder / "a-directory", folder / "no-such-dir" / "environment.yml", folder / "plan.unknown"):
         table.append(Case(f"solve -o {target.name}", ("solve", *flags(TARGET), "-o", str(target))))
+        table.append(Case(f"matrix -o {target.name}", ("matrix", *flags(TARGET), "-o", str(target))))
+    for target in (folder / "a-directory", folder / "no-such-dir" / "matrix.html"):
+        table.append(Case(f"matrix --format html -o {target.name}",
+                          ("matrix", "--format", "html", *flags(TARGET), "-o", str(target))))
     for timed in (["detect"], ["verify"], ["doctor", "--facts", str(files["object.json"])],
                   ["install", "--prefix", str(folder / "env")]):
         for value in BAD_TIMEOUTS:
@@ -182,6 +193,9 @@ def cases(folder: Path) -> list[Case]:
         ("fleet", "status", "--targets", str(files["object.json"]), "--reports", str(files["missing.json"])),
         ("fleet", "provision", "--slurm", "--targets", str(files["list.json"]), "-o", str(folder / "out"),
          "--prefix-root", str(folder / "envs"), "--no-submit"),
+        ("matrix", "--format", "yaml"), ("matrix", "--bogus"), ("matrix", *flags(TARGET), "extra-word"),
+        ("matrix", *flags(TARGET), "--framework", "torch", "--framework", "jax"),
+        ("matrix", "--format", "json", *flags(TARGET), "--framework", "torch", "--framework", "jax"),
         ("solve", *flags(TARGET), "--conda-source", "pip", "--format", "pip", "--name", "a\nb"),
     )
     for args in misc:

@@ -55,6 +55,12 @@ def test_solve_with_full_target_flags_imports_nothing_heavy(tmp_path, output):
     args = [part.replace("{tmp}", str(tmp_path)) for part in output]
     modules = imported_modules("solve", "--framework", "torch", *FULL_TARGET, *args)
     assert heavy_among(modules) == []
+    assert sorted(m for m in modules if m.startswith("envpin.matrix")) == []  # `envpin matrix` is not on the solve path
+
+
+def test_the_measurement_sees_the_matrix_modules_where_they_are_imported():
+    modules = imported_modules("matrix", "--framework", "torch", *FULL_TARGET)
+    assert {"envpin.matrix.grid", "envpin.matrix.terminal"} <= modules and heavy_among(modules) == []
 
 
 def test_a_solve_without_the_cache_reads_the_shipped_yaml_without_pyyaml():

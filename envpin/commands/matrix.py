@@ -1,0 +1,77 @@
+"""`envpin matrix`: every release × build of one framework on a machine (or on each class of a fleet), each cell
+judged by the solver's own fitness checks, as a terminal grid, a JSON document or a static HTML page."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from envpin.compat.loader import load_database
+from envpin.errors import EnvpinInputError
+from envpin.matrix import page, terminal
+from envpin.matrix.grid import Grid, grid_json, grids
+from envpin.options import add_db_option, add_driver_policy_option, add_fleet_option, add_target_options, target_spec
+from envpin.planning import SolveOptions
+from envpin.userfiles import write_atomically
+
+FORMATS = ("text", "json", "html")
+_SUFFIXES = {".txt": "text", ".json": "json", ".html": "html", ".htm": "html"}
+
+
+def register(matrix: argparse.ArgumentParser, parser_class) -> None:
+    matrix.add_argument("--framework", action="append", default=[], help="torch (default), tensorflow or jax")
+    add_driver_policy_option(matrix)
+    matrix.add_argument("--format", choices=FORMATS, help="text (default, or from -o), json or html")
+    matrix.add_argument("-o", "--output", metavar="FILE", help="write to FILE (atomically); the format follows its name")
+    add_fleet_option(matrix, "one grid per machine class")
+    add_target_options(matrix)
+    add_db_option(matrix)
+    matrix.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if len(args.framework) > 1:
+        raise EnvpinInputError("--framework: envpin matrix shows one framework at a time")
+    output_format = args.format or format_for_path(args.output)
+    options = SolveOptions(frameworks=tuple(args.framework) or ("torch",), driver_policy=args.driver_policy)
+    spec = target_spec(args)
+    database = load_database(args.db)
+    made = grids(options, spec, database, args.targets)
+    text = rendered(made, output_format, colour=not args.output and wants_colour(sys.stdout))
+    if args.output:
+        write_atomically(Path(args.output), text)
+        print(f"wrote {args.output} ({len(made)} grid{'s' if len(made) != 1 else ''})", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0 if all(grid.pick is not None for grid in made) else 1
+
+
+def rendered(made: list[Grid], output_format: str, colour: bool) -> str:
+    if output_format == "json":
+        if len(made) == 1 and not made[0].names:
+            return json.dumps(grid_json(made[0]), indent=2) + "\n"
+        return json.dumps({"results": [{"targets": list(g.names), **grid_json(g)} for g in made]}, indent=2) + "\n"
+    if output_format == "html":
+        return page.render(made)
+    return terminal.render(made, colour=colour)
+
+
+def format_for_path(output: str | None) -> str:
+    if not output:
+        return "text"
+    chosen = _SUFFIXES.get(Path(output).suffix.lower())
+    if chosen is None:
+        raise EnvpinInputError(f"-o {output}: cannot tell the format from the file name (.txt, .json, .html); add --format")
+    return chosen
+
+
+def wants_colour(stream) -> bool:
+    """Colour on a terminal only, and never with NO_COLOR in the environment (https://no-color.org; set to
+    anything, even empty) or TERM=dumb."""
+    if "NO_COLOR" in os.environ or os.environ.get("TERM") == "dumb":
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
