@@ -14,6 +14,7 @@ from envpin import __version__
 from envpin.escapes import printable
 from envpin.matrix.grid import CAVEAT, NO, OK, Cell, Grid
 from envpin.matrix.terminal import KEY, LABELS, label_of
+from envpin.vocabulary.variants import parse_tag
 
 _STYLE = """
 body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #1b1f24; background: #fff; }
@@ -22,10 +23,9 @@ h1 { font-size: 1.3em; margin: 0 0 .2em; }
 .grids { display: flex; flex-wrap: nowrap; gap: 2em; align-items: flex-start; overflow-x: auto; }
 section { flex: none; }
 h2 { font-size: 1.05em; margin: 0 0 .3em; }
-.target { margin: 0 0 .3em; max-width: 60em; }
-.pick { margin: 0 0 .6em; }
-table { border-collapse: collapse; font: 12px/1.2 ui-monospace, monospace; }
-th, td { border: 1px solid #d0d7de; padding: 2px 5px; text-align: center; white-space: nowrap; }
+.target, .pick { margin: 0 0 .3em; max-width: 34em; }
+table { margin-top: .4em; border-collapse: collapse; font: 12px/1.2 ui-monospace, monospace; }
+th, td { border: 1px solid #d0d7de; padding: 2px 4px; text-align: center; white-space: nowrap; }
 thead th { background: #f6f8fa; position: sticky; top: 0; }
 tbody th { text-align: left; background: #f6f8fa; }
 td.ok { background: #dafbe1; color: #116329; }
@@ -74,7 +74,7 @@ def _section(grid: Grid) -> str:
     said = (f"envpin solve picks <strong>{escape(pick.label)}</strong> (outlined)" if pick is not None
             else f"no {escape(grid.framework)} build runs here: envpin solve has no answer")
     columns = grid.columns
-    head = "".join(f"<th scope=\"col\">{escape(column)}</th>" for column in columns)
+    head = "".join(f"<th scope=\"col\">{_header(column)}</th>" for column in columns)
     body = []
     for row in grid.rows:
         cells = {cell.build: cell for cell in row.cells}
@@ -91,6 +91,16 @@ def _section(grid: Grid) -> str:
 </tbody>
 </table>
 </section>"""
+
+
+def _header(column: str) -> str:
+    """A PyTorch variant's name on two lines (`cu` over `126`, `rocm` over `6.2.4`), which keeps a torch grid's
+    thirty columns narrow; other builds' names (and-cuda, cuda12, cpu) as they are."""
+    tag = parse_tag(column)
+    if tag is None or tag.version is None:
+        return escape(column)
+    prefix = "cu" if tag.kind == "cuda" else tag.kind
+    return f"{escape(prefix)}<br>{escape(column[len(prefix):])}"
 
 
 def _td(cell: Cell) -> str:
