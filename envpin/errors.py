@@ -43,3 +43,10 @@ def looks_unreachable(text: str) -> bool:
 
 class DatabaseError(EnvpinError):
     """The compatibility database is unreadable or violates its schema (exit 2)."""
+
+
+class DriverBroken(EnvpinError):
+    """The machine shows an NVIDIA GPU whose driver does not answer, and a command would otherwise answer for the
+    CPU as if there were none (exit 3, as `envpin solve`'s refused answer)."""
+
+    exit_code = 3

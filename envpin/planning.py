@@ -138,7 +138,7 @@ def plan(options: SolveOptions, target_spec: TargetSpec, database: Database) -> 
         project = for_platform(project, conda_subdir(target.platform)).for_target(target.python, target.os)
     project, project_specs, origins = project_specs_of(project)
     request = request_for(options, project_specs, project)
-    refusal = _broken_driver(facts, target_spec, request)
+    refusal = broken_driver(facts, target_spec, request)
     if refusal is not None:
         answer: Plan | Unsatisfiable = Unsatisfiable(target, database.version, DRIVER_BROKEN, *refusal)
         return Planned(answer, request, project, _source_args(options, project))
@@ -165,7 +165,7 @@ TROUBLE_WORDS = {  # DriverTrouble.state -> what is broken, for the one-line mes
 }
 
 
-def _broken_driver(facts: HostFacts, target_spec: TargetSpec, request: Request) -> tuple[str, tuple[str, ...]] | None:
+def broken_driver(facts: HostFacts, target_spec: TargetSpec, request: Request) -> tuple[str, tuple[str, ...]] | None:
     """(message, fixes) when the machine (detected here, or in a `--facts` file detected there) shows an NVIDIA GPU
     whose driver does not answer, so that the solve would answer the CPU build for a GPU machine; None when the
     driver answered or the user chose: `--driver X` solves for that driver, `--driver none` or a `+cpu`

@@ -16,12 +16,13 @@ from typing import Any
 
 from envpin.compat.model import Database
 from envpin.emit.common import target_json
-from envpin.planning import SolveOptions, request_for
+from envpin.errors import DriverBroken
+from envpin.planning import SolveOptions, broken_driver, request_for
 from envpin.resolver.builds import Build
 from envpin.resolver.fitness import Verdict
 from envpin.resolver.queries import resolve
 from envpin.resolver.request import Request
-from envpin.resolver.target import Target
+from envpin.resolver.target import Target, make_target
 from envpin.target_spec import TargetSpec, read_fleet
 from envpin.vocabulary.variants import parse_tag
 
@@ -84,12 +85,18 @@ def grid_for(database: Database, target: Target, request: Request, names: tuple[
 
 def grids(options: SolveOptions, target_spec: TargetSpec, database: Database, inventory: str | None = None) -> list[Grid]:
     """The grid for the target, or with `inventory` (`--targets FILE`, the target flags laid over each machine) one
-    grid per machine class: machines that look the same to the solver share one."""
+    grid per machine class: machines that look the same to the solver share one. A machine whose NVIDIA GPU has a
+    driver that does not answer gets no grid, as it gets no solve (DriverBroken, exit 3)."""
     request = request_for(options)
     if len(request.solved_frameworks) != 1:
         raise AssertionError("a grid is of one framework")
     if inventory is None:
-        return [grid_for(database, target_spec.resolve(database), request)]
+        facts = target_spec.facts()
+        refusal = broken_driver(facts, target_spec, request)
+        if refusal is not None:  # as `envpin solve` refuses: a CPU grid would pass a GPU machine off as none
+            message, fixes = refusal
+            raise DriverBroken(f"{message}; {fixes[0]}, or give --driver VERSION (or --driver none for the CPU view)")
+        return [grid_for(database, make_target(database, facts), request)]
     classes: dict[Target, list[str]] = {}
     for name, target in read_fleet(inventory, target_spec, database):
         classes.setdefault(target, []).append(name)

@@ -217,3 +217,21 @@ def test_bad_input_is_exit_2_one_line_or_one_json_document(words, tmp_path):
         else:
             assert result.stdout == ""
     assert list(Path(tmp_path).iterdir()) == []
+
+
+def test_a_gpu_whose_driver_does_not_answer_gets_no_grid_as_it_gets_no_solve(tmp_path):
+    """The facts say an NVIDIA GPU is there but its driver does not answer (nvidia-smi: "No devices were found"):
+    `envpin solve` refuses to answer the CPU build (exit 3), and so does the grid, which would otherwise show the
+    machine as one without a GPU."""
+    machine = json.loads((MACHINES / "linux-no-nvidia.json").read_text())
+    machine["driver_trouble"] = {"state": "no-devices", "evidence": [],
+                                 "message": "nvidia-smi failed (exit status 6): No devices were found"}
+    (tmp_path / "node.json").write_text(json.dumps(machine))
+    assert envpin("solve", "--facts", str(tmp_path / "node.json")).returncode == 3
+    result = envpin("matrix", "--facts", str(tmp_path / "node.json"))
+    assert result.returncode == 3 and result.stdout == "" and result.stderr.count("\n") == 1
+    assert "No devices were found" in result.stderr and "envpin doctor" in result.stderr
+    document = json.loads(envpin("matrix", "--facts", str(tmp_path / "node.json"), "--format", "json").stdout)
+    assert document["error"]["code"] == "driver-broken"
+    asked = envpin("matrix", "--facts", str(tmp_path / "node.json"), "--driver", "none")
+    assert asked.returncode == 0 and "[ok]" in asked.stdout
