@@ -114,11 +114,11 @@ def _td(cell: Cell) -> str:
 
 def _legend() -> str:
     meanings = list(KEY) + [
-        (LABELS["driver"], "the driver is too old for the build's CUDA"),
+        (LABELS["driver"], "the driver cannot run the build's CUDA (or ROCm)"),
         (LABELS["gpu"], "the build has no code this GPU can run"),
         (LABELS["python"], "no wheel for this Python on this platform"),
         (LABELS["installable"], "published, but it cannot install"),
-        (LABELS["kind"], "a build of another kind (CPU, ROCm, CUDA without a driver): envpin takes it only when asked"),
+        (LABELS["kind"], "a build of another kind (CPU, ROCm, XPU; CUDA without a driver): envpin takes it only when asked"),
         (LABELS["platform"], "not built for this platform"),
     ]
     items = "\n".join(f"<dt>{escape(label)}</dt><dd>{escape(meaning)}</dd>" for label, meaning in meanings)
