@@ -37,10 +37,13 @@ class Machine:
     os: str = "linux"
     arch: str = "x86_64"
     policy: str = "minor"
+    amdgpu_driver: str | None = None
+    macos: str | None = None
 
     @property
     def spec(self) -> TargetSpec:
-        return TargetSpec(os=self.os, arch=self.arch, driver=self.driver or "none", gpus=self.gpus, python=self.python)
+        return TargetSpec(os=self.os, arch=self.arch, driver=self.driver or "none", gpus=self.gpus, python=self.python,
+                          amdgpu_driver=self.amdgpu_driver, macos=self.macos)
 
     @property
     def options(self) -> SolveOptions:
@@ -75,6 +78,13 @@ MACHINES = [
     Machine("torch-macos-arm64", "torch", None, (), "3.12", "macos", "arm64"),
     Machine("torch-macos-x86_64", "torch", None, (), "3.11", "macos", "x86_64"),
     Machine("torch-py314", "torch", "580.65.06", (RTX3090,), "3.14"),
+    # torch on AMD (ROCm: the driver's ROCm support, the gfx kernels), Intel (XPU) and Apple silicon (the wheel's macOS)
+    Machine("torch-mi300x", "torch", None, ("AMD Instinct MI300X",), "3.12"),
+    Machine("torch-mi300x-driver-6.4", "torch", None, ("AMD Instinct MI300X",), amdgpu_driver="6.4"),
+    Machine("torch-7900xtx", "torch", None, ("AMD Radeon RX 7900 XTX",), "3.12"),
+    Machine("torch-arc-a770", "torch", None, ("Intel(R) Arc(TM) A770 Graphics",), "3.12"),
+    Machine("torch-arc-a770-windows", "torch", None, ("Intel(R) Arc(TM) A770 Graphics",), "3.12", "windows"),
+    Machine("torch-macos-13", "torch", None, (), "3.12", "macos", "arm64", macos="13.6"),
     # TensorFlow: [and-cuda], system CUDA, native Windows up to 2.10, CPU
     Machine("tf-3090-535", "tensorflow", "535.104.05", (RTX3090,)),
     Machine("tf-v100-470-py310", "tensorflow", "470.82.01", (V100,), "3.10"),
@@ -94,6 +104,10 @@ MACHINES = [
     Machine("jax-no-gpu", "jax", None),
     Machine("jax-h100-aarch64", "jax", "580.65.06", (H100,), "3.12", "linux", "aarch64"),
 ]
+
+
+def machine_named(name: str) -> Machine:
+    return next(m for m in MACHINES if m.id == name)
 
 
 def grid_of(database, machine: Machine) -> Grid:
@@ -163,7 +177,7 @@ def test_each_reason_is_the_check_that_stopped_the_build(database, machine):
 
 
 def test_gtx_1080_ti_keeps_pascal_in_cu126_and_not_in_cu128(database):
-    grid = grid_of(database, MACHINES[0])  # R535, Python 3.11
+    grid = grid_of(database, machine_named("torch-1080ti-535"))  # R535, Python 3.11
     assert cell(grid, "2.14.1", "cu126").verdict == OK and cell(grid, "2.14.1", "cu126").picked
     for release in ("2.7.1", "2.8.0", "2.9.1", "2.10.0", "2.11.0"):
         cu128 = cell(grid, release, "cu128")
@@ -173,7 +187,7 @@ def test_gtx_1080_ti_keeps_pascal_in_cu126_and_not_in_cu128(database):
 
 
 def test_rtx_5090_runs_nothing_before_2_7_on_linux(database):
-    grid = grid_of(database, MACHINES[15])  # R570, Python 3.12
+    grid = grid_of(database, machine_named("torch-5090-570-py312"))  # R570, Python 3.12
     for row in grid.rows:
         gpu_cells = [c for c in row.cells if c.build.startswith("cu")]
         if Version(row.release) < Version("2.7"):
@@ -184,7 +198,7 @@ def test_rtx_5090_runs_nothing_before_2_7_on_linux(database):
 
 
 def test_driver_470_leaves_cuda_11_only(database):
-    grid = grid_of(database, MACHINES[4])  # V100, R470, Python 3.9
+    grid = grid_of(database, machine_named("torch-v100-470-py39"))  # V100, R470, Python 3.9
     cuda_12_and_13 = [c for row in grid.rows for c in row.cells if c.build.startswith("cu1") and int(c.build[2:4]) >= 12]
     assert all(c.verdict == NO and c.check in ("python", "driver") for c in cuda_12_and_13)
     assert "driver below 525.60.13" in {c.reason for c in cuda_12_and_13 if c.check == "driver"}
@@ -194,7 +208,7 @@ def test_driver_470_leaves_cuda_11_only(database):
 
 
 def test_windows_cu118_reaches_blackwell_only_through_ptx(database):
-    grid = grid_of(database, MACHINES[17])  # Windows, RTX 5090
+    grid = grid_of(database, machine_named("torch-5090-windows"))  # Windows, RTX 5090
     ptx = cell(grid, "2.6.0", "cu118")
     assert (ptx.verdict, ptx.caveat) == (CAVEAT, "ptx") and "JIT from compute_37 PTX" in ptx.reason
     assert label_of(ptx) == "ptx"
@@ -202,29 +216,29 @@ def test_windows_cu118_reaches_blackwell_only_through_ptx(database):
 
 
 def test_no_driver_no_cuda_and_other_platforms_say_so(database):
-    no_gpu = grid_of(database, MACHINES[20])
+    no_gpu = grid_of(database, machine_named("torch-no-gpu"))
     assert cell(no_gpu, "2.14.1", "cu126").reason == "a CUDA build, and no NVIDIA driver here"
     assert cell(no_gpu, "2.15.0", "cpu").verdict == OK and cell(no_gpu, "2.15.0", "cpu").picked
     assert cell(no_gpu, "1.12.1", "cpu").reason == "no wheel for Python 3.11 on linux-x86_64"
-    mac = grid_of(database, MACHINES[23])
+    mac = grid_of(database, machine_named("torch-macos-arm64"))
     assert cell(mac, "2.14.1", "cu126").reason == "not built for macos-arm64"
-    windows_tf = grid_of(database, MACHINES[28])
+    windows_tf = grid_of(database, machine_named("tf-1080ti-windows-472-py39"))
     assert cell(windows_tf, "2.10.0", "cuda").verdict == CAVEAT  # TensorFlow's arch lists are not in the database
     assert cell(windows_tf, "2.10.0", "cuda").caveat == "unchecked"
     assert cell(windows_tf, "2.11.0", "cpu").verdict == NO and cell(windows_tf, "2.11.0", "cpu").check == "kind"
 
 
 def test_a_release_that_cannot_install_and_a_gpu_below_the_stated_minimum(database):
-    tf = grid_of(database, MACHINES[26])
+    tf = grid_of(database, machine_named("tf-3090-535"))
     assert cell(tf, "2.15.0", "and-cuda").check == "installable"
     assert cell(tf, "2.15.0", "and-cuda").reason.startswith("cannot install: ")
-    jax = grid_of(database, MACHINES[35])  # GTX 1080 Ti on R580
+    jax = grid_of(database, machine_named("jax-1080ti-580-py312"))  # GTX 1080 Ti on R580
     assert cell(jax, "0.10.2", "cuda13").reason == "needs compute capability ≥ 7.5; sm_61 is older"
     assert cell(jax, "0.10.2", "cuda12").verdict == OK
 
 
 def test_columns_are_in_preference_order(database):
-    grid = grid_of(database, MACHINES[7])
+    grid = grid_of(database, machine_named("torch-3090-535"))
     columns = list(grid.columns)
     cuda = [c for c in columns if c.startswith("cu")]
     assert cuda == sorted(cuda, key=lambda c: (-int(c[2:-1]), -int(c[-1])))
@@ -234,13 +248,13 @@ def test_columns_are_in_preference_order(database):
     for row in grid.rows:  # each row's cells keep the columns' order
         positions = [columns.index(c.build) for c in row.cells]
         assert positions == sorted(positions)
-    tf = grid_of(database, MACHINES[26])
+    tf = grid_of(database, machine_named("tf-3090-535"))
     assert tf.columns == ("and-cuda", "cuda", "cpu")
-    assert grid_of(database, MACHINES[34]).columns == ("cuda13", "cuda12", "cpu")
+    assert grid_of(database, machine_named("jax-3090-535-py312")).columns == ("cuda13", "cuda12", "cpu")
 
 
 def test_json_has_exactly_the_contract_keys(database):
-    document = grid_json(grid_of(database, MACHINES[7]))
+    document = grid_json(grid_of(database, machine_named("torch-3090-535")))
     assert list(document) == ["framework", "target", "rows"]
     assert document["framework"] == "torch" and document["target"]["gpus"][0]["name"] == RTX3090
     for row in document["rows"]:
@@ -261,7 +275,7 @@ def test_the_terminal_grid_fits_80_columns(database, machine):
 
 
 def test_wide_grids_fold_by_release_range_and_colour_is_only_on_request(database):
-    grid = grid_of(database, MACHINES[7])
+    grid = grid_of(database, machine_named("torch-3090-535"))
     plain = render([grid])
     assert plain.count("\nrelease ") >= 3  # torch's thirty flavours do not fit one header
     coloured = render([grid], colour=True)
@@ -279,3 +293,14 @@ def test_a_gpu_name_from_a_facts_file_cannot_drive_the_terminal(database):
 
 def _strip_colour(text: str) -> str:
     return re.sub(r"\x1b\[[0-9;]*m", "", text)
+
+
+def test_an_amd_machine_is_judged_by_its_driver_and_gfx_kernels(database):
+    grid = grid_of(database, machine_named("torch-mi300x-driver-6.4"))  # AMD driver 6.4: ROCm 6.1-7.0
+    assert cell(grid, "2.13.0", "rocm7.2").reason == "the AMD driver does not support ROCm 7.2"
+    assert cell(grid, "2.13.0", "rocm7.2").check == "driver"
+    assert cell(grid, "2.13.0", "cu126").reason == "a CUDA build, and no NVIDIA driver here"
+    assert grid.pick is not None and grid.pick.label == "torch 2.7.1+rocm6.3"
+    old = grid_of(database, machine_named("torch-mi300x"))
+    assert cell(old, "2.2.2", "rocm5.7").reason == "no gfx942 kernels"
+    assert cell(old, "2.14.1", "rocm7.2").reason == "no gfx list known for this build"
