@@ -11,13 +11,13 @@ solve's answer, and a grid without one is a machine the solve has no answer for.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from envpin.compat.model import Database
 from envpin.emit.common import target_json
 from envpin.errors import DriverBroken
 from envpin.planning import SolveOptions, broken_driver, request_for
+from envpin.record import Record, record
 from envpin.resolver.builds import Build
 from envpin.resolver.fitness import Verdict
 from envpin.resolver.queries import resolve
@@ -30,8 +30,8 @@ OK, CAVEAT, NO = "ok", "caveat", "no"
 _KIND_ORDER = ("cuda", "rocm", "xpu", "cpu")  # the preference among a release's builds (builds.ordered_variants)
 
 
-@dataclass(frozen=True)
-class Cell:
+@record
+class Cell(Record):
     """One build of one release, judged for the target."""
 
     build: str  # the column: the build's flavour (cu126, rocm6.2, cpu; and-cuda, cuda; cuda12)
@@ -44,14 +44,14 @@ class Cell:
     picked: bool = False  # the build `envpin solve` picks for this target
 
 
-@dataclass(frozen=True)
-class Row:
+@record
+class Row(Record):
     release: str
     cells: tuple[Cell, ...]
 
 
-@dataclass(frozen=True)
-class Grid:
+@record
+class Grid(Record):
     framework: str
     target: Target
     rows: tuple[Row, ...]  # newest release first
@@ -132,7 +132,7 @@ def _cell(verdict: Verdict, picked: bool) -> Cell:
     if verdict.rejection is not None:
         rejection = verdict.rejection
         return Cell(build.flavor, NO, rejection.brief, rejection.message, build.label, check=rejection.check)
-    detail = "; ".join(verdict.reasons) or f"{build.label}: a {build.kind.upper()} build, nothing on the machine to check"
+    detail = "; ".join(verdict.reasons) or f"{build.label}: nothing on the machine for it to check"
     if verdict.caveats:
         reason = "; ".join(dict.fromkeys(c.brief for c in verdict.caveats))
         kind = "ptx" if any(c.kind == "ptx" for c in verdict.caveats) else "unchecked"
@@ -141,12 +141,9 @@ def _cell(verdict: Verdict, picked: bool) -> Cell:
 
 
 def _runs(verdict: Verdict) -> str:
-    """What a build that runs, runs on: its GPU code and its driver minimum, or the CPU."""
-    build = verdict.build
-    if build.kind == "cpu":
-        return "runs on the CPU"
-    if build.kind != "cuda":
-        return f"a {build.kind} build, asked for by name (envpin does not check its GPUs)"
+    """What a build that runs, runs on: the fitness checks' own words (its GPU code, its driver), or the CPU."""
+    if verdict.build.kind == "cpu" or not verdict.reasons:
+        return "runs on the CPU" if verdict.build.kind == "cpu" else "runs"
     return "runs: " + "; ".join(verdict.reasons)
 
 

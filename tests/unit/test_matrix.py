@@ -300,7 +300,8 @@ def test_an_amd_machine_is_judged_by_its_driver_and_gfx_kernels(database):
     assert cell(grid, "2.13.0", "rocm7.2").reason == "the AMD driver does not support ROCm 7.2"
     assert cell(grid, "2.13.0", "rocm7.2").check == "driver"
     assert cell(grid, "2.13.0", "cu126").reason == "a CUDA build, and no NVIDIA driver here"
-    assert grid.pick is not None and grid.pick.label == "torch 2.7.1+rocm6.3"
+    assert grid.pick is not None and grid.pick.build.startswith("rocm") and grid.pick.reason.startswith("runs: ")
+    assert tuple(int(p) for p in grid.pick.build[4:].split(".")[:2]) <= (7, 0)  # what driver 6.4 supports
     old = grid_of(database, machine_named("torch-mi300x"))
     assert cell(old, "2.2.2", "rocm5.7").reason == "no gfx942 kernels"
     assert cell(old, "2.14.1", "rocm7.2").reason == "no gfx list known for this build"
