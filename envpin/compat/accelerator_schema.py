@@ -28,7 +28,6 @@ from envpin.compat.model import (
 )
 from envpin.record import Record, replace
 from envpin.record import record as frozen_record
-from envpin.vocabulary.platforms import PLATFORMS
 
 if TYPE_CHECKING:  # the schema imports this module (lazily) and hands it its nodes and citations
     from envpin.compat.schema import _Citations, _Node
@@ -182,7 +181,7 @@ def _vendor_indexes(node: _Node, cited: _Citations) -> tuple[VendorIndex, ...]:
         VendorIndex(
             name=record.child("name").string(what="a name"),
             url=record.child("url").string(re.compile(r"^https://"), "an https URL"),
-            platforms=_platforms(record.child("platforms")),
+            platforms=record.child("platforms").platforms(),
             provenance=cited.provenance(record),
         )
         for record in (node.sequence() if node.value is not None else [])
@@ -222,13 +221,13 @@ def _amd_gpus(node: _Node, cited: _Citations) -> tuple[AmdGpuModel, ...]:
 def _xpu_variants(node: _Node, cited: _Citations, known: dict[str, TorchRelease]) -> dict[str, Variant]:
     variants: dict[str, Variant] = {}
     for record in node.sequence() if node.value is not None else []:
-        platforms = _platforms(record.child("platforms"))
+        platforms = record.child("platforms").platforms()
         companions = {}
         if record.has("companions"):
             for name, where in record.child("companions").items():
                 if name not in COMPANION_NAMES:
                     where.fail(f"{name!r} is not a companion ({', '.join(COMPANION_NAMES)})")
-                companions[name] = tuple(p for p in _platforms(where) if p in platforms)
+                companions[name] = tuple(p for p in where.platforms() if p in platforms)
         provenance = cited.provenance(record)
         for version in _torch_versions(record.child("torch"), known):
             if version in variants:
@@ -243,7 +242,7 @@ def _intel_gpus(node: _Node, cited: _Citations) -> tuple[IntelGpuFamily, ...]:
         IntelGpuFamily(
             family=record.child("family").string(what="a family name"),
             match=record.child("match").strings(what="a word of the GPU's name"),
-            platforms=_platforms(record.child("platforms")),
+            platforms=record.child("platforms").platforms(),
             provenance=cited.provenance(record),
         )
         for record in (node.sequence() if node.value is not None else [])
@@ -273,14 +272,6 @@ def _macos(node: _Node, cited: _Citations, known: dict[str, TorchRelease]) -> di
                 record.fail(f"torch {version} has macOS facts already")
             found[version] = support
     return found
-
-
-def _platforms(node: _Node) -> tuple[str, ...]:
-    platforms = node.strings(what="a platform")
-    for platform in platforms:
-        if platform not in PLATFORMS:
-            node.fail(f"{platform!r} is not one of {', '.join(PLATFORMS)}")
-    return platforms
 
 
 def _numbers(text: str) -> tuple[int, ...]:

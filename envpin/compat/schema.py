@@ -133,6 +133,14 @@ class _Node:
             return tuple(value)  # what the loop below returns when no item fails, without a node per item
         return tuple(node.string(pattern, what) for node in self.sequence())
 
+    def platforms(self) -> tuple[str, ...]:
+        """A list of envpin platform keys (`linux-x86_64`, …)."""
+        platforms = self.strings(what="a platform")
+        for platform in platforms:
+            if platform not in PLATFORMS:
+                self.fail(f"{platform!r} is not one of {', '.join(PLATFORMS)}")
+        return platforms
+
 
 def build_database(version: str, documents: dict[str, Any]) -> tuple[Database | None, list[str]]:
     """Turn the parsed YAML documents (file name -> content) into a Database, or return the problems."""
@@ -224,7 +232,7 @@ class _Citations:
             if source_id and source_id not in self.sources:
                 record.child("sources").fail(f"unknown source id {source_id!r}")
         unverified = record.child("unverified").optional_string(what="a text")
-        scope = _platforms(record.child("unverified_on")) if record.has("unverified_on") else ()
+        scope = record.child("unverified_on").platforms() if record.has("unverified_on") else ()
         if scope and unverified is None:
             record.child("unverified_on").fail("`unverified_on` scopes an `unverified` text, and there is none")
         return Provenance(sources=ids, unverified=unverified, unverified_on=scope)
@@ -393,7 +401,7 @@ def _torch_releases(node: _Node, arch_sets: dict[str, ArchList], cited: _Citatio
 def _numpy_below_2(record: _Node) -> tuple[str, ...]:
     """Optional `numpy_below_2: [platforms]`: the release's wheels there were compiled against NumPy 1.x, whose C ABI
     NumPy 2 lacks (`import` fails), and their metadata does not cap numpy below 2, so pip would take NumPy 2."""
-    return _platforms(record.child("numpy_below_2")) if record.has("numpy_below_2") else ()
+    return record.child("numpy_below_2").platforms() if record.has("numpy_below_2") else ()
 
 
 def _release_version(node: _Node) -> Version | None:
@@ -408,7 +416,7 @@ def _release_version(node: _Node) -> Version | None:
 def _variant(name: str, node: _Node, arch_sets: dict[str, ArchList], cited: _Citations) -> Variant:
     if not is_database_tag(name):
         node.fail(f"{name!r} is not a variant name (cpu, cuXYZ, rocmX.Y, xpu)")
-    platforms = _platforms(node.child("platforms"))
+    platforms = node.child("platforms").platforms()
     cuda = node.child("cuda").optional_string(_CUDA, "a CUDA x.y version")
     if kind_of(name) == CUDA and cuda is None:
         node.fail("a cuXYZ variant needs `cuda:`")
@@ -441,14 +449,6 @@ def _variant(name: str, node: _Node, arch_sets: dict[str, ArchList], cited: _Cit
         pins=_pins(node.child("pins")),
         added=_added(node),
     )
-
-
-def _platforms(node: _Node) -> tuple[str, ...]:
-    platforms = node.strings(what="a platform")
-    for platform in platforms:
-        if platform not in PLATFORMS:
-            node.fail(f"{platform!r} is not one of {', '.join(PLATFORMS)}")
-    return platforms
 
 
 def _python_table(node: _Node) -> dict[str, tuple[str, ...]]:
@@ -515,12 +515,12 @@ def _companion_builds(node: _Node, release: Version, variants: dict[str, Variant
         if index != PYPI_INDEX:
             node.child("index").fail(f"`index:` is {PYPI_INDEX}; name PyTorch indexes under `indexes:`")
         cuda = node.child("cuda").optional_string(_CUDA, "a CUDA x.y version")
-        return [CompanionBuild(version, PYPI_INDEX, _platforms(node.child("platforms")), cuda, check, torch, provenance,
+        return [CompanionBuild(version, PYPI_INDEX, node.child("platforms").platforms(), cuda, check, torch, provenance,
                                python)]
     builds = []
     if node.has("cuda"):
         node.child("cuda").fail("a build on a PyTorch index has its variant's CUDA; `cuda:` belongs to `index: pypi`")
-    wanted = _platforms(node.child("platforms")) if node.has("platforms") else None
+    wanted = node.child("platforms").platforms() if node.has("platforms") else None
     for position, index_node in enumerate(node.child("indexes").sequence()):
         index = index_node.string(what="a variant name")
         variant = variants.get(index)
@@ -545,7 +545,7 @@ def _known_issues(node: _Node, cited: _Citations) -> tuple[KnownIssue, ...]:
         return ()
     return tuple(
         KnownIssue(
-            platforms=_platforms(issue.child("platforms")),
+            platforms=issue.child("platforms").platforms(),
             text=issue.child("text").string(what="a text"),
             provenance=cited.provenance(issue),
             added=_added(issue),
@@ -641,7 +641,7 @@ def _jax_releases(node: _Node, cited: _Citations) -> list[JaxRelease]:
                 version=version,
                 released=_text(record.child("released").value),
                 python=record.child("python").strings(_PYTHON, "a Python minor version"),
-                platforms=_platforms(record.child("platforms")),
+                platforms=record.child("platforms").platforms(),
                 extras={name: _jax_extra(name, extra, cited) for name, extra in record.child("extras").items()}
                 if record.has("extras")
                 else {},
@@ -667,7 +667,7 @@ def _jax_extra(name: str, node: _Node, cited: _Citations) -> JaxExtra:
         min_cudnn=_text(node.child("min_cudnn").value),
         built_with=_text(node.child("built_with").value),
         pins=_pins(node.child("pins")),
-        platforms=_platforms(node.child("platforms")),
+        platforms=node.child("platforms").platforms(),
         provenance=cited.provenance(node),
     )
 
@@ -761,7 +761,7 @@ def _conda_release(
         framework=framework,
         version=version,
         cuda=cuda,
-        cpu=_platforms(record.child("cpu")) if record.has("cpu") else (),
+        cpu=record.child("cpu").platforms() if record.has("cpu") else (),
         provenance=cited.provenance(record),
         cuda_package=cuda_package,
         companions=companions,
