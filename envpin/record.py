@@ -141,11 +141,22 @@ def _make_record(cls: type[_R], eq: bool) -> type[_R]:
             parameters.append(name)
         values.append(f"{name}={name}")
     source = f"def __init__(self, {', '.join(parameters)}):\n    self.__dict__.update({', '.join(values)})\n"
-    exec(source, namespace)  # noqa: S102 - the text is built above from the class's own field names
-    init = namespace["__init__"]
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
+
+    def compile_init() -> Callable[..., None]:
+        exec(source, namespace)  # noqa: S102 - the text is built above from the class's own field names
+        init = namespace["__init__"]
+        init.__qualname__ = f"{cls.__qualname__}.__init__"
+        setattr(cls, "__init__", init)  # noqa: B010
+        return init
+
+    # Compiling is most of what a record costs to define, and a run builds only some of its classes (the cache
+    # makes the database's without calling __init__): each class compiles its __init__ when first called.
+    def first_init(self: Any, *args: Any, **kwargs: Any) -> None:
+        compile_init()(self, *args, **kwargs)
+
+    first_init.__qualname__ = f"{cls.__qualname__}.__init__"
     # setattr: the class gets its methods here, after type checkers have read it (dataclass_transform above)
-    setattr(cls, "__init__", init)  # noqa: B010
+    setattr(cls, "__init__", first_init)  # noqa: B010
     setattr(cls, "__match_args__", fields)  # noqa: B010
     cls._options = options
     cls._fields = fields

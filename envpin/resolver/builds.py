@@ -12,7 +12,7 @@ architectures (no `archs`; `toolkit_known` says the CUDA is the toolkit it was c
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 from packaging.version import Version
 
@@ -175,10 +175,35 @@ def torch_build(release: TorchRelease, variant: Variant) -> Build:
         # pins could be read from PyPI.
         pins_known=bool(variant.pins) or variant.kind != "cuda" or release.version < _FIRST_TORCH_WITH_PIP_CUDA,
         record=(release, variant),
-        companions={name: _pip_pairing(release, variant, name, c) for name, c in release.companions.items()},
+        companions=_Pairings(release, variant),
         rocm=variant.rocm,
         numpy_below_2=release.numpy_below_2,
     )
+
+
+class _Pairings(Mapping[str, Pairing]):
+    """A pip torch build's companions, each paired when first asked for: a solve judges every build but asks
+    for the companions of those that fit only."""
+
+    __slots__ = ("_made", "_release", "_variant")
+
+    def __init__(self, release: TorchRelease, variant: Variant) -> None:
+        self._release, self._variant = release, variant
+        self._made: dict[str, Pairing] = {}
+
+    def __getitem__(self, name: str) -> Pairing:
+        if name not in self._made:
+            self._made[name] = _pip_pairing(self._release, self._variant, name, self._release.companions[name])
+        return self._made[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._release.companions
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._release.companions)
+
+    def __len__(self) -> int:
+        return len(self._release.companions)
 
 
 def _pip_pairing(release: TorchRelease, variant: Variant, name: str, companion: Companion) -> Pairing:
