@@ -11,7 +11,6 @@ from __future__ import annotations
 import shlex
 
 from envpin.compat.model import Database
-from envpin.errors import EnvpinInputError
 from envpin.facts import HostFacts, Libc, PythonInfo, from_json
 from envpin.record import Record, record, replace
 from envpin.resolver.target import Target, TargetOverrides, apply_overrides, make_target
@@ -105,24 +104,7 @@ class NamedTarget(Record):
 
 
 def read_fleet(path: str, spec: TargetSpec, database: Database) -> list[tuple[str, Target]]:
-    """(name, Target) for every entry of a `--targets` inventory, a list of facts documents or a Kubernetes node
-    list (`kubectl get nodes -o json`); the target flags apply to every entry."""
-    document = read_json(path, "--targets")
-    if isinstance(document, dict) and ("items" in document or document.get("kind") == "Node"):
-        from envpin.fleet.kubernetes import is_node_list, read_nodes  # noqa: PLC0415 - only a node list needs it, never a solve
+    """(name, Target) for every machine of a `--targets` inventory (envpin.fleet.inventory reads it)."""
+    from envpin.fleet.inventory import read_inventory  # noqa: PLC0415 - only a fleet needs it, never one solve
 
-        if is_node_list(document):
-            nodes = read_nodes(document, f"--targets {path}", spec.python, spec.os, spec.arch)
-            return [(node.name, make_target(database, apply_overrides(node.facts, spec))) for node in nodes]
-    entries = document.get("targets") if isinstance(document, dict) else document
-    if not isinstance(entries, list) or not entries:
-        raise EnvpinInputError(f"--targets {path}: expected a non-empty JSON list of facts documents, or a Kubernetes "
-                               "node list")
-    machines = []
-    for position, entry in enumerate(entries):
-        origin = f"--targets {path}: targets[{position}]"
-        facts = apply_overrides(from_json(entry, origin=origin), spec)
-        written = entry.get("name") if isinstance(entry, dict) else None
-        name = written if isinstance(written, str) else f"target {position}"
-        machines.append((name, make_target(database, facts)))
-    return machines
+    return [(node.name, make_target(database, node.facts)) for node in read_inventory(path, spec)[0]]

@@ -13,15 +13,14 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 from envpin.compat.drivers import parse_driver_version
 from envpin.facts import Gpu, HostFacts
-from envpin.record import replace
+from envpin.record import Record, field, record, replace
 
 
-@dataclass(frozen=True)
-class ClusterNode:
+@record
+class ClusterNode(Record):
     """One machine of a cluster."""
 
     name: str
@@ -30,8 +29,8 @@ class ClusterNode:
     labels: Mapping[str, str] = field(default_factory=dict)  # Kubernetes: every label of the node
 
 
-@dataclass(frozen=True)
-class MachineClass:
+@record
+class MachineClass(Record):
     """Nodes that share one environment, and the facts it is solved for."""
 
     name: str  # a DNS-1123 label: it names Kubernetes objects, folders and Slurm jobs
