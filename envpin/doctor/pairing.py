@@ -61,18 +61,29 @@ def _xformers(case: Case) -> Finding | None:
     hit = case.search(C6)
     if not hit:
         return None
-    built_torch, built_cuda, have = hit.text(1), hit.text(2), hit.text(3)
+    built_torch, have = hit.text(1), hit.text(3)
+    built_cuda, cuda_tag = _xformers_cuda(hit.text(2), built_torch)
     evidence = [hit.evidence(), f"xformers {case.package('xformers') or ''} was built for torch {built_torch} with CUDA {built_cuda}; "
                 f"the environment has torch {have}".replace("  ", " ")]
     kind, facts = torch_build_kind(case)
     if kind == "cpu" or have.endswith("+cpu"):
         evidence.append("torch is now a CPU build (something replaced the CUDA torch)")
-    cuda_tag = "cu" + built_cuda
     fix = ["install the xformers build made for the installed torch, from the same PyTorch index: "
            + case.pip("install", "--force-reinstall", "xformers", "--index-url", f"https://download.pytorch.org/whl/{cuda_tag}"),
            "or reinstall the torch xformers expects: " + case.pip("install", f"torch=={built_torch}", "--index-url",
                                                                f"https://download.pytorch.org/whl/{cuda_tag}")]
     return Finding(C6, "error", "xformers was built for another torch", tuple(evidence), tuple(fix), CONFIRMED)
+
+
+def _xformers_cuda(number: str, built_torch: str) -> tuple[str, str]:
+    """The CUDA xformers names as a number (major * 100 + minor: "1201" is 12.1, "1108" is 11.8), dotted, and
+    the download.pytorch.org variant that serves it; the torch it was built for says the variant where it can."""
+    major, minor = number[:-2], number[-2:]
+    dotted = f"{int(major)}.{int(minor)}" if len(number) >= 3 and number.isdigit() else number
+    local = built_torch.partition("+")[2]
+    if local.startswith("cu") and local[2:].isdigit():
+        return dotted, local
+    return dotted, "cu" + dotted.replace(".", "")
 
 
 def _bitsandbytes(case: Case) -> Finding | None:

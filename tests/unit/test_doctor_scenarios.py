@@ -19,6 +19,7 @@ import yaml
 from envpin.doctor.catalogue import BY_ID, GROUPS
 from envpin.doctor.engine import diagnose
 from envpin.doctor.model import Case
+from envpin.doctor.pairing import _xformers_cuda
 from envpin.facts import env_facts_from_json, from_json, has_env_facts
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "doctor"
@@ -119,3 +120,13 @@ def test_every_finding_id_is_a_catalogue_id_and_every_rule_group_runs(database):
         seen |= {f.id for f in diagnose(case_of(scenario, database)).findings}
     assert seen <= set(BY_ID)
     assert len(seen) >= 55, sorted(set(BY_ID) - seen)
+
+
+@pytest.mark.parametrize(("number", "torch", "expected"), [
+    ("1201", "2.1.0+cu121", ("12.1", "cu121")),
+    ("1108", "2.0.1", ("11.8", "cu118")),    # no local tag: the variant comes from the number
+    ("1300", "2.9.0+cu130", ("13.0", "cu130")),
+    ("12", "2.1.0", ("12", "cu12")),          # not the number's shape: kept as printed
+])
+def test_xformers_cuda_number_is_read_as_major_and_minor(number, torch, expected):
+    assert _xformers_cuda(number, torch) == expected
