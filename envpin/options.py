@@ -26,6 +26,8 @@ def add_target_options(parser: argparse.ArgumentParser, conda: bool = False) -> 
     group.add_argument("--os", help="linux, windows or macos")
     group.add_argument("--arch", help="x86_64, aarch64 or arm64")
     group.add_argument("--driver", help="NVIDIA driver version, or 'none'")
+    group.add_argument("--wsl", action="store_true", default=None,
+                       help="Linux under WSL2: the driver is the Windows one and is judged by NVIDIA's Windows minimums")
     group.add_argument("--gpu", action="append", default=[],
                        help="GPU name of any vendor as its tool prints it (nvidia-smi, amd-smi, rocminfo, xpu-smi; "
                             "repeatable)")
@@ -49,6 +51,7 @@ def target_spec(args: argparse.Namespace, conda: bool = False) -> TargetSpec:
         os=args.os,
         arch=args.arch,
         driver=args.driver,
+        wsl=args.wsl,
         gpus=tuple(args.gpu),
         compute_capabilities=tuple(args.compute_capability),
         python=args.python,

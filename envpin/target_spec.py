@@ -34,7 +34,7 @@ class TargetSpec(TargetOverrides):
     def given(self) -> bool:
         """Whether the user described a target at all (else: this machine)."""
         return bool(self.os or self.arch or self.driver or self.gpus or self.compute_capabilities or self.python
-                    or self.facts_file or self.gfx or self.amdgpu_driver or self.rocm or self.macos)
+                    or self.facts_file or self.gfx or self.amdgpu_driver or self.rocm or self.macos or self.wsl)
 
     @property
     def probes_this_machine(self) -> bool:
@@ -82,6 +82,8 @@ class TargetSpec(TargetOverrides):
                               ("--macos", self.macos)):
             if value:
                 words += [option, value]
+        if self.wsl:
+            words.append("--wsl")
         for gpu in self.gpus:
             words += ["--gpu", gpu]
         for capability in self.compute_capabilities:

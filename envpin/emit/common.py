@@ -39,6 +39,8 @@ def regenerate_command(
                 words += ["--spec", request.spec_text(name)]
     words += ["--os", target.os, "--arch", target.arch, "--python", target.python]
     words += ["--driver", target.driver or "none"]
+    if target.wsl:
+        words.append("--wsl")
     for gpu in target.gpus:
         words += ["--gpu", gpu.name]
     if any(g.capability_source == "probe" for g in target.gpus):

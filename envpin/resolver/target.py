@@ -125,6 +125,7 @@ class TargetOverrides(Record):
     amdgpu_driver: str | None = None
     rocm: str | None = None
     macos: str | None = None
+    wsl: bool | None = None  # True: Linux under WSL2 (the Windows driver); None: as the facts say
 
 
 def apply_overrides(facts: HostFacts, overrides: TargetOverrides) -> HostFacts:
@@ -134,6 +135,10 @@ def apply_overrides(facts: HostFacts, overrides: TargetOverrides) -> HostFacts:
         if overrides.os not in OPERATING_SYSTEMS:
             raise EnvpinInputError(f"--os {overrides.os!r}: expected one of {', '.join(OPERATING_SYSTEMS)}")
         updated = replace(updated, os=overrides.os, wsl=False)
+    if overrides.wsl:
+        if updated.os != "linux":
+            raise EnvpinInputError(f"--wsl: WSL2 runs Linux, but the target's OS is {updated.os}")
+        updated = replace(updated, wsl=True)
     if overrides.arch is not None:
         arch = normalize_arch(overrides.arch)
         if arch not in ARCHITECTURES:

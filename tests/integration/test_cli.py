@@ -182,3 +182,22 @@ def test_db_info_lists_unverified_records():
     result = envpin("db", "info", "--format", "json")
     info = json.loads(result.stdout)
     assert info["counts"]["torch_releases"] >= 30 and info["unverified"]
+
+
+def test_wsl_flag_judges_the_windows_driver_and_is_regenerated(tmp_path):
+    """Under WSL2 nvidia-smi prints the Windows driver: 527.41 is below CUDA 12's Windows minimum (528.33), though
+    above its Linux one. `--wsl` says so for another machine, and the regenerate line keeps it."""
+    target = ["--os", "linux", "--arch", "x86_64", "--driver", "527.41", "--gpu", "NVIDIA GeForce RTX 3090",
+              "--python", "3.11"]
+    wsl = envpin("solve", "--framework", "torch", "--format", "json", *target, "--wsl")
+    native = envpin("solve", "--framework", "torch", "--format", "json", *target)
+    assert wsl.returncode == native.returncode == 0, (wsl.stderr, native.stderr)
+    assert json.loads(wsl.stdout)["accelerator"] == "cu118"
+    assert json.loads(native.stdout)["accelerator"].startswith("cu12")
+    output = tmp_path / "requirements.txt"
+    assert envpin("solve", "--framework", "torch", *target, "--wsl", "-o", str(output)).returncode == 0
+    regenerate = next(line for line in output.read_text().splitlines() if line.startswith("# Regenerate:"))
+    assert "--driver 527.41 --wsl" in regenerate and "(WSL2)" in output.read_text()
+    refused = envpin("solve", "--framework", "torch", "--os", "windows", "--wsl", "--driver", "560.94",
+                     "--gpu", "NVIDIA GeForce RTX 3090", "--python", "3.11", "--arch", "x86_64")
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1 and "--wsl" in refused.stderr
