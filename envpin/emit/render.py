@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 FORMATS = ("text", "json", "environment.yml", "requirements.txt", "index-url", "pip", "uv")
 CONDA_SOURCES = CHANNELS  # --conda-source: a solve option (Request.channel); these formats can show a conda plan
-CONDA_FORMATS = ("environment.yml", "text")
+CONDA_FORMATS = ("environment.yml", "text", "json")
 
 
 @record
@@ -47,10 +47,22 @@ def format_for_path(output: str | None) -> str:
 
 
 def check_conda_format(channel: str, output_format: str) -> None:
-    """A plan of conda builds is written as an environment.yml (or shown as text); the other formats are pip's."""
+    """A plan of conda builds is written as an environment.yml (or shown as text or JSON); the others are pip's."""
     if channel != PIP and output_format not in CONDA_FORMATS:
-        raise EnvpinInputError("--conda-source is for environment.yml output (--format environment.yml or -o *.yml); "
+        raise EnvpinInputError("--conda-source is for environment.yml or JSON output (--format environment.yml, "
+                               "-o *.yml or --format json); "
                                f"{output_format} is a pip format")
+
+
+def _conda_json(plan: Plan, request: Request, database: Database, project: Project | None) -> dict[str, object]:
+    """The environment a conda plan makes, as the environment.yml says it (docs/contracts.md)."""
+    from envpin.conda.specs import conda_environment  # noqa: PLC0415 - the conda model, for conda plans only
+
+    environment = conda_environment(plan, database, request.channel, request.policy, project)
+    return {"strategy": environment.strategy, "channels": list(environment.channels),
+            "dependencies": list(environment.dependencies), "pip": list(environment.pip),
+            "reasons": list(environment.reasons),
+            "warnings": [w for w in environment.warnings if w not in plan.warnings]}  # the plan's are said above
 
 
 COMMAND_FORMATS = ("index-url", "pip", "uv")  # what the user runs now: the index's credentials must stay in
@@ -71,7 +83,10 @@ def _render(answer: Plan | Unsatisfiable, request: Request, options: RenderOptio
     if options.format == "json":
         from envpin.emit.common import answer_json  # noqa: PLC0415
 
-        return json.dumps(answer_json(answer), indent=2) + "\n"
+        document = answer_json(answer)
+        if request.channel != PIP and isinstance(answer, Plan):
+            document["conda"] = _conda_json(answer, request, database, project)
+        return json.dumps(document, indent=2) + "\n"
     if options.format == "text" or isinstance(answer, Unsatisfiable):
         from envpin.emit import text  # noqa: PLC0415
 

@@ -71,8 +71,19 @@ def test_a_conda_source_is_solved_on_its_own_builds(tmp_path):
     # the channel's newest release, its newest CUDA build that driver 535 runs (CUDA 12.x by minor-version compat)
     assert "  pytorch=2.5.1=*cuda12.4*\n  pytorch-cuda=12.4\n  torchvision=0.20.1\n  torchaudio=2.5.1\n" in shown.stdout
     assert "conda create -n envpin --override-channels -c pytorch -c nvidia -c conda-forge" in shown.stdout
-    refused = envpin("solve", "--framework", "torch", "--conda-source", "conda-forge", "--format", "json", *TARGET_3090)
-    assert refused.returncode == 2 and "--conda-source is for environment.yml output" in refused.stderr
+    refused = envpin("solve", "--framework", "torch", "--conda-source", "conda-forge", "--format", "uv", *TARGET_3090)
+    assert refused.returncode == 2 and "--conda-source is for environment.yml or JSON output" in refused.stderr
+    # the JSON answer of a conda plan carries the environment it makes, as the environment.yml says it
+    document = json.loads(envpin("solve", "--framework", "torch", "--conda-source", "pytorch-channel",
+                                 "--format", "json", *TARGET_3090).stdout)
+    assert document["status"] == "ok"
+    conda = document["conda"]
+    assert conda["strategy"] == "pytorch-channel" and conda["channels"] == ["pytorch", "nvidia", "conda-forge"]
+    assert conda["dependencies"][1:5] == ["pytorch=2.5.1=*cuda12.4*", "pytorch-cuda=12.4", "torchvision=0.20.1",
+                                          "torchaudio=2.5.1"]
+    assert not set(conda["warnings"]) & set(document["warnings"])
+    pip_answer = json.loads(envpin("solve", "--framework", "torch", "--format", "json", *TARGET_3090).stdout)
+    assert "conda" not in pip_answer
 
 
 def test_regenerate_command_in_the_header_reproduces_the_file(tmp_path):
