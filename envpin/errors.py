@@ -45,8 +45,11 @@ class DatabaseError(EnvpinError):
     """The compatibility database is unreadable or violates its schema (exit 2)."""
 
 
+EXIT_DRIVER_BROKEN = 3  # docs/contracts.md: the machine has an NVIDIA GPU whose driver does not answer
+
+
 class DriverBroken(EnvpinError):
     """The machine shows an NVIDIA GPU whose driver does not answer, and a command would otherwise answer for the
     CPU as if there were none (exit 3, as `envpin solve`'s refused answer)."""
 
-    exit_code = 3
+    exit_code = EXIT_DRIVER_BROKEN

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from envpin.compat.model import Database
-from envpin.errors import EnvpinInputError
+from envpin.errors import EXIT_DRIVER_BROKEN, EnvpinInputError
 from envpin.facts import DriverTrouble, HostFacts
 from envpin.project.model import Project
 from envpin.record import Record, record, replace
@@ -19,8 +19,8 @@ from envpin.resolver.fleet import FleetResult, solve_fleet
 from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.request import Request, parse_request
 from envpin.resolver.solve import solve
-from envpin.resolver.target import make_target
-from envpin.target_spec import TargetSpec, read_fleet
+from envpin.resolver.target import Target, make_target
+from envpin.target_spec import TargetSpec
 from envpin.vocabulary.platforms import conda_subdir
 
 
@@ -77,6 +77,11 @@ class Planned(Record):
     def ok(self) -> bool:
         return isinstance(self.answer, Plan)
 
+    @property
+    def exit_code(self) -> int:
+        """What solve, init, lock and install exit with for this answer when they stop at it (docs/contracts.md)."""
+        return exit_code_of((self.answer,))
+
 
 def request_for(options: SolveOptions, project_specs: tuple[str, ...] = (), project: Project | None = None) -> Request:
     """The Request the options (and a project's GPU requirements) make; bad options are a one-line error."""
@@ -123,6 +128,19 @@ class PlannedFleet(Record):
     def ok(self) -> bool:
         return not any(isinstance(r.answer, Unsatisfiable) for r in self.results)
 
+    @property
+    def exit_code(self) -> int:
+        """3 when any machine's driver is broken (the others answered as usual), else 1 when any has no answer."""
+        return exit_code_of(tuple(r.answer for r in self.results))
+
+
+def exit_code_of(answers: tuple[Plan | Unsatisfiable, ...]) -> int:
+    """0 when every answer is a plan; 3 when any machine was refused for its broken driver, since that machine needs
+    mending before any answer means anything; else 1."""
+    if any(isinstance(a, Unsatisfiable) and a.code == DRIVER_BROKEN for a in answers):
+        return EXIT_DRIVER_BROKEN
+    return 0 if all(isinstance(a, Plan) for a in answers) else 1
+
 
 def plan(options: SolveOptions, target_spec: TargetSpec, database: Database) -> Planned:
     project = collect(options.project)
@@ -150,7 +168,7 @@ def plan(options: SolveOptions, target_spec: TargetSpec, database: Database) -> 
     return Planned(answer, request, project, _source_args(options, project))
 
 
-DRIVER_BROKEN = "driver-broken"  # the Unsatisfiable code of a refused answer; `envpin solve` exits 3 for it
+DRIVER_BROKEN = "driver-broken"  # the Unsatisfiable code of a refused answer; solve, init, lock and install exit 3
 
 TROUBLE_WORDS = {  # DriverTrouble.state -> what is broken, for the one-line message
     "driver-library-mismatch": "the NVIDIA kernel module and the driver's libraries are different versions (nvidia-smi: "
@@ -165,11 +183,12 @@ TROUBLE_WORDS = {  # DriverTrouble.state -> what is broken, for the one-line mes
 }
 
 
-def broken_driver(facts: HostFacts, target_spec: TargetSpec, request: Request) -> tuple[str, tuple[str, ...]] | None:
-    """(message, fixes) when the machine (detected here, or in a `--facts` file detected there) shows an NVIDIA GPU
-    whose driver does not answer, so that the solve would answer the CPU build for a GPU machine; None when the
-    driver answered or the user chose: `--driver X` solves for that driver, `--driver none` or a `+cpu`
-    requirement asks for the CPU build on purpose."""
+def broken_driver(facts: HostFacts, target_spec: TargetSpec, request: Request,
+                  in_fleet: bool = False) -> tuple[str, tuple[str, ...]] | None:
+    """(message, fixes) when the machine (detected here, in a `--facts` file detected there, or a machine of a
+    `--targets` inventory) shows an NVIDIA GPU whose driver does not answer, so that the solve would answer the CPU
+    build for a GPU machine; None when the driver answered or the user chose: `--driver X` solves for that driver,
+    `--driver none` or a `+cpu` requirement asks for the CPU build on purpose."""
     trouble = facts.driver_trouble
     if trouble is None or facts.driver is not None or target_spec.driver is not None:
         return None
@@ -177,10 +196,17 @@ def broken_driver(facts: HostFacts, target_spec: TargetSpec, request: Request) -
         return None
     message = (f"not answering the CPU build for a machine with an NVIDIA GPU: {TROUBLE_WORDS[trouble.state]}; "
                f"detection: {trouble.message}")
-    fixes = ("run `envpin doctor` for the cause and the fix",
-             "once the driver answers (`nvidia-smi` prints the table), run this command again",
-             "or solve for the GPU with the driver it will have: --driver VERSION (and --gpu NAME)",
-             "or ask for the CPU build on purpose: --driver none")
+    if in_fleet:  # a flag would apply to every machine of the inventory: the fix is this machine's entry
+        fixes = ("run `envpin doctor` on that machine for the cause and the fix",
+                 "once its driver answers (`nvidia-smi` prints the table), detect it again (`envpin detect --format "
+                 "json`, or `envpin fleet detect`) and run this command again",
+                 "or give its entry the driver it will have (\"driver\": {\"version\": \"...\"}) and no driver_trouble",
+                 "or ask for the CPU build on purpose for the whole inventory: --driver none")
+    else:
+        fixes = ("run `envpin doctor` for the cause and the fix",
+                 "once the driver answers (`nvidia-smi` prints the table), run this command again",
+                 "or solve for the GPU with the driver it will have: --driver VERSION (and --gpu NAME)",
+                 "or ask for the CPU build on purpose: --driver none")
     return message, fixes
 
 
@@ -205,10 +231,19 @@ def _with_detection_trouble(answer: Plan | Unsatisfiable, notes: tuple[str, ...]
 
 def plan_fleet(options: SolveOptions, inventory: str, target_spec: TargetSpec, database: Database) -> PlannedFleet:
     """`--targets FILE`: every machine of the inventory (the target flags laid over each), solved once per
-    distinct machine, one result per distinct answer."""
+    distinct machine, one result per distinct answer. A machine whose facts show an NVIDIA GPU with a driver that
+    does not answer is refused as a single solve refuses it, and named in its own result."""
     project, project_specs, _ = read_project(options.project)
     request = request_for(options, project_specs, project)
-    results = solve_fleet(database, read_fleet(inventory, target_spec, database), request)
+    from envpin.fleet.inventory import read_inventory  # noqa: PLC0415 - only a fleet needs it, never one solve
+
+    machines: list[tuple[str, Target | Unsatisfiable]] = []
+    for node in read_inventory(inventory, target_spec)[0]:
+        target = make_target(database, node.facts)
+        refusal = broken_driver(node.facts, target_spec, request, in_fleet=True)
+        machines.append((node.name, target if refusal is None
+                         else Unsatisfiable(target, database.version, DRIVER_BROKEN, *refusal)))
+    results = solve_fleet(database, machines, request)
     return PlannedFleet(tuple(results), request, project, _source_args(options, project))
 
 

@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     answer = planned.answer
     if not isinstance(answer, Plan):  # not planned.ok
         sys.stdout.write(text)
-        return 1
+        return planned.exit_code  # 1, or 3 for a broken driver
     if output.exists():
         current = read_text(output, errors="replace")
         if current == text:

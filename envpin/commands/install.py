@@ -91,7 +91,7 @@ def _install(args: argparse.Namespace) -> int:
         planned = plan(solving, spec, database)
         if not isinstance(planned.answer, Plan):
             sys.stdout.write(render(planned.answer, planned.request))
-            return 1
+            return planned.exit_code  # 1, or 3 for a broken driver
         locked = lock_planned(planned, lock_options(args), None, solving.allow_insecure_index)
         for line in locked.left_out:
             print(f"envpin: note: not locked: {line}", file=sys.stderr)

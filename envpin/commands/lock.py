@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     answer = planned.answer
     if not isinstance(answer, Plan):
         sys.stdout.write(render_text(answer, planned.request))
-        return 1
+        return planned.exit_code  # 1, or 3 for a broken driver
     locked = lock_planned(planned, lock_options(args, args.format), args.output, options.allow_insecure_index)
     for line in locked.left_out:
         print(f"envpin: note: not locked: {line}", file=sys.stderr)

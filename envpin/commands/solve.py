@@ -22,7 +22,7 @@ from envpin.options import (
     solve_options,
     target_spec,
 )
-from envpin.planning import DRIVER_BROKEN, PlannedFleet, plan, plan_fleet
+from envpin.planning import PlannedFleet, plan, plan_fleet
 from envpin.record import replace
 from envpin.resolver.fleet import FleetResult
 from envpin.resolver.plan import Plan, Unsatisfiable
@@ -62,9 +62,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"envpin: note: {CREDENTIALS_NOTE}", file=sys.stderr)
     else:
         sys.stdout.write(text)
-    if isinstance(answer, Unsatisfiable) and answer.code == DRIVER_BROKEN:
-        return EXIT_DRIVER_BROKEN
-    return 0 if planned.ok else 1
+    return planned.exit_code  # 3 for a broken driver (docs/contracts.md)
 
 
 def _say_what_pip_cannot_take(answer: Plan, project) -> None:
@@ -74,9 +72,6 @@ def _say_what_pip_cannot_take(answer: Plan, project) -> None:
     if steps:
         print(f"envpin: note: requirements.txt cannot hold {len(steps) - 1} step(s) pip does not take; they are "
               "written as comments at its top: " + "; ".join(s.strip() for s in steps[1:]), file=sys.stderr)
-
-
-EXIT_DRIVER_BROKEN = 3  # docs/contracts.md: this machine has an NVIDIA GPU whose driver does not answer
 
 
 def run_fleet(fleet: PlannedFleet, rendering: RenderOptions, database) -> int:
@@ -101,7 +96,7 @@ def run_fleet(fleet: PlannedFleet, rendering: RenderOptions, database) -> int:
                 continue
             sys.stdout.write(f"== {', '.join(result.names)}\n")
             sys.stdout.write(rendered(result, shown) + "\n")
-    return 0 if fleet.ok else 1
+    return fleet.exit_code
 
 
 def fleet_paths(output: Path, results) -> list[Path]:

@@ -10,6 +10,8 @@ from PyPI, and still need two files).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from envpin.compat.model import Database
 from envpin.record import Record, record
 from envpin.resolver.plan import Plan, Unsatisfiable
@@ -24,15 +26,18 @@ class FleetResult(Record):
     answer: Plan | Unsatisfiable
 
 
-def solve_fleet(database: Database, machines: list[tuple[str, Target]], request: Request) -> list[FleetResult]:
+def solve_fleet(database: Database, machines: Sequence[tuple[str, Target | Unsatisfiable]],
+                request: Request) -> list[FleetResult]:
+    """One result per distinct answer. A machine is a Target to solve for, or the answer it already has (a machine
+    refused before any solve: its NVIDIA driver does not answer), which groups with the same refusal only."""
     answers: dict[Target, Plan | Unsatisfiable] = {}
-    for _, target in machines:
-        if target not in answers:
-            answers[target] = solve(database, target, request)
+    for _, machine in machines:
+        if isinstance(machine, Target) and machine not in answers:
+            answers[machine] = solve(database, machine, request)
     grouped: dict[object, list[str]] = {}
     representative: dict[object, Plan | Unsatisfiable] = {}
-    for name, target in machines:
-        answer = answers[target]
+    for name, machine in machines:
+        answer = answers[machine] if isinstance(machine, Target) else machine
         key = _answer_key(answer)
         grouped.setdefault(key, []).append(name)
         representative.setdefault(key, answer)

@@ -225,3 +225,67 @@ def test_solve_for_a_facts_file_with_trouble_exits_3_too(tmp_path):
     (tmp_path / "node.json").write_text(json.dumps(machine))
     result = envpin("solve", "--facts", str(tmp_path / "node.json"), path=tmp_path)
     assert result.returncode == 2 and "driver_trouble.state" in result.stderr
+
+
+# ---------------------------------------------------------------- a fleet, and the commands that solve on the way
+
+def troubled_machine(name: str, state: str = "no-devices",
+                     message: str = "nvidia-smi failed (exit status 6): No devices were found") -> dict:
+    machine = json.loads((REPO / "tests/fixtures/doctor/machines/linux-no-nvidia.json").read_text())
+    return {**machine, "name": name, "driver_trouble": {"state": state, "message": message, "evidence": []}}
+
+
+def healthy_machine(name: str) -> dict:
+    return {**json.loads((REPO / "tests/fixtures/doctor/machines/linux-h100-590.48.01.json").read_text()), "name": name}
+
+
+def test_a_fleet_refuses_each_machine_whose_driver_is_broken_and_answers_the_others(tmp_path):
+    mismatch_with_procfs = {**healthy_machine("gpu-c"), "driver_trouble": {
+        "state": "driver-library-mismatch", "message": "Failed to initialize NVML: Driver/library version mismatch",
+        "evidence": []}}  # the driver still read from /proc: solved for, as a single solve does
+    fleet = [healthy_machine("gpu-a"), troubled_machine("gpu-b"), mismatch_with_procfs,
+             troubled_machine("gpu-d", "module-not-loaded", "nvidia-smi failed (exit status 9): NVIDIA-SMI has failed "
+                                                            "because it couldn't communicate with the NVIDIA driver")]
+    inventory = tmp_path / "fleet.json"
+    inventory.write_text(json.dumps(fleet))
+    result = envpin("solve", "--targets", str(inventory), "--format", "json", path=tmp_path)
+    assert result.returncode == 3, result.stdout + result.stderr
+    by_names = {tuple(r["targets"]): r for r in json.loads(result.stdout)["results"]}
+    assert set(by_names) == {("gpu-a", "gpu-c"), ("gpu-b",), ("gpu-d",)}
+    assert by_names[("gpu-a", "gpu-c")]["status"] == "ok"
+    assert by_names[("gpu-a", "gpu-c")]["accelerator"].startswith("cu")
+    for name, words in ((("gpu-b",), "No devices were found"), (("gpu-d",), "couldn't communicate")):
+        refused = by_names[name]
+        assert refused["status"] == "unsatisfiable" and refused["error"]["code"] == "driver-broken"
+        assert words in refused["error"]["message"] and "packages" not in refused
+        assert any("envpin doctor" in fix for fix in refused["error"]["fixes"])
+    text = envpin("solve", "--targets", str(inventory), path=tmp_path)
+    assert text.returncode == 3
+    block = text.stdout.split("== gpu-b\n", 1)[1].split("\n== ", 1)[0]
+    assert "not answering the CPU build" in block and "torch==" not in block
+    written = envpin("solve", "--targets", str(inventory), "-o", str(tmp_path / "environment.yml"), path=tmp_path)
+    assert written.returncode == 3
+    assert sorted(p.name for p in tmp_path.glob("environment*.yml")) == ["environment.cu132.yml"]
+    assert "== gpu-b" in written.stdout and "== gpu-d" in written.stdout
+
+
+def test_a_fleet_asked_for_the_cpu_build_answers_it_everywhere(tmp_path):
+    inventory = tmp_path / "fleet.json"
+    inventory.write_text(json.dumps([troubled_machine("gpu-b"), healthy_machine("gpu-a")]))
+    result = envpin("solve", "--targets", str(inventory), "--driver", "none", "--format", "json", path=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert [r["accelerator"] for r in json.loads(result.stdout)["results"]] == ["cpu"]
+
+
+@pytest.mark.parametrize("command", [["init", "{dir}"], ["lock", "-o", "{dir}/pylock.toml"],
+                                     ["install", "--prefix", "{dir}/env"]])
+def test_init_lock_and_install_exit_3_as_solve_does(tmp_path, command):
+    (tmp_path / "node.json").write_text(json.dumps(troubled_machine("node")))
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "requirements.txt").write_text("torch\n")  # what init reads
+    words = [word.format(dir=project) for word in command]
+    result = envpin(*words, "--facts", str(tmp_path / "node.json"), path=tmp_path)
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert "not answering the CPU build" in result.stdout and "No devices were found" in result.stdout
+    assert [p.name for p in project.iterdir()] == ["requirements.txt"]  # nothing written, no environment made
