@@ -121,6 +121,7 @@ class HostFacts(Record):
     driver_trouble: DriverTrouble | None = None  # an NVIDIA GPU whose driver does not answer (None: no such sign)
     amdgpu_driver: str | None = None  # the AMD GPU driver release (6.4, 30.10), as AMD's support matrix names it
     rocm: str | None = None  # the ROCm user space installed on the machine (/opt/rocm/.info/version), X.Y[.Z]
+    amdgpu_module: str | None = None  # the loaded amdgpu kernel module: amdgpu-dkms's version (6.12.12), or "in-tree <kernel>"
     macos: str | None = None  # the macOS version (sw_vers), X.Y
 
     def with_notes(self, *notes: str) -> HostFacts:
@@ -158,6 +159,7 @@ def to_json(facts: HostFacts) -> dict[str, Any]:
             for gpu in facts.gpus
         ],
         "amdgpu_driver": facts.amdgpu_driver,
+        "amdgpu_module": facts.amdgpu_module,
         "rocm": facts.rocm,
         "macos": facts.macos,
         "toolkits": [{"version": t.version, "root": t.root, "nvcc": t.nvcc} for t in facts.toolkits],
@@ -210,6 +212,7 @@ def from_json(document: Any, origin: str = "facts") -> HostFacts:
         driver_trouble=_trouble_from_json(reader, document.get("driver_trouble")),
         amdgpu_driver=_version_from_json(reader, document, "amdgpu_driver", is_amd_release, "an AMD GPU driver release such as 6.4"),
         rocm=_version_from_json(reader, document, "rocm", is_amd_release, "a ROCm version such as 6.2.4"),
+        amdgpu_module=reader.optional_string(document, "amdgpu_module", path="amdgpu_module"),
         macos=_version_from_json(reader, document, "macos", is_macos_version, "a macOS version such as 14.5"),
     )
 

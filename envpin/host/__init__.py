@@ -76,6 +76,7 @@ def detect_host(
         wsl=wsl,
         driver_trouble=trouble,
         rocm=others.rocm if others else None,
+        amdgpu_module=others.amdgpu_module if others else None,
         macos=others.macos if others else None,
     )
     if not probe_environment:

@@ -1,8 +1,9 @@
 """AMD, Intel and Apple GPUs: ordered sources, each a pure parser over what its tool or file prints.
 
-AMD (Linux): `amd-smi static --json` -> `rocminfo` -> `rocm_agent_enumerator` (targets only) -> the KFD topology in
-sysfs (`/sys/class/kfd/kfd/topology/nodes/*/properties`, `gfx_target_version`), stopping at the first that names
-the GPUs; the installed ROCm from `/opt/rocm*/.info/version`. Intel (Linux): `xpu-smi discovery` ->
+AMD (Linux): `amd-smi static --json` -> `rocm-smi --showproductname --json` -> `rocminfo` -> `rocm_agent_enumerator`
+(targets only) -> the KFD topology in sysfs (`/sys/class/kfd/kfd/topology/nodes/*/properties`, `gfx_target_version`),
+stopping at the first that names the GPUs; the installed ROCm from `/opt/rocm*/.info/version`; the loaded amdgpu
+kernel module from `/sys/module/amdgpu/version`. Intel (Linux): `xpu-smi discovery` ->
 `sycl-ls` -> the i915/xe driver of the DRM cards in sysfs (PCI vendor 0x8086). Windows: the display adapters
 (`Get-CimInstance Win32_VideoController`: name, vendor, driver version). Apple: `sysctl -n
 machdep.cpu.brand_string` and `sw_vers -productVersion`. Every command runs under the Runner's timeout; a source
@@ -34,6 +35,7 @@ class GpuReport:
 
     gpus: list[Gpu] = field(default_factory=list)
     rocm: str | None = None
+    amdgpu_module: str | None = None
     macos: str | None = None
     notes: list[str] = field(default_factory=list)
 
@@ -46,6 +48,9 @@ class FoundGpu:
     name: str
     gfx: str | None = None
     integrated: bool | None = None
+    memory_mib: int | None = None
+    device_id: str | None = None  # the PCI device id as the tool prints it (0x744c)
+    driver: str | None = None  # the amdgpu kernel module version the tool reports (6.16.6), when it does
 
 
 def gfx_from_target_version(value: int) -> str | None:
@@ -86,33 +91,127 @@ def parse_rocm_agent_enumerator(text: str) -> list[str]:
 
 
 def parse_amd_smi_static(text: str) -> list[FoundGpu]:
-    """`amd-smi static --asic --json`: a list of GPUs, or `{"gpu_data": [...]}` in newer releases, each GPU's `asic`
-    holding `market_name` and `target_graphics_version`; without --json (older amd-smi ignore it for some
-    sections) the same fields as `MARKET_NAME:` and `TARGET_GRAPHICS_VERSION:` under each `GPU: N`."""
-    if not text.lstrip().startswith(("[", "{")):
+    """`amd-smi static --asic --vram --driver --json`. Its shape moved between releases (read from ROCm/amdsmi's
+    amdsmi_commands.py at rocm-6.0.0, rocm-6.1.0, rocm-6.2.0 and ROCm/rocm-systems' subcommands/static.py):
+    a list of GPUs before amd-smi 26 (ROCm 7), `{"gpu_data": [...]}` from it; `asic.target_graphics_version` only
+    from ROCm 6.3 (older releases name the GPU but not its target); `vram.vram_size_mb` in 6.0, then `vram.size`
+    as `{"value": N, "unit": "MB"}`; `driver.driver_version` in 6.0, then `driver.version`. Lines before the
+    document (Python warnings, a permission message) are skipped. Without --json (older amd-smi ignore it for some
+    sections) the same fields come as `MARKET_NAME:` ... under each `GPU: N`."""
+    start = next((m.start() for m in re.finditer(r"^[\[{]", text, re.MULTILINE)), None)
+    if start is None:
         return _amd_smi_static_text(text)
-    document: Any = json.loads(text)
+    document: Any = json.loads(text[start:])
     entries = document.get("gpu_data", []) if isinstance(document, dict) else document
     found = []
     for entry in entries if isinstance(entries, list) else []:
         asic = entry.get("asic") if isinstance(entry, dict) else None
         if not isinstance(asic, dict):
             continue
-        gfx = asic.get("target_graphics_version")
-        name = asic.get("market_name")
-        gfx = gfx if isinstance(gfx, str) and is_gfx_target(gfx) else None
-        found.append(FoundGpu(name if isinstance(name, str) and name not in ("", "N/A") else (gfx or "AMD GPU"), gfx))
+        gfx = _known(asic.get("target_graphics_version"))
+        gfx = gfx if gfx and is_gfx_target(gfx) else None
+        vram, driver = entry.get("vram"), entry.get("driver")
+        size = vram.get("size", vram.get("vram_size_mb")) if isinstance(vram, dict) else None
+        version = driver.get("version", driver.get("driver_version")) if isinstance(driver, dict) else None
+        found.append(FoundGpu(_gpu_name(_known(asic.get("market_name")), gfx, _known(asic.get("device_id"))), gfx,
+                              memory_mib=_mib(size), device_id=_known(asic.get("device_id")),
+                              driver=_module_version(version)))
     return found
 
 
 def _amd_smi_static_text(text: str) -> list[FoundGpu]:
     found = []
     for block in re.split(r"^GPU: \d+\s*$", text, flags=re.MULTILINE)[1:]:
-        name = re.search(r"^\s+MARKET_NAME:\s*(.+?)\s*$", block, re.MULTILINE)
-        gfx = re.search(r"^\s+TARGET_GRAPHICS_VERSION:\s*(gfx[0-9a-f]+)\s*$", block, re.MULTILINE)
-        target = gfx.group(1) if gfx and is_gfx_target(gfx.group(1)) else None
-        found.append(FoundGpu(name.group(1) if name else (target or "AMD GPU"), target))
+        sections: dict[str, dict[str, str]] = {}
+        section = ""
+        for line in block.splitlines():
+            match = re.match(r"^( +)([A-Z_]+):\s*(.*?)\s*$", line)
+            if not match:
+                continue
+            if len(match.group(1)) <= 4:
+                section = match.group(2)
+            sections.setdefault(section, {})[match.group(2)] = match.group(3)
+        asic = sections.get("ASIC", {})
+        gfx = asic.get("TARGET_GRAPHICS_VERSION")
+        gfx = gfx if gfx and is_gfx_target(gfx) else None
+        device = _known(asic.get("DEVICE_ID"))
+        found.append(FoundGpu(_gpu_name(_known(asic.get("MARKET_NAME")), gfx, device), gfx,
+                              memory_mib=_mib(sections.get("VRAM", {}).get("SIZE")), device_id=device,
+                              driver=_module_version(sections.get("DRIVER", {}).get("VERSION"))))
     return found
+
+
+def parse_rocm_smi_product(text: str) -> list[FoundGpu]:
+    """`rocm-smi --showproductname --showmeminfo vram --json` (or `--csv`): per card its `Card Series` (a name, a
+    family with the name in brackets as `Arcturus GL-XL [AMD Instinct MI100]`, or on old releases a hex id),
+    `Card Model` (the PCI device id), `GFX Version` (newer releases) and `VRAM Total Memory (B)`."""
+    if text.lstrip().startswith("{"):
+        document = json.loads(text)
+        cards = [fields for key, fields in document.items() if key.startswith("card") and isinstance(fields, dict)]
+    else:
+        rows = [line.split(",") for line in text.strip().splitlines()]
+        cards = [dict(zip(rows[0], row, strict=False)) for row in rows[1:] if row and row[0].startswith("card")]
+    found = []
+    for card in cards:
+        fields = {key.lower(): str(value) for key, value in card.items()}
+        series = _known(fields.get("card series"))
+        bracket = re.search(r"\[([^\]/]+)\]$", series or "")
+        name = bracket.group(1) if bracket else series
+        if name and re.fullmatch(r"0x[0-9a-f]+", name, re.IGNORECASE):
+            name = None
+        gfx = _rocm_smi_gfx(fields.get("gfx version", ""))
+        device = _known(fields.get("card model"))
+        memory = fields.get("vram total memory (b)", "")
+        found.append(FoundGpu(_gpu_name(name, gfx, device), gfx, device_id=device,
+                              memory_mib=int(memory) // 2**20 if memory.isdigit() else None))
+    return found
+
+
+def _rocm_smi_gfx(value: str) -> str | None:
+    """rocm-smi writes KFD's target version as decimal parts run together, so gfx90a (stepping 10) comes out as
+    `gfx9010` (an MI250X, ROCm/rocm_smi_lib#159): the major is 10-12 when the digits start so, else one digit; one
+    digit of minor; the rest is the stepping, which a target writes in hex."""
+    match = re.fullmatch(r"gfx(1[0-2]|[89])(\d)(\d{1,2})", value.strip())
+    if not match or int(match.group(3)) > 15:
+        return value.strip() if is_gfx_target(value.strip()) else None
+    return f"gfx{match.group(1)}{match.group(2)}{int(match.group(3)):x}"
+
+
+def _known(value: object) -> str | None:
+    """A field's value as a string, or None for amd-smi's and rocm-smi's "N/A" and empty values."""
+    if value is None or isinstance(value, (dict, list)):
+        return None
+    text = str(value).strip()
+    return None if text in ("", "N/A", "n/a") else text
+
+
+def _gpu_name(name: str | None, gfx: str | None, device: str | None) -> str:
+    if name:
+        return name
+    return f"AMD GPU ({', '.join(part for part in (gfx, f'PCI {device}' if device else None) if part) or 'unnamed'})"
+
+
+def _mib(size: object) -> int | None:
+    """A VRAM size as amd-smi prints it: an int of MB (6.0), `{"value": 65520, "unit": "MB"}`, or `65520 MB`."""
+    if isinstance(size, dict):
+        size = f"{size.get('value')} {size.get('unit', 'MB')}"
+    match = re.fullmatch(r"\s*(\d+)\s*(MB|MiB|GB|GiB)?\s*", str(size)) if size is not None else None
+    if not match:
+        return None
+    return int(match.group(1)) * (1024 if (match.group(2) or "MB").startswith("G") else 1)
+
+
+def _module_version(value: object) -> str | None:
+    """The amdgpu-dkms module version the tool reports (6.18.3); the in-tree driver has none, and amd-smi then
+    prints a kernel banner squeezed of its spaces (`Linuxversion6.14.0-24-generic(...)`), which is not one."""
+    text = _known(value)
+    return text if text and re.fullmatch(r"\d+\.\d+(\.\d+)*", text) else None
+
+
+def parse_amdgpu_module_version(text: str) -> str | None:
+    """`/sys/module/amdgpu/version`, which the amdgpu-dkms module has (`6.12.12`) and the in-tree one lacks."""
+    value = text.strip()
+    return value if re.fullmatch(r"\d+\.\d+(\.\d+)*", value) else None
 
 
 def parse_rocm_version(text: str) -> str | None:
@@ -137,8 +236,8 @@ def parse_sycl_ls(text: str) -> list[str]:
 
 
 def parse_xpu_smi_discovery(text: str) -> list[str]:
-    """`xpu-smi discovery`: one `Device Name: Intel(R) Arc(TM) A770 Graphics` per GPU."""
-    return re.findall(r"Device Name:\s*(.+?)\s*$", text, re.MULTILINE)
+    """`xpu-smi discovery`: one `Device Name: Intel(R) Arc(TM) A770 Graphics` per GPU, inside its table's `|` borders."""
+    return re.findall(r"Device Name:\s*(.+?)\s*\|?\s*$", text, re.MULTILINE)
 
 
 def parse_sw_vers(text: str) -> str | None:
@@ -170,10 +269,13 @@ class Adapter:
 
 def parse_video_controllers(text: str) -> list[Adapter]:
     """Windows' display adapters (Win32_VideoController) as PowerShell prints them: `Format-List` (`Name : ...`),
-    wmic's `/value` form (`Caption=...`), or a `Format-Table` with Name first and DriverVersion last."""
-    lines = text.splitlines()
-    if len(lines) > 1 and lines[0].startswith("Name") and set(lines[1].strip()) <= {"-", " "} and lines[1].strip():
-        return _video_table(lines)
+    wmic's `/value` form (`Caption=...`), a `Format-Table` (a header, a line of dashes, the rows), or wmic's own
+    table (`wmic path win32_VideoController get Name,...`: a header of property names, the rows aligned under it)."""
+    lines = [line.rstrip() for line in text.splitlines() if line.strip()]
+    if len(lines) > 1 and set(lines[1].strip()) <= {"-", " "}:
+        return _video_table(lines[0], [m.start() for m in re.finditer(r"-+", lines[1])], lines[2:])
+    if lines and re.fullmatch(r"[A-Za-z]+( +[A-Za-z]+)*", lines[0]) and {"Name", "Caption"} & set(lines[0].split()):
+        return _video_table(lines[0], [m.start() for m in re.finditer(r"\S+", lines[0])], lines[1:])
     records: list[dict[str, str]] = [{}]
     for line in lines:
         match = re.match(r"^\s*(\w+)\s*(?::|=)\s?(.*?)\s*$", line)
@@ -187,11 +289,10 @@ def parse_video_controllers(text: str) -> list[Adapter]:
     return [a for a in (_adapter(r) for r in records if r) if a is not None]
 
 
-def _video_table(lines: list[str]) -> list[Adapter]:
-    starts = [m.start() for m in re.finditer(r"-+", lines[1])]
-    headers = [lines[0][start:end].strip() for start, end in zip(starts, [*starts[1:], None], strict=True)]
+def _video_table(header: str, starts: list[int], rows: list[str]) -> list[Adapter]:
+    headers = [header[start:end].strip() for start, end in zip(starts, [*starts[1:], None], strict=True)]
     adapters = []
-    for line in lines[2:]:
+    for line in rows:
         cells = [line[start:end].strip() for start, end in zip(starts, [*starts[1:], None], strict=True)]
         adapter = _adapter(dict(zip(headers, cells, strict=True))) if line.strip() else None
         if adapter is not None:
@@ -216,7 +317,7 @@ def _adapter(record: dict[str, str]) -> Adapter | None:
     else:
         from envpin.facts import gpu_vendor  # noqa: PLC0415 - the name's own vendor words, when nothing else says
 
-        vendor = gpu_vendor(name) if re.search(r"amd|radeon|intel|arc", name, re.IGNORECASE) else "other"
+        vendor = gpu_vendor(name) if re.search(r"amd|radeon|intel|arc|nvidia|geforce|quadro|tesla", name, re.IGNORECASE) else "other"
     return Adapter(name, vendor, record.get("DriverVersion") or None)
 
 
@@ -227,8 +328,11 @@ def detect_other_gpus(runner: Runner, os_label: str, fs_root: str, timeout: floa
     report = GpuReport()
     if os_label == "linux":
         amd = _amd(runner, fs_root, timeout, report.notes)
-        report.gpus += [Gpu(0, g.name, None, vendor="amd", gfx=g.gfx, integrated=g.integrated) for g in amd]
+        report.gpus += [Gpu(0, g.name, None, g.memory_mib, vendor="amd", gfx=g.gfx, integrated=g.integrated)
+                        for g in amd]
         report.rocm = _installed_rocm(fs_root)
+        if amd:
+            report.amdgpu_module = amdgpu_module(fs_root) or next((g.driver for g in amd if g.driver), None)
         report.gpus += [Gpu(0, name, None, vendor="intel") for name in _intel(runner, fs_root, timeout, report.notes)]
     elif os_label == "windows":
         adapters = _run(runner, WINDOWS_ADAPTERS, timeout, parse_video_controllers, report.notes)
@@ -246,7 +350,8 @@ def detect_other_gpus(runner: Runner, os_label: str, fs_root: str, timeout: floa
 
 def _amd(runner: Runner, fs_root: str, timeout: float, notes: list[str]) -> list[FoundGpu]:
     sources: list[tuple[list[str], Callable[[str], list[FoundGpu]]]] = [
-        (["amd-smi", "static", "--asic", "--json"], parse_amd_smi_static),
+        (["amd-smi", "static", "--asic", "--vram", "--driver", "--json"], parse_amd_smi_static),
+        (["rocm-smi", "--showproductname", "--showmeminfo", "vram", "--json"], parse_rocm_smi_product),
         (["rocminfo"], parse_rocminfo),
         (["rocm_agent_enumerator"], lambda text: [FoundGpu(g, g) for g in parse_rocm_agent_enumerator(text)]),
     ]
@@ -268,6 +373,20 @@ def _kfd_targets(fs_root: str) -> list[str]:
         if gfx:
             targets.append(gfx)
     return targets
+
+
+def amdgpu_module(fs_root: str) -> str | None:
+    """The amdgpu kernel module as AMD's install guide checks it: the amdgpu-dkms version in
+    /sys/module/amdgpu/version; a loaded module without that file is the kernel's own (in-tree) driver, named by
+    the kernel release (`in-tree 6.8.0-45-generic`); None when amdgpu is not loaded."""
+    module = os.path.join(fs_root, "sys", "module", "amdgpu")
+    version = read_text(module, "version")
+    if version is not None and parse_amdgpu_module_version(version):
+        return parse_amdgpu_module_version(version)
+    if not os.path.isdir(module):
+        return None
+    release = (read_text(fs_root, "proc/sys/kernel/osrelease") or "").strip()
+    return f"in-tree {release}" if release else "in-tree"
 
 
 def _installed_rocm(fs_root: str) -> str | None:

@@ -20,6 +20,12 @@ def render_summary(facts: HostFacts) -> str:
             lines.append(f"GPU {gpu.index}:    {gpu.name}{_gpu_details(gpu)}")
     else:
         lines.append("GPUs:     none seen")
+    amd = [part for part in (f"amdgpu module {facts.amdgpu_module}" if facts.amdgpu_module else None,
+                             f"ROCm {facts.rocm}" if facts.rocm else None) if part]
+    if amd:
+        lines.append(f"AMD:      {', '.join(amd)}")
+    if facts.macos:
+        lines.append(f"macOS:    {facts.macos}")
     if facts.toolkits:
         for toolkit in facts.toolkits:
             where = toolkit.root or toolkit.nvcc or "location unknown"
@@ -62,6 +68,8 @@ def _gpu_details(gpu) -> str:
     parts = []
     if gpu.compute_capability:
         parts.append(f"compute capability {gpu.compute_capability}")
+    if gpu.gfx:
+        parts.append(gpu.gfx)
     if gpu.memory_mib:
         parts.append(f"{gpu.memory_mib / 1024:.0f} GiB" if gpu.memory_mib >= 1024 else f"{gpu.memory_mib} MiB")
     return f" ({', '.join(parts)})" if parts else ""

@@ -105,7 +105,8 @@ def check_amd_driver(database: Database, target: Target, build: Build, reasons: 
         driver, assumed = _x_y(target.rocm), True
     if driver is None:
         unchecked.append("driver")
-        reasons.append(f"the AMD kernel driver was not given (--amdgpu-driver), so it was not checked against ROCm {rocm}")
+        reasons.append(f"the AMD kernel driver was not given (--amdgpu-driver), so it was not checked against ROCm {rocm}"
+                       + _module_seen(target.amdgpu_module))
         return None
     if assumed:
         unverified.append(f"the AMD kernel driver is assumed to be the one of the installed ROCm {target.rocm} "
@@ -124,6 +125,18 @@ def check_amd_driver(database: Database, target: Target, build: Build, reasons: 
     message = (f"{build.flavor} bundles ROCm {rocm}, which AMD GPU driver {driver} does not support "
                f"(it supports ROCm {', '.join(row.rocm)})")
     return message, needs
+
+
+def _module_seen(module: str | None) -> str:
+    """What the probe read of the loaded amdgpu module: AMD's matrix names driver releases (6.4, 30.10), not module
+    versions (amdgpu-dkms 6.12.12.60401 is in repo.radeon.com/amdgpu/6.4.1, ROCm/legacy-rocm-build#4619), and does not
+    cover a kernel's own amdgpu."""
+    if module is None:
+        return ""
+    if module.startswith("in-tree"):
+        return (f"; the loaded amdgpu is the kernel's own ({module}), which AMD's driver/user-space matrix does not "
+                "cover")
+    return f"; the loaded amdgpu-dkms module is {module}: give its AMD GPU driver release with --amdgpu-driver"
 
 
 def _driver_row(database: Database, driver: str) -> AmdDriverSupport | None:

@@ -78,6 +78,7 @@ class Target(Record):
     amd_gpus: tuple[TargetAmdGpu, ...] = ()
     amdgpu_driver: str | None = None  # the AMD GPU driver release (6.4, 30.10)
     rocm: str | None = None  # the installed ROCm user space
+    amdgpu_module: str | None = None  # the loaded amdgpu kernel module as detected (6.12.12, "in-tree 6.8.0-45-generic")
     intel_gpus: tuple[TargetIntelGpu, ...] = ()
     apple_gpus: tuple[str, ...] = ()  # Apple silicon's GPU, by its chip's name
     macos: str | None = None  # the macOS version
@@ -239,6 +240,7 @@ def make_target(database: Database, facts: HostFacts) -> Target:
         amd_gpus=tuple(_target_amd_gpu(database, gpu) for gpu in gpus if gpu.vendor == "amd"),
         amdgpu_driver=facts.amdgpu_driver,
         rocm=facts.rocm,
+        amdgpu_module=facts.amdgpu_module,
         intel_gpus=tuple(_target_intel_gpu(database, gpu) for gpu in facts.gpus if gpu.vendor == "intel"),
         apple_gpus=tuple(gpu.name for gpu in facts.gpus if gpu.vendor == "apple"),
         macos=facts.macos,

@@ -3,15 +3,17 @@ the ordered sources through a real subprocess runner, fake tools on PATH and a s
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
 
 import pytest
 
-from envpin.facts import Gpu, HostFacts, PythonInfo, to_json
+from envpin.facts import Driver, Gpu, HostFacts, PythonInfo, to_json
 from envpin.host import detect_host, other_gpus
 from envpin.host.runner import SubprocessRunner
+from envpin.host.summary import render_summary
 from envpin.resolver.plan import Plan
 from envpin.resolver.request import parse_request
 from envpin.resolver.solve import solve
@@ -33,7 +35,6 @@ def test_kfd_target_versions(value, gfx):
 
 def test_kfd_properties_of_real_nodes():
     assert other_gpus.parse_kfd_properties(fixture("amd/kfd_properties_mi300x_line_rocm_cli_343.txt")) == "gfx942"
-    assert other_gpus.parse_kfd_properties(fixture("amd/kfd_properties_radeon_vii_rocm_systems_922.txt")) == "gfx906"
     assert other_gpus.parse_kfd_properties("cpu_cores_count 16\nsimd_count 0\n") is None
 
 
@@ -44,14 +45,87 @@ def test_rocminfo_gpu_and_cpu_agents():
     assert other_gpus.parse_rocminfo(fixture("amd/rocminfo_cpu_agent_ollama11420.txt")) == []
 
 
-def test_amd_smi_static_text_and_json():
-    text = fixture("amd/amd_smi_static_mi350x_rocm_systems_2987.txt")
-    assert other_gpus.parse_amd_smi_static(text) == [other_gpus.FoundGpu("AMD Instinct MI350X", "gfx950")]
-    # the JSON shapes: a list (older amd-smi) and {"gpu_data": [...]} (newer); not recordings, see SOURCES.md
-    listed = '[{"gpu": 0, "asic": {"market_name": "AMD Instinct MI300X", "target_graphics_version": "gfx942"}}]'
-    wrapped = '{"gpu_data": [{"gpu": 0, "asic": {"market_name": "N/A", "target_graphics_version": "gfx1201"}}]}'
-    assert other_gpus.parse_amd_smi_static(listed) == [other_gpus.FoundGpu("AMD Instinct MI300X", "gfx942")]
-    assert other_gpus.parse_amd_smi_static(wrapped) == [other_gpus.FoundGpu("gfx1201", "gfx1201")]
+def test_amd_smi_static_text_forms():
+    # ROCm 7.x (IFWI, DRIVER with OS_KERNEL_VERSION) and ROCm 6.3's changelog example of an MI308X partition
+    assert other_gpus.parse_amd_smi_static(fixture("amd/amd_smi_static_text_mi350x_rocm_systems_2987_partial.txt")) == [
+        other_gpus.FoundGpu("AMD Instinct MI350X", "gfx950", device_id="0x75a0", driver="6.18.3")]
+    assert other_gpus.parse_amd_smi_static(fixture("amd/amd_smi_static_asic_text_mi308x_amdsmi_changelog_6.3.txt")) == [
+        other_gpus.FoundGpu("MI308X", "gfx942", device_id="0x74a2")]
+
+
+def test_amd_smi_static_json_forms():
+    # amd-smi 26 (gpu_data, vbios, vram.size as value/unit, driver.version the in-tree kernel's banner: no module)
+    mi210 = other_gpus.parse_amd_smi_static(fixture("amd/amd_smi_static_json_mi210_device_metrics_exporter.json"))
+    assert mi210 == [other_gpus.FoundGpu("AMD Instinct MI210", "gfx90a", memory_mib=65520, device_id="0x740f")]
+    # Python warnings before the document are skipped; this recording was cut inside the document
+    with pytest.raises(ValueError):
+        other_gpus.parse_amd_smi_static(fixture("amd/amd_smi_static_json_rx7800xt_ajean_39_partial.txt"))
+
+
+def test_amd_smi_static_json_of_older_releases():
+    # the field names of ROCm 6.0 (vram_size_mb, driver_version; no target) and 6.1/6.2 (size, version; no target),
+    # read from ROCm/amdsmi's amdsmi_commands.py at the rocm-6.0.0 and rocm-6.1.0 tags: not recordings
+    v60 = ('[{"gpu": 0, "asic": {"market_name": "AMD Instinct MI210", "device_id": "0x740f"}, '
+           '"vram": {"vram_type": "HBM", "vram_vendor": "N/A", "vram_size_mb": 65520}, '
+           '"driver": {"driver_name": "amdgpu", "driver_version": "6.3.6", "driver_date": "2015/01/01 00:00"}}]')
+    v61 = ('[{"gpu": 0, "asic": {"market_name": "N/A", "device_id": "0x74a1"}, '
+           '"vram": {"type": "HBM", "vendor": "N/A", "size": {"value": 196592, "unit": "MB"}}, '
+           '"driver": {"name": "amdgpu", "version": "6.7.0"}}]')
+    assert other_gpus.parse_amd_smi_static(v60) == [
+        other_gpus.FoundGpu("AMD Instinct MI210", None, memory_mib=65520, device_id="0x740f", driver="6.3.6")]
+    assert other_gpus.parse_amd_smi_static(v61) == [
+        other_gpus.FoundGpu("AMD GPU (PCI 0x74a1)", None, memory_mib=196592, device_id="0x74a1", driver="6.7.0")]
+
+
+def test_rocm_smi_product_names():
+    json_7900 = other_gpus.parse_rocm_smi_product(fixture("amd/rocm_smi_productname_json_rx7900xt_marimo_9237.txt"))
+    csv_7900 = other_gpus.parse_rocm_smi_product(fixture("amd/rocm_smi_productname_csv_rx7900xt_marimo_9237.txt"))
+    assert json_7900 == csv_7900 == [other_gpus.FoundGpu("Radeon RX 7900 XT", "gfx1100", memory_mib=20464,
+                                                         device_id="0x744c")]
+    # an MI250X's gfx90a printed as "gfx9010" (decimal stepping), ROCm/rocm_smi_lib#159
+    assert other_gpus.parse_rocm_smi_product(fixture("amd/rocm_smi_productname_json_mi250x_rocm_smi_lib_159.txt")) == [
+        other_gpus.FoundGpu("AMD INSTINCT MI200 (MCM) OAM LC MBA HPE C2", "gfx90a", device_id="0x7408")]
+    # an older rocm-smi: a family with the name in brackets, no GFX Version
+    assert other_gpus.parse_rocm_smi_product(fixture("amd/rocm_smi_productname_csv_2x_mi100_easybuild_3978.txt")) == [
+        other_gpus.FoundGpu("AMD Instinct MI100", None, device_id="0x0c34")] * 2
+
+
+@pytest.mark.parametrize("printed, gfx", [("gfx9010", "gfx90a"), ("gfx1100", "gfx1100"), ("gfx942", "gfx942"),
+                                          ("gfx1151", "gfx1151"), ("gfx90a", "gfx90a"), ("N/A", None)])
+def test_rocm_smi_gfx_versions(printed, gfx):
+    assert other_gpus.parse_rocm_smi_product(json.dumps({"card0": {"GFX Version": printed}}))[0].gfx == gfx
+
+
+def test_rocminfo_agents_of_apus_and_instinct():
+    assert other_gpus.parse_rocminfo(fixture("amd/rocminfo_8060s_gfx1151_agent_ds4_475_partial.txt")) == [
+        other_gpus.FoundGpu("AMD Radeon 8060S Graphics", "gfx1151")]
+    assert other_gpus.parse_rocminfo(fixture("amd/rocminfo_780m_gfx1103_agent_therock_5897_partial.txt")) == []
+    # the 780M excerpt was cut before its Device Type line: an agent that does not say GPU is not taken for one
+    mi300x = "*******\nAgent 3\n*******\n" + fixture("amd/rocminfo_mi300x_agent_rocm_4414_partial.txt")
+    assert other_gpus.parse_rocminfo(mi300x) == [other_gpus.FoundGpu("AMD Instinct MI300X", "gfx942")]
+
+
+@pytest.mark.parametrize("name, targets", [
+    ("rocm_agent_enumerator_gfx803_gfx902_llamacpp_11209.txt", ["gfx803", "gfx902"]),
+    ("rocm_agent_enumerator_gfx900_rocm_223.txt", ["gfx900"]),
+    ("rocm_agent_enumerator_8x_mi300x_iree_22283.txt", ["gfx942"] * 8),
+])
+def test_rocm_agent_enumerator_recordings(name, targets):
+    assert other_gpus.parse_rocm_agent_enumerator(fixture(f"amd/{name}")) == targets
+
+
+def test_amdgpu_module_from_a_sysfs_tree(tmp_path):
+    # DKMS: the version amdgpu-dkms 6.16.6 printed on ROCm 7.1.1 (ROCm/legacy-rocm-build#5624)
+    (tmp_path / "sys" / "module" / "amdgpu").mkdir(parents=True)
+    (tmp_path / "sys" / "module" / "amdgpu" / "version").write_text("6.16.6\n", encoding="utf-8")
+    assert other_gpus.amdgpu_module(str(tmp_path)) == "6.16.6"
+    # in-tree: the module directory without a version file; the kernel release of easybuild#3978's rocm-smi
+    (tmp_path / "sys" / "module" / "amdgpu" / "version").unlink()
+    (tmp_path / "proc" / "sys" / "kernel").mkdir(parents=True)
+    release = fixture("amd/rocm_smi_driverversion_csv_easybuild_3978.txt").splitlines()[1].split(",")[1]
+    (tmp_path / "proc" / "sys" / "kernel" / "osrelease").write_text(release + "\n", encoding="utf-8")
+    assert other_gpus.amdgpu_module(str(tmp_path)) == "in-tree 4.18.0-348.12.2.el8_5.x86_64"
+    assert other_gpus.amdgpu_module(str(tmp_path / "nothing")) is None
 
 
 def test_rocm_agent_enumerator_and_version_file():
@@ -67,6 +141,11 @@ def test_intel_tools():
         "Intel(R) Arc(TM) A750 Graphics"]
     assert other_gpus.parse_xpu_smi_discovery(fixture("intel/xpu_smi_discovery_arc_a770_llamacpp_28725.txt")) == [
         "Intel(R) Arc(TM) A770 Graphics"]
+    assert other_gpus.parse_xpu_smi_discovery(fixture("intel/xpu_smi_discovery_flex170_xpumanager_69_partial.txt")) == [
+        "Intel(R) Data Center GPU Flex 170"]
+    assert other_gpus.parse_xpu_smi_discovery(
+        fixture("intel/xpu_smi_discovery_arc_pro_b60_sglang_38873_partial.txt")) == ["Intel(R) Arc(TM) Pro B60 Graphics"]
+    assert other_gpus.parse_sycl_ls(fixture("intel/sycl_ls_cpu_only_stable_diffusion_cpp_330.txt")) == []
 
 
 def test_apple_tools():
@@ -108,7 +187,7 @@ def test_sources_in_order_with_real_processes(tmp_path, monkeypatch):
     assert [(g.name, g.gfx) for g in report.gpus] == [("Radeon RX 7900 XTX", "gfx1100")]
     assert any("amd-smi failed" in note for note in report.notes)
     # amd-smi first when it works
-    _tool(bin_dir, "amd-smi", fixture("amd/amd_smi_static_mi350x_rocm_systems_2987.txt"))
+    _tool(bin_dir, "amd-smi", fixture("amd/amd_smi_static_text_mi350x_rocm_systems_2987_partial.txt"))
     report = other_gpus.detect_other_gpus(runner, "linux", str(root), timeout=5)
     assert [(g.name, g.gfx) for g in report.gpus] == [("AMD Instinct MI350X", "gfx950")]
 
@@ -197,3 +276,72 @@ def test_windows_adapters_through_powershell(tmp_path, monkeypatch):
     report = other_gpus.detect_other_gpus(SubprocessRunner(), "windows", str(tmp_path), timeout=5)
     assert [(g.vendor, g.name, g.integrated) for g in report.gpus] == [
         ("amd", "AMD Radeon(TM) Graphics", True), ("amd", "AMD Radeon RX 7900 XTX", None)]
+
+
+def test_a_cut_amd_smi_document_falls_to_rocm_smi(tmp_path, monkeypatch):
+    bin_dir, root = tmp_path / "bin", tmp_path / "root"
+    bin_dir.mkdir()
+    _kfd_node(root, 1, "gfx_target_version 110000\n")
+    (root / "sys" / "module" / "amdgpu").mkdir(parents=True)
+    (root / "sys" / "module" / "amdgpu" / "version").write_text("6.16.6\n", encoding="utf-8")
+    _tool(bin_dir, "amd-smi", fixture("amd/amd_smi_static_json_rx7800xt_ajean_39_partial.txt"))
+    _tool(bin_dir, "rocm-smi", fixture("amd/rocm_smi_productname_json_rx7900xt_marimo_9237.txt"))
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}/usr/bin{os.pathsep}/bin")
+    report = other_gpus.detect_other_gpus(SubprocessRunner(), "linux", str(root), timeout=5)
+    assert [(g.name, g.gfx, g.memory_mib) for g in report.gpus] == [("Radeon RX 7900 XT", "gfx1100", 20464)]
+    assert report.amdgpu_module == "6.16.6"
+    assert any("amd-smi printed something envpin cannot read" in note for note in report.notes)
+
+
+def test_windows_wmic_table_of_an_intel_igpu_beside_an_nvidia_card():
+    adapters = other_gpus.parse_video_controllers(
+        fixture("windows/video_controller_wmic_name_uhd630_gtx1080ti_presentmon_159.txt"))
+    assert [(a.name, a.vendor) for a in adapters] == [("Intel(R) UHD Graphics 630", "intel"),
+                                                      ("NVIDIA GeForce GTX 1080 Ti", "nvidia")]
+
+
+def _solve(database, facts):
+    return solve(database, make_target(database, facts), parse_request(["torch"], []))
+
+
+def test_mixed_vendor_hosts_pick_the_accelerator(database):
+    # an Intel UHD 630 beside an NVIDIA GTX 1080 Ti (PresentMon#159's adapters), the NVIDIA driver answering
+    adapters = other_gpus.parse_video_controllers(
+        fixture("windows/video_controller_wmic_name_uhd630_gtx1080ti_presentmon_159.txt"))
+    gpus = tuple(Gpu(i, a.name, "6.1" if a.vendor == "nvidia" else None, vendor=a.vendor) for i, a in enumerate(adapters))
+    windows = HostFacts(os="windows", arch="x86_64", python=PythonInfo("3.11"), gpus=gpus,
+                        driver=Driver("591.86", "13.1", "nvidia-smi"))
+    answer = _solve(database, windows)
+    assert isinstance(answer, Plan) and answer.accelerator.startswith("cu")
+    # an AMD APU (rocminfo's Radeon 8060S agent) beside an NVIDIA card on Linux: CUDA, not ROCm
+    apu = other_gpus.parse_rocminfo(fixture("amd/rocminfo_8060s_gfx1151_agent_ds4_475_partial.txt"))[0]
+    linux_nvidia = HostFacts(os="linux", arch="x86_64", python=PythonInfo("3.11"),
+                             driver=Driver("590.48.01", "13.1", "nvidia-smi"),
+                             gpus=(Gpu(0, "NVIDIA H100 80GB HBM3", "9.0"),
+                                   Gpu(1, apu.name, None, vendor="amd", gfx=apu.gfx, integrated=True)))
+    answer = _solve(database, linux_nvidia)
+    assert isinstance(answer, Plan) and answer.accelerator.startswith("cu")
+    # an Intel iGPU known only by its i915 card beside an AMD card (rocm-smi's RX 7900 XT): ROCm for the card
+    card = other_gpus.parse_rocm_smi_product(fixture("amd/rocm_smi_productname_json_rx7900xt_marimo_9237.txt"))[0]
+    linux_amd = HostFacts(os="linux", arch="x86_64", python=PythonInfo("3.11"), amdgpu_driver="6.4",
+                          gpus=(Gpu(0, "Intel GPU (i915 driver, PCI 0x9bc4)", None, vendor="intel"),
+                                Gpu(1, card.name, None, card.memory_mib, vendor="amd", gfx=card.gfx)))
+    answer = _solve(database, linux_amd)
+    assert isinstance(answer, Plan) and answer.accelerator.startswith("rocm")
+
+
+def test_a_detected_amdgpu_module_is_named_where_the_driver_was_not_given(database):
+    card = Gpu(0, "Radeon RX 7900 XT", None, vendor="amd", gfx="gfx1100")
+    for module, words in (("6.16.6", "amdgpu-dkms module is 6.16.6"), ("in-tree 6.8.0-45-generic", "kernel's own")):
+        facts = HostFacts(os="linux", arch="x86_64", python=PythonInfo("3.11"), gpus=(card,), amdgpu_module=module)
+        answer = _solve(database, facts)
+        assert isinstance(answer, Plan) and any(words in reason for reason in answer.reasons), answer.reasons
+
+
+def test_the_detect_summary_names_the_amd_facts():
+    card = other_gpus.parse_rocm_smi_product(fixture("amd/rocm_smi_productname_json_rx7900xt_marimo_9237.txt"))[0]
+    facts = HostFacts(os="linux", arch="x86_64", python=PythonInfo("3.12"), rocm="6.2.4", amdgpu_module="6.16.6",
+                      gpus=(Gpu(0, card.name, None, card.memory_mib, vendor="amd", gfx=card.gfx),))
+    text = render_summary(facts)
+    assert "GPU 0:    Radeon RX 7900 XT (gfx1100, 20 GiB)" in text
+    assert "AMD:      amdgpu module 6.16.6, ROCm 6.2.4" in text
