@@ -2,15 +2,52 @@
 
 Import this module (lazily, like `tomllib` was) instead of `tomllib`, so that every TOML path works on each
 Python that `requires-python` admits.
+
+`loads` reads TOML 1.0, which is what pip, build backends and lockfile writers use. A user's manifest (a
+`pixi.toml`, a `pyproject.toml`) may be TOML 1.1 instead: pixi accepts inline tables that span lines and end in a
+comma. `loads_manifest` reads those with `tomli` ≥ 2.4, the first release that reads TOML 1.1 (its CHANGELOG,
+2.4.0: "TOML v1.1.0 compatibility"); the standard library gets TOML 1.1 only in Python 3.15.
 """
 
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 if sys.version_info >= (3, 11):
     from tomllib import TOMLDecodeError, load, loads  # novm: the 3.10 branch below is tomli
 else:
     from tomli import TOMLDecodeError, load, loads
 
-__all__ = ["TOMLDecodeError", "load", "loads"]
+__all__ = ["ManifestDecodeError", "TOMLDecodeError", "load", "loads", "loads_manifest"]
+
+_TOML_1_1_TOMLI = (2, 4)  # tomli 2.4.0 added TOML 1.1
+
+
+class ManifestDecodeError(TOMLDecodeError):
+    """A manifest neither TOML reader takes; caught as TOMLDecodeError. Its message is the whole text (the parent's
+    own constructor wants the document and position, and formats them differently on each Python)."""
+
+    def __init__(self, message: str) -> None:
+        ValueError.__init__(self, message)
+
+
+def loads_manifest(text: str) -> dict[str, Any]:
+    """A user's manifest, TOML 1.0 or 1.1. A document that is neither raises TOMLDecodeError naming TOML 1.1 and
+    the line, as does TOML 1.1 where only a tomli older than 2.4 is installed (it says to upgrade)."""
+    try:
+        return loads(text)
+    except TOMLDecodeError as strict:
+        older = f"not valid TOML 1.0 ({strict}); reading TOML 1.1, which pixi also accepts, needs tomli >= 2.4 " \
+                "(pip install 'tomli>=2.4')"
+        try:
+            import tomli  # noqa: PLC0415 - the TOML 1.1 reader, only for a manifest the TOML 1.0 reader refused
+        except ImportError:
+            raise ManifestDecodeError(older) from None
+        version = tuple(int(p) for p in str(getattr(tomli, "__version__", "0.0")).split(".")[:2] if p.isdigit())
+        if version < _TOML_1_1_TOMLI:
+            raise ManifestDecodeError(older) from None
+        try:
+            return tomli.loads(text)
+        except tomli.TOMLDecodeError as error:
+            raise ManifestDecodeError(f"not valid TOML 1.1 ({error})") from None

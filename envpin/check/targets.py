@@ -355,6 +355,8 @@ def _cuda_package_pins(contents: Contents, database: Database, check_target: Che
     for pin in contents.pins:
         if pin.manager != "conda" or pin.name not in CUDA_PACKAGE_PINS or not pin.version:
             continue
+        if pin.platforms and target.platform not in pin.platforms:
+            continue  # a pixi platform's or target table's CUDA for another system (`cuda-linux-64` on Windows)
         cuda = ".".join(pin.version.split(".")[:2])
         if not cuda.replace(".", "").isdigit():
             continue

@@ -165,7 +165,7 @@ def read_pyproject(text: str, name: str, extras: tuple[str, ...], groups: tuple[
     from envpin import _toml  # noqa: PLC0415 - envpin._toml is the TOML parser (~4 ms): only a pyproject.toml needs it
 
     manifest = read_manifest(text, name)
-    document = _toml.loads(text)
+    document = _toml.loads_manifest(text)
     project = _table(document.get("project"))
     optional = _table(project.get("optional-dependencies"))
     for extra in extras:
@@ -454,9 +454,9 @@ def read_manifest(text: str, name: str) -> Manifest:
     from envpin import _toml  # noqa: PLC0415 - envpin._toml is the TOML parser (~4 ms): only a manifest needs it
 
     try:
-        document = _toml.loads(text)
+        document = _toml.loads_manifest(text)
     except _toml.TOMLDecodeError as error:
-        raise EnvpinInputError(f"{name}: not valid TOML ({error})") from None
+        raise EnvpinInputError(f"{name}: {error}") from None  # it names the TOML version and the line
     if name.replace("\\", "/").rsplit("/", 1)[-1] == "pixi.toml":
         return _pixi(document, "")
     entries: list[ManifestEntry] = []

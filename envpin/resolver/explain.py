@@ -515,7 +515,8 @@ def _explain_clash(database: Database, target: Target, request: Request, alone: 
                              and _matches(request.specifiers.get(framework, SpecifierSet()), v.build)]
     first, *others = alone
     newest = {f: builds[f][0] for f in builds if builds[f]}
-    clash = next((c for o in others if (c := pin_clash(newest[o], [newest[first]]))), None)
+    clash = next((c for o in others if first in newest and o in newest
+                  and (c := pin_clash(newest[o], [newest[first]]))), None)
     message = "the frameworks cannot share one environment: " + (clash or "no releases with agreeing CUDA library pins")
     fixes = _fixes_keeping_one_framework(database, target, request)
     fixes += _fixes_without_specs(database, target, request)

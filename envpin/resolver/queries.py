@@ -43,13 +43,16 @@ def resolve(database: Database, target: Target, request: Request) -> Resolution:
 
 def make_provider(database: Database, target: Target, request: Request) -> BuildProvider:
     frameworks = request.solved_frameworks
+    kinds = {f: allowed_kinds(database, target, request, f) for f in frameworks}
     return BuildProvider(
         database,
         target,
         policy=request.policy,
-        allowed_kinds={f: allowed_kinds(database, target, request, f) for f in frameworks},
+        allowed_kinds=kinds,
         order=frameworks,
-        shared_libraries=len(frameworks) > 1,
+        # CUDA library pins must agree only between CUDA builds: beside `tensorflow-cpu` or `jax[cpu]` (CPU by the
+        # project's own choice) every CUDA build of torch may be taken, not only those whose pins were read
+        shared_libraries=sum("cuda" in k for k in kinds.values()) > 1,
         channel=request.channel,
         companions=companions_required(request),
     )

@@ -35,6 +35,7 @@ class Case:
     os: str = "linux"
     arch: str = "x86_64"
     says: str = ""  # a phrase the message, a fix, a reason or a step must hold
+    cpu_only: tuple[str, ...] = ()  # frameworks asked for as CPU builds by name (`tensorflow-cpu` in a project)
 
 
 TF = ("tensorflow",)
@@ -115,6 +116,16 @@ CASES = [
          specs=("torch==2.8.0", "jax==0.4.27"), says="keeping torch==2.8.0"),
     Case("torch+jax-580", "both on CUDA 13: torch 2.15.0 (cu132) and jax[cuda13]", ("torch==2.15.0", "jax[cuda13]==0.12.0.1"),
          ("torch", "jax"), driver="580.65.06", python="3.12"),
+    # ---- several frameworks, only one of them a CUDA build: no pins to agree, so torch is solved as it is alone
+    Case("torch+tensorflow-cpu-5090", "tensorflow-cpu pins no CUDA library: torch takes its newest build for driver 570 "
+         "(cu129) as alone, not the newest whose PyPI pins were read", ("torch==2.13.0+cu129", "tensorflow-cpu==2.21.0"),
+         specs=("torch", "tensorflow"), cpu_only=("tensorflow",), driver="570.86.10", gpus=("NVIDIA GeForce RTX 5090",), python="3.12"),
+    Case("torch+jax-windows-1080ti", "jax has no Windows GPU build: beside its CPU jaxlib torch is 2.7.1+cu118, the "
+         "newest for Python 3.9 and driver 472, as alone", ("torch==2.7.1+cu118", "jax==0.4.30"), specs=("torch", "jax"),
+         os="windows", driver="472.12", gpus=(GTX1080TI,), python="3.9"),
+    Case("torch-cu118+jax-cuda12", "torch's cu118 builds carry no pins the database read (only PyPI's build's are): "
+         "beside jax[cuda12] none can be judged, which is said (not a crash)", "!pins-clash",
+         specs=("torch==2.7.1+cu118", "jax[cuda12]"), driver="535.104.05", says="keeping jax[cuda12]"),
     Case("torch2.5.1+jax-cuda13", "torch 2.5.1 is CUDA 12, jax[cuda13] CUDA 13: one major per environment", "!pins-clash",
          specs=("torch==2.5.1", "jax[cuda13]"), driver="580.65.06", says="CUDA 13"),
 ]
@@ -124,7 +135,8 @@ def run(database, case: Case) -> Plan | Unsatisfiable:
     facts = HostFacts(os=case.os, arch=case.arch, python=PythonInfo(case.python))
     overrides = TargetOverrides(driver=case.driver or "none", gpus=case.gpus)
     target = make_target(database, apply_overrides(facts, overrides))
-    return solve(database, target, parse_request(list(case.frameworks), list(case.specs)))
+    return solve(database, target, parse_request(list(case.frameworks), list(case.specs),
+                                                 cpu_only=frozenset(case.cpu_only)))
 
 
 def _texts(answer: Plan | Unsatisfiable) -> str:

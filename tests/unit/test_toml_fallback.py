@@ -1,5 +1,6 @@
 """envpin._toml on Python 3.10, which has no tomllib: the tomli branch, taken here by making the interpreter
-report 3.10 while envpin._toml is imported again (tomli is a dev dependency on every Python)."""
+report 3.10 while envpin._toml is imported again (tomli is a dependency on every Python); and TOML 1.1 manifests,
+which pixi accepts and the standard library's tomllib (TOML 1.0) refuses, read with tomli >= 2.4."""
 
 from __future__ import annotations
 
@@ -38,10 +39,37 @@ def test_python_310_reads_toml_with_tomli(toml_as_on_310, tmp_path):
 def test_python_310_turns_bad_toml_into_envpin_errors(toml_as_on_310):
     with pytest.raises(MalformedFile, match="malformed TOML"):
         load_toml("lock-version = ")
-    with pytest.raises(EnvpinInputError, match="pyproject.toml: not valid TOML"):
+    with pytest.raises(EnvpinInputError, match="pyproject.toml: not valid TOML 1.1"):
         read_pyproject("[project\n", "pyproject.toml", (), ())
 
 
 def test_python_311_and_later_use_the_standard_library():
     tomllib = pytest.importorskip("tomllib")  # only absent on 3.10, where the tests above are the real case
     assert envpin._toml.loads is tomllib.loads and envpin._toml.TOMLDecodeError is tomllib.TOMLDecodeError
+
+
+# pixi's own documentation writes inline tables over several lines (docs/source_files/pixi_tomls/pytorch-pypi.toml):
+# TOML 1.1, as are an inline table's trailing comma and a newline inside one
+TOML_1_1 = """[pypi-dependencies]
+torch = {
+  version = ">=2.5.1",
+  index = "https://download.pytorch.org/whl/cu124",
+}
+"""
+
+
+def test_a_toml_1_1_manifest_is_read_with_tomli():
+    assert tuple(int(p) for p in tomli.__version__.split(".")[:2]) >= (2, 4)  # the dependency pyproject.toml declares: the first release that reads TOML 1.1
+    expected = {"pypi-dependencies": {"torch": {"version": ">=2.5.1", "index": "https://download.pytorch.org/whl/cu124"}}}
+    assert envpin._toml.loads_manifest(TOML_1_1) == expected
+    with pytest.raises(envpin._toml.TOMLDecodeError):
+        envpin._toml.loads(TOML_1_1)  # lockfiles stay TOML 1.0, which is what pip and uv write and read
+
+
+def test_toml_that_is_not_1_1_either_names_the_version_and_the_line():
+    with pytest.raises(EnvpinInputError, match=r"^pixi.toml: not valid TOML 1.1 \(.*at line 3, column 9\)"):
+        read_pyproject('a = 1\nb = { x = 1,\n  y = [ }\n', "pixi.toml", (), ())
+
+
+def test_python_310_reads_toml_1_1_too(toml_as_on_310):
+    assert toml_as_on_310.loads_manifest(TOML_1_1)["pypi-dependencies"]["torch"]["version"] == ">=2.5.1"
