@@ -191,6 +191,13 @@ def add_probe_options(parser: argparse.ArgumentParser) -> None:
     add_db_option(parser)
 
 
+def add_node_report_option(parser: argparse.ArgumentParser) -> None:
+    """`--node-report-dir DIR`: detect and verify as one task per node of a cluster (envpin.fleet.node_report)."""
+    parser.add_argument("--node-report-dir", metavar="DIR",
+                        help="write the JSON document to DIR/NODE.json, NODE the Slurm node this runs on "
+                             "($SLURMD_NODENAME) or else the host name, instead of printing it")
+
+
 def seconds(text: str) -> float:
     """An argparse type for every timeout: a positive, finite number of seconds (not 0, -5, inf or nan)."""
     try:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from envpin.compat.loader import load_database
 from envpin.env_facts import env_facts_to_json
 from envpin.host import detect_host
 from envpin.lock.pylock import read_lock
-from envpin.options import add_probe_options
+from envpin.options import add_node_report_option, add_probe_options
 from envpin.record import replace
 from envpin.verify.report import lock_checks, render_text, report_json, verify
 from envpin.verify.run import interpreter_for, run_probe
@@ -20,6 +21,7 @@ def register(verify: argparse.ArgumentParser, parser_class) -> None:
     verify.add_argument("--format", choices=("text", "json"), default="text")
     add_probe_options(verify)
     verify.add_argument("--lock", metavar="FILE", help="also compare what is installed with this pylock.toml")
+    add_node_report_option(verify)
     verify.set_defaults(handler=run)
 
 
@@ -34,7 +36,12 @@ def run(args: argparse.Namespace) -> int:
     if args.lock and locked_document is not None:
         locked = {p["name"]: p["version"] for p in locked_document.get("packages", []) if "version" in p}
         report = replace(report, checks=report.checks + tuple(lock_checks(env.packages.pip, locked, Path(args.lock).name)))
-    if args.format == "json":
+    if args.node_report_dir:  # one task of a provision job: the report as NODE.json for `envpin fleet status`
+        from envpin.fleet.node_report import write_node_report  # noqa: PLC0415 - for a cluster's tasks only
+
+        text = json.dumps({**env_facts_to_json(env), **report_json(report)}, indent=2) + "\n"
+        print(f"wrote {write_node_report(args.node_report_dir, text)}", file=sys.stderr)
+    elif args.format == "json":
         print(json.dumps({**env_facts_to_json(env), **report_json(report)}, indent=2))
     else:
         print(render_text(env, host, report), end="")

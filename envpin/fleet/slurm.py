@@ -2,10 +2,10 @@
 machine class a plain sbatch script that installs the class's lock and verifies it on every node.
 
 envpin only writes and submits what a user could type: `sinfo` lists the nodes and partitions, one `srun`
-step per partition runs one `envpin detect --format json` task per node (`--ntasks-per-node=1`, each task's
-output in its own `%N` file), and `sbatch` takes the scripts written out under the output folder, where a
-user can read and resubmit them. The verify reports land in one folder, NODE.json each, for `envpin fleet
-status --reports`.
+step per partition runs one `envpin detect` task per node (`--ntasks-per-node=1`), and `sbatch` takes the
+scripts written out under the output folder, where a user can read and resubmit them. Each task writes its
+document to a folder as NODE.json itself (`--node-report-dir`, envpin.fleet.node_report), named after the Slurm
+node it runs on: the node facts for `fleet detect`, the verify reports for `envpin fleet status --reports`.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def list_nodes(partitions: Sequence[str], timeout: float) -> list[SlurmNode]:
 
 
 def detect_facts(nodes: list[SlurmNode], envpin: Sequence[str], workdir: Path, timeout: float) -> list[dict]:
-    """The fleet facts: `envpin detect --format json` of every node, one srun step per partition, plus the
+    """The fleet facts: `envpin detect` of every node, one srun step per partition, plus the
     node's name, partition and partitions."""
     by_partition: dict[str, list[SlurmNode]] = {}
     for node in nodes:
@@ -74,10 +74,15 @@ def detect_facts(nodes: list[SlurmNode], envpin: Sequence[str], workdir: Path, t
         outputs = workdir / partition
         outputs.mkdir(parents=True, exist_ok=True)
         _run(["srun", f"--partition={partition}", f"--nodes={len(members)}", "--ntasks-per-node=1",
-              f"--nodelist={','.join(n.name for n in members)}", f"--output={outputs}/%N.json",
-              "--job-name=envpin-detect", *envpin, "detect", "--format", "json"], timeout)
+              f"--nodelist={','.join(n.name for n in members)}", "--job-name=envpin-detect", *envpin, "detect",
+              "--node-report-dir", str(outputs)], timeout)
         for node in members:
-            document = read_json(outputs / f"{node.name}.json", f"srun's output for node {node.name}")
+            path = outputs / f"{node.name}.json"
+            if not path.is_file():
+                written = ", ".join(sorted(p.name for p in outputs.iterdir())) or "nothing"
+                raise EnvpinInputError(f"envpin detect on node {node.name} wrote no {path.name} in {outputs} (the tasks "
+                                       f"wrote: {written}); is the folder on storage the nodes share?")
+            document = read_json(path, f"the facts of node {node.name}")
             if not isinstance(document, dict):
                 raise EnvpinInputError(f"envpin detect on node {node.name} printed no facts document")
             documents.append({"name": node.name, "partition": partition, "partitions": list(node.partitions),
@@ -133,7 +138,7 @@ def provision_script(machine_class: MachineClass, plan: Plan, files: ClassFiles,
     lines += [
         f"mkdir -p {quoted(str(files.reports))}",
         "# each node's verify report: NODE.json (envpin fleet status --reports reads them)",
-        f'{step} --output={quoted(str(files.reports))}/%N.json "${{envpin[@]}}" verify --prefix "$prefix" --format json',
+        f'{step} "${{envpin[@]}}" verify --prefix "$prefix" --node-report-dir {quoted(str(files.reports))}',
     ]
     return "\n".join(lines) + "\n"
 

@@ -35,7 +35,9 @@ def test_the_script_installs_once_on_shared_storage_or_on_every_node(database, t
     assert "# Differs: node gpu-03: driver 535.104.05" in shared  # the class is held to its oldest driver
     assert plan.target.driver == "535.104.05"
     assert f'\n"${{envpin[@]}}" install --quiet --prefix "$prefix" --lock {files.lock} || exit $?\n' in shared
-    assert f"srun --nodes=3 --ntasks-per-node=1 --output={files.reports}/%N.json" in shared
+    # each node's verify names its own report after its Slurm node, not after srun's %N (its host name)
+    assert (f'srun --nodes=3 --ntasks-per-node=1 "${{envpin[@]}}" verify --prefix "$prefix" --node-report-dir '
+            f"{files.reports}\n") in shared
     local = provision_script(machine_class, plan, files, "/tmp/envs/a100", ["envpin"], True)
     assert '\nsrun --nodes=3 --ntasks-per-node=1 "${envpin[@]}" install' in local
     for text in (shared, local):  # bash reads it
