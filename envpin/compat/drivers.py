@@ -52,9 +52,17 @@ def minimum_driver(database: Database, cuda: str, os_name: str, policy: str) -> 
         if value:
             return DriverRequirement(value, f"the CUDA {cuda} toolkit's driver", toolkit.provenance)
     if compat is not None:
-        # NVIDIA prints no per-toolkit Windows driver for 13.x ("N/A"); Table 2's major minimum is all there is.
         value = compat.windows if os_name == "windows" else compat.linux
+        if value and toolkit is not None and os_name in toolkit.driver_not_read:
+            # NVIDIA gives one, the database lacks it: the major's minimum is a floor the toolkit's own may exceed
+            note = (f"the CUDA {cuda} toolkit's own {os_name} driver (NVIDIA Table 3) is not in the database, so only "
+                    f"the CUDA {major}.x minimum (≥ {value}) was checked; the {cuda} toolkit's driver may be newer")
+            provenance = Provenance(compat.provenance.sources + toolkit.provenance.sources,
+                                    _join(compat.provenance.unverified, note))
+            return DriverRequirement(value, f"CUDA {major}.x minimum; the CUDA {cuda} toolkit's own driver is not "
+                                            "in the database", provenance)
         if value:
+            # NVIDIA prints no per-toolkit Windows driver for 13.x ("N/A"); Table 2's major minimum is all there is.
             note = f"NVIDIA gives no {os_name} driver for the CUDA {cuda} toolkit; using the CUDA {major}.x minimum"
             provenance = Provenance(compat.provenance.sources, _join(compat.provenance.unverified, note))
             return DriverRequirement(value, f"CUDA {major}.x (no per-toolkit {os_name} figure)", provenance)
@@ -63,7 +71,8 @@ def minimum_driver(database: Database, cuda: str, os_name: str, policy: str) -> 
 
 def driver_max_cuda(database: Database, driver: str, os_name: str) -> str | None:
     """The newest CUDA x.y this driver supports: the newest toolkit whose driver it meets (Table 3),
-    or, where NVIDIA gives only the major's minimum (Table 2), that major's x.0."""
+    or, where NVIDIA gives only the major's minimum (Table 2), that major's x.0. A toolkit whose driver the
+    database lacks (`driver_not_read`) is never claimed, so the answer can be older than the driver's real one."""
     best: tuple[int, int] | None = None
     for toolkit in database.toolkits.values():
         minimum = toolkit.driver_windows if os_name == "windows" else toolkit.driver_linux

@@ -131,6 +131,9 @@ class CudaToolkit(Record):
     driver_windows: str | None
     targets: tuple[ComputeCapability, ...]
     provenance: Provenance
+    # the OSes ("linux", "windows") whose driver NVIDIA's notes give for this toolkit but the database does not
+    # have (they were not found): unknown, unlike a null NVIDIA prints as N/A
+    driver_not_read: tuple[str, ...] = ()
 
     @property
     def major(self) -> int:

@@ -270,12 +270,21 @@ def _toolkits(node: _Node, cited: _Citations) -> dict[str, CudaToolkit]:
             record.child("version").fail(f"CUDA {version} is listed twice")
         driver = record.child("driver")
         driver.mapping()
+        linux = driver.child("linux").optional_string(_DRIVER, "a driver version")
+        windows = driver.child("windows").optional_string(_DRIVER, "a driver version")
+        not_read = record.child("driver_not_read").strings(what="an OS") if record.has("driver_not_read") else ()
+        for position, os_name in enumerate(not_read):
+            if os_name not in ("linux", "windows"):
+                record.child("driver_not_read").child(position).fail(f"{os_name!r} is not linux or windows")
+            elif (linux if os_name == "linux" else windows) is not None:
+                record.child("driver_not_read").child(position).fail(f"the {os_name} driver is given, so it was read")
         toolkits[version] = CudaToolkit(
             version=version,
-            driver_linux=driver.child("linux").optional_string(_DRIVER, "a driver version"),
-            driver_windows=driver.child("windows").optional_string(_DRIVER, "a driver version"),
+            driver_linux=linux,
+            driver_windows=windows,
             targets=_capabilities(record.child("targets")),
             provenance=cited.provenance(record),
+            driver_not_read=not_read,
         )
     return toolkits
 

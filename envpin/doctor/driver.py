@@ -271,6 +271,10 @@ def _ptx_newer(case: Case) -> Finding | None:
         if toolkit and needed:
             fix.append(f"upgrade the driver to ≥ {needed} (the CUDA {toolkit.version} toolkit's own driver): "
                        "minor-version compatibility does not cover PTX JIT")
+        elif toolkit and ("windows" if case.windows else "linux") in toolkit.driver_not_read:
+            fix.append(f"upgrade the driver to at least the CUDA {toolkit.version} toolkit's own (NVIDIA's CUDA "
+                       f"{toolkit.version} release notes, Table 3; the database does not record it): minor-version "
+                       "compatibility does not cover PTX JIT")
     if driver_cuda and newest and version_tuple(driver_cuda) < version_tuple(newest.version):
         evidence.append(f"driver CUDA {driver_cuda} < toolkit {newest.version}: PTX from this toolkit cannot be JIT-compiled")
     fix.append("or compile SASS for the GPU's exact arch (`-arch=sm_XY`, TORCH_CUDA_ARCH_LIST without +PTX) with a toolkit "

@@ -12,6 +12,7 @@ import shutil
 
 import pytest
 
+from envpin.compat.drivers import minimum_driver
 from envpin.compat.loader import validate_database
 from envpin.emit.render import RenderOptions, render
 from envpin.errors import EnvpinInputError
@@ -247,6 +248,34 @@ def test_cuda_13_4_and_13_5_are_known_toolkits(live_database):
         toolkit = live_database.toolkits[version]
         assert "10.7" in [str(c) for c in toolkit.targets]
         assert toolkit.driver_linux is None  # NVIDIA's Table 3 row was not found: not guessed
+        assert set(toolkit.driver_not_read) == {"linux", "windows"}  # ... and the database says it lacks it
+
+
+def test_a_toolkit_driver_the_database_lacks_is_not_called_absent(live_database):
+    """NVIDIA prints N/A for the Windows driver of CUDA 13.0-13.3 (so Table 2's R580 is NVIDIA's answer there), but
+    the 13.4/13.5 rows were not read: under the strict policy the R580 floor is only a lower bound, and the answer
+    says so as a doubt instead of claiming NVIDIA gives no driver (database 2026.11.29 claimed that)."""
+    for os_name in ("linux", "windows"):
+        requirement = minimum_driver(live_database, "13.4", os_name, "strict")
+        assert requirement is not None and requirement.minimum == "580"
+        assert "not in the database" in requirement.rule
+        assert "may be newer" in (requirement.provenance.unverified or "")
+        assert "NVIDIA gives no" not in (requirement.provenance.unverified or "")
+    windows_13_3 = minimum_driver(live_database, "13.3", "windows", "strict")
+    assert windows_13_3 is not None and "NVIDIA gives no windows driver" in (windows_13_3.provenance.unverified or "")
+    minor = minimum_driver(live_database, "13.4", "linux", "minor")
+    assert minor is not None and minor.provenance.unverified is None  # Table 2's R580: read at NVIDIA
+
+
+def test_gpu_names_seen_since_the_table_was_written(live_database):
+    def capability(name: str) -> str:
+        facts = HostFacts(os="linux", arch="x86_64", python=PythonInfo("3.12"), driver=Driver("580.65.06", None, "smi"),
+                          gpus=(Gpu(0, name, None),))
+        return str(make_target(live_database, facts).gpus[0].compute_capability)
+
+    assert capability("NVIDIA B300 SXM6 AC") == "10.3"  # torch.cuda.get_device_name() on a B300
+    assert capability("NVIDIA RTX PRO 2000 Blackwell Generation Laptop GPU") == "12.0"
+    assert capability("NVIDIA RTX PRO 5000 Blackwell Generation Laptop GPU") == "12.0"
 
 
 # ---------------------------------------------------------------- doubts only where they decide, once, grouped
