@@ -284,22 +284,7 @@ def read_environment_yml(text: str, name: str, include: Callable[[str, bool], En
             raise EnvpinInputError(f"{origin}: expected a conda package or a `pip:` list")
     if export:
         entries.notes.extend(_export_notes(name, moved))
-    _companions_follow_conda_torch(entries)
     return entries
-
-
-def _companions_follow_conda_torch(entries: Entries) -> None:
-    """A conda torchvision/torchaudio beside a conda pytorch of a given version: the pytorch channel's companion
-    versions are its own (`torchvision=0.15.0` beside `pytorch=2.0.0`, where PyPI pairs 2.0.0 with torchvision
-    0.15.1), so the companion is solved as the one paired with the solved torch."""
-    conda = [r for r in entries.requirements if "dependencies[" in r.origin and "(pip)" not in r.origin]
-    if not any(r.name in ("pytorch", "torch") and r.specifier for r in conda):
-        return
-    for position, requirement in enumerate(entries.requirements):
-        if requirement in conda and requirement.name in ("torchvision", "torchaudio") and requirement.specifier:
-            entries.requirements[position] = parse_requirement(requirement.name, requirement.origin)
-            entries.notes.append(f"{requirement.origin}: conda {requirement.text} is solved as the {requirement.name} "
-                                 "paired with the solved torch (the pytorch channel numbers its companions its own way)")
 
 
 # A `conda env export` pins every package of one machine: `numpy=1.23.5=py39h5f9d8c6_0`. Its build strings name

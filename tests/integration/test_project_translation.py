@@ -106,10 +106,13 @@ def test_a_chosen_release_is_not_also_said_to_be_passed_over(capsys):
     assert code == 0 and "tensorflow 2.10.1 was passed over" not in out
 
 
-def test_a_conda_companion_beside_a_conda_pytorch_is_solved_as_the_pip_pairing():
-    # dinov2's conda.yaml: pytorch=2.0.0 with the pytorch channel's torchvision=0.15.0; PyPI pairs 2.0.0 with 0.15.1
+def test_a_conda_companion_keeps_its_version_where_pip_pairs_it_too(capsys):
+    # dinov2's conda.yaml: pytorch=2.0.0 with torchvision=0.15.0. PyPI's torchvision 0.15.0 wheels require torch 2.0.0
+    # (on Linux x86_64 2.0.0+cu117) as 0.15.1's do: the translation keeps the version the file asks for
     text = (REPOS / "facebookresearch--dinov2" / "conda.yaml").read_text(encoding="utf-8")
     entries = read_environment_yml(text, "conda.yaml", no_include)
     assert {r.name: r.specifier for r in entries.requirements if r.name in ("pytorch", "torchvision")} == {
-        "pytorch": "==2.0.0.*", "torchvision": ""}
-    assert any("paired with the solved torch" in note for note in entries.notes)
+        "pytorch": "==2.0.0.*", "torchvision": "==0.15.0.*"}
+    code = main(["solve", "--spec", "torch==2.0.0", "--spec", "torchvision==0.15.0", *GTX_1080_TI, "--python", "3.9"])
+    out = capsys.readouterr().out
+    assert code == 0 and "torchvision  0.15.0+cu118" in out
