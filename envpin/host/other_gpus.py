@@ -18,7 +18,7 @@ import json
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from envpin.facts import Gpu, is_amd_release, is_gfx_target, is_macos_version
@@ -108,8 +108,7 @@ def parse_amd_smi_static(text: str) -> list[FoundGpu]:
         asic = entry.get("asic") if isinstance(entry, dict) else None
         if not isinstance(asic, dict):
             continue
-        gfx = _known(asic.get("target_graphics_version"))
-        gfx = gfx if gfx and is_gfx_target(gfx) else None
+        gfx = _printed_gfx(_known(asic.get("target_graphics_version")))
         vram, driver = entry.get("vram"), entry.get("driver")
         size = vram.get("size", vram.get("vram_size_mb")) if isinstance(vram, dict) else None
         version = driver.get("version", driver.get("driver_version")) if isinstance(driver, dict) else None
@@ -132,8 +131,7 @@ def _amd_smi_static_text(text: str) -> list[FoundGpu]:
                 section = match.group(2)
             sections.setdefault(section, {})[match.group(2)] = match.group(3)
         asic = sections.get("ASIC", {})
-        gfx = asic.get("TARGET_GRAPHICS_VERSION")
-        gfx = gfx if gfx and is_gfx_target(gfx) else None
+        gfx = _printed_gfx(asic.get("TARGET_GRAPHICS_VERSION"))
         device = _known(asic.get("DEVICE_ID"))
         found.append(FoundGpu(_gpu_name(_known(asic.get("MARKET_NAME")), gfx, device), gfx,
                               memory_mib=_mib(sections.get("VRAM", {}).get("SIZE")), device_id=device,
@@ -159,7 +157,7 @@ def parse_rocm_smi_product(text: str) -> list[FoundGpu]:
         name = bracket.group(1) if bracket else series
         if name and re.fullmatch(r"0x[0-9a-f]+", name, re.IGNORECASE):
             name = None
-        gfx = _rocm_smi_gfx(fields.get("gfx version", ""))
+        gfx = _printed_gfx(fields.get("gfx version"))
         device = _known(fields.get("card model"))
         memory = fields.get("vram total memory (b)", "")
         found.append(FoundGpu(_gpu_name(name, gfx, device), gfx, device_id=device,
@@ -167,13 +165,16 @@ def parse_rocm_smi_product(text: str) -> list[FoundGpu]:
     return found
 
 
-def _rocm_smi_gfx(value: str) -> str | None:
-    """rocm-smi writes KFD's target version as decimal parts run together, so gfx90a (stepping 10) comes out as
-    `gfx9010` (an MI250X, ROCm/rocm_smi_lib#159): the major is 10-12 when the digits start so, else one digit; one
-    digit of minor; the rest is the stepping, which a target writes in hex."""
-    match = re.fullmatch(r"gfx(1[0-2]|[89])(\d)(\d{1,2})", value.strip())
+def _printed_gfx(value: str | None) -> str | None:
+    """A target as rocm-smi and amd-smi print it. Until ROCm/rocm_smi_lib 94dca70 (January 2025) the library wrote
+    KFD's gfx_target_version as the decimal number major*100 + minor*10 + stepping, or major*1000 + stepping for a
+    one-digit major with minor 0, so gfx90a (stepping 10) came out as `gfx9010` and gfx908 as `gfx9008` (an MI250X's `gfx9010`,
+    ROCm/rocm_smi_lib#159), and amd-smi printed the library's number too: a major of 10-12 when the digits start
+    so, else one digit; one digit of minor; the rest is the stepping, which a target writes in hex."""
+    text = (value or "").strip()
+    match = re.fullmatch(r"gfx(1[0-2]|[89])(\d)(\d{1,2})", text)
     if not match or int(match.group(3)) > 15:
-        return value.strip() if is_gfx_target(value.strip()) else None
+        return text if is_gfx_target(text) else None
     return f"gfx{match.group(1)}{match.group(2)}{int(match.group(3)):x}"
 
 
@@ -361,6 +362,10 @@ def _amd(runner: Runner, fs_root: str, timeout: float, notes: list[str]) -> list
     for argv, parser in sources:
         found = _run(runner, argv, timeout, parser, notes)
         if found:
+            # amd-smi before ROCm 6.3 and older rocm-smi name the GPUs but not their targets: KFD's topology says
+            # them, matched only when every GPU there has the same one (its node order need not be the tool's)
+            if len(set(kfd)) == 1 and len(kfd) == len(found):
+                found = [g if g.gfx else replace(g, gfx=kfd[0]) for g in found]
             return found
     return [FoundGpu(f"AMD GPU ({gfx})", gfx) for gfx in kfd]
 
@@ -376,9 +381,10 @@ def _kfd_targets(fs_root: str) -> list[str]:
 
 
 def amdgpu_module(fs_root: str) -> str | None:
-    """The amdgpu kernel module as AMD's install guide checks it: the amdgpu-dkms version in
-    /sys/module/amdgpu/version; a loaded module without that file is the kernel's own (in-tree) driver, named by
-    the kernel release (`in-tree 6.8.0-45-generic`); None when amdgpu is not loaded."""
+    """The loaded amdgpu kernel module, read as AMD's rocm_smi library reads the driver version (rsmi_version_str_get
+    in ROCm/rocm-systems projects/rocm-smi-lib/src/rocm_smi.cc): /sys/module/amdgpu/version, which amdgpu-dkms has,
+    else the kernel release (the kernel's own driver has no version file), written `in-tree 6.8.0-45-generic`;
+    None when amdgpu is not loaded."""
     module = os.path.join(fs_root, "sys", "module", "amdgpu")
     version = read_text(module, "version")
     if version is not None and parse_amdgpu_module_version(version):

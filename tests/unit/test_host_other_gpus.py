@@ -90,10 +90,16 @@ def test_rocm_smi_product_names():
         other_gpus.FoundGpu("AMD Instinct MI100", None, device_id="0x0c34")] * 2
 
 
-@pytest.mark.parametrize("printed, gfx", [("gfx9010", "gfx90a"), ("gfx1100", "gfx1100"), ("gfx942", "gfx942"),
-                                          ("gfx1151", "gfx1151"), ("gfx90a", "gfx90a"), ("N/A", None)])
-def test_rocm_smi_gfx_versions(printed, gfx):
+# the numbers rocm_smi_lib's formula before its commit 94dca70 gives for KFD's 90010, 90008, 90006, 90012, 110000,
+# 90402, 110501, 120001 and 100300, and the hex form after it
+@pytest.mark.parametrize("printed, gfx", [("gfx9010", "gfx90a"), ("gfx9008", "gfx908"), ("gfx9006", "gfx906"),
+                                          ("gfx9012", "gfx90c"), ("gfx1100", "gfx1100"), ("gfx942", "gfx942"),
+                                          ("gfx1151", "gfx1151"), ("gfx1201", "gfx1201"), ("gfx1030", "gfx1030"),
+                                          ("gfx90a", "gfx90a"), ("N/A", None)])
+def test_printed_gfx_versions(printed, gfx):
     assert other_gpus.parse_rocm_smi_product(json.dumps({"card0": {"GFX Version": printed}}))[0].gfx == gfx
+    document = {"gpu_data": [{"gpu": 0, "asic": {"market_name": "AMD Instinct MI250X", "target_graphics_version": printed}}]}
+    assert other_gpus.parse_amd_smi_static(json.dumps(document))[0].gfx == gfx
 
 
 def test_rocminfo_agents_of_apus_and_instinct():
@@ -345,3 +351,20 @@ def test_the_detect_summary_names_the_amd_facts():
     text = render_summary(facts)
     assert "GPU 0:    Radeon RX 7900 XT (gfx1100, 20 GiB)" in text
     assert "AMD:      amdgpu module 6.16.6, ROCm 6.2.4" in text
+
+
+def test_an_amd_smi_without_targets_takes_them_from_a_uniform_kfd_topology(tmp_path, monkeypatch):
+    bin_dir, root = tmp_path / "bin", tmp_path / "root"
+    bin_dir.mkdir()
+    # two MI100 nodes as KFD numbers gfx908; rocm-smi of that era names them without a GFX Version
+    _kfd_node(root, 0, "cpu_cores_count 16\nsimd_count 0\n")
+    _kfd_node(root, 1, "gfx_target_version 90008\n")
+    _kfd_node(root, 2, "gfx_target_version 90008\n")
+    _tool(bin_dir, "rocm-smi", fixture("amd/rocm_smi_productname_csv_2x_mi100_easybuild_3978.txt"))
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}/usr/bin{os.pathsep}/bin")
+    report = other_gpus.detect_other_gpus(SubprocessRunner(), "linux", str(root), timeout=5)
+    assert [(g.name, g.gfx) for g in report.gpus] == [("AMD Instinct MI100", "gfx908")] * 2
+    # a topology of two different targets is not matched by position: the names stay without one
+    (root / other_gpus.KFD_NODES / "2" / "properties").write_text("gfx_target_version 90010\n", encoding="utf-8")
+    report = other_gpus.detect_other_gpus(SubprocessRunner(), "linux", str(root), timeout=5)
+    assert [g.gfx for g in report.gpus] == [None, None]
