@@ -71,18 +71,27 @@ def parse_kfd_properties(text: str) -> str | None:
 
 
 def parse_rocminfo(text: str) -> list[FoundGpu]:
-    """The GPU agents of `rocminfo`: `Name: gfx1100`, `Marketing Name: Radeon RX 7900 XTX`, `Device Type: GPU`;
-    an APU's agent says `Memory Properties: APU`."""
+    """The GPU agents of `rocminfo`: `Name: gfx1100`, `Marketing Name: Radeon RX 7900 XTX`, `Device Type: GPU`; an
+    agent whose Device Type line is missing (a pasted excerpt) is a GPU when its Name is a target: only GPU agents
+    are named by one. An APU's agent says `Memory Properties: APU` (rocminfo.cc prints the word for HSA's AGENT_IS_APU flag, in
+    ROCm/rocm-systems projects/rocminfo), and its generic name says so too."""
     found = []
     for block in re.split(r"^\*+\s*\n\s*Agent \d+\s*\n\*+\s*$", text, flags=re.MULTILINE)[1:]:
         fields = dict(re.findall(r"^  ([A-Za-z][A-Za-z .]*?):\s+(.*?)\s*$", block, re.MULTILINE))
-        if fields.get("Device Type") != "GPU":
-            continue
         gfx = fields.get("Name", "")
+        if fields.get("Device Type", "GPU" if is_gfx_target(gfx) else None) != "GPU":
+            continue
         name = fields.get("Marketing Name") or gfx
-        apu = "APU" in fields.get("Memory Properties", "").split()
+        apu = "APU" in fields.get("Memory Properties", "").split() or generic_amd_igpu(name)
         found.append(FoundGpu(name, gfx if is_gfx_target(gfx) else None, True if apu else None))
     return found
+
+
+def generic_amd_igpu(name: str) -> bool:
+    """`AMD Radeon Graphics` / `AMD Radeon(TM) Graphics`: the name an APU's GPU goes by (rocminfo's gfx1036 of a
+    Ryzen 7 7700, ROCm/rocBLAS#1415; Windows' first adapter beside an RX 7900 XTX, ollama/ollama#5124); a card
+    always has a model number."""
+    return re.fullmatch(r"AMD Radeon(\(TM\))? Graphics", name.strip()) is not None
 
 
 def parse_rocm_agent_enumerator(text: str) -> list[str]:
@@ -112,7 +121,8 @@ def parse_amd_smi_static(text: str) -> list[FoundGpu]:
         vram, driver = entry.get("vram"), entry.get("driver")
         size = vram.get("size", vram.get("vram_size_mb")) if isinstance(vram, dict) else None
         version = driver.get("version", driver.get("driver_version")) if isinstance(driver, dict) else None
-        found.append(FoundGpu(_gpu_name(_known(asic.get("market_name")), gfx, _known(asic.get("device_id"))), gfx,
+        name = _gpu_name(_known(asic.get("market_name")), gfx, _known(asic.get("device_id")))
+        found.append(FoundGpu(name, gfx, True if generic_amd_igpu(name) else None,
                               memory_mib=_mib(size), device_id=_known(asic.get("device_id")),
                               driver=_module_version(version)))
     return found
@@ -339,7 +349,7 @@ def detect_other_gpus(runner: Runner, os_label: str, fs_root: str, timeout: floa
         adapters = _run(runner, WINDOWS_ADAPTERS, timeout, parse_video_controllers, report.notes)
         for adapter in adapters:
             if adapter.vendor in ("amd", "intel"):
-                generic = re.fullmatch(r"AMD Radeon(\(TM\))? Graphics", adapter.name) is not None
+                generic = adapter.vendor == "amd" and generic_amd_igpu(adapter.name)
                 report.gpus.append(Gpu(0, adapter.name, None, vendor=adapter.vendor, integrated=True if generic else None))
     elif os_label == "macos":
         chip = _first_line_of(runner, ["sysctl", "-n", "machdep.cpu.brand_string"], timeout, parse_cpu_brand, report.notes)

@@ -249,7 +249,10 @@ def make_target(database: Database, facts: HostFacts) -> Target:
 
 def _target_amd_gpu(database: Database, gpu: Gpu) -> TargetAmdGpu:
     model = lookup_amd_gpu(database, gpu.name)
-    integrated = gpu.integrated if gpu.integrated is not None else bool(model and model.kind == "APU")
+    # a name the table lacks (rocminfo's "AMD Radeon 8060S Graphics") is still an APU's when its target is only APUs'
+    same_target = [m for m in database.accelerators.amd_gpus if gpu.gfx and m.gfx == gpu.gfx] if model is None else []
+    kind_known = bool(model and model.kind == "APU") or (bool(same_target) and all(m.kind == "APU" for m in same_target))
+    integrated = gpu.integrated if gpu.integrated is not None else kind_known
     if gpu.gfx:
         return TargetAmdGpu(gpu.name, gpu.gfx, integrated, "probe")
     if model is None and gpu.integrated and not amd_name_key(gpu.name):

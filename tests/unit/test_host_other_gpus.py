@@ -105,8 +105,12 @@ def test_printed_gfx_versions(printed, gfx):
 def test_rocminfo_agents_of_apus_and_instinct():
     assert other_gpus.parse_rocminfo(fixture("amd/rocminfo_8060s_gfx1151_agent_ds4_475_partial.txt")) == [
         other_gpus.FoundGpu("AMD Radeon 8060S Graphics", "gfx1151")]
-    assert other_gpus.parse_rocminfo(fixture("amd/rocminfo_780m_gfx1103_agent_therock_5897_partial.txt")) == []
-    # the 780M excerpt was cut before its Device Type line: an agent that does not say GPU is not taken for one
+    # excerpts cut before the Device Type line: an agent named by a target is a GPU; the generic name is an APU's
+    assert other_gpus.parse_rocminfo(fixture("amd/rocminfo_780m_gfx1103_agent_therock_5897_partial.txt")) == [
+        other_gpus.FoundGpu("AMD Radeon 780M Graphics", "gfx1103")]
+    assert other_gpus.parse_rocminfo(fixture("amd/rocminfo_raphael_gfx1036_agent_rocblas_1415_partial.txt")) == [
+        other_gpus.FoundGpu("AMD Radeon Graphics", "gfx1036", True)]
+    assert other_gpus.parse_rocminfo(fixture("amd/rocminfo_cpu_agent_ollama11420.txt")) == []
     mi300x = "*******\nAgent 3\n*******\n" + fixture("amd/rocminfo_mi300x_agent_rocm_4414_partial.txt")
     assert other_gpus.parse_rocminfo(mi300x) == [other_gpus.FoundGpu("AMD Instinct MI300X", "gfx942")]
 
@@ -368,3 +372,24 @@ def test_an_amd_smi_without_targets_takes_them_from_a_uniform_kfd_topology(tmp_p
     (root / other_gpus.KFD_NODES / "2" / "properties").write_text("gfx_target_version 90010\n", encoding="utf-8")
     report = other_gpus.detect_other_gpus(SubprocessRunner(), "linux", str(root), timeout=5)
     assert [g.gfx for g in report.gpus] == [None, None]
+
+
+def test_an_amd_igpu_beside_an_amd_card_solves_for_the_card(database):
+    # rocminfo's agents of two machines put on one host: a Ryzen 7 7700's iGPU (rocBLAS#1415) and an RX 7900 XTX
+    # (ollama#3158); the iGPU's gfx1036 has no kernels in any torch wheel, so it must not decide the build
+    text = (fixture("amd/rocminfo_raphael_gfx1036_agent_rocblas_1415_partial.txt")
+            + fixture("amd/rocminfo_rx7900xtx_agent_ollama3158.txt"))
+    found = other_gpus.parse_rocminfo(text)
+    gpus = tuple(Gpu(i, g.name, None, vendor="amd", gfx=g.gfx, integrated=g.integrated) for i, g in enumerate(found))
+    answer = _solve(database, HostFacts(os="linux", arch="x86_64", python=PythonInfo("3.11"), gpus=gpus,
+                                        amdgpu_driver="6.4"))
+    assert isinstance(answer, Plan) and answer.accelerator.startswith("rocm")
+    assert any("an integrated GPU beside a discrete one" in reason for reason in answer.reasons), answer.reasons
+
+
+def test_an_apu_the_name_table_lacks_is_integrated_by_its_target(database):
+    # rocminfo's "AMD Radeon 8060S Graphics" is not a name amd_gpus.yaml lists; gfx1151 is only APUs there
+    apu = other_gpus.parse_rocminfo(fixture("amd/rocminfo_8060s_gfx1151_agent_ds4_475_partial.txt"))[0]
+    facts = HostFacts(os="linux", arch="x86_64", python=PythonInfo("3.11"),
+                      gpus=(Gpu(0, apu.name, None, vendor="amd", gfx=apu.gfx),))
+    assert make_target(database, facts).amd_gpus[0].integrated is True
