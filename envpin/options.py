@@ -138,9 +138,14 @@ def add_render_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=FORMATS, help="output format (default: text, or from -o)")
     parser.add_argument("-o", "--output", help="write to FILE; the format follows the file name")
     parser.add_argument("--name", default="envpin", help="environment name in environment.yml")
+    add_conda_source_option(parser, "a conda source is solved and written as environment.yml")
+
+
+def add_conda_source_option(parser: argparse.ArgumentParser, then: str) -> None:
+    """`--conda-source`: which channel's builds the solve chooses from; `then` says what the command makes of them."""
     parser.add_argument("--conda-source", choices=CONDA_SOURCES, default="pip",
                         help="where the builds come from: pip wheels (pip, the default), conda-forge builds, or the "
-                             "pytorch channel (torch <= 2.5.1); a conda source is solved and written as environment.yml")
+                             f"pytorch channel (torch <= 2.5.1); {then}")
 
 
 def render_options(args: argparse.Namespace) -> RenderOptions:

@@ -1,7 +1,8 @@
 """`envpin fleet`: machine classes of a cluster, and what runs them on the cluster's own engine.
 
 - `manifests --targets NODES --format kubernetes|dockerfile -o DIR`: per class, a Job whose nodeSelector picks
-  exactly the class and a verify Job per node of it, or a Dockerfile that installs the class's lock (and the class's facts, to lock it);
+  exactly the class and a verify Job per node of it, or a Dockerfile that installs the class's lock (and the class's
+  facts, to lock it; with `--conda-source`, its environment.yml and conda-lock.yml, installed by micromamba);
 - `detect --slurm [--partition P …] -o FILE`: `envpin detect` on every node through srun, as fleet facts;
 - `provision --slurm --targets FILE -o DIR --prefix-root ROOT`: per class the lock and a plain sbatch script that
   installs it at ROOT/CLASS and verifies it on every node of the class, written out, then submitted;
@@ -24,7 +25,7 @@ from envpin.compat.loader import load_database
 from envpin.emit.text import render as render_answer
 from envpin.errors import EnvpinInputError
 from envpin.facts import to_json
-from envpin.fleet.images import dockerfile
+from envpin.fleet.images import CONDA, base_image, conda_class_environment, dockerfile
 from envpin.fleet.kubernetes import class_job, class_selector, node_verify_jobs
 from envpin.fleet.plan import PlannedClasses, plan_classes
 from envpin.fleet.report import render_json, render_text, report_json
@@ -32,11 +33,14 @@ from envpin.fleet.slurm import ClassFiles, detect_facts, facts_document, list_no
 from envpin.lock.planned import lock_planned
 from envpin.lock.pylock import render
 from envpin.options import (
+    add_channel_options,
+    add_conda_source_option,
     add_db_option,
     add_lock_options,
     add_project_options,
     add_request_options,
     add_target_options,
+    channels,
     lock_options,
     seconds,
     solve_options,
@@ -60,8 +64,11 @@ def register(fleet: argparse.ArgumentParser, parser_class) -> None:
                            help="kubernetes: the class images are REPOSITORY:CLASS (built from the Dockerfiles)")
     manifests.add_argument("--namespace", help="kubernetes: the Jobs' namespace")
     manifests.add_argument("--lock", action="store_true",
-                           help="dockerfile: lock each class now (DIR/CLASS/pylock.toml; needs its indexes)")
+                           help="dockerfile: lock each class now (DIR/CLASS/pylock.toml, or conda-lock.yml for a conda "
+                                "source; needs its indexes or channels)")
+    add_conda_source_option(manifests, "dockerfile: a conda class's image installs its conda-lock.yml with micromamba")
     add_lock_options(manifests)
+    add_channel_options(manifests)
     manifests.set_defaults(handler=run_manifests)
     detect = commands.add_parser("detect", help="every node's facts through srun (Slurm), as fleet facts")
     detect.add_argument("--slurm", action="store_true", required=True, help="the cluster runs Slurm")
@@ -157,7 +164,8 @@ def run_provision(args: argparse.Namespace) -> int:
 
 def _planned(args: argparse.Namespace):
     database = load_database(args.db)
-    options = solve_options(argparse.Namespace(**{**vars(args), "requirements": []}))
+    options = solve_options(argparse.Namespace(**{**vars(args), "requirements": []}),
+                            conda_source=getattr(args, "conda_source", "pip"))  # only manifests has --conda-source
     return plan_classes(options, args.targets, target_spec(args), database), database, options
 
 
@@ -235,11 +243,20 @@ def _docker_files(planned: PlannedClasses, database, policy: str) -> dict[str, s
             name = entry.machine_class.name
             files[f"{name}/Dockerfile"] = dockerfile(entry.answer, entry.machine_class, database, policy)
             files[f"{name}/facts.json"] = json.dumps(to_json(entry.machine_class.facts), indent=2) + "\n"
+            if entry.answer.channel != "pip":  # a conda class: the environment its conda lock is solved from
+                from envpin.emit.conda_env import render as render_conda  # noqa: PLC0415 - conda classes only
+
+                environment = conda_class_environment(entry.answer, entry.machine_class, policy, planned.project)
+                files[f"{name}/environment.yml"] = render_conda(environment, entry.answer, planned.request,
+                                                                name=name)
     return files
 
 
 def _lock_or_say(entry, planned: PlannedClasses, output: Path, args: argparse.Namespace) -> None:
     folder = output / entry.machine_class.name
+    if base_image(entry.answer, entry.machine_class).route == CONDA:
+        _conda_lock_or_say(entry, folder, args)
+        return
     lock_path = folder / "pylock.toml"
     if not args.lock:
         words = ["envpin", "lock", "--facts", str(folder / "facts.json"), "-o", str(lock_path)]
@@ -254,3 +271,35 @@ def _lock_or_say(entry, planned: PlannedClasses, output: Path, args: argparse.Na
                           str(lock_path), args.allow_insecure_index)
     write_atomically(lock_path, render(locked.lock.document, list(locked.header)))
     print(f"wrote {lock_path}", file=sys.stderr)
+
+
+def _conda_lock_or_say(entry, folder: Path, args: argparse.Namespace) -> None:
+    """A conda class's conda-lock.yml, solved (rattler) from its environment.yml for its facts, with the glibc pixi and
+    conda-lock assume rather than the node's: in the image the packages run on the image's C library. A package
+    solved from a local channel folder is recorded at https://conda.anaconda.org/<folder name>/, where the image
+    build fetches it."""
+    from envpin.conda.virtual import DEFAULT_GLIBC  # noqa: PLC0415 - for conda classes only
+
+    environment, facts, lock_path = folder / "environment.yml", folder / "facts.json", folder / "conda-lock.yml"
+    if not args.lock:
+        words = ["envpin", "conda", "lock", str(environment), "--facts", str(facts), "--glibc", DEFAULT_GLIBC, "-o",
+                 str(lock_path)]
+        words += (["--channels", args.channels] if args.channels else []) + [
+            word for channel in args.channel for word in ("--channel", channel)]
+        print(f"envpin: note: lock class {entry.machine_class.name} before building: {shlex.join(words)}",
+              file=sys.stderr)
+        return
+    from envpin import __version__  # noqa: PLC0415 - the conda lock is for conda classes only, as below
+    from envpin.conda import locks  # noqa: PLC0415
+    from envpin.conda.target import solve_for_target  # noqa: PLC0415
+    from envpin.target_spec import TargetSpec  # noqa: PLC0415
+    from envpin.userfiles import read_text  # noqa: PLC0415
+
+    spec = TargetSpec(facts_file=str(facts), detect=False, origin="the class's facts", glibc=DEFAULT_GLIBC)
+    found, solution = solve_for_target(read_text(environment), str(environment), spec, load_database(args.db),
+                                       channels(args))
+    header = [f"Generated by envpin {__version__} from {environment.name} for {found.target.describe()}.",
+              f"Virtual packages: {', '.join(str(p) for p in solution.virtual_packages)}."]
+    write_atomically(lock_path, locks.conda_lock_of(solution, environment.name, header,
+                                                    locks.public_bases(solution.channels)))
+    print(f"wrote {lock_path} ({len(solution.records)} packages for {solution.subdir})", file=sys.stderr)

@@ -14,8 +14,13 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from envpin.record import replace
+
+if TYPE_CHECKING:
+    from envpin.conda.rattler_solve import Solution
 
 
 @dataclass(frozen=True)
@@ -54,6 +59,33 @@ def input_hash(channels: tuple[str, ...], specs: tuple[str, ...], virtual_packag
     payload = json.dumps({"channels": channels, "specs": specs, "virtual_packages": virtual_packages, "subdir": subdir},
                          sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def public_bases(channels: tuple[str, ...]) -> dict[str, str]:
+    """file:// URL of each local channel folder -> https://conda.anaconda.org/<folder name>/: a lock solved against a
+    local mirror of a public channel, recorded at the public channel (where another machine fetches it)."""
+    bases = {}
+    for channel in channels:
+        if "://" in channel:
+            continue
+        path = Path(channel)
+        bases[path.as_uri().rstrip("/") + "/"] = f"https://conda.anaconda.org/{path.name}/"
+    return bases
+
+
+def public_name(channel: str, bases: Mapping[str, str]) -> str:
+    if "://" in channel:
+        return channel
+    url = Path(channel).as_uri().rstrip("/") + "/"
+    return bases.get(url, url)
+
+
+def conda_lock_of(solution: Solution, source: str, header: list[str], bases: Mapping[str, str]) -> str:
+    """The conda-lock.yml of a solve, its URLs moved to `bases` (public_bases, or {} to keep them)."""
+    digest = input_hash(solution.channels, solution.specs, tuple(str(p) for p in solution.virtual_packages),
+                        solution.subdir)
+    channels = tuple(public_name(c, bases) for c in solution.channels)
+    return conda_lock_yml(relocate(solution.records, bases), solution.subdir, channels, digest, header, source)
 
 
 def conda_lock_yml(

@@ -5,6 +5,13 @@
 - A build that needs the system's CUDA and cuDNN (TensorFlow before 2.14 on Linux) goes on the
   `nvidia/cuda:<X.Y.Z>-cudnn<N>-runtime-<os>` image of its tested CUDA X.Y and cuDNN major, with a Python that
   uv installs.
+- Builds from a conda channel (`--conda-source conda-forge` or `pytorch-channel`, TensorFlow before 2.14
+  included: the channels' CUDA libraries are conda packages too, which the conda lock holds) go on
+  micromamba's own image, `mambaorg/micromamba:<version>`, which installs the class's conda-lock.yml at
+  /opt/env without solving it again. micromamba takes each package's sha256 from the lock (else its md5) and
+  refuses a download that does not match it (mamba-org/mamba `libmamba/src/core/env_lockfile_conda.cpp` reads
+  `hash.md5` / `hash.sha256`; `libmamba/src/core/package_fetcher.cpp` `PackageFetcher::validate` checks sha256
+  first), and it reads a file as a conda lock by its `-lock.yml` ending (`is_conda_env_lockfile_name`).
 
 Every tag comes from `image_tags.json`, copied from the public lists it names; a class whose base is not in
 them is refused, never guessed. A GPU class's image sets `NVIDIA_REQUIRE_CUDA` to the CUDA and driver its
@@ -27,13 +34,24 @@ from envpin.fleet.nodes import MachineClass
 from envpin.resolver.plan import Plan
 
 LOCK_NAME = "pylock.toml"  # beside the Dockerfile; uv recognises a PEP 751 lock by this name
+CONDA_LOCK_NAME = "conda-lock.yml"  # beside the Dockerfile of a conda class; micromamba knows it by `-lock.yml`
+
+# How a class's image is made, by what its builds need
+WHEELS = "wheels"  # a slim Python image: the wheels bring their CUDA libraries (or it is a CPU build)
+SYSTEM_CUDA = "system-cuda"  # NVIDIA's CUDA runtime image: the builds use its CUDA; uv installs the Python
+CONDA = "conda"  # micromamba's image: a conda lock, its CUDA libraries conda packages
 
 
 @dataclass(frozen=True)
 class BaseImage:
-    image: str  # "python:3.11.14-slim-bookworm", "nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04"
-    system_cuda: bool  # the builds use the image's CUDA, and uv installs the Python
+    image: str  # "python:3.11.14-slim-bookworm", "nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04", "mambaorg/micromamba:2.6.1"
+    route: str  # WHEELS, SYSTEM_CUDA or CONDA
     why: str
+    user: str | None = None  # the image's own user, UID:GID, to return to after installing as root
+
+    @property
+    def lock_name(self) -> str:
+        return CONDA_LOCK_NAME if self.route == CONDA else LOCK_NAME
 
 
 def recorded_tags() -> dict:
@@ -46,8 +64,7 @@ def base_image(plan: Plan, machine_class: MachineClass, tags: dict | None = None
     if facts.os != "linux":
         raise EnvpinInputError(f"class {machine_class.name}: Dockerfiles are for Linux nodes, not {facts.os}")
     if plan.channel != "pip":
-        raise EnvpinInputError(f"class {machine_class.name}: a Dockerfile installs pip builds; this plan's builds come "
-                               f"from {plan.channel} (solve with --conda-source pip)")
+        return _micromamba_base(plan, machine_class, tags)
     python = plan.target.python
     system = [b for b in plan.builds.values() if b.framework == "tensorflow" and b.flavor == "cuda"]
     if system:
@@ -60,15 +77,26 @@ def base_image(plan: Plan, machine_class: MachineClass, tags: dict | None = None
             raise EnvpinInputError(f"class {machine_class.name}: tensorflow {build.version} needs system CUDA {build.cuda} "
                                    f"with cuDNN {cudnn_major}, and no recorded nvidia/cuda runtime tag has both")
         tag = found[0]["tag"]  # the list is newest operating system first
-        return BaseImage(f"nvidia/cuda:{tag}", True, f"tensorflow {build.version} uses the system's CUDA "
-                                                      f"{build.cuda} and cuDNN {cudnn_major}: NVIDIA's runtime image")
+        return BaseImage(f"nvidia/cuda:{tag}", SYSTEM_CUDA, f"tensorflow {build.version} uses the system's CUDA "
+                                                             f"{build.cuda} and cuDNN {cudnn_major}: NVIDIA's runtime image")
     architecture = {"x86_64": "amd64", "aarch64": "arm64v8"}.get(facts.arch)
     found = [t for t in tags["python"]["tags"] if t["python"] == python and architecture in t["architectures"]]
     if not found:
         raise EnvpinInputError(f"class {machine_class.name}: no recorded python slim image for Python {python} on "
                                f"{facts.arch}")
     what = "the wheels bring their CUDA libraries" if plan.accelerator != "cpu" else "a CPU build"
-    return BaseImage(f"python:{found[0]['tag']}", False, f"{what}: the Python {python} slim image")
+    return BaseImage(f"python:{found[0]['tag']}", WHEELS, f"{what}: the Python {python} slim image")
+
+
+def _micromamba_base(plan: Plan, machine_class: MachineClass, tags: dict) -> BaseImage:
+    platform = {"x86_64": "linux/amd64", "aarch64": "linux/arm64"}.get(machine_class.facts.arch)
+    found = [t for t in tags.get("micromamba", {}).get("tags", []) if platform in t["platforms"]]
+    if not found:
+        raise EnvpinInputError(f"class {machine_class.name}: no recorded mambaorg/micromamba image for "
+                               f"{machine_class.facts.arch}, to install its {plan.channel} builds")
+    what = "CPU builds" if plan.accelerator == "cpu" else "builds whose CUDA libraries are conda packages"
+    return BaseImage(f"mambaorg/micromamba:{found[0]['tag']}", CONDA,
+                     f"{plan.channel} {what}: micromamba's image installs the class's conda lock", found[0]["user"])
 
 
 def cuda_requirement(plan: Plan, database: Database, policy: str) -> str | None:
@@ -96,6 +124,7 @@ def cuda_requirement(plan: Plan, database: Database, policy: str) -> str | None:
 
 
 def dockerfile(plan: Plan, machine_class: MachineClass, database: Database, policy: str) -> str:
+    """The class's Dockerfile; it is built from its folder, beside the class's lock (base_image(...).lock_name)."""
     base = base_image(plan, machine_class)
     uv = metadata.version("uv")  # the uv envpin itself locks and installs with
     python = plan.target.python
@@ -103,34 +132,62 @@ def dockerfile(plan: Plan, machine_class: MachineClass, database: Database, poli
         f"# Written by envpin {__version__} (database {plan.db_version}) for machine class {machine_class.name}:",
         f"# nodes {', '.join(machine_class.node_names)}.",
         f"# Base: {base.why}.",
-        f"# Build from this folder, beside the class's lock: docker build -t IMAGE:{machine_class.name} .",
+        f"# Build from this folder, beside the class's lock ({base.lock_name}): docker build -t IMAGE:{machine_class.name} .",
     ]
-    if base.system_cuda:
-        lines += [f"FROM python:{_python_tag(python)} AS uv", f"RUN pip install --no-cache-dir uv=={uv}", "",
-                  f"FROM {base.image}", "COPY --from=uv /usr/local/bin/uv /usr/local/bin/uv",
-                  "ENV UV_PYTHON_INSTALL_DIR=/opt/python"]
-        interpreter = python
-    else:
+    if base.route == WHEELS:
         lines += [f"FROM {base.image}", f"RUN pip install --no-cache-dir uv=={uv}"]
         interpreter = "/usr/local/bin/python3"
+    else:  # an image without Python: uv, one static binary, comes from a first stage
+        lines += [f"FROM python:{_python_tag(python)} AS uv", f"RUN pip install --no-cache-dir uv=={uv}", "",
+                  f"FROM {base.image}", "COPY --from=uv /usr/local/bin/uv /usr/local/bin/uv"]
+        interpreter = "/opt/env/bin/python" if base.route == CONDA else python
+        if base.route == SYSTEM_CUDA:
+            lines += ["ENV UV_PYTHON_INSTALL_DIR=/opt/python"]
     requirement = cuda_requirement(plan, database, policy)
     if requirement is not None:
         lines += ["# The NVIDIA container runtime refuses a node whose driver is older than the builds need.",
                   "ENV NVIDIA_VISIBLE_DEVICES=all \\",
                   "    NVIDIA_DRIVER_CAPABILITIES=compute,utility \\",
                   f'    NVIDIA_REQUIRE_CUDA="{requirement}"']
+    if base.route == CONDA:
+        lines += [
+            f"COPY {CONDA_LOCK_NAME} /opt/envpin-lock/{CONDA_LOCK_NAME}",
+            "# The environment, exactly the lock (no solve), every package checked against its sha256; /opt is root's",
+            "USER 0:0",
+            f"RUN micromamba create --yes --prefix /opt/env --file /opt/envpin-lock/{CONDA_LOCK_NAME} \\",
+            "    && micromamba clean --all --yes",
+        ]
+    else:
+        lines += [
+            f"COPY {LOCK_NAME} /opt/envpin-lock/{LOCK_NAME}",
+            "# The environment, exactly the lock, every file checked against its sha256",
+            f"RUN uv venv --no-config --python {interpreter} /opt/env \\",
+            f"    && uv pip sync --no-config --require-hashes --python /opt/env/bin/python /opt/envpin-lock/{LOCK_NAME}",
+        ]
     lines += [
-        f"COPY {LOCK_NAME} /opt/envpin-lock/{LOCK_NAME}",
-        "# The environment, exactly the lock, every file checked against its sha256",
-        f"RUN uv venv --no-config --python {interpreter} /opt/env \\",
-        f"    && uv pip sync --no-config --require-hashes --python /opt/env/bin/python /opt/envpin-lock/{LOCK_NAME}",
         "# envpin beside it, for `envpin verify --prefix /opt/env` on each node",
         f"ARG ENVPIN_REQUIREMENT=envpin=={__version__}",
         f"RUN uv venv --no-config --python {interpreter} /opt/envpin \\",
         '    && uv pip install --no-config --python /opt/envpin/bin/python "${ENVPIN_REQUIREMENT}"',
-        'ENV PATH="/opt/env/bin:${PATH}"',
     ]
+    if base.user is not None:
+        lines += [f"USER {base.user}"]  # the image's own user again
+    lines += ['ENV PATH="/opt/env/bin:${PATH}"']
     return "\n".join(lines) + "\n"
+
+
+def conda_class_environment(plan: Plan, machine_class: MachineClass, policy: str, project=None):
+    """The conda environment of a conda class's image, which its conda lock is solved from. A `pip:` section (the
+    project's pip requirements) is refused: the conda lock cannot hold it, and an image without it would not be the
+    project's environment."""
+    from envpin.conda.specs import conda_environment  # noqa: PLC0415 - for conda classes only
+
+    environment = conda_environment(plan, policy=policy, project=project)
+    if environment.pip:
+        raise EnvpinInputError(f"class {machine_class.name}: its conda environment has a pip: section "
+                               f"({', '.join(environment.pip)}), which a conda lock does not hold: solve the class "
+                               "with --conda-source pip, or without those requirements")
+    return environment
 
 
 def _python_tag(python: str) -> str:
