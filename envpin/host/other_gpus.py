@@ -236,11 +236,12 @@ def parse_rocm_version(text: str) -> str | None:
 
 def parse_sycl_ls(text: str) -> list[str]:
     """The Intel GPUs `sycl-ls` lists (`[level_zero:gpu][level_zero:0] Intel(R) Level-Zero, Intel(R) Arc(TM) A770
-    Graphics 1.3 [1.3.26241]`), each once although Level Zero and OpenCL both list it."""
+    Graphics 1.3 [1.3.26241]`; older releases `[ext_oneapi_level_zero:gpu:0] ...`, newer ones a device version such
+    as `12.55.8`), each once although Level Zero and OpenCL both list it."""
     names: list[str] = []
     for line in text.splitlines():
-        match = re.match(r"\s*\[(?:level_zero|ext_oneapi_level_zero|opencl):gpu\](?:\[[^\]]*\])?\s+[^,]+,\s+(.+?)\s+"
-                         r"(?:OpenCL\s+)?\d+\.\d+(?:\s+NEO)?\s+\[", line)
+        match = re.match(r"\s*\[(?:level_zero|ext_oneapi_level_zero|opencl):gpu(?::\d+)?\](?:\[[^\]]*\])?\s+[^,]+,\s+"
+                         r"(.+?)\s+(?:OpenCL\s+)?\d+(?:\.\d+)+(?:\s+NEO)?\s+\[", line)
         if match and "intel" in match.group(1).lower() and match.group(1) not in names:
             names.append(match.group(1))
     return names

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from envpin.facts import Driver, Gpu, HostFacts, PythonInfo, to_json
+from envpin.facts import Driver, Gpu, HostFacts, PythonInfo, from_json, to_json
 from envpin.host import detect_host, other_gpus
 from envpin.host.runner import SubprocessRunner
 from envpin.host.summary import render_summary
@@ -156,6 +156,13 @@ def test_intel_tools():
     assert other_gpus.parse_xpu_smi_discovery(
         fixture("intel/xpu_smi_discovery_arc_pro_b60_sglang_38873_partial.txt")) == ["Intel(R) Arc(TM) Pro B60 Graphics"]
     assert other_gpus.parse_sycl_ls(fixture("intel/sycl_ls_cpu_only_stable_diffusion_cpp_330.txt")) == []
+    # llama.cpp's SYCL guide: a newer sycl-ls (Unified Runtime, device version 12.55.8), the Windows form of an older
+    # one ([ext_oneapi_level_zero:gpu:0]), and a CUDA-only machine, whose GPU is not Intel's
+    assert other_gpus.parse_sycl_ls(fixture("intel/sycl_ls_arc_a770_uhd730_llamacpp_sycl_doc.txt")) == [
+        "Intel(R) Arc(TM) A770 Graphics", "Intel(R) UHD Graphics 730"]
+    assert other_gpus.parse_sycl_ls(fixture("intel/sycl_ls_windows_iris_xe_llamacpp_sycl_doc.txt")) == [
+        "Intel(R) Iris(R) Xe Graphics"]
+    assert other_gpus.parse_sycl_ls(fixture("intel/sycl_ls_nvidia_a100_llamacpp_sycl_doc.txt")) == []
 
 
 def test_apple_tools():
@@ -255,6 +262,13 @@ def test_detect_host_reports_the_amd_gpu_beside_no_nvidia(tmp_path, monkeypatch)
     document = to_json(facts)
     assert facts.driver is None
     assert [(g["vendor"], g["name"], g["gfx"]) for g in document["gpus"]] == [("amd", "Radeon RX 7900 XTX", "gfx1100")]
+    assert document["amdgpu_module"] is None  # no /sys/module/amdgpu in this tree
+    # the DKMS module of ROCm 6.1.0 as rocminfo names it ("ROCk module version 6.7.0 is loaded", ROCm/hip#3464)
+    (root / "sys" / "module" / "amdgpu").mkdir(parents=True)
+    (root / "sys" / "module" / "amdgpu" / "version").write_text("6.7.0\n", encoding="utf-8")
+    facts = detect_host(runner=SubprocessRunner(), environ={"PATH": path}, fs_root=str(root), nvml_module=False,
+                        probe_environment=False)
+    assert to_json(facts)["amdgpu_module"] == "6.7.0" and from_json(to_json(facts)) == facts
 
 
 def test_windows_display_adapters_in_the_three_forms():
@@ -393,3 +407,15 @@ def test_an_apu_the_name_table_lacks_is_integrated_by_its_target(database):
     facts = HostFacts(os="linux", arch="x86_64", python=PythonInfo("3.11"),
                       gpus=(Gpu(0, apu.name, None, vendor="amd", gfx=apu.gfx),))
     assert make_target(database, facts).amd_gpus[0].integrated is True
+
+
+def test_an_intel_igpu_beside_an_arc_card_solves_for_the_card(database):
+    names = other_gpus.parse_sycl_ls(fixture("intel/sycl_ls_arc_a770_uhd730_llamacpp_sycl_doc.txt"))
+    facts = HostFacts(os="linux", arch="x86_64", python=PythonInfo("3.11"),
+                      gpus=tuple(Gpu(i, name, None, vendor="intel") for i, name in enumerate(names)))
+    answer = _solve(database, facts)
+    assert isinstance(answer, Plan) and answer.accelerator == "xpu"
+    # the display-only UHD 730 alone is no XPU target: the CPU build
+    alone = HostFacts(os="linux", arch="x86_64", python=PythonInfo("3.11"), gpus=(Gpu(0, names[1], None, vendor="intel"),))
+    answer = _solve(database, alone)
+    assert isinstance(answer, Plan) and answer.accelerator == "cpu"
