@@ -46,7 +46,8 @@ def minimum_driver(database: Database, cuda: str, os_name: str, policy: str) -> 
     if policy == "minor" and compat is not None:
         value = compat.windows if os_name == "windows" else compat.linux
         if value:
-            return DriverRequirement(value, f"CUDA {major}.x by minor-version compatibility", compat.provenance)
+            return DriverRequirement(value, f"CUDA {major}.x by minor-version compatibility",
+                                     _for_os(compat.provenance, os_name))
     if toolkit is not None:
         value = toolkit.driver_windows if os_name == "windows" else toolkit.driver_linux
         if value:
@@ -58,13 +59,13 @@ def minimum_driver(database: Database, cuda: str, os_name: str, policy: str) -> 
             note = (f"the CUDA {cuda} toolkit's own {os_name} driver (NVIDIA Table 3) is not in the database, so only "
                     f"the CUDA {major}.x minimum (≥ {value}) was checked; the {cuda} toolkit's driver may be newer")
             provenance = Provenance(compat.provenance.sources + toolkit.provenance.sources,
-                                    _join(compat.provenance.unverified, note))
+                                    _join(_for_os(compat.provenance, os_name).unverified, note))
             return DriverRequirement(value, f"CUDA {major}.x minimum; the CUDA {cuda} toolkit's own driver is not "
                                             "in the database", provenance)
         if value:
             # NVIDIA prints no per-toolkit Windows driver for 13.x ("N/A"); Table 2's major minimum is all there is.
             note = f"NVIDIA gives no {os_name} driver for the CUDA {cuda} toolkit; using the CUDA {major}.x minimum"
-            provenance = Provenance(compat.provenance.sources, _join(compat.provenance.unverified, note))
+            provenance = Provenance(compat.provenance.sources, _join(_for_os(compat.provenance, os_name).unverified, note))
             return DriverRequirement(value, f"CUDA {major}.x (no per-toolkit {os_name} figure)", provenance)
     return None
 
@@ -92,6 +93,14 @@ def _cuda_tuple(version: str) -> tuple[int, int]:
 
 def cuda_at_least(version: str, minimum: str) -> bool:
     return _cuda_tuple(version) >= _cuda_tuple(minimum)
+
+
+def _for_os(provenance: Provenance, os_name: str) -> Provenance:
+    """The provenance as a requirement for `os_name`'s driver carries it: a doubt scoped (`unverified_on`) to the
+    other OS's platforms is not this figure's."""
+    if not provenance.unverified_on or any(p.startswith(f"{os_name}-") for p in provenance.unverified_on):
+        return provenance
+    return Provenance(provenance.sources)
 
 
 def _join(first: str | None, second: str) -> str:

@@ -301,3 +301,18 @@ def test_a_doubt_that_decides_the_plan_is_said_once_under_one_heading(live_datab
     text = render(plan, parse_request(["torch"], []), RenderOptions(format="text"), live_database)
     assert text.count("not confirmed at a primary source, and this plan rests on it:") == 1
     assert "unverified: " not in text
+
+
+def test_the_cuda_12_minimum_doubts_only_the_windows_figure(live_database):
+    """NVIDIA's cuDNN support matrix gives >=525.60.13 on Linux for every CUDA 12.x build (read), but >=527.41 on
+    Windows where the database keeps 528.33 from other sources: a Linux CUDA 12 plan rests on no doubt about it, a
+    Windows or WSL2 one does (database 2026.11.29 printed the doubt on every CUDA 12 plan, Linux included)."""
+    def minimum_doubts(plan: Plan) -> list[str]:
+        return [d for d in _doubts(plan) if "528.33" in d]
+
+    linux = _plan(_solve(live_database, specs=("torch==2.14.1+cu126",), driver="535.104.05"))
+    assert minimum_doubts(linux) == []
+    for wsl in (False, True):
+        plan = _plan(_solve(live_database, specs=("torch==2.14.1+cu126",), os="linux" if wsl else "windows",
+                            driver="560.94", wsl=wsl))
+        assert len(minimum_doubts(plan)) == 1, wsl
