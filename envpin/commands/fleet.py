@@ -159,7 +159,7 @@ def run_provision(args: argparse.Namespace) -> int:
     if not args.no_submit:
         for script in written:
             print(f"submitted {script}: job {submit(script, args.timeout)}", file=sys.stderr)
-    return 0 if planned.ok else 1
+    return planned.exit_code
 
 
 def _planned(args: argparse.Namespace):
@@ -176,7 +176,7 @@ def run_status(args: argparse.Namespace) -> int:
         raise EnvpinInputError(f"--reports {args.reports}: not a folder")
     document = report_json(planned, reports)
     sys.stdout.write(render_json(document) if args.format == "json" else render_text(document))
-    return 0 if document["ok"] else 1
+    return planned.exit_code or (0 if document["ok"] else 1)  # a broken driver's 3 before the verify results
 
 
 def run_manifests(args: argparse.Namespace) -> int:
@@ -200,7 +200,7 @@ def run_manifests(args: argparse.Namespace) -> int:
         for entry in planned.classes:
             if isinstance(entry.answer, Plan):
                 _lock_or_say(entry, planned, output, args)
-    return 0 if planned.ok else 1
+    return planned.exit_code
 
 
 def write_files(output: Path, files: dict[str, str]) -> None:

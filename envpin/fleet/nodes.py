@@ -51,19 +51,33 @@ def machine_description(facts: HostFacts) -> str:
     return f"{driver}, {gpus or 'no GPU'}"
 
 
-def group_classes(nodes: list[ClusterNode]) -> list[MachineClass]:
-    """The machine classes of a cluster, in the order their first node appears."""
+def group_classes(nodes: list[ClusterNode], broken: Mapping[str, str] | None = None) -> list[MachineClass]:
+    """The machine classes of a cluster, in the order their first node appears. `broken`: node name -> what is wrong
+    with its NVIDIA driver (it does not answer), for nodes whose facts would pass a GPU node off as one without a
+    GPU: they stay in their class, named in its differences, and the class is solved for its other nodes."""
+    broken = broken or {}
     members: dict[tuple, list[ClusterNode]] = {}
     for node in nodes:
         facts = node.facts
         platform = (facts.os, facts.arch, facts.python.version)
-        key = (node.group, *platform) if node.group is not None else (None, *platform, machine_description(facts))
+        described = "driver broken" if node.name in broken else machine_description(facts)
+        key = (node.group, *platform) if node.group is not None else (None, *platform, described)
         members.setdefault(key, []).append(node)
-    classes = [_machine_class(group) for group in members.values()]
+    classes = [_machine_class(group, broken) for group in members.values()]
     return _unique_names(classes)
 
 
-def _machine_class(nodes: list[ClusterNode]) -> MachineClass:
+def _machine_class(nodes: list[ClusterNode], broken: Mapping[str, str]) -> MachineClass:
+    healthy = [node for node in nodes if node.name not in broken]
+    left_out = tuple(f"node {node.name}: its NVIDIA driver does not answer ({broken[node.name]}); the class is solved "
+                     "without its facts: run `envpin doctor` there" for node in nodes if node.name in broken)
+    if not healthy:  # every node's driver is broken: the class has no facts to solve for (plan_classes refuses it)
+        return replace(_machine_class_of(nodes), differences=left_out)
+    machine_class = _machine_class_of(healthy)
+    return replace(machine_class, nodes=tuple(nodes), differences=machine_class.differences + left_out)
+
+
+def _machine_class_of(nodes: list[ClusterNode]) -> MachineClass:
     first = nodes[0]
     drivers = [node.facts.driver for node in nodes]
     if any(driver is None for driver in drivers):

@@ -289,3 +289,27 @@ def test_init_lock_and_install_exit_3_as_solve_does(tmp_path, command):
     assert result.returncode == 3, result.stdout + result.stderr
     assert "not answering the CPU build" in result.stdout and "No devices were found" in result.stdout
     assert [p.name for p in project.iterdir()] == ["requirements.txt"]  # nothing written, no environment made
+
+
+def test_a_cluster_class_is_solved_without_its_broken_nodes_and_a_class_of_them_only_is_refused(tmp_path):
+    def node(machine: dict, partition: str) -> dict:
+        return {**machine, "partition": partition}
+
+    inventory = tmp_path / "fleet.json"
+    inventory.write_text(json.dumps({"targets": [
+        node(healthy_machine("h100-1"), "h100"), node(troubled_machine("h100-2"), "h100"),
+        node(healthy_machine("h100-3"), "h100"), node(troubled_machine("old-1"), "old")]}))
+    result = envpin("fleet", "status", "--targets", str(inventory), "--format", "json", path=tmp_path)
+    assert result.returncode == 3, result.stdout + result.stderr
+    classes = {entry["class"]: entry for entry in json.loads(result.stdout)["classes"]}
+    h100 = classes["h100"]
+    assert h100["nodes"] == ["h100-1", "h100-2", "h100-3"]  # provisioned and verified with its class
+    assert h100["answer"]["status"] == "ok" and h100["answer"]["accelerator"].startswith("cu")  # not the CPU build
+    [named] = h100["differences"]
+    assert named.startswith("node h100-2: its NVIDIA driver does not answer (nvidia-smi runs but finds no GPU")
+    assert "envpin doctor" in named
+    old = classes["old"]
+    assert old["answer"]["status"] == "unsatisfiable" and old["answer"]["code"] == "driver-broken"
+    assert "No devices were found" in old["answer"]["message"]
+    cpu = envpin("fleet", "status", "--targets", str(inventory), "--driver", "none", path=tmp_path)
+    assert cpu.returncode == 0, cpu.stdout + cpu.stderr  # the CPU build asked for: nothing is refused
