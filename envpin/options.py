@@ -92,7 +92,7 @@ def add_driver_policy_option(parser: argparse.ArgumentParser) -> None:
 
 
 def add_fleet_option(parser: argparse.ArgumentParser, each: str = "one answer per distinct result") -> None:
-    """`--targets FILE`, read by target_spec.read_fleet; `each` says what the command makes of the machines."""
+    """`--targets FILE`, read by envpin.fleet.inventory.read_inventory; `each` says what the command makes of the machines."""
     parser.add_argument("--targets", metavar="FILE",
                         help=f"a fleet inventory: JSON list of facts documents (each may have a \"name\"); {each}")
 

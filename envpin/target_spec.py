@@ -103,10 +103,3 @@ class NamedTarget(Record):
 
     name: str
     spec: TargetSpec
-
-
-def read_fleet(path: str, spec: TargetSpec, database: Database) -> list[tuple[str, Target]]:
-    """(name, Target) for every machine of a `--targets` inventory (envpin.fleet.inventory reads it)."""
-    from envpin.fleet.inventory import read_inventory  # noqa: PLC0415 - only a fleet needs it, never one solve
-
-    return [(node.name, make_target(database, node.facts)) for node in read_inventory(path, spec)[0]]

@@ -23,7 +23,7 @@ from envpin.resolver.fitness import Verdict
 from envpin.resolver.queries import resolve
 from envpin.resolver.request import Request
 from envpin.resolver.target import Target, make_target
-from envpin.target_spec import TargetSpec, read_fleet
+from envpin.target_spec import TargetSpec
 from envpin.vocabulary.variants import parse_tag
 
 OK, CAVEAT, NO = "ok", "caveat", "no"
@@ -97,9 +97,20 @@ def grids(options: SolveOptions, target_spec: TargetSpec, database: Database, in
             message, fixes = refusal
             raise DriverBroken(f"{message}; {fixes[0]}, or give --driver VERSION (or --driver none for the CPU view)")
         return [grid_for(database, make_target(database, facts), request)]
+    from envpin.fleet.inventory import read_inventory  # noqa: PLC0415 - only a fleet needs it
+
     classes: dict[Target, list[str]] = {}
-    for name, target in read_fleet(inventory, target_spec, database):
-        classes.setdefault(target, []).append(name)
+    refused: list[str] = []
+    for node in read_inventory(inventory, target_spec)[0]:
+        refusal = broken_driver(node.facts, target_spec, request, in_fleet=True)
+        if refusal is not None:  # as for one machine: its CPU grid would pass a GPU machine off as one without
+            refused.append(f"{node.name} ({refusal[0].split(': ', 1)[1]})")
+            continue
+        classes.setdefault(make_target(database, node.facts), []).append(node.name)
+    if refused:
+        raise DriverBroken(f"--targets {inventory}: not showing the CPU grid for a machine with an NVIDIA GPU whose driver "
+                           f"does not answer: {'; '.join(refused)}; run `envpin doctor` there and detect it again, or "
+                           "give --driver none for the CPU view")
     return [grid_for(database, target, request, tuple(names)) for target, names in classes.items()]
 
 

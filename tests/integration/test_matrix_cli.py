@@ -235,6 +235,13 @@ def test_a_gpu_whose_driver_does_not_answer_gets_no_grid_as_it_gets_no_solve(tmp
     assert document["error"]["code"] == "driver-broken"
     asked = envpin("matrix", "--facts", str(tmp_path / "node.json"), "--driver", "none")
     assert asked.returncode == 0 and "[ok]" in asked.stdout
+    # In an inventory the same: the machine is named, and no grid is shown for it or passed off as the fleet's.
+    healthy = {**json.loads((MACHINES / "linux-t4-515.105.01.json").read_text()), "name": "t4-node"}
+    (tmp_path / "fleet.json").write_text(json.dumps([healthy, {**machine, "name": "gpu-b"}]))
+    fleet = envpin("matrix", "--targets", str(tmp_path / "fleet.json"))
+    assert fleet.returncode == 3 and fleet.stdout == "" and fleet.stderr.count("\n") == 1
+    assert "gpu-b (nvidia-smi runs but finds no GPU" in fleet.stderr and "t4-node" not in fleet.stderr
+    assert envpin("matrix", "--targets", str(tmp_path / "fleet.json"), "--driver", "none").returncode == 0
 
 
 def test_the_readme_shows_the_real_grid_of_the_recorded_t4_machine():
