@@ -106,13 +106,18 @@ def collect(source: ProjectSource | None) -> Project | None:
     return collect_project(directory, source.requirement_files, source.extras, source.groups)
 
 
-def project_specs_of(project: Project | None) -> tuple[Project | None, tuple[str, ...], Mapping[str, list[str]]]:
+def project_specs_of(project: Project | None, database: Database | None = None,
+                     ) -> tuple[Project | None, tuple[str, ...], Mapping[str, list[str]]]:
     if project is None:
         return None, (), {}
     from envpin.project.gpu import gpu_specs  # noqa: PLC0415 - for --project only, as collect
 
-    specs, notes, origins = gpu_specs(project)
+    specs, notes, origins = gpu_specs(project, _torch_versions(database))
     return replace(project, notes=project.notes + tuple(notes)), tuple(specs), origins
+
+
+def _torch_versions(database: Database | None) -> tuple[str, ...]:
+    return tuple(str(r.version) for r in database.torch_releases) if database is not None else ()
 
 
 @record
@@ -154,7 +159,7 @@ def plan(options: SolveOptions, target_spec: TargetSpec, database: Database) -> 
         from envpin.project.collect import for_platform  # noqa: PLC0415 - for --project only, as collect
 
         project = for_platform(project, conda_subdir(target.platform)).for_target(target.python, target.os)
-    project, project_specs, origins = project_specs_of(project)
+    project, project_specs, origins = project_specs_of(project, database)
     request = request_for(options, project_specs, project)
     refusal = broken_driver(facts, target_spec, request)
     if refusal is not None:
@@ -163,6 +168,7 @@ def plan(options: SolveOptions, target_spec: TargetSpec, database: Database) -> 
     answer = _name_project_pins(solve(database, target, request), origins)
     if project is not None:
         answer = _cuda_package_clashes(answer, project)
+        project, answer = _tied_follow_torch(answer, project, options, database, target)
     if target_spec.probes_this_machine:
         answer = _with_detection_trouble(answer, facts.notes, facts.driver_trouble)
     return Planned(answer, request, project, _source_args(options, project))
@@ -279,6 +285,73 @@ def _cuda_package_clashes(answer: Plan | Unsatisfiable, project: Project) -> Pla
             clashes.append(f"{requirement.origin}: {requirement.text} is built for CUDA {major}, but the solved "
                            f"frameworks are CUDA {solved}: use its CUDA {solved} build, or solve for CUDA {major}")
     return replace(answer, warnings=answer.warnings + tuple(clashes)) if clashes else answer
+
+
+def _tied_follow_torch(answer: Plan | Unsatisfiable, project: Project, options: SolveOptions, database: Database,
+                       target: Target) -> tuple[Project, Plan | Unsatisfiable]:
+    """The lines of packages built for one torch release, beside the solved torch. A plan writes each as the
+    release made for that torch (`xformers>=0.0.20` -> `xformers==0.0.34` beside torch 2.10.0: pip would otherwise
+    try the newest first and backtrack through releases made for other torch releases), and says so. A refusal
+    that those lines caused says, for each, the release to change it to for the torch that runs here."""
+    from envpin.project.gpu import tied_lines  # noqa: PLC0415 - for --project only, as collect
+    from envpin.project.tied import built_from_source, described, release_for  # noqa: PLC0415 - as above
+
+    notes = [f"{r.origin}: {r.name} has no wheel on PyPI ({found.source}): pip compiles it against the torch "
+             "installed beside it, so torch must be installed first" for r in project.other_requirements
+             if (found := built_from_source(r.name)) is not None]
+    lines = tied_lines(project, _torch_versions(database))
+    if isinstance(answer, Unsatisfiable):
+        fixes = _tied_fixes(lines, project, options, database, target) if lines else []
+        return replace(project, notes=project.notes + tuple(notes)), \
+            replace(answer, fixes=tuple(fixes) + answer.fixes) if fixes else answer
+    torch = answer.builds.get("torch")
+    if torch is None:
+        return replace(project, notes=project.notes + tuple(notes)), answer
+    solved = str(torch.version)
+    rewritten = {}
+    for requirement, _, records in lines:
+        chosen = release_for(records, solved, target.platform) or release_for(records, solved)
+        if chosen is None:
+            continue
+        pin = f"{requirement.name}=={chosen.version}" + (f"; {requirement.marker}" if requirement.marker else "")
+        if pin != requirement.text:
+            rewritten[requirement] = replace(requirement, text=pin, specifier=f"=={chosen.version}")
+            notes.append(f"{requirement.origin}: {requirement.text} is written {pin}, the release made for torch "
+                         f"{solved} ({described(chosen)}, the Requires-Dist of its wheel)")
+        if target.platform not in chosen.platforms:
+            notes.append(f"{requirement.origin}: {requirement.name} {chosen.version} has no wheel for {target.platform} "
+                         "on PyPI: pip builds it from source there")
+    requirements = tuple(rewritten.get(r, r) for r in project.requirements)
+    return replace(project, requirements=requirements, notes=project.notes + tuple(notes)), answer
+
+
+def _tied_fixes(lines: list, project: Project, options: SolveOptions, database: Database, target: Target) -> list[str]:
+    """Solved without the tied lines' torch: for each line, the release of its package made for that torch."""
+    from envpin.project.gpu import gpu_specs  # noqa: PLC0415 - for --project only, as collect
+    from envpin.project.tied import described, release_for, releases_of  # noqa: PLC0415 - as above
+
+    try:
+        specs, _, _ = gpu_specs(project, _torch_versions(database), tied=False)
+    except EnvpinInputError:
+        return []  # the tied lines were its only torch requirement
+    freed = solve(database, target, request_for(options, tuple(specs), project))
+    torch = freed.builds.get("torch") if isinstance(freed, Plan) else None
+    if torch is None:
+        return []
+    solved = str(torch.version)
+    fixes = []
+    for requirement, _, own in lines:
+        if release_for(own, solved) is not None:
+            continue  # the line allows a release made for that torch: it does not block
+        chosen = release_for(releases_of(requirement.name, ""), solved, target.platform)
+        if chosen is None:
+            fixes.append(f"{requirement.origin}: remove {requirement.text}: no {requirement.name} release is made for "
+                         f"torch {solved}, the newest that runs here without that line")
+        else:
+            fixes.append(f"{requirement.origin}: change {requirement.text} to {requirement.name}=={chosen.version} "
+                         f"({described(chosen)}), the release made for torch {torch.version}+{torch.flavor}, the "
+                         "newest that runs here without these lines")
+    return fixes
 
 
 def _name_project_pins(answer: Plan | Unsatisfiable, origins: Mapping[str, list[str]]) -> Plan | Unsatisfiable:

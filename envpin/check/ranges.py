@@ -45,7 +45,7 @@ def picked_build(pin: Pin, contents: Contents, database: Database, target: Targe
     except InvalidSpecifier:
         return None
     framework = PIP_FRAMEWORKS[pin.name]
-    tied = _tied_beside(pin, contents) if framework == "torch" else []
+    tied = _tied_beside(pin, contents, database) if framework == "torch" else []
     for _, specifier in tied:
         allowed &= SpecifierSet(specifier)
     matching = [o for o in _offers(pin, contents, database, target, framework) if allowed.contains(o.version.public)]
@@ -74,19 +74,24 @@ def picked_build(pin: Pin, contents: Contents, database: Database, target: Targe
                                                                                           target, python_known)):
         return Judged(pin, (best.build,), note=note, explicit_cpu=explicit_cpu)
     return Judged(pin, (best.build,), note=note,
-                  fix=_range_fix(pin, framework, offers, database, target, python_known))
+                  fix=_range_fix(pin, framework, offers, database, target, python_known, allowed))
 
 
-def _tied_beside(pin: Pin, contents: Contents) -> list[tuple[str, str]]:
-    """(line, torch specifier) of the exact pins beside it that are built for one torch release (torchdata==0.6.1
-    requires torch==2.0.1): the installer resolves torch within them."""
-    from envpin.project.tied import tied_to, torch_specifiers  # noqa: PLC0415 - only a file with a torch range needs it
+def _tied_beside(pin: Pin, contents: Contents, database: Database) -> list[tuple[str, str]]:
+    """(line, torch specifier) of the lines beside it whose package is built for one torch release
+    (`torchdata==0.6.1` requires torch==2.0.1; each xformers release `xformers>=0.0.20` allows requires one torch):
+    the installer resolves torch within them."""
+    from envpin.project.tied import releases_of, torch_specifier  # noqa: PLC0415 - only a file with a torch range needs it
 
+    versions = [str(r.version) for r in database.torch_releases]
     found = []
     for other in contents.pins:
-        tied = tied_to(other.name, f"=={other.version}") if other.version and other.manager == "pip" else None
-        if tied is not None and can_coexist(pin, other):
-            found += [(other.shown, specifier) for specifier in torch_specifiers(tied)]
+        if other.manager != "pip" or other is pin or not can_coexist(pin, other):
+            continue
+        records = releases_of(other.name, f"=={other.version}" if other.version else other.specifier)
+        specifier = torch_specifier(records, versions)
+        if specifier is not None:
+            found.append((other.shown, specifier))
     return found
 
 
@@ -160,9 +165,10 @@ def _any_release(database: Database, framework: str, allowed: SpecifierSet) -> b
 
 
 def _range_fix(pin: Pin, framework: str, offers: list[Offer], database: Database, target: Target,
-               python_known: bool) -> str:
+               python_known: bool, allowed: SpecifierSet) -> str:
     """The narrower range whose every release the installer takes in a build that runs there (it takes the
-    highest build of a release: `2.10.0+cu126` over PyPI's `2.10.0`), or the index whose builds do."""
+    highest build of a release: `2.10.0+cu126` over PyPI's `2.10.0`), or the index whose builds do; `allowed`
+    is the range with what the lines beside it require (`xformers<=0.0.30` holds torch at 2.7.0 or older)."""
     taken: dict[str, Offer] = {}
     for offer in sorted(offers, key=lambda o: o.version):
         taken[offer.version.public] = offer  # the highest build of each release, as the installer takes it
@@ -179,7 +185,6 @@ def _range_fix(pin: Pin, framework: str, offers: list[Offer], database: Database
         return (f"narrow the range to what runs there: {pin.name}>={low},<={high} (the installer then takes "
                 f"{taken[high].build.label} from {taken[high].source})")
     if framework == "torch":
-        allowed = SpecifierSet(pin.specifier)
         elsewhere = [b for r in database.torch_releases if allowed.contains(r.version)
                      for b in (torch_build(r, v) for v in r.variants.values())
                      if _installs(b, target, python_known) and _fits(b, database, target, python_known)]

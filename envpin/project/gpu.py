@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from envpin.errors import EnvpinInputError
 from envpin.project.model import GPU_PACKAGE_ALIASES, Project
-from envpin.project.tied import tied_to, torch_specifiers
+from envpin.project.tied import described, releases_of, torch_specifier
 
 # Extras that name the same JAX CUDA build under older spellings; `*-local` ones use a system CUDA that envpin
 # does not pin, so they are solved as the pip build of the same CUDA major.
@@ -12,8 +14,12 @@ JAX_EXTRA_ALIASES = {"cuda": "cuda12", "cuda12-pip": "cuda12", "cuda12-local": "
 KNOWN_EXTRAS = {"tensorflow": {"and-cuda"}, "jax": {"cuda12", "cuda13"}}
 
 
-def gpu_specs(project: Project) -> tuple[list[str], list[str], dict[str, list[str]]]:
-    """(specs for the solver, notes, package -> where the project asks for it)."""
+def gpu_specs(project: Project, torch_releases: Sequence[str] = (),
+              tied: bool = True) -> tuple[list[str], list[str], dict[str, list[str]]]:
+    """(specs for the solver, notes, package -> where the project asks for it). A line of a package built for
+    one torch release (`torchdata==0.6.1`, `xformers>=0.0.20`) adds the torch releases its allowed releases
+    require (`torch_releases`: the database's, which turn their union into one specifier); `tied=False` leaves
+    those out (the question a refusal's fix asks: which torch would run without them)."""
     specs: list[str] = []
     notes: list[str] = []
     origins: dict[str, list[str]] = {}
@@ -27,21 +33,40 @@ def gpu_specs(project: Project) -> tuple[list[str], list[str], dict[str, list[st
             notes.append(f"{requirement.origin}: {requirement.text} is solved as {package}")
         if requirement.marker:
             notes.append(f"{requirement.origin}: the marker `{requirement.marker}` of {requirement.name} is not evaluated")
-    for requirement in project.other_requirements:
-        tied = tied_to(requirement.name, requirement.specifier)
-        if tied is None or requirement.marker and "darwin" in requirement.marker:
-            continue
-        for specifier in torch_specifiers(tied):
-            specs.append(f"torch{specifier}")
+    for requirement, specifier, records in tied_lines(project, torch_releases) if tied else ():
+        specs.append(f"torch{specifier}")
         origins.setdefault("torch", []).append(f"{requirement.text} ({requirement.origin})")
-        notes.append(f"{requirement.origin}: {requirement.text} is built for torch {tied.torch.replace('||', ' or ')} "
-                     f"(the Requires-Dist of {tied.source.rsplit('/', 1)[-1]}): torch is solved within that")
+        if len(records) == 1:
+            notes.append(f"{requirement.origin}: {requirement.text} is built for {described(records[0])} (the "
+                         f"Requires-Dist of {_wheel(records[0])}): torch is solved within that")
+        else:
+            notes.append(f"{requirement.origin}: each {requirement.name} release {requirement.text} allows requires one "
+                         f"torch ({records[0].version}: {described(records[0])} … {records[-1].version}: "
+                         f"{described(records[-1])}, their wheels' Requires-Dist): torch is solved within them "
+                         f"(torch{specifier})")
     if not specs:
         raise EnvpinInputError(
             f"no GPU framework (torch, tensorflow, jax) among the requirements of {', '.join(project.files)}; "
             "name one with --framework"
         )
     return specs, notes, origins
+
+
+def tied_lines(project: Project, torch_releases: Sequence[str] = ()) -> list[tuple]:
+    """(requirement, torch specifier, its recorded releases) for each line whose allowed releases limit torch."""
+    found = []
+    for requirement in project.other_requirements:
+        if requirement.marker and "darwin" in requirement.marker:
+            continue
+        records = releases_of(requirement.name, requirement.specifier)
+        specifier = torch_specifier(records, torch_releases)
+        if specifier is not None:
+            found.append((requirement, specifier, records))
+    return found
+
+
+def _wheel(record) -> str:
+    return " and ".join(url.rsplit("/", 1)[-1] for url in record.source.split(" and "))
 
 
 def _extras(package: str, extras: tuple[str, ...], origin: str, notes: list[str]) -> list[str]:

@@ -79,6 +79,47 @@ def test_pins_tied_to_one_torch_release_are_part_of_the_solve(capsys):
     assert "sm_120" in out
 
 
+PT2 = REPOS / "Stability-AI--generative-models" / "requirements" / "pt2.txt"
+GTX_1080_TI_472 = ["--os", "windows", "--arch", "x86_64", "--driver", "472.12", "--gpu", "NVIDIA GeForce GTX 1080 Ti"]
+
+
+def test_a_refusal_caused_by_tied_pins_says_which_release_of_each_to_take(capsys):
+    # torchdata==0.6.1 and triton==2.0.0 hold torch at 2.0.1, which a 5090 cannot run; xformers>=0.0.20 does not block
+    code = main(["solve", "-r", str(PT2), *RTX_5090, "--python", "3.12"])
+    out = capsys.readouterr().out
+    assert code == 1
+    fixes = [line for line in out.splitlines() if line.startswith("  - ")]
+    assert any("pt2.txt:33: change torchdata==0.6.1 to torchdata==0.11.0 (torch>=2)" in f for f in fixes), fixes
+    assert any("pt2.txt:38: change triton==2.0.0 to triton==3.7.1" in f for f in fixes), fixes
+    assert not any("change xformers" in f for f in fixes) and "torch 2.13.0+cu129" in fixes[0]
+
+
+def test_a_range_of_a_tied_package_is_written_as_the_release_made_for_the_solved_torch(capsys):
+    # on Windows torch stays 2.0.1 (torchdata 0.6.1's); xformers 0.0.22 is the newest whose Requires-Dist is torch==2.0.1
+    code = main(["solve", "-r", str(PT2), *GTX_1080_TI_472, "--python", "3.9", "--format", "requirements.txt"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.out
+    lines = captured.out.splitlines()
+    assert "torch==2.0.1+cu118" in lines and "xformers==0.0.22" in lines and "xformers>=0.0.20" not in lines
+    assert "xformers>=0.0.20 is written xformers==0.0.22, the release made for torch 2.0.1" in captured.err
+
+
+def test_a_range_of_a_tied_package_moves_with_torch(tmp_path, capsys):
+    (tmp_path / "requirements.txt").write_text("torch>=2.0\nxformers>=0.0.20,<=0.0.30\nflash-attn\n", encoding="utf-8")
+    code = main(["solve", "--project", str(tmp_path), *RTX_5090, "--python", "3.12", "--format", "requirements.txt"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.out
+    lines = captured.out.splitlines()
+    # no xformers up to 0.0.30 is made for a torch newer than 2.7.0, the first with sm_120 code
+    assert "torch==2.7.0+cu128" in lines and "xformers==0.0.30" in lines, lines
+    assert "flash-attn has no wheel on PyPI" in captured.err
+    (tmp_path / "requirements.txt").write_text("torch>=2.0\nxformers>=0.0.28,<0.0.29.post2\n", encoding="utf-8")
+    code = main(["solve", "--project", str(tmp_path), *GTX_1080_TI_472, "--python", "3.10"])
+    captured = capsys.readouterr()
+    # 0.0.28-0.0.29.post1 are for torch 2.4.1-2.5.1 and have Linux wheels only
+    assert code == 0 and "has no wheel for windows-x86_64 on PyPI: pip builds it from source" in captured.err
+
+
 def test_an_index_option_on_a_requirement_line_is_ignored_as_pip_ignores_it():
     entries = read_requirements_txt("torch==2.4.0+cu118 --index-url https://download.pytorch.org/whl/cu118\n",
                                     "requirements.txt", no_include)

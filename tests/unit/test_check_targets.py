@@ -183,3 +183,16 @@ def test_a_direct_wheel_url_for_another_python(database, tmp_path):
     abi3 = tmp_path / "requirements-abi3.txt"  # a wheel any Python 3 takes is no mismatch
     abi3.write_text("jax @ https://files.pythonhosted.org/packages/jax-0.4.30-py3-none-any.whl\n")
     assert _target_python_problems(database, abi3, "3.12") == []
+
+
+def test_a_torch_range_is_judged_within_what_a_tied_range_beside_it_allows(database):
+    # every xformers up to 0.0.30 requires one torch, 2.7.0 the newest: pip takes torch 2.7.0 from PyPI (cu126, no
+    # sm_120 code), and the fix stays within what the xformers line allows
+    target = machine(database, os="linux", arch="x86_64", driver="570.86.10", gpus=("NVIDIA GeForce RTX 5090",),
+                     python="3.12")
+    report = check_text("requirements.txt", "torch>=2.0\nxformers>=0.0.20,<=0.0.30\n", load_database=lambda: database,
+                        targets=[target])
+    [problem] = report.problems
+    assert problem.id == "CHK-TARGET-GPU" and "torch 2.7.0+cu126" in problem.message
+    assert "within what xformers>=0.0.20,<=0.0.30 require" in problem.message
+    assert "torch 2.7.0+cu128 does" in problem.fix
