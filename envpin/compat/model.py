@@ -407,6 +407,7 @@ class TensorflowGpuBuild(Record):
     cudnn: str | None
     conda: str | None  # the conda packages that supply CUDA (native Windows ≤ 2.10)
     provenance: Provenance
+    archs: ArchList | None = None  # the wheel's build_info cuda_compute_capabilities (sm_XY cubins, compute_XY PTX)
 
 
 @record

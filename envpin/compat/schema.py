@@ -371,6 +371,23 @@ def _arch_sets(node: _Node, cited: _Citations) -> dict[str, ArchList]:
     return sets
 
 
+_BUILD_INFO_ARCH = re.compile(r"^(sm|compute)_(\d{1,2})(\d)$")
+
+
+def _build_info_archs(name: str, node: _Node, provenance: Provenance) -> ArchList:
+    """An arch list as a wheel's build info spells it: `sm_75` a cubin, `compute_80` PTX. It was read in the wheel, so
+    it carries the record's sources but not its doubt (which is about other fields)."""
+    sass: list[ComputeCapability] = []
+    ptx: list[ComputeCapability] = []
+    for text in node.strings(_BUILD_INFO_ARCH, "a CUDA target such as sm_75 or compute_80"):
+        match = _BUILD_INFO_ARCH.match(text)
+        if match:
+            capability = ComputeCapability(int(match.group(2)), int(match.group(3)))
+            (sass if match.group(1) == "sm" else ptx).append(capability)
+    return ArchList(name=name, sass=tuple(sorted(sass)), ptx=tuple(sorted(ptx)), provenance=Provenance(provenance.sources),
+                    read_from=("wheel",))
+
+
 def _releases(node: _Node, framework: str) -> list[tuple[_Node, Version]]:
     """Each release record with its parsed version; a missing, malformed or repeated version is a problem."""
     found, seen = [], set()
@@ -602,12 +619,15 @@ def _tensorflow_releases(node: _Node, cited: _Citations) -> list[TensorflowRelea
         for platform, build in record.child("gpu").items() if record.has("gpu") else []:
             if platform not in PLATFORMS:
                 build.fail(f"{platform!r} is not a platform")
+            provenance = cited.provenance(build)
             gpu[platform] = TensorflowGpuBuild(
                 platform=platform,
                 cuda=build.child("cuda").string(re.compile(r"^\d{1,2}(\.\d)?$"), "a CUDA version"),
                 cudnn=_text(build.child("cudnn").value),
                 conda=build.child("conda").optional_string(),
-                provenance=cited.provenance(build),
+                provenance=provenance,
+                archs=_build_info_archs(f"tensorflow {version} {platform}", build.child("archs"), provenance)
+                if build.has("archs") else None,
             )
         releases.append(
             TensorflowRelease(

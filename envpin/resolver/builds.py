@@ -237,6 +237,7 @@ def tensorflow_builds(release: TensorflowRelease) -> list[Build]:
                 provenance=(release.provenance, and_cuda.provenance, linux.provenance),
                 cuda=linux.cuda,
                 pins=and_cuda.pins,
+                archs={"linux-x86_64": linux.archs} if linux.archs else {},
                 extras=("and-cuda",),
                 blocked=None if and_cuda.installable else (and_cuda.note or "its [and-cuda] pins cannot install"),
                 record=release,
@@ -256,6 +257,7 @@ def tensorflow_builds(release: TensorflowRelease) -> list[Build]:
                 pythons=release.python,
                 provenance=(release.provenance, gpu.provenance),
                 cuda=gpu.cuda,
+                archs={platform: gpu.archs} if gpu.archs else {},
                 record=release,
                 numpy_below_2=release.numpy_below_2,
             )

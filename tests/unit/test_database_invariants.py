@@ -73,6 +73,18 @@ def test_every_arch_is_one_its_toolkit_can_build(live_database):
             assert not unknown, f"torch {release.version}+{variant.name} on {platform}: CUDA {variant.cuda} cannot target {unknown}"
 
 
+def test_every_tensorflow_arch_list_is_one_its_cuda_can_build_and_was_read_in_the_wheel(live_database):
+    for release in live_database.tensorflow_releases:
+        for platform, gpu in release.gpu.items():
+            if gpu.archs is None:
+                continue  # a release whose wheel was not read: its plans say so (not checked), never guess
+            targets = set(live_database.toolkits[gpu.cuda].targets)
+            where = f"tensorflow {release.version} {platform}"
+            assert gpu.archs.read_from == ("wheel",), where
+            assert gpu.archs.sass or gpu.archs.ptx, where
+            assert set(gpu.archs.sass) | set(gpu.archs.ptx) <= targets, where
+
+
 def test_every_release_has_its_companions_and_a_pypi_build_that_exists(live_database):
     for release in live_database.torch_releases:
         assert "torchvision" in release.companions, f"torch {release.version} has no torchvision pair"

@@ -223,8 +223,8 @@ def test_no_driver_no_cuda_and_other_platforms_say_so(database):
     mac = grid_of(database, machine_named("torch-macos-arm64"))
     assert cell(mac, "2.14.1", "cu126").reason == "not built for macos-arm64"
     windows_tf = grid_of(database, machine_named("tf-1080ti-windows-472-py39"))
-    assert cell(windows_tf, "2.10.0", "cuda").verdict == CAVEAT  # TensorFlow's arch lists are not in the database
-    assert cell(windows_tf, "2.10.0", "cuda").caveat == "unchecked"
+    # TensorFlow 2.10.0's arch list (build_info.py of its wheel) has sm_60, which a GTX 1080 Ti (sm_61) runs
+    assert cell(windows_tf, "2.10.0", "cuda").verdict == OK
     assert cell(windows_tf, "2.11.0", "cpu").verdict == NO and cell(windows_tf, "2.11.0", "cpu").check == "kind"
 
 

@@ -48,10 +48,16 @@ CASES = [
     # torch <= 2.2 and TensorFlow 2.7-2.11 were compiled against NumPy 1.x without capping numpy: their plans pin numpy<2
     Case("tf-py38", "2.13 is the last for 3.8 and has no [and-cuda]: system CUDA 11.8 / cuDNN 8.6", ("tensorflow==2.13.1",), TF,
          python="3.8", says="install CUDA 11.8 and cuDNN 8.6"),
-    Case("tf-470-py310", "R470 runs CUDA 11.x: 2.14 is the last CUDA 11.8 TF, its [and-cuda] installs on ≤ 3.10",
-         ("tensorflow[and-cuda]==2.14.1",), TF, driver="470.82.01", python="3.10"),
-    Case("tf-470-py311", "2.14's [and-cuda] needs tensorrt 8.5.3.1 (cp ≤ 3.10 wheels only): 2.13.1 with system CUDA",
-         ("tensorflow==2.13.1",), TF, driver="470.82.01"),
+    Case("tf-470-py310", "R470 is CUDA 11.4: 2.12-2.14 are CUDA 11.8 builds with no sm_86 cubin (sm_35-sm_75 and "
+         "compute_80 PTX, the wheels' build_info.py), whose PTX an 11.4 driver cannot JIT; 2.11.1 is CUDA 11.2",
+         ("tensorflow==2.11.1", "numpy<2"), TF, driver="470.82.01", python="3.10", says="through JIT from its compute_80 PTX"),
+    Case("tf-470-py311", "2.11 is the last CUDA 11.2 TF and has no cp311 wheel; 2.12 on reaches sm_86 only by CUDA 11.8 PTX",
+         "!gpu-unsupported", TF, driver="470.82.01", says="JIT needs a driver for CUDA 11.8 (this one supports 11.4)"),
+    Case("tf-1080ti-580", "Pascal (sm_61) has no code in 2.17+ beyond sm_60, which it runs: 2.21.0's list starts at sm_60",
+         ("tensorflow[and-cuda]==2.21.0",), TF, driver="580.65.06", gpus=(GTX1080TI,), says="through its sm_60 cubin"),
+    Case("tf-maxwell-580", "2.17+ compile no Maxwell code (build_info.py: sm_60 first); 2.16.2 has sm_50",
+         ("tensorflow[and-cuda]==2.16.2",), TF, driver="580.65.06", gpus=("NVIDIA GeForce GTX 970",),
+         says="has no code for NVIDIA GeForce GTX 970 (sm_52)"),
     Case("tf-2.14-py311", "tensorrt==8.5.3.1 has no cp311 wheel", "!python-unsupported", specs=("tensorflow==2.14.*",),
          says="use Python 3.10"),
     Case("tf-2.15.0-and-cuda", "2.15.0 pins tensorrt-libs==8.6.1, which is not on PyPI", "!not-installable",
@@ -73,8 +79,9 @@ CASES = [
     Case("tf-aarch64-gpu", "Linux aarch64 TensorFlow wheels are CPU builds", ("tensorflow==2.21.0",), TF, arch="aarch64",
          driver="580.65.06", gpus=("NVIDIA GH200 480GB",), says="no NVIDIA GPU build for linux-aarch64"),
     Case("tf-py314", "no TensorFlow wheel for 3.14", "!python-unsupported", TF, python="3.14", says="use Python 3.13"),
-    Case("tf-driver-450", "CUDA 12 TF needs ≥ 525.60.13; 2.14 is CUDA 11.8", ("tensorflow[and-cuda]==2.14.1",), TF,
-         driver="450.80.02", python="3.10"),
+    Case("tf-driver-450", "CUDA 12 TF needs ≥ 525.60.13, and R450 (CUDA 11.0) cannot JIT the CUDA 11.2+ PTX that is "
+         "all 2.5+ has for sm_86: only 2.4 (CUDA 11.0, Python ≤ 3.8) runs", "!gpu-unsupported", TF, driver="450.80.02",
+         python="3.10", says="tensorflow 2.4.4"),
     # ---- JAX
     Case("jax-535-py311", f"jax[cuda12] needs driver ≥ 525 ({JAX_INSTALL}); 0.10.2 is the last for 3.11",
          ("jax[cuda12]==0.10.2",), JAX, driver="535.104.05"),
