@@ -68,7 +68,7 @@ class Record:
         return hash(self._values(self))
 
     def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={self.__dict__[name]!r}" for name in self._shown)
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._shown)
         return f"{self.__class__.__qualname__}({shown})"
 
 
@@ -178,7 +178,7 @@ def replace(value: _T, /, **changes: Any) -> _T:
     unknown = set(changes) - set(value._fields)
     if unknown:
         raise TypeError(f"{type(value).__name__} has no field {sorted(unknown)[0]!r}")
-    current = {name: value.__dict__[name] for name in value._fields}
+    current = {name: getattr(value, name) for name in value._fields}
     return type(value)(**(current | changes))
 
 

@@ -1,21 +1,24 @@
 """The cache of the validated database: plain JSON, checked before use, in a directory only the user can write.
 
-A solve after the first reads the database from here instead of parsing and validating the YAML again.
-Nothing in an entry can run code: it is JSON, and reading it only builds the database model's own classes
-(`envpin.compat.model`), `packaging.version.Version` and tuples, dicts, strings, numbers, booleans, each
-where the model's annotations put it. An entry is used only when
+A solve after the first reads the database from here instead of parsing and validating the YAML again. There is
+one entry per part of a database (`envpin.compat.files.PARTS`: `db-<database>-<part>.json`), written when that
+part was validated, so a command reads the entries of the parts it uses and no other. Nothing in an entry can
+run code: it is JSON, and reading it only builds the database model's own classes (`envpin.compat.model`),
+`packaging.version.Version` and tuples, dicts, strings, numbers, booleans, each where the model's annotations
+put it. An entry is used only when
 
 - the cache directory and the entry are owned by the user and writable by nobody else (POSIX; the
   directory is created 0700, an entry 0600), and the entry is a regular file, not a symbolic link;
 - its header names this database exactly (`stamps`: envpin's version, the database directory, the size
-  and modification time of every database file and of the code that shapes the model);
-- its digest matches: BLAKE2b of the content, keyed by the stamps, so a damaged or foreign entry is
-  never taken for this database;
-- every value has the type the model's annotation gives it.
+  and modification time of every database file and of the code that shapes the model) and this part;
+- its digest matches: BLAKE2b of the content, keyed by the stamps and the part, so a damaged or foreign
+  entry is never taken for this database;
+- it holds exactly the part's fields of `Database`, every value of the type the model's annotation gives it.
 
-Anything else is a miss: the YAML is validated again and the entry rewritten (atomically). Old entries
-are pruned when one is written: the `MAX_ENTRIES` used last are kept, entries unused for `MAX_AGE_DAYS`,
-stale temporary files and the pickles of envpin 0.1 (`db-*.pickle`, never opened) are removed.
+Anything else is a miss: the part's YAML is validated again and the entry rewritten (atomically). Old entries
+are pruned when one is written: the entries of the `MAX_DATABASES` databases used last are kept, entries unused
+for `MAX_AGE_DAYS`, stale temporary files and the pickles of envpin 0.1 (`db-*.pickle`, never opened) are
+removed.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import json
 import os
 import stat
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -35,12 +39,13 @@ except ImportError:  # pragma: no cover - a Python built without its own BLAKE2
 from packaging.version import Version
 
 from envpin.compat import model
-from envpin.compat.model import ComputeCapability, Database
+from envpin.compat.files import PARTS
+from envpin.compat.model import ComputeCapability
 from envpin.record import Record
 
 FORMAT = "envpin-database-cache"
-FORMAT_VERSION = 1
-MAX_ENTRIES = 8
+FORMAT_VERSION = 2  # 2: one entry per part of the database
+MAX_DATABASES = 8
 MAX_AGE_DAYS = 30
 MAX_BYTES = 256 * 1024 * 1024  # far beyond a real database (the real one is ~0.2 MB, 10x it ~2 MB)
 _TOUCH_AFTER_S = 24 * 3600  # a hit older than this marks the entry used (its mtime) for the pruning
@@ -63,24 +68,31 @@ def cache_directory() -> Path | None:
     return Path(base) / "envpin"
 
 
-def entry_path(directory: Path, stamps: str) -> Path:
-    # The name only spreads entries out; the stamps in the header decide whether an entry is this database.
-    return directory / f"db-{blake2b(stamps.encode(), digest_size=8).hexdigest()}.json"
+def entry_path(directory: Path, stamps: str, part: str) -> Path:
+    # The name only spreads entries out and groups a database's parts (for the pruning); the stamps and the part
+    # in the header decide whether an entry is this part of this database.
+    return directory / f"db-{blake2b(stamps.encode(), digest_size=8).hexdigest()}-{part}.json"
+
+
+def _database_of(name: str) -> str:
+    """The database an entry's name is of: `db-<database>-<part>.json` (or envpin 0.2's `db-<database>.json`)."""
+    return name[3:].removesuffix(".json").split("-", 1)[0]
 
 
 # ---------------------------------------------------------------- read
 
 
-def read(stamps: str) -> Database | None:
-    """The cached database for these stamps, or None (a miss, whatever the reason: never an exception)."""
+def read(stamps: str, part: str) -> dict[str, Any] | None:
+    """The cached fields of one part of the database these stamps name, or None (a miss, whatever the reason:
+    never an exception)."""
     directory = cache_directory()
     if directory is None:
         return None
-    path = entry_path(directory, stamps)
+    path = entry_path(directory, stamps, part)
     try:
         _check_directory(directory, create=False)
         data, modified = _read_entry(path)
-        database = decode(data, stamps)
+        fields = decode(data, stamps, part)
     except Exception:  # noqa: BLE001 - an unusable entry of any kind is only a miss
         return None
     if time.time() - modified > _TOUCH_AFTER_S:
@@ -88,7 +100,7 @@ def read(stamps: str) -> Database | None:
             os.utime(path)
         except OSError:
             pass
-    return database
+    return fields
 
 
 def _check_directory(directory: Path, create: bool) -> None:
@@ -133,16 +145,16 @@ def _read_entry(path: Path) -> tuple[bytes, float]:
 # ---------------------------------------------------------------- write
 
 
-def write(stamps: str, database: Database) -> None:
+def write(stamps: str, part: str, fields: Mapping[str, Any]) -> None:
     """Best effort and atomic: a read-only home or a full disk only costs speed, never a half-written entry."""
     directory = cache_directory()
     if directory is None:
         return
     try:
-        data = encode(database, stamps)
+        data = encode(fields, stamps, part)
     except Exception:  # noqa: BLE001 - a model this codec cannot write (a test checks the real one): no cache
         return
-    path = entry_path(directory, stamps)
+    path = entry_path(directory, stamps, part)
     temporary = directory / f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
     try:
         _check_directory(directory, create=True)
@@ -161,11 +173,14 @@ def write(stamps: str, database: Database) -> None:
 
 
 def prune(directory: Path, keep: Path | None = None, now: float | None = None) -> list[str]:
-    """Remove old entries: all but the MAX_ENTRIES used last, those unused for MAX_AGE_DAYS, temporary files
-    older than an hour and envpin 0.1's pickles (removed unread). Returns the names removed."""
+    """Remove old entries: all but those of the MAX_DATABASES databases used last (`keep`'s among them), those
+    unused for MAX_AGE_DAYS, temporary files older than an hour and envpin 0.1's pickles (removed unread).
+    Returns the names removed."""
     now = time.time() if now is None else now
     removed: list[str] = []
-    entries: list[tuple[float, str]] = []
+    databases: dict[str, list[tuple[float, str]]] = {}  # database -> (last used, name) of each of its entries
+    if keep is not None:
+        databases[_database_of(keep.name)] = [(float("inf"), "")]
     try:
         names = os.listdir(directory)
     except OSError:
@@ -183,16 +198,17 @@ def prune(directory: Path, keep: Path | None = None, now: float | None = None) -
             continue
         age = now - info.st_mtime
         if kind == "entry" and age < MAX_AGE_DAYS * 86400:
-            entries.append((info.st_mtime, name))
+            databases.setdefault(_database_of(name), []).append((info.st_mtime, name))
             continue
         if kind == "temporary" and age < 3600:
             continue
         if _remove(path):
             removed.append(name)
-    entries.sort(reverse=True)
-    for _, name in entries[MAX_ENTRIES - (1 if keep is not None else 0):]:
-        if _remove(directory / name):
-            removed.append(name)
+    used_last = sorted(databases.values(), key=max, reverse=True)
+    for entries in used_last[MAX_DATABASES:]:
+        for _, name in entries:
+            if _remove(directory / name):
+                removed.append(name)
     return removed
 
 
@@ -226,34 +242,41 @@ def _remove(path: Path) -> bool:
 # used its place in "shared" (an integer) stands for it.
 
 
-def _digest(stamps: str, body: bytes) -> str:
-    key = blake2b(stamps.encode(), digest_size=32).digest()
+def _digest(stamps: str, part: str, body: bytes) -> str:
+    key = blake2b(f"{stamps}\n{part}".encode(), digest_size=32).digest()
     return blake2b(body, key=key, digest_size=32).hexdigest()
 
 
-def encode(database: Database, stamps: str) -> bytes:
+def encode(fields: Mapping[str, Any], stamps: str, part: str) -> bytes:
+    """An entry for one part of a database: `fields`, the part's fields of Database (envpin.compat.files.PARTS)."""
     codecs = _Codecs()
+    kinds = codecs.part_fields(part)
+    if set(fields) != {name for name, _ in kinds}:
+        raise CacheMiss(f"not the fields of the {part} part")
     shared: list[list[Any]] = []
-    body = {"shared": shared, "database": codecs.encoder("Database")(database, _Encoding(database, shared))}
-    data = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-    header = {"format": FORMAT, "version": FORMAT_VERSION, "stamps": stamps, "digest": _digest(stamps, data)}
+    encoding = _Encoding(list(fields.values()), shared)
+    encoded = {name: codecs._encode_kind(kind)(fields[name], encoding) for name, kind in kinds}
+    data = json.dumps({"shared": shared, "fields": encoded}, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    header = {"format": FORMAT, "version": FORMAT_VERSION, "stamps": stamps, "part": part,
+              "digest": _digest(stamps, part, data)}
     return json.dumps(header, separators=(",", ":")).encode("utf-8") + b"\n" + data
 
 
-def decode(data: bytes, stamps: str) -> Database:
+def decode(data: bytes, stamps: str, part: str) -> dict[str, Any]:
+    """The fields of one part of a database, from its entry."""
     end = data.find(b"\n")
     if end < 0:
         raise CacheMiss("no header")
     header = json.loads(data[:end])
     if not isinstance(header, dict) or header.get("format") != FORMAT or header.get("version") != FORMAT_VERSION:
         raise CacheMiss("not an envpin database cache of this format")
-    if header.get("stamps") != stamps:
-        raise CacheMiss("another database, or another version of it")
+    if header.get("stamps") != stamps or header.get("part") != part:
+        raise CacheMiss("another database, another version of it, or another part")
     body = data[end + 1:]
-    if header.get("digest") != _digest(stamps, body):
+    if header.get("digest") != _digest(stamps, part, body):
         raise CacheMiss("the digest does not match: a damaged or altered entry")
     document = json.loads(body)
-    if not isinstance(document, dict) or document.keys() != {"shared", "database"} or type(document["shared"]) is not list:
+    if not isinstance(document, dict) or document.keys() != {"shared", "fields"} or type(document["shared"]) is not list:
         raise CacheMiss("unexpected layout")
     decoding = _Decoding()
     codecs = _Codecs()
@@ -261,18 +284,19 @@ def decode(data: bytes, stamps: str) -> Database:
         if type(item) is not list or len(item) != 2 or type(item[0]) is not str or item[0] not in codecs.classes:
             raise CacheMiss("unexpected shared record")
         decoding.shared.append(codecs.decoder(item[0])(item[1], decoding))
-    database = codecs.decoder("Database")(document["database"], decoding)
-    if type(database) is not Database:
-        raise CacheMiss("not a database")
-    return database
+    kinds = codecs.part_fields(part)
+    encoded = document["fields"]
+    if type(encoded) is not dict or encoded.keys() != {name for name, _ in kinds}:
+        raise CacheMiss(f"not the fields of the {part} part")
+    return {name: codecs.field_decoder(kind)(encoded[name], decoding) for name, kind in kinds}
 
 
 class _Encoding:
-    def __init__(self, database: Database, shared: list[list[Any]]):
+    def __init__(self, values: list[Any], shared: list[list[Any]]):
         self.shared = shared
         self.index: dict[Any, int] = {}  # _key(record) -> its place in `shared`
         self.keep: list[Any] = []  # holds the records `index` names by id, so that no id is reused meanwhile
-        self.repeated = _repeated_records(database)
+        self.repeated = _repeated_records(values)
 
 
 class _Decoding:
@@ -289,11 +313,11 @@ def _key(value: Record) -> Any:
     return (value.__class__, value)
 
 
-def _repeated_records(database: Database) -> set[Any]:
-    """The keys (`_key`) of the records the database holds more than once."""
+def _repeated_records(values: list[Any]) -> set[Any]:
+    """The keys (`_key`) of the records `values` hold more than once."""
     seen: set[Any] = set()
     repeated: set[Any] = set()
-    pending: list[Any] = [database]
+    pending: list[Any] = list(values)
     while pending:
         value = pending.pop()
         if isinstance(value, Record):
@@ -365,6 +389,11 @@ class _Codecs:
                 raise CacheMiss("Mapping takes two parameters")
             return ("dict", key, value), rest[1:]
         raise CacheMiss(f"unsupported annotation {name!r}")
+
+    def part_fields(self, part: str) -> list[tuple[str, tuple]]:
+        """The kinds of one part's fields of Database, in the part's order."""
+        kinds = dict(self._fields("Database"))
+        return [(name, kinds[name]) for name in PARTS[part][1]]
 
     def _fields(self, name: str) -> list[tuple[str, tuple]]:
         cls = self.classes[name]
@@ -481,6 +510,18 @@ class _Codecs:
             instance.__dict__.update(zip(names, value, strict=True))
             return instance
         return decode_record
+
+    def field_decoder(self, kind: tuple):
+        """A decoder for a value of this kind, plain ones included (a record's decoder checks those in place)."""
+        types = _plain_types(kind)
+        if types is None:
+            return self._decode_kind(kind)
+
+        def plain(value, decoding):
+            if type(value) not in types:
+                raise CacheMiss("wrong type")
+            return value
+        return plain
 
     def _decode_kind(self, kind: tuple):
         head = kind[0]

@@ -5,3 +5,19 @@ FILES = ("sources.yaml", "cuda.yaml", "gpus.yaml", "torch.yaml", "tensorflow.yam
          "rocm.yaml", "amd_gpus.yaml", "xpu.yaml", "mps.yaml")
 # a torch-only or NVIDIA-only database (a team's fork) may leave these out
 OPTIONAL_FILES = ("tensorflow.yaml", "jax.yaml", "conda.yaml", "rocm.yaml", "amd_gpus.yaml", "xpu.yaml", "mps.yaml")
+
+# The database in parts, each validated, cached and read on its own: part -> (the files it validates, the fields of
+# envpin.compat.model.Database it fills). `base` is read with every database; it also holds every file's
+# `sources:` (any record may cite any of them), so each other part reads only the rest of its own files, when a
+# command first asks for one of its fields: a torch solve never reads tensorflow.yaml, jax.yaml or conda.yaml.
+# The ROCm, XPU and MPS files belong to `torch`, whose releases they complete.
+BASE = "base"
+PARTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    BASE: (("sources.yaml", "cuda.yaml", "gpus.yaml"),
+           ("version", "sources", "minor_version_compat", "toolkits", "gpus", "jetson")),
+    "torch": (("torch.yaml", "rocm.yaml", "amd_gpus.yaml", "xpu.yaml", "mps.yaml"),
+              ("torch_releases", "arch_sets", "accelerators")),
+    "tensorflow": (("tensorflow.yaml",), ("tensorflow_releases",)),
+    "jax": (("jax.yaml",), ("jax_releases",)),
+    "conda": (("conda.yaml",), ("conda_releases",)),
+}

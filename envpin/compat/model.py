@@ -9,10 +9,12 @@ one of the forms it knows (a model class, `Version`, `str`, `int`, `bool`, `X | 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from packaging.version import Version
 
+from envpin.compat.files import BASE, PARTS
 from envpin.record import NEW_DICT, Record, record
 from envpin.vocabulary.platforms import PLATFORMS  # noqa: F401 - importable from here
 
@@ -396,6 +398,42 @@ class Database(Record):
             (r for r in self.conda_releases if (r.strategy, r.framework, r.version) == (strategy, framework, wanted)),
             None,
         )
+
+
+class _InPart:
+    """A field of a Database read in parts (`in_parts`) whose part is read when the field is first asked for.
+
+    A non-data descriptor: a value in the instance's __dict__ (every field of a Database made whole, the fields
+    of the parts read so far) is found before it, so it runs once per part, and never for a whole Database."""
+
+    __slots__ = ("field", "part")
+
+    def __init__(self, field: str, part: str):
+        self.field, self.part = field, part
+
+    def __get__(self, database: Database | None, owner: type | None = None) -> Any:
+        if database is None:
+            return self
+        state = database.__dict__
+        state.update(state["_read_part"](self.part))  # DatabaseError where the part's files have problems
+        return state[self.field]
+
+
+for _part, (_, _names) in PARTS.items():
+    for _name in _names if _part != BASE else ():
+        setattr(Database, _name, _InPart(_name, _part))
+del _part, _names, _name
+
+
+def in_parts(base: Mapping[str, Any], read_part: Callable[[str], Mapping[str, Any]]) -> Database:
+    """A Database holding the fields of its base part (envpin.compat.files.PARTS) that reads each other part,
+    `read_part(part)` -> its fields, when a command first asks for one of that part's fields: a torch solve never
+    reads tensorflow.yaml. Equal to the Database made whole from the same files (== reads every part)."""
+    if set(base) != set(PARTS[BASE][1]):
+        raise ValueError("not the fields of the base part")
+    database = object.__new__(Database)
+    database.__dict__.update(base, _read_part=read_part)
+    return database
 
 
 @record

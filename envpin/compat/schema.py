@@ -7,12 +7,13 @@ Every problem is collected with its file and path (`torch.yaml: releases[3].vari
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
 from packaging.version import Version
 
-from envpin.compat.files import FILES, OPTIONAL_FILES
+from envpin.compat.files import BASE, FILES, OPTIONAL_FILES, PARTS
 from envpin.compat.gpus import gpu_name_key
 from envpin.compat.model import (
     ARCH_EVIDENCE,
@@ -142,24 +143,65 @@ class _Node:
         return platforms
 
 
-def build_database(version: str, documents: dict[str, Any]) -> tuple[Database | None, list[str]]:
-    """Turn the parsed YAML documents (file name -> content) into a Database, or return the problems."""
+def build_database(version: str, documents: Mapping[str, Any]) -> tuple[Database | None, list[str]]:
+    """Turn the parsed YAML documents (file name -> content) into a Database, or return the problems of every part."""
     problems = Problems()
-    if not re.match(r"^\d{4}\.\d{2}\.\d{2}$", version):
-        problems.add("VERSION", f"{version!r} is not a YYYY.MM.DD database version")
-    roots = {name: _Node(documents.get(name), name, problems) for name in FILES}
-    for name, root in roots.items():
+    fields = _build(BASE, version, documents, None, problems)
+    base = dict(fields)  # the other parts are checked against it even when it has problems: every one is listed
+    for part in PARTS:
+        if part != BASE:
+            fields |= _build(part, version, documents, base, problems)
+    if problems.items:
+        return None, problems.items
+    return Database(**fields), []
+
+
+def build_part(part: str, version: str, documents: Mapping[str, Any],
+               base: Mapping[str, Any] | None = None) -> tuple[dict[str, Any] | None, list[str]]:
+    """One part of the database (envpin.compat.files.PARTS) from its files' documents: the Database fields it
+    fills, or its problems. The base part needs its own files and the `sources:` of the others; every other part
+    is checked against the base's fields (`base`: the sources its records cite, the CUDA toolkits)."""
+    problems = Problems()
+    fields = _build(part, version, documents, base, problems)
+    return (None, problems.items) if problems.items else (fields, [])
+
+
+def _build(part: str, version: str, documents: Mapping[str, Any], base: Mapping[str, Any] | None,
+           problems: Problems) -> dict[str, Any]:
+    roots = {}
+    for name in PARTS[part][0]:
+        root = roots[name] = _Node(documents.get(name), name, problems)
         if root.value is None and name in OPTIONAL_FILES:
             root.value = {"releases": []}
         if not isinstance(root.value, dict):
             root.fail("expected a YAML mapping at the top level")
             root.value = {}
-    sources = _sources(roots, problems)
+    if part == BASE:
+        return _base(version, roots, documents, problems)
+    assert base is not None, f"the {part} part is checked against the base part"
+    return _PART_BUILDERS[part](version, roots, base, problems)
+
+
+def _base(version: str, roots: dict[str, _Node], documents: Mapping[str, Any], problems: Problems) -> dict[str, Any]:
+    if not _DB_VERSION.match(version):
+        problems.add("VERSION", f"{version!r} is not a YYYY.MM.DD database version")
+    # Every file's sources, in FILES order: the rest of another file (its top level included) is its own part's.
+    every = {name: roots.get(name) or _Node(documents.get(name), name, problems) for name in FILES}
+    sources = _sources(every, problems)
     cited = _Citations(sources)
-    minor_compat = _minor_version_compat(roots["cuda.yaml"].child("minor_version_compat"), cited)
-    toolkits = _toolkits(roots["cuda.yaml"].child("toolkits"), cited)
-    gpus = _gpus(roots["gpus.yaml"].child("gpus"), cited)
-    jetson = _jetson(roots["gpus.yaml"].child("jetson"), cited) if roots["gpus.yaml"].has("jetson") else {}
+    gpus = roots["gpus.yaml"]
+    return {
+        "version": version,
+        "sources": sources,
+        "minor_version_compat": _minor_version_compat(roots["cuda.yaml"].child("minor_version_compat"), cited),
+        "toolkits": _toolkits(roots["cuda.yaml"].child("toolkits"), cited),
+        "gpus": _gpus(gpus.child("gpus"), cited),
+        "jetson": _jetson(gpus.child("jetson"), cited) if gpus.has("jetson") else {},
+    }
+
+
+def _torch_part(version: str, roots: dict[str, _Node], base: Mapping[str, Any], problems: Problems) -> dict[str, Any]:
+    cited = _Citations(base["sources"])
     arch_sets = _arch_sets(roots["torch.yaml"].child("arch_sets"), cited)
     releases = _torch_releases(roots["torch.yaml"].child("releases"), arch_sets, cited)
     # rocm.yaml, amd_gpus.yaml, xpu.yaml and mps.yaml: laid over the torch releases they name
@@ -167,28 +209,33 @@ def build_database(version: str, documents: dict[str, Any]) -> tuple[Database | 
 
     accelerators = accelerator_facts(roots, cited, {str(r.version): r for r in releases})
     releases = lay_over(releases, accelerators)
-    tensorflow = _tensorflow_releases(roots["tensorflow.yaml"].child("releases"), cited)
-    jax = _jax_releases(roots["jax.yaml"].child("releases"), cited)
-    conda = _conda_releases(roots["conda.yaml"], cited, toolkits)
-    _check_cross_references(toolkits, releases, problems)
-    _check_added(version, releases, tensorflow, jax, problems)
-    if problems.items:
-        return None, problems.items
-    database = Database(
-        version=version,
-        sources=sources,
-        minor_version_compat=minor_compat,
-        toolkits=toolkits,
-        gpus=gpus,
-        torch_releases=tuple(sorted(releases, key=lambda r: r.version, reverse=True)),
-        arch_sets=arch_sets,
-        tensorflow_releases=tuple(sorted(tensorflow, key=lambda r: r.version, reverse=True)),
-        jax_releases=tuple(sorted(jax, key=lambda r: r.version, reverse=True)),
-        conda_releases=tuple(sorted(conda, key=lambda r: r.version, reverse=True)),
-        accelerators=accelerators.tables,
-        jetson=jetson,
-    )
-    return database, []
+    _check_cross_references(base["toolkits"], releases, problems)
+    _check_added(version, "torch.yaml", releases, problems)
+    return {
+        "torch_releases": tuple(sorted(releases, key=lambda r: r.version, reverse=True)),
+        "arch_sets": arch_sets,
+        "accelerators": accelerators.tables,
+    }
+
+
+def _tensorflow_part(version: str, roots: dict[str, _Node], base: Mapping[str, Any], problems: Problems) -> dict[str, Any]:
+    releases = _tensorflow_releases(roots["tensorflow.yaml"].child("releases"), _Citations(base["sources"]))
+    _check_added(version, "tensorflow.yaml", releases, problems)
+    return {"tensorflow_releases": tuple(sorted(releases, key=lambda r: r.version, reverse=True))}
+
+
+def _jax_part(version: str, roots: dict[str, _Node], base: Mapping[str, Any], problems: Problems) -> dict[str, Any]:
+    releases = _jax_releases(roots["jax.yaml"].child("releases"), _Citations(base["sources"]))
+    _check_added(version, "jax.yaml", releases, problems)
+    return {"jax_releases": tuple(sorted(releases, key=lambda r: r.version, reverse=True))}
+
+
+def _conda_part(version: str, roots: dict[str, _Node], base: Mapping[str, Any], problems: Problems) -> dict[str, Any]:
+    releases = _conda_releases(roots["conda.yaml"], _Citations(base["sources"]), base["toolkits"])
+    return {"conda_releases": tuple(sorted(releases, key=lambda r: r.version, reverse=True))}
+
+
+_PART_BUILDERS = {"torch": _torch_part, "tensorflow": _tensorflow_part, "jax": _jax_part, "conda": _conda_part}
 
 
 # ---------------------------------------------------------------- sources and provenance
@@ -560,8 +607,26 @@ def _companion_builds(node: _Node, release: Version, variants: dict[str, Variant
     return builds
 
 
+# Nearly every specifier in the database is clauses of a comparison and a plain release (`<10.0,>=9.8`,
+# `==12.4.5.8`, `>=2.11`), which PEP 440 always takes and whose meaning for a plain release is the comparison of
+# the two versions (no pre-, post-, dev-release or local version to rule on): those are read here, the rest by
+# packaging.specifiers, whose import compiles a regular expression that alone cost a solve without the cache a
+# tenth of the baseline (callgrind). tests/unit/test_database_schema.py holds both readings to agree.
+_PLAIN_CLAUSE = r"(?:==|!=|<=|>=|<|>)[0-9]+(?:\.[0-9]+)*"
+_PLAIN_CLAUSES = re.compile(rf"{_PLAIN_CLAUSE}(?:,{_PLAIN_CLAUSE})*")
+_COMPARE = {"==": Version.__eq__, "!=": Version.__ne__, "<=": Version.__le__, ">=": Version.__ge__,
+            "<": Version.__lt__, ">": Version.__gt__}
+
+
 def _contains(specifier: str, version: Version) -> bool:
-    from packaging.specifiers import SpecifierSet  # noqa: PLC0415 - only when validating
+    plain_release = version.epoch == 0 and version.pre is None and version.post is None and version.dev is None
+    if plain_release and version.local is None and _PLAIN_CLAUSES.fullmatch(specifier):
+        for clause in specifier.split(","):
+            operator = clause[:2] if clause[1] == "=" else clause[:1]
+            if not _COMPARE[operator](version, Version(clause[len(operator):])):
+                return False
+        return True
+    from packaging.specifiers import SpecifierSet  # noqa: PLC0415 - only when validating, and for few texts (above)
 
     return SpecifierSet(specifier).contains(version, prereleases=True)
 
@@ -600,7 +665,9 @@ def _pins(node: _Node) -> dict[str, str]:
 
 @lru_cache(maxsize=4096)  # the database repeats its pins (the same cuDNN pin in many builds)
 def _is_specifier(text: str) -> bool:
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet  # noqa: PLC0415 - only when validating
+    if _PLAIN_CLAUSES.fullmatch(text):
+        return True  # see _PLAIN_CLAUSES
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet  # noqa: PLC0415 - only when validating, and for few texts
 
     try:
         SpecifierSet(text)
@@ -726,19 +793,18 @@ def _check_cross_references(toolkits: dict[str, CudaToolkit], releases: list[Tor
                     )
 
 
-def _check_added(version: str, torch: list[TorchRelease], tensorflow: list[TensorflowRelease],
-                 jax: list[JaxRelease], problems: Problems) -> None:
+def _check_added(version: str, file: str, releases: Sequence[TorchRelease | TensorflowRelease | JaxRelease],
+                 problems: Problems) -> None:
     """A record cannot have been added by a database version newer than the database itself."""
     if not _DB_VERSION.match(version):
         return
-    for file, releases in (("torch.yaml", torch), ("tensorflow.yaml", tensorflow), ("jax.yaml", jax)):
-        for release in releases:
-            records = [(f"{release.version}", release.added)]
-            records += [(f"{release.version} {issue.text[:40]!r}", issue.added) for issue in getattr(release, "known_issues", ())]
-            records += [(f"{release.version}+{v.name}", v.added) for v in getattr(release, "variants", {}).values()]
-            for label, added in records:
-                if added and added > version:
-                    problems.add(f"{file}: {label}", f"added {added} is after the database version {version}")
+    for release in releases:
+        records = [(f"{release.version}", release.added)]
+        records += [(f"{release.version} {issue.text[:40]!r}", issue.added) for issue in getattr(release, "known_issues", ())]
+        records += [(f"{release.version}+{v.name}", v.added) for v in getattr(release, "variants", {}).values()]
+        for label, added in records:
+            if added and added > version:
+                problems.add(f"{file}: {label}", f"added {added} is after the database version {version}")
 
 
 # ---------------------------------------------------------------- conda.yaml

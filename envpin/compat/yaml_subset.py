@@ -85,11 +85,88 @@ def load(text: str) -> Any:
     return _Reader(text).document()
 
 
+_TOP_LEVEL = re.compile(r"^[^ \n#-]", re.M)  # where a line may start a top-level key
+
+
+class Sections:
+    """A document read by top-level section, each section when first asked for and once: a reader that needs
+    one key of a large file reads only the lines up to the end of that key's section.
+
+    A section is the text from a `key:` line at a line's first column up to the next: what `load` reads as
+    `{key: value}`. Nothing but a sequence's `- ` entries goes on at the first column, in the subset, so the
+    sections read together are the document; and a section read alone is what the whole document holds under
+    its key once every section before it reads too (each then closes the quotes and brackets it opens, where
+    PyYAML could otherwise read on). So `value(key)` reads the sections up to `key`'s; Unsupported, as `load`
+    raises it, where one of them is outside the subset, or where the text does not split so (what precedes the
+    first key is not only blank lines and comments, a key is written twice, a character outside the subset)."""
+
+    def __init__(self, text: str):
+        self.texts = _sections(text)
+        self.read: dict[str, dict[Any, Any]] = {}
+
+    def value(self, key: str) -> dict[Any, Any]:
+        """`{key: value}` as the whole document has it, or {} where it has no such key."""
+        if self.texts is None:
+            raise Unsupported("a text that does not split into top-level sections")
+        if key not in self.texts:
+            return {}
+        for earlier in self.texts:
+            found = self._section(earlier)
+            if earlier == key:
+                return found
+        raise AssertionError("unreachable: key is one of the sections")
+
+    def document(self) -> dict[Any, Any]:
+        if self.texts is None:
+            raise Unsupported("a text that does not split into top-level sections")
+        document: dict[Any, Any] = {}
+        for key in self.texts:
+            document.update(self._section(key))
+        return document
+
+    def _section(self, key: str) -> dict[Any, Any]:
+        if key not in self.read:
+            assert self.texts is not None
+            value = _Reader(self.texts[key]).document()  # `load`, whose check of the characters _sections made
+            if type(value) is not dict or len(value) != 1:
+                raise Unsupported("a section that is not one key")
+            self.read[key] = value
+        return self.read[key]
+
+
+def _sections(text: str) -> dict[str, str] | None:
+    """The texts of the document's top-level sections by key as written, or None (see Sections)."""
+    if _DECLINED_CHARACTERS.search(text):
+        return None
+    found: dict[str, str] = {}
+    key, start = None, 0
+    for match in _TOP_LEVEL.finditer(text):
+        end = text.find("\n", match.start())
+        line = text[match.start():] if end < 0 else text[match.start():end]
+        matched = _KEY.match(line)
+        if matched is None:
+            continue  # not a key: read as the end of the section above, where `load` reads it too
+        if key is None:
+            if any(part.strip(" ") and not part.lstrip(" ").startswith("#") for part in text[:match.start()].split("\n")):
+                return None
+        elif key in found:
+            return None
+        else:
+            found[key] = text[start:match.start()]
+        key, start = matched.group(1), match.start()
+    if key is None or key in found:
+        return None
+    found[key] = text[start:]
+    return found
+
+
 def _resolve(value: str) -> Any:
     """A plain scalar's value under PyYAML's implicit resolvers; Unsupported for float, timestamp and the rest."""
     first = value[:1]
     if first not in _NUMERIC_FIRST:  # only the bool and null resolvers can apply: both are whole words
         return _WORDS.get(value, value) if first in "yYnNtTfFoO~" or not first else value
+    if value.isdigit() and value.isascii() and (first != "0" or value == "0") and len(value) < 300:
+        return int(value)  # what the resolvers below make of a decimal integer, without compiling them
     for tag, pattern in _resolvers_for(first):
         if pattern.match(value):
             if tag == "int" and _DECIMAL.fullmatch(value) and len(value) < 300:  # int() refuses > 4300 digits

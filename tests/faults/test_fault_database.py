@@ -107,27 +107,45 @@ def forged(path: Path, change) -> None:
     document = json.loads(body)
     change(document)
     body = json.dumps(document, separators=(",", ":")).encode()
-    fields["digest"] = db_cache._digest(fields["stamps"], body)
+    fields["digest"] = db_cache._digest(fields["stamps"], fields["part"], body)
     path.write_bytes(json.dumps(fields).encode() + b"\n" + body)
 
 
 def wrong_shape(document) -> None:
-    document["database"][0] = 20261129  # the database version as a number, not a string
-
-
-TORCH_RELEASES = 5  # Database's fields in order: version, sources, minor_version_compat, toolkits, gpus, torch_releases
+    document["fields"]["arch_sets"] = []  # a list where the arch sets by name are
 
 
 def newest_torch_renamed(document) -> None:
     """The newest torch release becomes 99.0.0, which a solve would pick if the entry were used."""
-    newest = document["database"][TORCH_RELEASES][0]  # a record: its fields in order, the version first
+    newest = document["fields"]["torch_releases"][0]  # a record: its fields in order, the version first
     assert newest[0] == "2.15.0"
     newest[0] = "99.0.0"
 
 
 def only_entry(cache: Path) -> Path:
-    [entry] = cache.glob("db-*.json")
+    """The entry of the torch part (the database's torch releases), the one a torch solve reads besides the base."""
+    [entry] = cache.glob("db-*-torch.json")
     return entry
+
+
+def test_a_solve_writes_the_entries_of_the_parts_it_read_and_no_other(good_cache):
+    parts = sorted(path.name.rsplit("-", 1)[1] for path in good_cache.glob("db-*.json"))
+    assert parts == ["base.json", "torch.json"]
+    assert len({db_cache._database_of(path.name) for path in good_cache.glob("db-*.json")}) == 1
+
+
+@pytest.mark.parametrize("cached", [False, True], ids=["no-cache", "cache"])
+def test_a_damaged_file_of_a_part_a_solve_does_not_read_leaves_its_answer_alone(tmp_path, db_copy, good_answer, cached):
+    path = db_copy / "tensorflow.yaml"
+    path.write_text(path.read_text(encoding="utf-8").replace("\nreleases:", "\nreleases: [", 1), encoding="utf-8")
+    env = {"ENVPIN_CACHE_DIR": str(tmp_path / "cache")} if cached else {"ENVPIN_NO_CACHE": "1"}
+    torch = envpin(*SOLVE_3090, "--format", "json", "--db", str(db_copy), env=env)
+    assert torch.returncode == 0, torch.stderr
+    assert json.loads(torch.stdout) == json.loads(good_answer)
+    tensorflow = [part if part != "torch" else "tensorflow" for part in SOLVE_3090]
+    assert_one_line_error(envpin(*tensorflow, "--db", str(db_copy), env=env), "tensorflow.yaml line")
+    if cached:
+        assert not list((tmp_path / "cache").glob("db-*-tensorflow.json")), "a part with problems was cached"
 
 
 @pytest.mark.parametrize("corrupt", [
@@ -140,7 +158,7 @@ def only_entry(cache: Path) -> Path:
     other_stamps,
     lambda path: forged(path, wrong_shape),
     lambda path: forged(path, lambda document: document["shared"].append(["Provenance", [["a"], None], "extra"])),
-    lambda path: forged(path, lambda document: document.update(database=len(document["shared"]) + 5)),
+    lambda path: forged(path, lambda document: document["fields"]["torch_releases"].__setitem__(0, len(document["shared"]) + 5)),
 ], ids=["empty", "truncated", "garbage", "a-pickle", "no-header", "body-changed", "other-database", "forged-wrong-type",
         "forged-bad-shared-record", "forged-dangling-reference"])
 def test_corrupted_cache_entry_is_ignored_and_rewritten(tmp_path, good_cache, good_answer, corrupt):
@@ -291,7 +309,7 @@ def test_old_entries_are_pruned_when_an_entry_is_written(tmp_path, good_cache, d
     cache = tmp_path / "cache"
     shutil.copytree(good_cache, cache)
     now = time.time()
-    recent = [cache / f"db-{n:016x}.json" for n in range(db_cache.MAX_ENTRIES + 3)]
+    recent = [cache / f"db-{n:016x}.json" for n in range(db_cache.MAX_DATABASES + 3)]
     for age, path in enumerate(recent):  # other databases' entries, used 1, 2, ... hours ago
         path.write_text("{}")
         os.utime(path, (now - 3600 * (age + 1),) * 2)
@@ -311,9 +329,9 @@ def test_old_entries_are_pruned_when_an_entry_is_written(tmp_path, good_cache, d
     assert result.returncode == 0, result.stderr
 
     entries = sorted(p.name for p in cache.glob("db-*.json"))
-    assert len(entries) == db_cache.MAX_ENTRIES
-    written = [name for name in entries if name not in {p.name for p in recent} | {good}]
-    assert len(written) == 1, entries
+    assert len({db_cache._database_of(name) for name in entries}) == db_cache.MAX_DATABASES, entries
+    written = [name for name in entries if name not in {p.name for p in recent} | {p.name for p in good_cache.glob("db-*.json")}]
+    assert sorted(name.rsplit("-", 1)[1] for name in written) == ["base.json", "torch.json"], entries
     # Kept: the new entry and the ones used last (the good entry was written just now, the others by age).
     assert good in entries and recent[0].name in entries and recent[-1].name not in entries
     assert not ancient.exists() and not stale.exists() and not legacy.exists()

@@ -4,10 +4,12 @@ garbled YAML files.
 Seeds are the real documents (yaml.safe_load of data/compat_matrix/*.yaml). Properties:
 - `build_database` returns a Database and no problems, or no Database and a non-empty list of problems,
   each naming its file (`torch.yaml: releases[3]...`) — never an exception;
-- `load_database` on a directory with a garbled file returns a Database or raises `DatabaseError`;
+- `load_database` on a directory with a garbled file returns a Database whose every part reads, or raises
+  `DatabaseError` (at once, or when the garbled file's part is first read);
   `validate_database` returns a list of problems — never an exception;
 - the loader's own YAML reader (envpin.compat.yaml_subset) returns exactly what `yaml.safe_load` returns
-  (the same types: 1 is not True) or declines, on garbled files and on documents PyYAML writes.
+  (the same types: 1 is not True) or declines, on garbled files and on documents PyYAML writes; read by
+  top-level section, it gives what PyYAML reads in the whole text.
 """
 
 from __future__ import annotations
@@ -73,6 +75,14 @@ YAML_TOKENS = (": ", "- ", "-", "&a ", "*a", "!!python/object:os.system ", "!!bi
 yaml_inserts = st.lists(st.one_of(st.sampled_from(YAML_TOKENS), st.text(max_size=6)), max_size=12).map("".join)
 
 
+def read_every_part(directory: Path) -> Database:
+    """The database, each of its parts read (a part is read when a command first asks for one of its fields)."""
+    database = load_database(directory)
+    for name in Database._fields:
+        getattr(database, name)
+    return database
+
+
 @settings(max_examples=slow_examples(6))  # each input parses all six files twice (load, then validate)
 @given(name=st.sampled_from(FILES), text=mutated_text(TEXTS, insert=yaml_inserts), raw=st.none() | st.binary(max_size=64))
 @example(name="cuda.yaml", text="toolkits: [", raw=None)  # truncated
@@ -85,7 +95,7 @@ def test_load_database_with_a_garbled_file(name, text, raw):
             directory = Path(scratch) / "db"
             shutil.copytree(DB_DIR, directory)
             (directory / name).write_bytes(raw if raw is not None else text.encode("utf-8", errors="surrogatepass"))
-            database, error = outcome("compat.loader.load_database", load_database, directory, allowed=(DatabaseError,))
+            database, error = outcome("compat.loader.load_database", read_every_part, directory, allowed=(DatabaseError,))
             assert database is None or isinstance(database, Database)
             if error is not None:
                 assert "\n" not in str(error)
@@ -141,6 +151,45 @@ def test_the_yaml_reader_agrees_with_pyyaml_or_declines(text, start):
     agrees_with_pyyaml(text)
     lines = text.split("\n")  # a window near the mutation, as a document of its own
     agrees_with_pyyaml("\n".join(lines[start % max(1, len(lines)):][:30]))
+
+
+def sections_agree_with_pyyaml(text: str) -> None:
+    """What yaml_subset.Sections reads of a text is what PyYAML reads in the whole text: each key it reads (where
+    PyYAML reads the text at all: a part reads the `sources:` of a file whose other sections may be broken, and
+    that file's own part reports those), and the document, which PyYAML then reads too."""
+    sections = yaml_subset.Sections(text)
+    try:
+        expected = yaml.load(text, Loader=yaml.CSafeLoader)
+    except (yaml.YAMLError, ValueError, RecursionError):
+        expected = None
+    for key in sections.texts or ():
+        value, declined = outcome("compat.yaml_subset.Sections.value", sections.value, key,
+                                  allowed=(yaml_subset.Unsupported,))
+        if declined is None and expected is not None:
+            [(read_key, read)] = value.items()
+            assert isinstance(expected, dict) and read_key in expected and same(read, expected[read_key]), (key, text)
+    document, declined = outcome("compat.yaml_subset.Sections.document", sections.document,
+                                 allowed=(yaml_subset.Unsupported,))
+    if declined is None:
+        assert same(document, yaml.load(text, Loader=yaml.CSafeLoader))
+
+
+@settings(max_examples=slow_examples(1))
+@given(text=mutated_text(TEXTS, insert=reader_inserts, max_mutations=6))
+@example(text="a: [1,\nsources: 2]\n")  # PyYAML reads on inside a bracket; the reader then declines `a`
+@example(text="a: 'x\nsources: y'\n")
+@example(text="sources: [a]\nsources: [b]\n")  # a key twice: read whole
+@example(text="  x: 1\nsources: []\n")
+def test_the_sections_of_a_text_are_what_pyyaml_reads_in_the_whole_text(text):
+    sections_agree_with_pyyaml(text)
+    sections_agree_with_pyyaml(text.replace("\n  ", "\n", 3))  # more lines at the first column
+
+
+def test_every_real_file_reads_by_sections():
+    for name in FILES:
+        text = (DB_DIR / name).read_text(encoding="utf-8")
+        assert same(yaml_subset.Sections(text).document(), yaml.load(text, Loader=yaml.CSafeLoader)), name
+        sections_agree_with_pyyaml(text)
 
 
 plain_keys = st.one_of(st.from_regex(r"[a-z][a-z0-9_.-]{0,8}", fullmatch=True), st.text(max_size=4))

@@ -4,13 +4,16 @@ comes back is checked before it is used. The cache files themselves: tests/fault
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
 from envpin.compat import cache
+from envpin.compat.files import BASE, FILES, PARTS
 from envpin.compat.loader import default_database_path, load_database
-from envpin.compat.model import ComputeCapability, Database, Provenance
-from envpin.record import FrozenRecordError
+from envpin.compat.model import ComputeCapability, Database, Provenance, in_parts
+from envpin.errors import DatabaseError
+from envpin.record import FrozenRecordError, replace
 
 STAMPS = "envpin 0.1.0\nsome database\ntorch.yaml:1:2"
 
@@ -20,21 +23,35 @@ def database() -> Database:
     return load_database(default_database_path())
 
 
-def test_the_real_database_comes_back_equal_with_the_same_types(database):
-    again = cache.decode(cache.encode(database, STAMPS), STAMPS)
-    assert again == database
+def fields_of(database: Database, part: str) -> dict:
+    return {name: getattr(database, name) for name in PARTS[part][1]}
+
+
+def round_trip(database: Database, part: str) -> dict:
+    return cache.decode(cache.encode(fields_of(database, part), STAMPS, part), STAMPS, part)
+
+
+@pytest.mark.parametrize("part", PARTS)
+def test_each_part_of_the_real_database_comes_back_equal_with_the_same_types(database, part):
+    again = round_trip(database, part)
+    assert again == fields_of(database, part) and list(again) == list(PARTS[part][1])
     # == already tells a tuple from a list, a Version from a str and {12: ...} from {"12": ...}; repr shows
     # every value of every record, so the two are the same value for value.
-    assert repr(again) == repr(database)
-    assert again.minor_version_compat and all(type(major) is int for major in again.minor_version_compat)
+    assert repr(again) == repr(fields_of(database, part))
+
+
+def test_the_parts_make_the_whole_database(database):
+    whole = Database(**{name: value for part in PARTS for name, value in round_trip(database, part).items()})
+    assert whole == database and repr(whole) == repr(database)
+    assert whole.minor_version_compat and all(type(major) is int for major in whole.minor_version_compat)
 
 
 def test_an_arch_set_shared_by_many_builds_stays_one_object(database):
-    again = cache.decode(cache.encode(database, STAMPS), STAMPS)
-    used = [archs for release in again.torch_releases for variant in release.variants.values()
+    again = round_trip(database, "torch")
+    used = [archs for release in again["torch_releases"] for variant in release.variants.values()
             for archs in variant.archs.values()]
-    assert len(used) > len(again.arch_sets)
-    assert all(archs is again.arch_sets[archs.name] for archs in used)
+    assert len(used) > len(again["arch_sets"])
+    assert all(archs is again["arch_sets"][archs.name] for archs in used)
 
 
 def test_every_annotation_of_the_model_is_one_the_cache_reads():
@@ -42,45 +59,105 @@ def test_every_annotation_of_the_model_is_one_the_cache_reads():
     for name in codecs.classes:
         codecs.encoder(name)
         codecs.decoder(name)
+    assert sorted(name for part in PARTS for name, _ in codecs.part_fields(part)) == sorted(Database._fields)
 
 
-@pytest.mark.parametrize("stamps", ["", STAMPS + "x", STAMPS.replace("1", "2")])
-def test_an_entry_is_only_for_its_own_stamps(database, stamps):
+def test_every_field_of_the_database_is_in_exactly_one_part():
+    names = [name for _, fields in PARTS.values() for name in fields]
+    assert sorted(names) == sorted(Database._fields)
+    files = [name for own, _ in PARTS.values() for name in own]
+    assert sorted(files) == sorted(FILES)
+
+
+@pytest.mark.parametrize("stamps, part", [("", "torch"), (STAMPS + "x", "torch"), (STAMPS.replace("1", "2"), "torch"),
+                                          (STAMPS, "base")])
+def test_an_entry_is_only_for_its_own_stamps_and_part(database, stamps, part):
     with pytest.raises(cache.CacheMiss):
-        cache.decode(cache.encode(database, STAMPS), stamps)
+        cache.decode(cache.encode(fields_of(database, "torch"), STAMPS, "torch"), stamps, part)
 
 
-def _entry(document, stamps=STAMPS) -> bytes:
+def test_an_entry_is_written_only_for_the_fields_of_its_part(database):
+    with pytest.raises(cache.CacheMiss):
+        cache.encode(fields_of(database, "torch"), STAMPS, "base")
+
+
+def _entry(document, stamps=STAMPS, part="base") -> bytes:
     body = json.dumps(document).encode()
-    header = {"format": cache.FORMAT, "version": cache.FORMAT_VERSION, "stamps": stamps,
-              "digest": cache._digest(stamps, body)}
+    header = {"format": cache.FORMAT, "version": cache.FORMAT_VERSION, "stamps": stamps, "part": part,
+              "digest": cache._digest(stamps, part, body)}
     return json.dumps(header).encode() + b"\n" + body
 
 
-@pytest.mark.parametrize("document", [
+EMPTY_BASE: dict[str, Any] = {"version": "2026.11.29", "sources": {}, "minor_version_compat": {}, "toolkits": {}, "gpus": [], "jetson": {}}
+
+
+WRONG_SHAPES: list[Any] = [
     [],
-    {"shared": [], "database": None},
-    {"shared": [], "database": "Database"},
-    {"shared": [["Database", []]], "database": 0},
-    {"shared": [["os.system", ["echo"]]], "database": 0},
-    {"shared": [["Provenance", [["a"], None]]], "database": 0},  # a reference to a record of another class
-    {"shared": [], "database": 3},
-    {"shared": [], "database": ["2026.11.29", {}, {}, {}, [], [], {}, [], [], []], "extra": 1},
-    {"shared": [], "database": ["2026.11.29", {}, {"x": None}, {}, [], [], {}, [], [], []]},  # int keys
-    {"shared": [], "database": ["2026.11.29", {}, {}, {}, ["not a GpuModel"], [], {}, [], [], []]},
-    {"shared": [], "database": [20261129, {}, {}, {}, [], [], {}, [], [], []]},
-], ids=["not-an-object", "null", "a-string", "empty-record", "unknown-class", "wrong-class", "dangling-reference",
-        "extra-key", "bad-int-key", "wrong-element", "wrong-type"])
+    {"shared": [], "fields": None},
+    {"shared": [], "fields": "Database"},
+    {"shared": [], "database": EMPTY_BASE},  # format 1's layout
+    {"shared": [["os.system", ["echo"]]], "fields": EMPTY_BASE},
+    {"shared": [["Provenance", [["a"], None]]], "fields": {**EMPTY_BASE, "gpus": [0]}},  # a record of another class
+    {"shared": [], "fields": {**EMPTY_BASE, "gpus": [3]}},
+    {"shared": [], "fields": EMPTY_BASE, "extra": 1},
+    {"shared": [], "fields": {**EMPTY_BASE, "torch_releases": []}},  # another part's field
+    {"shared": [], "fields": {key: value for key, value in EMPTY_BASE.items() if key != "jetson"}},
+    {"shared": [], "fields": {**EMPTY_BASE, "minor_version_compat": {"x": None}}},  # int keys
+    {"shared": [], "fields": {**EMPTY_BASE, "gpus": ["not a GpuModel"]}},
+    {"shared": [], "fields": {**EMPTY_BASE, "version": 20261129}},
+]
+
+
+@pytest.mark.parametrize("document", WRONG_SHAPES, ids=["not-an-object", "null", "a-string", "old-layout", "unknown-class", "wrong-class", "dangling-reference",
+        "extra-key", "another-parts-field", "a-field-missing", "bad-int-key", "wrong-element", "wrong-type"])
 def test_a_well_signed_entry_of_the_wrong_shape_is_a_miss(document):
     with pytest.raises(Exception) as caught:
-        cache.decode(_entry(document), STAMPS)
+        cache.decode(_entry(document), STAMPS, "base")
     assert not isinstance(caught.value, (SystemExit, KeyboardInterrupt))
 
 
 def test_the_smallest_database_decodes():
-    empty = ["2026.11.29", {}, {}, {}, [], [], {}, [], [], [], [[], [], {}, {}, [], [], []], {}]  # AcceleratorTables, jetson
-    database = cache.decode(_entry({"shared": [], "database": empty}), STAMPS)
+    base = cache.decode(_entry({"shared": [], "fields": EMPTY_BASE}), STAMPS, "base")
+    torch = cache.decode(_entry({"shared": [], "fields": {"torch_releases": [], "arch_sets": {},
+                                                          "accelerators": [[], [], {}, {}, [], [], []]}}, part="torch"),
+                         STAMPS, "torch")
+    database = in_parts(base, {"torch": torch}.__getitem__)
     assert type(database) is Database and database.torch_releases == () and database.version == "2026.11.29"
+
+
+# ---------------------------------------------------------------- a database read in parts
+
+
+def test_a_database_read_in_parts_reads_each_part_when_first_asked_and_equals_the_whole(database):
+    asked = []
+
+    def read_part(part):
+        asked.append(part)
+        return fields_of(database, part)
+
+    lazy = in_parts(fields_of(database, BASE), read_part)
+    assert lazy.version == database.version and lazy.toolkits is database.toolkits and asked == []
+    assert lazy.torch_releases is database.torch_releases and asked == ["torch"]
+    assert lazy.accelerators is database.accelerators and lazy.arch_sets is database.arch_sets and asked == ["torch"]
+    assert lazy.jax_releases == database.jax_releases and asked == ["torch", "jax"]
+    assert lazy == database and sorted(asked) == sorted(part for part in PARTS if part != BASE)
+    assert repr(lazy) == repr(database) and replace(lazy, version="2099.01.01").jax_releases == database.jax_releases
+
+
+def test_a_part_with_problems_raises_each_time_it_is_asked_for(database):
+    def read_part(part):
+        raise DatabaseError(f"database x: {part} has problems")
+
+    lazy = in_parts(fields_of(database, BASE), read_part)
+    for _ in range(2):
+        with pytest.raises(DatabaseError, match="jax has problems"):
+            lazy.jax_releases  # noqa: B018 - reading the field is what reads the part
+    assert lazy.gpus == database.gpus
+
+
+def test_a_database_made_whole_never_reads_a_part(database):
+    whole = Database(**{name: getattr(database, name) for name in Database._fields})
+    assert "_read_part" not in whole.__dict__ and whole.conda_releases == database.conda_releases
 
 
 def test_records_stay_frozen_values():

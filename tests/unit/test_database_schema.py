@@ -1,8 +1,13 @@
 """The shipped database is valid, every record cites a known source, and corrupt copies are clear errors."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import Version
 
 from envpin.cli import main
+from envpin.compat import schema
 from envpin.compat.loader import load_database, validate_database
 from envpin.errors import DatabaseError
 
@@ -47,6 +52,33 @@ def _corrupt(db_copy, name, old, new):
 def test_corrupt_database_is_one_clear_error(db_copy, name, old, new, message):
     _corrupt(db_copy, name, old, new)
     with pytest.raises(DatabaseError, match=message):
+        load_database(db_copy).torch_releases  # noqa: B018 - torch.yaml's part is read when first asked for
+
+
+@pytest.mark.parametrize("name, old, new, message", [
+    ("tensorflow.yaml", "\nreleases:", "\nreleases: [", "tensorflow.yaml line .*malformed YAML"),
+    ("jax.yaml", 'version: "0.', 'version: "zero.', "jax.yaml: releases.* is not a version"),
+    ("conda.yaml", "sources: [", "sources: [no-such-source, ", "conda.yaml: .*unknown source id"),
+], ids=["tensorflow-bad-yaml", "jax-bad-version", "conda-unknown-source"])
+def test_a_part_with_problems_stops_what_asks_for_it_and_only_that(db_copy, name, old, new, message):
+    # Each part of the database (envpin.compat.files.PARTS) is validated when first used: a torch query never
+    # reads tensorflow.yaml, jax.yaml or conda.yaml, and envpin db validate still reads every file.
+    _corrupt(db_copy, name, old, new)
+    database = load_database(db_copy)
+    assert database.torch_releases and database.toolkits
+    field = {"tensorflow.yaml": "tensorflow_releases", "jax.yaml": "jax_releases", "conda.yaml": "conda_releases"}[name]
+    with pytest.raises(DatabaseError, match=message):
+        getattr(database, field)
+    assert any(name in problem for problem in validate_database(db_copy)), validate_database(db_copy)
+
+
+def test_the_sources_of_every_file_are_checked_with_the_base(db_copy):
+    # A source id defined twice, in two files a torch query does not otherwise share, is still found at once.
+    text = (db_copy / "jax.yaml").read_text()
+    first = text.split("sources:\n", 1)[1].split(":", 1)[0].strip()
+    (db_copy / "tensorflow.yaml").write_text((db_copy / "tensorflow.yaml").read_text().replace(
+        "sources:\n", f"sources:\n  {first}:\n    title: again\n    url: https://example.org\n    grade: primary\n", 1))
+    with pytest.raises(DatabaseError, match=f"source id {first!r} is defined twice"):
         load_database(db_copy)
 
 
@@ -70,3 +102,40 @@ def test_db_validate_lists_every_problem(db_copy, capsys):
     _corrupt(db_copy, "gpus.yaml", "cc: ", "cc: 99")
     assert main(["db", "validate", str(db_copy)]) == 1
     assert len(capsys.readouterr().out.strip().splitlines()) >= 2
+
+
+# ---------------------------------------------------------------- specifiers read without packaging.specifiers
+
+_releases = st.lists(st.integers(0, 12), min_size=1, max_size=4).map(lambda parts: ".".join(map(str, parts)))
+_plain_specifiers = st.lists(st.tuples(st.sampled_from(["==", "!=", "<=", ">=", "<", ">"]), _releases).map("".join),
+                             min_size=1, max_size=3).map(",".join)
+_versions = st.one_of(_releases, st.sampled_from(["2.11.0rc1", "2.11.post1", "2.11+cu126", "1!2.11", "2.11.dev3", "2.11"]))
+_other_specifiers = st.sampled_from(["~=2.11", "==2.11.*", "==8.6.1.post1", ">= 2.11", "", "==", "=<2", ">=2.11,", "2.11",
+                                     "==１２", "<10.0,>=9.8,!=9.9.*", ">2.11+cu126"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(specifier=st.one_of(_plain_specifiers, _other_specifiers), version=_versions)
+def test_the_schema_reads_a_specifier_as_packaging_does(specifier, version):
+    try:
+        parsed = SpecifierSet(specifier)
+    except InvalidSpecifier:
+        assert not schema._is_specifier(specifier)
+        return
+    assert schema._is_specifier(specifier)
+    assert schema._contains(specifier, Version(version)) == parsed.contains(Version(version), prereleases=True)
+
+
+def test_every_specifier_of_the_database_is_read_as_packaging_reads_it(database):
+    pins = [spec for release in database.torch_releases for variant in release.variants.values()
+            for spec in variant.pins.values()]
+    pins += [spec for release in database.tensorflow_releases if release.and_cuda for spec in release.and_cuda.pins.values()]
+    pins += [spec for release in database.jax_releases for extra in release.extras.values() for spec in extra.pins.values()]
+    companions = [(build.torch, release.version) for release in database.torch_releases
+                  for companion in release.companions.values() for build in companion.builds if build.torch]
+    assert len(pins) > 500 and companions
+    for specifier in pins:
+        SpecifierSet(specifier)
+        assert schema._is_specifier(specifier)
+    for specifier, version in companions:
+        assert schema._contains(specifier, version) == SpecifierSet(specifier).contains(version, prereleases=True)
