@@ -178,12 +178,21 @@ def _fixes_near_the_request(database: Database, target: Target, request: Request
     fitting = {v.build.version for v in freed.fitting(framework)} - {known[i] for i in asked}
     # nearest first in release order; of two as near, the newer
     for version in sorted(fitting, key=lambda v: (min(abs(known.index(v) - i) for i in asked), -known.index(v)))[:2]:
-        answer = _plan_if_any(database, target, _with_spec(request, framework, SpecifierSet(f"=={version}")))
+        moved = _with_spec(request, framework, SpecifierSet(f"=={version}"))
+        answer, freed_companions = _plan_if_any(database, target, moved), ()
+        if answer is None and framework == "torch":
+            # torchvision==0.13.* beside torch==1.12.*: a companion pinned to the old release moves with torch
+            freed_companions = tuple(name for name in COMPANIONS if request.specifiers.get(name))
+            for name in freed_companions:
+                moved = _with_spec(moved, name, None)
+            answer = _plan_if_any(database, target, moved) if freed_companions else None
         if answer is not None:
             pins = _pins(answer)
+            also = "".join(f", without {name}{request.specifiers[name]}, which pairs only with other torch releases"
+                           for name in freed_companions)
             if all(pins != done for _, done in fixes):
                 fixes.append((f"{pins} is the release nearest to {framework}{spec} that runs on this machine "
-                              f"(--spec '{framework}=={version}')", pins))
+                              f"(--spec '{framework}=={version}'{also})", pins))
             break
     return fixes
 
