@@ -57,13 +57,37 @@ def read(data: Any) -> Contents:
             "install the packages in the wrong place",
             "add `- pip` to dependencies",
         ))
+    exported_on, exported_only = _exported_platform(data, dependencies)
     return Contents(
         kind="environment.yml",
         pins=tuple(pins) + pip_contents.pins,
         indexes=pip_contents.indexes,
         problems=tuple(problems) + pip_contents.problems,
         channels=_channel_names(data.get("channels")),
+        exported_on=exported_on,
+        exported_only=exported_only,
     )
+
+
+def _exported_platform(data: dict, dependencies: list) -> tuple[str | None, tuple[str, ...]]:
+    """A `conda env export` (every conda package NAME=VERSION=BUILD) pins the runtime packages conda installs for
+    its own platform only (`ld_impl_linux-64`, `vc`): the OS they are for, and which they are."""
+    from envpin.project.readers import PLATFORM_ONLY, is_export  # noqa: PLC0415 - the export's words are the project reader's
+
+    if not is_export(data, dependencies):
+        return None, ()
+    found: dict[str, list[str]] = {}
+    for item in dependencies:
+        if not isinstance(item, str):
+            continue
+        name = item.strip().split("=", 1)[0].lower()
+        for os_name, names in PLATFORM_ONLY.items():
+            if any(name == n or (n.endswith("*") and name.startswith(n[:-1])) for n in names):
+                found.setdefault(os_name, []).append(item.strip())
+    if len(found) != 1:
+        return None, ()
+    [(os_name, packages)] = found.items()
+    return os_name, tuple(packages)
 
 
 def _channel_names(channels: Any) -> tuple[str, ...]:

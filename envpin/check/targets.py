@@ -83,9 +83,52 @@ def target_fit(contents: Contents, database: Database, check_target: CheckTarget
             f"{check_target.target.platform}: pixi installs nothing there",
             f"add {check_target.target.platform}'s conda subdir to the workspace's platforms (and solve it), or do "
             "not install it there")]
+    problems += _exported_elsewhere(contents, check_target)
     for judged in _target_builds(contents, database, check_target.target, check_target.python_known):
         problems += _judge(judged, database, check_target, policy)
     problems += _cuda_package_pins(contents, database, check_target, policy)
+    problems += _tied_without_wheel(contents, check_target)
+    return problems
+
+
+_OS_WORDS = {"linux": "Linux", "windows": "Windows", "macos": "macOS"}
+
+
+def _exported_elsewhere(contents: Contents, check_target: CheckTarget) -> list[Problem]:
+    """A `conda env export` made on another OS: its platform-only packages (`ld_impl_linux-64`, `vc`) have no
+    builds for the target's platform, so conda cannot create the environment there as written."""
+    target = check_target.target
+    if contents.exported_on is None or contents.exported_on == target.os:
+        return []
+    shown = ", ".join(contents.exported_only[:4]) + (", …" if len(contents.exported_only) > 4 else "")
+    return [problem(
+        "CHK-TARGET-PLATFORM", "dependencies",
+        f"{check_target.name}: this is a `conda env export` made on {_OS_WORDS[contents.exported_on]} (it pins "
+        f"{shown}, which conda installs there only, and every package's {contents.exported_on} build): conda "
+        f"cannot create it on {target.platform} as written",
+        f"translate it for that machine (`envpin solve --project DIR` drops the build strings and the "
+        f"{contents.exported_on}-only packages, and says each), or export with `conda env export --from-history`")]
+
+
+def _tied_without_wheel(contents: Contents, check_target: CheckTarget) -> list[Problem]:
+    """An exact pin of a package built for one torch release whose release has no wheel for the target's platform
+    on PyPI (`triton==2.0.0` on Windows, `xformers==0.0.28.post3` on Windows): pip cannot install it from a wheel."""
+    from envpin.project.tied import releases_of  # noqa: PLC0415 - only a file with such a pin needs it
+
+    target = check_target.target
+    problems = []
+    for pin in contents.pins:
+        if pin.manager != "pip" or not pin.version or _scope_excludes(pin, target):
+            continue
+        record = next(iter(releases_of(pin.name, f"=={pin.version}")), None)
+        if record is None or not record.platforms or target.platform in record.platforms:
+            continue
+        problems.append(problem(
+            "CHK-TARGET-PLATFORM", pin.where,
+            f"{check_target.name}: {pin.shown} has no wheel for {target.platform} on PyPI (its wheels are for "
+            f"{', '.join(record.platforms)}): pip finds none to install there",
+            f"leave it out on {target.platform} (a marker such as `; sys_platform == 'linux'`), or take a release of "
+            f"{pin.name} that has a {target.platform} wheel"))
     return problems
 
 

@@ -75,10 +75,18 @@ class Project(Record):
         if not self.python_tied or self.python is None or python == self.python:
             return self
         relaxed = {spec: spec.split("=", 1)[0] for spec in self.python_tied}
-        note = (f"the conda packages built for Python {self.python} are left unpinned for Python {python}: "
-                + ", ".join(self.python_tied))
+        notes: tuple[str, ...] = (f"the conda packages built for Python {self.python} are left unpinned for Python "
+                                  f"{python}: " + ", ".join(self.python_tied),)
+        # the export's pip pins were resolved for its Python too, but which of them have wheels for another one
+        # only each package's files say: they are kept, and said
+        exported = [r.text for r in self.other_requirements if "(pip)" in r.origin and r.specifier.startswith("==")]
+        if exported:
+            shown = ", ".join(exported[:5]) + (f", … {len(exported)} in all" if len(exported) > 5 else "")
+            notes += (f"the pip section's exact pins were resolved for Python {self.python} and are kept at their "
+                      f"versions for Python {python} ({shown}): one without a wheel for Python {python} fails to "
+                      "install and has to be moved by hand",)
         return replace(self, conda_packages=tuple(relaxed.get(p, p) for p in self.conda_packages),
-                       notes=self.notes + (note,), python_tied=())
+                       notes=self.notes + notes, python_tied=())
 
     @property
     def gpu_requirements(self) -> tuple[ProjectRequirement, ...]:

@@ -264,7 +264,7 @@ def read_environment_yml(text: str, name: str, include: Callable[[str, bool], En
         raise EnvpinInputError(f"{name}: not a conda environment file (no `dependencies:` list)")
     entries = Entries(channels=[str(c) for c in document.get("channels") or []])
     dependencies = document.get("dependencies") or []
-    export = _is_export(document, dependencies)
+    export = is_export(document, dependencies)
     moved: dict[str, list[str]] = {}
     for position, item in enumerate(dependencies):
         origin = f"{name}: dependencies[{position}]"
@@ -272,7 +272,8 @@ def read_environment_yml(text: str, name: str, include: Callable[[str, bool], En
             pip_text = "\n".join(str(line) for line in item["pip"] or [])
             pip = read_requirements_txt(pip_text, f"{name} (pip)", include)
             if export:
-                pip.requirements = [r for r in pip.requirements if not _platform_only(r.name, r.text, moved)]
+                pip.requirements = [r for r in pip.requirements if not _platform_only(r.name, r.text, moved)
+                                    and not _framework_dependency(r.name, r.text, moved)]
             entries.extend(pip)
         elif isinstance(item, str):
             spec = _exported_spec(item.strip(), moved) if export else item.strip()
@@ -307,7 +308,7 @@ CUDA_RUNTIME_PREFIXES = ("cuda-", "libcublas", "libcufft", "libcufile", "libcura
                          "nccl", "cutensor", "pytorch-mutex", "torchtriton", "triton", "cupti")
 
 
-def _is_export(document: dict, dependencies: list) -> bool:
+def is_export(document: dict, dependencies: list) -> bool:
     """`conda env export` writes `prefix:` and NAME=VERSION=BUILD for every conda package."""
     specs = [d for d in dependencies if isinstance(d, str)]
     pinned = [d for d in specs if re.fullmatch(r"[^=\s]+=[^=\s]+=[^=\s]+", d.strip())]
@@ -320,6 +321,22 @@ def _platform_only(package: str, shown_as: str, moved: dict[str, list[str]]) -> 
         if any(lowered == n or (n.endswith("*") and lowered.startswith(n[:-1])) for n in names):
             moved.setdefault(f"{platform}-only", []).append(shown_as)
             return True
+    return False
+
+
+# The pip wheels torch, TensorFlow and JAX name in their Requires-Dist for CUDA (the `pins:` of the database's
+# builds: nvidia-* CUDA libraries, cuda-toolkit) and torch's triton. An export pins the ones its framework build pulled
+# in; a solve that moves the framework (another release, CUDA, Python or platform) needs the solved build's own, which
+# pip takes from that build's metadata, so the exported pins are dropped, each said.
+FRAMEWORK_DEPENDENCIES = re.compile(
+    r"^(nvidia-(cublas|cuda-(cupti|nvrtc|runtime|nvcc|cccl|crt)|cudnn|cufft|cufile|curand|cusolver|cusparse|cusparselt"
+    r"|nccl|nvjitlink|nvtx|nvshmem)(-cu\d+)?|cuda-toolkit|triton)$")
+
+
+def _framework_dependency(package: str, shown_as: str, moved: dict[str, list[str]]) -> bool:
+    if FRAMEWORK_DEPENDENCIES.match(package.lower()):
+        moved.setdefault("framework-dependencies", []).append(shown_as)
+        return True
     return False
 
 
@@ -353,6 +370,9 @@ def _export_notes(name: str, moved: dict[str, list[str]]) -> list[str]:
         if key.endswith("-only"):
             notes.append(f"{name}: dropped {key.replace('-only', '')}-only packages {', '.join(packages)} (runtime "
                          "libraries conda installs by itself for the platform it installs on)")
+    if moved.get("framework-dependencies"):
+        notes.append(f"{name} (pip): dropped the CUDA libraries and triton the exported framework builds brought "
+                     f"({', '.join(moved['framework-dependencies'])}): pip installs the ones the solved builds require")
     if moved.get("cuda"):
         notes.append(f"{name}: dropped the conda CUDA packages {', '.join(moved['cuda'])}: the pinned pip wheels "
                      "bring their own CUDA libraries, and the nvidia channel is dropped with them")

@@ -7,9 +7,12 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from envpin.check import check_text
+from envpin.check.targets import configured_target
 from envpin.cli import main
 from envpin.project.collect import collect_project
 from envpin.project.readers import read_environment_yml, read_requirements_txt
+from envpin.target_spec import NamedTarget, TargetSpec
 
 REPOS = Path(__file__).resolve().parents[1] / "fixtures" / "repos"
 WINDOWS_EXPORT = REPOS / "c17hawke--AIOps-mlflow-pytorch-multistep-workflow" / "conda.yaml"
@@ -157,3 +160,36 @@ def test_a_conda_companion_keeps_its_version_where_pip_pairs_it_too(capsys):
     code = main(["solve", "--spec", "torch==2.0.0", "--spec", "torchvision==0.15.0", *GTX_1080_TI, "--python", "3.9"])
     out = capsys.readouterr().out
     assert code == 0 and "torchvision  0.15.0+cu118" in out
+
+
+MAGIC_ANIMATE = REPOS / "magic-research--magic-animate" / "environment.yaml"
+
+
+def test_a_linux_export_drops_the_pip_pins_its_framework_build_brought_and_says_the_rest_are_kept(tmp_path, capsys):
+    # magic-animate's `conda env export` (Linux, Python 3.8): its pip section pins torch 2.0.1's CUDA 11.7 wheels and
+    # triton 2.0.0; solved for Windows and Python 3.9, torch is 2.0.1+cu118, which brings its own CUDA
+    project_dir = tmp_path / "magic-animate"
+    project_dir.mkdir()
+    shutil.copy(MAGIC_ANIMATE, project_dir / "environment.yaml")
+    code = main(["solve", "--project", str(project_dir), *GTX_1080_TI_472, "--python", "3.9", "--format",
+                 "requirements.txt"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.out
+    lines = [line for line in captured.out.splitlines() if not line.startswith("#")]
+    assert "torch==2.0.1+cu118" in lines and "xformers==0.0.22" in lines
+    assert not [line for line in lines if line.startswith(("nvidia-", "triton"))], lines
+    assert "dropped the CUDA libraries and triton the exported framework builds brought" in captured.err
+    assert "nvidia-cublas-cu11==11.10.3.66" in captured.err and "triton==2.0.0" in captured.err
+    assert "exact pins were resolved for Python 3.8 and are kept" in captured.err  # reported, not silently kept
+
+
+def test_an_export_checked_for_another_os_is_said_to_be_uncreatable_there(database):
+    windows = configured_target(NamedTarget("windows", TargetSpec(
+        detect=False, os="windows", arch="x86_64", driver="472.12", gpus=("NVIDIA GeForce GTX 1080 Ti",),
+        python="3.9")), database)
+    report = check_text("environment.yaml", MAGIC_ANIMATE.read_text(encoding="utf-8"), load_database=lambda: database,
+                        targets=[windows])
+    platform = [p for p in report.problems if p.id == "CHK-TARGET-PLATFORM"]
+    assert [p.where for p in platform] == ["dependencies", "dependencies[55].pip[104]"]
+    assert "made on Linux" in platform[0].message and "ld_impl_linux-64=2.38=h1181459_1" in platform[0].message
+    assert "triton==2.0.0 has no wheel for windows-x86_64" in platform[1].message
