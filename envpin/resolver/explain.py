@@ -179,7 +179,8 @@ def _fixes_near_the_request(database: Database, target: Target, request: Request
     # nearest first in release order; of two as near, the newer
     for version in sorted(fitting, key=lambda v: (min(abs(known.index(v) - i) for i in asked), -known.index(v)))[:2]:
         moved = _with_spec(request, framework, SpecifierSet(f"=={version}"))
-        answer, freed_companions = _plan_if_any(database, target, moved), ()
+        answer = _plan_if_any(database, target, moved)
+        freed_companions: tuple[str, ...] = ()
         if answer is None and framework == "torch":
             # torchvision==0.13.* beside torch==1.12.*: a companion pinned to the old release moves with torch
             freed_companions = tuple(name for name in COMPANIONS if request.specifiers.get(name))
