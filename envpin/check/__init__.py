@@ -23,6 +23,7 @@ from envpin.check.rules import (
     jax_plugins,
     needs_database,
     numpy_abi,
+    plan_bounds,
     problem,
     python_support,
     releases,
@@ -110,6 +111,7 @@ def check_contents(
         problems += python_support(contents, database)
         problems += jax_plugins(contents, database)
         problems += numpy_abi(contents, database)
+        problems += plan_bounds(contents, database)
         problems += cuda_library_pins(contents, database)
         for check_target in targets:
             problems += target_fit(contents, database, check_target, policy)

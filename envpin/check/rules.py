@@ -37,6 +37,8 @@ from envpin.vocabulary.frameworks import FRAMEWORKS
 from envpin.vocabulary.variants import kind_of
 
 if TYPE_CHECKING:
+    from packaging.specifiers import SpecifierSet
+
     from envpin.compat.model import Companion, Database, TorchRelease
 
 TORCH_INDEX = "https://download.pytorch.org/whl"
@@ -59,6 +61,7 @@ PROBLEMS: dict[str, tuple[str, str]] = {
     "CHK-TORCH-VARIANT-MISMATCH": ("error", "torch and its companions are different builds (+cu118 beside +cu121, cpu beside CUDA)"),
     "CHK-COMPANION-IMPORT": ("error", "a companion build whose import-time CUDA check fails beside torch's build (torchaudio 2.11.0, CUDA 13.0, beside torch +cu132)"),
     "CHK-NUMPY-ABI": ("error", "a framework build compiled against NumPy 1.x whose metadata lets pip take NumPy 2 (torch <= 2.2, TensorFlow 2.7-2.11 and 2.14.0, jaxlib <= 0.4.25), with numpy not held below 2: import fails with NumPy 2"),
+    "CHK-PLAN-BOUND": ("error", "a pin whose extra lets pip take a library version its plugin cannot load (jax[cuda12] 0.4.23-0.4.25 and cuDNN 9), with that library not held below it"),
     "CHK-CUDA-MAJOR-MISMATCH": ("error", "one environment mixes CUDA majors across torch, JAX, TensorFlow, nvidia-* and conda CUDA packages"),
     "CHK-CUDA-LIBRARY-PIN": ("error", "an nvidia-* pin the framework build's own requirement excludes"),
     "CHK-JAX-PLUGIN-MISMATCH": ("error", "jax-cudaNN-plugin/pjrt of another release than jax needs"),
@@ -839,6 +842,47 @@ def jax_plugins(contents: Contents, database: Database) -> list[Problem]:
                     f"pin {plugin.name}=={extra.plugin}, or install jax[cuda{major}]=={release.version} and let it choose",
                 ))
     return problems
+
+
+def plan_bounds(contents: Contents, database: Database) -> list[Problem]:
+    """A jax[cudaNN] pin whose extra the database bounds (`plan_bounds`: nvidia-cudnn-cu12<9 beside a plugin built
+    for cuDNN 8 whose metadata lets pip take 9), and the file does not keep the library inside the bound: pinned
+    outside it is an error, left open in a requirements file a warning (a lock installs exactly what it lists)."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet  # noqa: PLC0415 - only files that pin such a jax
+
+    problems = []
+    for pin in _pip_pins(contents, ("jax",)):
+        major = jax_cuda_major(pin.name, pin.version, pin.extras) if pin.version else None
+        release = jax_release_of(database, public(pin)) if major else None
+        extra = release.extras.get(f"cuda{major}") if release else None
+        if release is None or extra is None:
+            continue
+        for package, specifier in extra.plan_bounds.items():
+            held = [p for p in contents.pins if p.name == package and p.manager == "pip" and can_coexist(pin, p)]
+            try:
+                bound = SpecifierSet(specifier)
+                inside = [p for p in held if (p.version and bound.contains(Version(p.version), prereleases=True))
+                          or (p.specifier and not p.version and _within(SpecifierSet(p.specifier), bound))]
+            except (InvalidSpecifier, InvalidVersion):
+                continue
+            if inside or (not held and contents.kind in _LOCK_KINDS):
+                continue
+            shown = f"the file has {', '.join(p.shown for p in held)}" if held else f"the file does not hold {package}"
+            problems.append(problem(
+                "CHK-PLAN-BOUND", pin.where,
+                f"jax[cuda{major}] {release.version} lets pip take a {package} its plugin cannot load (it needs "
+                f"{package}{specifier}), and {shown}",
+                f"add {package}{specifier}",
+                "error" if held else "warning",
+            ))
+    return problems
+
+
+def _within(spec: SpecifierSet, bound: SpecifierSet) -> bool:
+    """Whether a written range stays inside a `<N` bound: its own upper limit is at most N."""
+    limits = [s for s in bound if s.operator in ("<", "<=")]
+    tops = [Version(s.version) for s in spec if s.operator in ("<", "<=")]
+    return bool(limits and tops) and max(tops) <= min(Version(s.version) for s in limits)
 
 
 def cuda_library_pins(contents: Contents, database: Database) -> list[Problem]:

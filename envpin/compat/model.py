@@ -487,6 +487,8 @@ class JaxExtra(Record):
     pins: Mapping[str, str]
     platforms: tuple[str, ...]
     provenance: Provenance
+    # package -> specifier a plan adds beside this extra: its metadata lets pip take a version the plugin cannot load
+    plan_bounds: Mapping[str, str] = NEW_DICT
 
 
 @record

@@ -765,7 +765,18 @@ def _jax_extra(name: str, node: _Node, cited: _Citations) -> JaxExtra:
         pins=_pins(node.child("pins")),
         platforms=node.child("platforms").platforms(),
         provenance=cited.provenance(node),
+        plan_bounds=_plan_bounds(node.child("plan_bounds")) if node.has("plan_bounds") else {},
     )
+
+
+def _plan_bounds(node: _Node) -> dict[str, str]:
+    bounds = {}
+    for package, spec in node.items():
+        text = spec.string(what="a version specifier such as <9")
+        if text and not _is_specifier(text):
+            spec.fail(f"{text!r} is not a version specifier")
+        bounds[package] = text
+    return bounds
 
 
 # ---------------------------------------------------------------- cross-references

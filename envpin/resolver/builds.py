@@ -93,6 +93,9 @@ class Build(Record):
     toolkit_known: bool = False  # `cuda` is the toolkit the build was compiled with (conda: cuda_compiler_version)
     rocm: str | None = None  # a ROCm build's ROCm ("6.2.4")
     numpy_below_2: tuple[str, ...] = ()  # platforms where the wheel needs numpy<2 and does not say so: a plan pins it
+    # package -> specifier a plan adds beside the build (nvidia-cudnn-cu12 <9 for a plugin built for cuDNN 8 whose
+    # metadata lets pip take 9): the data's `plan_bounds`
+    bounds: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @property
     def torch_record(self) -> tuple[TorchRelease, Variant]:
@@ -300,6 +303,7 @@ def jax_builds(release: JaxRelease) -> list[Build]:
                 extras=(canonicalize_name(extra.name),),
                 record=release,
                 numpy_below_2=release.numpy_below_2,
+                bounds=extra.plan_bounds,
             )
         )
     builds.append(

@@ -65,6 +65,9 @@ def build_plan(
     if numpy_pin is not None:
         packages.append(numpy_pin)
         reasons.append(numpy_reason)
+    for bound, reason in _plan_bounds([chosen[f].framework_build for f in request.solved_frameworks]):
+        packages.append(bound)
+        reasons.append(reason)
     if len(request.solved_frameworks) > 1:
         reasons += _shared_library_reasons(request, chosen)
     first = request.solved_frameworks[0]
@@ -94,6 +97,18 @@ def _numpy_bound(target: Target, builds: list[Build]) -> tuple[PinnedPackage | N
               "NumPy 2 ('A module that was compiled using NumPy 1.x cannot be run in NumPy 2'): numpy<2 keeps pip "
               "from installing NumPy 2")
     return PinnedPackage("numpy", "<2", None, bound=True), reason
+
+
+def _plan_bounds(builds: list[Build]) -> list[tuple[PinnedPackage, str]]:
+    """The bounds the database records beside a build (`plan_bounds`): a library its metadata leaves open, at a
+    version its plugin cannot load (jax-cuda12-plugin 0.4.23-0.4.25, built for cuDNN 8, and pip's cuDNN 9)."""
+    found = []
+    for build in builds:
+        for package, specifier in build.bounds.items():
+            reason = (f"{build.label}'s metadata lets pip take a {package} its plugin cannot load; {package}"
+                      f"{specifier} keeps pip on one it can")
+            found.append((PinnedPackage(package, specifier, None, bound=True), reason))
+    return found
 
 
 def accelerator_of(build: Build, target: Target) -> str:

@@ -12,6 +12,7 @@ import shutil
 
 import pytest
 
+from envpin.check import check_text
 from envpin.compat.drivers import minimum_driver
 from envpin.compat.loader import validate_database
 from envpin.emit.render import RenderOptions, render
@@ -316,3 +317,32 @@ def test_the_cuda_12_minimum_doubts_only_the_windows_figure(live_database):
         plan = _plan(_solve(live_database, specs=("torch==2.14.1+cu126",), os="linux" if wsl else "windows",
                             driver="560.94", wsl=wsl))
         assert len(minimum_doubts(plan)) == 1, wsl
+
+
+# ---------------------------------------------------------------- bounds beside a build (jax[cuda12] and cuDNN 9)
+
+
+def test_jax_cuda12_0_4_25_plans_keep_cudnn_8(live_database):
+    """jax[cuda12] 0.4.23-0.4.25 ask for nvidia-cudnn-cu12>=8.9 with no cap, so pip takes cuDNN 9, while their
+    plugin's XLA refuses a cuDNN of another major than it was built with (its error text, read in the three
+    xla_cuda_plugin.so files): the plan adds nvidia-cudnn-cu12<9, and `check` asks for it (database 2026.11.29
+    printed jax[cuda12]==0.4.25 alone)."""
+    for version in ("0.4.23", "0.4.24", "0.4.25"):
+        plan = _plan(_solve(live_database, frameworks=("jax",), specs=(f"jax=={version}",), python="3.11",
+                            driver="550.54.15", gpus=(("NVIDIA GeForce RTX 3090", None),)))
+        assert _pins(plan).get("nvidia-cudnn-cu12") == "nvidia-cudnn-cu12<9", version
+    newer = _plan(_solve(live_database, frameworks=("jax",), specs=("jax==0.4.26",), python="3.11",
+                         driver="550.54.15", gpus=(("NVIDIA GeForce RTX 3090", None),)))
+    assert "nvidia-cudnn-cu12" not in _pins(newer)
+
+
+def test_check_asks_for_the_bound_a_plan_adds(live_database):
+    def found(text: str) -> list[tuple[str, str]]:
+        report = check_text("requirements.txt", text, load_database=lambda: live_database, targets=[])
+        return [(p.id, p.severity) for p in report.problems if p.id == "CHK-PLAN-BOUND"]
+
+    assert found("jax[cuda12]==0.4.25\nnumpy<2\n") == [("CHK-PLAN-BOUND", "warning")]
+    assert found("jax[cuda12]==0.4.25\nnumpy<2\nnvidia-cudnn-cu12==9.1.0.70\n") == [("CHK-PLAN-BOUND", "error")]
+    assert found("jax[cuda12]==0.4.25\nnumpy<2\nnvidia-cudnn-cu12<9\n") == []
+    assert found("jax[cuda12]==0.4.25\nnumpy<2\nnvidia-cudnn-cu12>=8.9,<9.0\n") == []
+    assert found("jax[cuda12]==0.4.26\n") == []
