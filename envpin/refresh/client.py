@@ -110,11 +110,25 @@ class PyPIClient:
         return _utf8(body, url + ".metadata")
 
     def _metadata_by_range(self, url: str) -> str:
+        return self._member_by_range(url, lambda names: _metadata_member(names, url))
+
+    def wheel_member(self, url: str, member: str) -> str:
+        """A small text file inside a remote wheel (its path, or the one path ending in `/member`), read with HTTP
+        range requests as METADATA is: TensorFlow's `tensorflow/python/platform/build_info.py`, torch's version.py."""
+        def pick(names: list[str]) -> str:
+            found = [n for n in names if n == member or n.endswith("/" + member)]
+            if len(found) != 1:
+                raise FetchError(url, f"{len(found)} members of the wheel match {member!r}")
+            return found[0]
+
+        return self._member_by_range(url, pick)
+
+    def _member_by_range(self, url: str, pick: Callable[[list[str]], str]) -> str:
         remote = RangeFile(url, self._fetch_range, self.settings.range_chunk, self.settings.max_range_bytes)
         remote.open()
         try:
             with zipfile.ZipFile(remote) as wheel:
-                name = _metadata_member(wheel.namelist(), url)
+                name = pick(wheel.namelist())
                 if wheel.getinfo(name).file_size > self.settings.max_metadata_bytes:
                     raise FetchError(url, f"{name} is larger than {self.settings.max_metadata_bytes} bytes")
                 return _utf8(wheel.read(name), f"{url} ({name})")
@@ -254,7 +268,7 @@ class RangeFile(io.RawIOBase):
     def _keep(self, first: int, data: bytes) -> None:
         self.fetched_bytes += len(data)
         if self.fetched_bytes > self._budget:
-            raise FetchError(self.url, f"reading METADATA needed more than {self._budget} bytes of the wheel")
+            raise FetchError(self.url, f"reading a member needed more than {self._budget} bytes of the wheel")
         self._pieces.append((first, data))
 
 
@@ -270,7 +284,7 @@ def _utf8(body: bytes, where: str) -> str:
     try:
         return body.decode("utf-8")
     except UnicodeDecodeError:
-        raise FetchError(where, "METADATA is not UTF-8") from None
+        raise FetchError(where, "not UTF-8") from None
 
 
 def _tries(attempt: int) -> str:

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import io
+import os
 import subprocess
 import sys
+import zipfile
 
 import pytest
 import yaml
@@ -19,6 +22,7 @@ from envpin.cli import main as envpin_main
 from envpin.compat.loader import load_database, validate_database
 from envpin.refresh.client import ClientSettings, FetchError, PyPIClient
 from tests.conftest import DB_DIR, REPO
+from tests.integration.loopback_pypi import LoopbackPyPI
 from tests.integration.refresh_world import PLANTED_DAY, World
 
 SOURCE = f"refresh-pypi-torch-{PLANTED_DAY}"
@@ -258,6 +262,36 @@ def test_a_server_that_ignores_range_requests_is_not_downloaded_from(tmp_path):
             client.wheel_metadata(f"{server.base}/files/{wheel}")
         text, how = client.wheel_metadata(f"{server.base}/files/torch-2.15.0-cp315-cp315-win_amd64.whl")
     assert how == "range" and "Version: 2.15.0" in text
+
+
+# The build_info.py of PyPI's tensorflow-2.10.1-cp38-cp38-win_amd64.whl (sha256 5ef5e562e6baa9dc...), as read on
+# 2026-12-01 (data/compat_matrix/SOURCES-TF-JAX.md), less its licence header
+_BUILD_INFO_2_10_1 = (
+    '"""Auto-generated module providing information about the build."""\nimport collections\n\n'
+    "build_info = collections.OrderedDict([('cpu_compiler', 'C:/Program Files (x86)/Microsoft Visual Studio/2019/"
+    "Community/VC/Tools/MSVC/14.29.30133/bin/HostX64/x64/cl.exe'), ('cuda_compute_capabilities', ['sm_35', 'sm_50', "
+    "'sm_60', 'sm_70', 'sm_75', 'compute_80']), ('cuda_version', '64_112'), ('cudart_dll_name', 'cudart64_112.dll'), "
+    "('cudnn_dll_name', 'cudnn64_8.dll'), ('cudnn_version', '64_8'), ('is_cuda_build', True), ('is_rocm_build', False), "
+    "('is_tensorrt_build', False), ('msvcp_dll_names', 'msvcp140.dll,msvcp140_1.dll'), ('nvcuda_dll_name', 'nvcuda.dll')])"
+)
+
+
+def test_one_member_of_a_big_wheel_is_read_with_a_few_range_requests():
+    body = io.BytesIO()
+    with zipfile.ZipFile(body, "w", zipfile.ZIP_DEFLATED) as wheel:
+        wheel.writestr("tensorflow/python/_pywrap_tensorflow_internal.pyd", os.urandom(8 << 20))  # stands for the 400 MB
+        wheel.writestr("tensorflow/python/platform/build_info.py", _BUILD_INFO_2_10_1)
+        wheel.writestr("tensorflow-2.10.1.dist-info/METADATA", "Metadata-Version: 2.1\nName: tensorflow\nVersion: 2.10.1\n")
+    name = "tensorflow-2.10.1-cp38-cp38-win_amd64.whl"
+    with LoopbackPyPI() as server:
+        server.add(f"/files/{name}", body.getvalue())
+        client = PyPIClient(ClientSettings(timeout=5, attempts=1))
+        text = client.wheel_member(f"{server.base}/files/{name}", "platform/build_info.py")
+        with pytest.raises(FetchError, match="0 members of the wheel match 'build_info.pyc'"):
+            client.wheel_member(f"{server.base}/files/{name}", "build_info.pyc")
+        sent = server.bytes_sent(f"/files/{name}")
+    assert "'cuda_compute_capabilities', ['sm_35', 'sm_50', 'sm_60', 'sm_70', 'sm_75', 'compute_80']" in text
+    assert sent < len(body.getvalue()) // 10  # the directory and the member, not the 8 MB beside them
 
 
 @pytest.mark.parametrize("arguments, message", [
