@@ -15,13 +15,14 @@ from envpin.check.model import Contents, Pin, Problem, can_coexist, scope_oses
 from envpin.check.ranges import picked_build
 from envpin.check.rules import (
     bound_variant,
+    file_variants,
     jax_release_of,
     problem,
     public,
     tensorflow_release_of,
     torch_release_of,
 )
-from envpin.check.variants import TORCH_FAMILY, jax_cuda_major
+from envpin.check.variants import TORCH_FAMILY, jax_cuda_major, local_variant
 from envpin.compat.drivers import driver_at_least, minimum_driver
 from envpin.compat.model import Database
 from envpin.record import replace
@@ -279,9 +280,25 @@ def _target_builds(contents: Contents, database: Database, target: Target, pytho
                 if judged is not None:
                     yield judged
             continue
+        if _offered_by_several_indexes(pin, contents):
+            # `torch==2.0.0` beside `--extra-index-url …/cu117`: pip takes the highest build across the indexes,
+            # `2.0.0+cu117` over PyPI's `2.0.0` where the index has a wheel for the target: judged as that range
+            judged = picked_build(replace(pin, version=None, specifier=f"=={pin.version}"), contents, database,
+                                  target, python_known)
+            if judged is not None:
+                yield replace(judged, pin=pin)
+                continue
         judged = _pip_judged(pin, contents, database, target)
         if judged is not None:
             yield judged
+
+
+def _offered_by_several_indexes(pin: Pin, contents: Contents) -> bool:
+    """A torch pin of a public version (no `+variant`) in a file whose PyTorch indexes sit beside PyPI."""
+    if pin.name != "torch" or local_variant(pin.version) or pin.index or contents.binds_indexes:
+        return False
+    variants, _ = file_variants(contents)
+    return bool(variants) and bound_variant(pin, contents) is None
 
 
 def _pip_judged(pin: Pin, contents: Contents, database: Database, target: Target) -> Judged | None:

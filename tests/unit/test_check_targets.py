@@ -196,3 +196,14 @@ def test_a_torch_range_is_judged_within_what_a_tied_range_beside_it_allows(datab
     assert problem.id == "CHK-TARGET-GPU" and "torch 2.7.0+cu126" in problem.message
     assert "within what xformers>=0.0.20,<=0.0.30 require" in problem.message
     assert "torch 2.7.0+cu128 does" in problem.fix
+
+
+def test_a_public_pin_beside_an_extra_pytorch_index_is_judged_as_the_build_pip_takes(database):
+    # pip takes the highest build across the indexes: 2.0.0+cu117 from the extra index sorts above PyPI's 2.0.0 (CPU
+    # on Windows), so the 1080 Ti gets a CUDA build; where that index has no such release, PyPI's CPU build it is
+    windows = machine(database, os="windows", arch="x86_64", driver="472.12", gpus=("NVIDIA GeForce GTX 1080 Ti",),
+                      python="3.9")
+    found = ids(database, "--extra-index-url https://download.pytorch.org/whl/cu117\ntorch==2.0.0\n", windows)
+    assert not [f for f in found if f[0].startswith("CHK-TARGET")], found
+    found = ids(database, "--extra-index-url https://download.pytorch.org/whl/cu118\ntorch==2.8.0\n", windows)
+    assert ("CHK-TARGET-CPU-BUILD", "warning", "line 2") in found, found
