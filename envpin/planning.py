@@ -168,6 +168,7 @@ def plan(options: SolveOptions, target_spec: TargetSpec, database: Database) -> 
     answer = _name_project_pins(solve(database, target, request), origins)
     if project is not None:
         answer = _cuda_package_clashes(answer, project)
+        answer = _numpy_2_pins(answer, project)
         project, answer = _tied_follow_torch(answer, project, options, database, target)
     if target_spec.probes_this_machine:
         answer = _with_detection_trouble(answer, facts.notes, facts.driver_trouble)
@@ -285,6 +286,32 @@ def _cuda_package_clashes(answer: Plan | Unsatisfiable, project: Project) -> Pla
             clashes.append(f"{requirement.origin}: {requirement.text} is built for CUDA {major}, but the solved "
                            f"frameworks are CUDA {solved}: use its CUDA {solved} build, or solve for CUDA {major}")
     return replace(answer, warnings=answer.warnings + tuple(clashes)) if clashes else answer
+
+
+def _numpy_2_pins(answer: Plan | Unsatisfiable, project: Project) -> Plan | Unsatisfiable:
+    """A project line that asks for NumPy 2 only (`numpy==2.1`) beside builds compiled against NumPy 1.x (the
+    plan's numpy<2): pip cannot install both, and with NumPy 2 the framework's import fails. Said, with the line."""
+    from packaging.requirements import InvalidRequirement, Requirement  # noqa: PLC0415 - only a project's plan
+
+    from envpin.emit.common import allows_numpy_2  # noqa: PLC0415 - as above
+
+    if not isinstance(answer, Plan) or not any(p.name == "numpy" and p.bound for p in answer.packages):
+        return answer
+    found = []
+    for line in project.other_requirements:
+        if line.name != "numpy":
+            continue
+        try:
+            specifier = Requirement(line.text).specifier
+        except InvalidRequirement:
+            continue
+        if specifier and not any(specifier.contains(v, prereleases=True) for v in ("1.26.4", "1.24.4", "1.21.6")) \
+                and allows_numpy_2(specifier):
+            old = ", ".join(b.label for b in answer.builds.values() if answer.target.platform in b.numpy_below_2)
+            found.append(f"{line.origin}: {line.text} asks for NumPy 2, but {old} was compiled against NumPy 1.x "
+                         "(its import fails with NumPy 2, and pip cannot install both this line and numpy<2): change "
+                         "it to numpy<2")
+    return replace(answer, warnings=answer.warnings + tuple(found)) if found else answer
 
 
 def _tied_follow_torch(answer: Plan | Unsatisfiable, project: Project, options: SolveOptions, database: Database,

@@ -55,6 +55,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"envpin: note: {printable(note)}", file=sys.stderr)
     if rendering.format == "requirements.txt" and isinstance(answer, Plan):
         _say_what_pip_cannot_take(answer, planned.project)
+    if rendering.format not in ("text", "json") and isinstance(answer, Plan):
+        for warning in answer.warnings:  # the text and JSON answers carry them; a written file would lose them
+            print(f"envpin: warning: {printable(warning)}", file=sys.stderr)
     if rendering.output and isinstance(answer, Plan):  # planned.ok
         write_atomically(Path(rendering.output), text)
         print(f"wrote {rendering.output} ({answer.packages[0].requirement}, {answer.accelerator})", file=sys.stderr)

@@ -94,6 +94,20 @@ def pip_lines(plan: Plan, project=None) -> list[str]:
     return lines
 
 
+def allows_numpy_2(specifier) -> bool:
+    """Whether a requirement's specifier lets in any 2.x (`==2.1` does, though it excludes 2.0.0; `<2` does not)."""
+    from packaging.version import InvalidVersion, Version  # noqa: PLC0415 - only plans with a bound
+
+    candidates = {"2.0.0"}
+    for clause in specifier:
+        try:
+            if Version(clause.version.rstrip(".*")) >= Version("2"):
+                candidates.add(clause.version.rstrip(".*"))
+        except InvalidVersion:
+            continue
+    return any(specifier.contains(c, prereleases=True) for c in candidates)
+
+
 def _held_below_2(project) -> set[str]:
     """The packages the project's requirements already hold below 2.0 (`numpy<2,==1.26.4`)."""
     from packaging.requirements import InvalidRequirement, Requirement  # noqa: PLC0415 - only plans with a bound
@@ -104,7 +118,7 @@ def _held_below_2(project) -> set[str]:
             requirement = Requirement(text)
         except InvalidRequirement:
             continue
-        if requirement.specifier and not requirement.specifier.contains("2.0.0", prereleases=True):
+        if requirement.specifier and not allows_numpy_2(requirement.specifier):
             held.add(_requirement_sort_key(requirement.name)[0])
     return held
 

@@ -105,6 +105,9 @@ def test_a_range_of_a_tied_package_is_written_as_the_release_made_for_the_solved
     lines = captured.out.splitlines()
     assert "torch==2.0.1+cu118" in lines and "xformers==0.0.22" in lines and "xformers>=0.0.20" not in lines
     assert "xformers>=0.0.20 is written xformers==0.0.22, the release made for torch 2.0.1" in captured.err
+    # numpy==2.1 beside torch 2.0.1, compiled against NumPy 1.x: the bound is written and the line is said
+    assert "numpy<2" in lines and "envpin: warning: " in captured.err
+    assert "pt2.txt:15: numpy==2.1 asks for NumPy 2, but torch 2.0.1+cu118 was compiled against NumPy 1.x" in captured.err
 
 
 def test_a_range_of_a_tied_package_moves_with_torch(tmp_path, capsys):
