@@ -89,18 +89,21 @@ def lookup_gpu(database: Database, name: str) -> GpuModel | None:
 
 # ---------------------------------------------------------------- AMD and Intel
 
-_AMD_IGNORED_WORDS = {"amd", "radeon", "instinct", "accelerator", "(tm)", "tm", "™", "®", "(r)"}
+# "Graphics" ends what rocminfo and Windows print for an APU (`AMD Radeon 780M Graphics`), not AMD's table names
+_AMD_IGNORED_WORDS = {"amd", "radeon", "instinct", "accelerator", "graphics", "(tm)", "tm", "™", "®", "(r)"}
+_AMD_MEMORY_SIZE = re.compile(r"^\d+gb$")  # `W7800 48GB`; not `4600G`, an APU's model number
 
 
 def amd_name_key(name: str) -> str:
     """`AMD Instinct MI300X`, `Instinct MI300X` and `MI300X` are one key; an APU's name is its GPU part
-    (`AMD Ryzen AI 9 HX 370 w/ Radeon 890M` -> `890m`). `AMD Radeon Graphics` (what many APUs print) is no key."""
+    (`AMD Ryzen AI 9 HX 370 w/ Radeon 890M` -> `890m`, as `AMD Radeon(TM) 890M Graphics`). `AMD Radeon Graphics`
+    (what many APUs print) is no key."""
     text = name.lower().replace("™", " ").replace("®", " ").replace("(tm)", " ").replace("(r)", " ")
     if " w/ " in text:
         text = text.split(" w/ ", 1)[1]
     words = [word for word in _SEPARATORS.split(text) if word]
-    kept = [word for word in words if word not in _AMD_IGNORED_WORDS and not _MEMORY_SIZE.match(word)]
-    return " ".join(kept) if kept != ["graphics"] else ""
+    kept = [word for word in words if word not in _AMD_IGNORED_WORDS and not _AMD_MEMORY_SIZE.match(word)]
+    return " ".join(kept)
 
 
 _AMD_INDEX_CACHE: dict[int, dict[str, AmdGpuModel]] = {}

@@ -265,7 +265,7 @@ def _target_amd_gpu(database: Database, gpu: Gpu) -> TargetAmdGpu:
     return TargetAmdGpu(gpu.name, model.gfx, integrated, "database")
 
 
-_INTEL_DISCRETE = re.compile(r"\b(arc\W+(\w+\W+)?[ab]\d{3}|data center gpu|flex)\b", re.IGNORECASE)
+_INTEL_DISCRETE = re.compile(r"\b(arc\W+(\w+\W+)?[ab]\d{2,3}m?|data center gpu|flex)\b", re.IGNORECASE)  # Arc A770, Arc Pro B60
 
 
 def _target_intel_gpu(database: Database, gpu: Gpu) -> TargetIntelGpu:
