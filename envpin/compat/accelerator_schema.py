@@ -22,6 +22,7 @@ from envpin.compat.model import (
     LibraryGap,
     MacosSupport,
     Provenance,
+    RocmFrameworkBuild,
     TorchRelease,
     Variant,
     VendorIndex,
@@ -135,6 +136,39 @@ def _torch_gfx(node: _Node, gfx_sets: dict[str, GfxList], cited: _Citations,
                     record.fail(f"torch {version} {variant} has a gfx list already")
                 found[(version, variant)] = (gfx_sets[set_name], provenance)
     return found
+
+
+_PLUGIN = re.compile(r"^[a-z0-9-]+ \d+(\.\d+)*(\.post\d+)?$")
+
+
+def gfx_sets(node: _Node, cited: _Citations) -> dict[str, GfxList]:
+    """A file's `gfx_sets:` (rocm.yaml for torch; jax.yaml and tensorflow.yaml for their ROCm wheels)."""
+    return _gfx_sets(node, cited)
+
+
+def rocm_framework_build(framework: str, version: str, package: str, extra: str | None, record: _Node,
+                         sets: dict[str, GfxList], cited: _Citations) -> RocmFrameworkBuild:
+    """One `rocm:` record of a jax.yaml or tensorflow.yaml release: the ROCm wheel on PyPI (jax[rocm7-local],
+    tensorflow-rocm) and what it was read to have; `gfx` names a gfx set of the same file."""
+    gfx = None
+    if record.has("gfx"):
+        set_name = record.child("gfx").string(what="a gfx_sets name")
+        gfx = sets.get(set_name)
+        if set_name and gfx is None:
+            record.child("gfx").fail(f"unknown gfx set {set_name!r}")
+    return RocmFrameworkBuild(
+        framework=framework,
+        version=version,
+        package=record.child("package").optional_string(what="a package name") or package,
+        pin=record.child("pin").optional_string(what="a version") or version,
+        extra=extra,
+        plugin=record.child("plugin").optional_string(_PLUGIN, "a plugin name and version"),
+        rocm=record.child("rocm").optional_string(_RELEASE_X_Y, "a ROCm X.Y"),
+        python=record.child("python").strings(_PYTHON, "a Python minor version"),
+        platforms=record.child("platforms").platforms(),
+        gfx=gfx,
+        provenance=cited.provenance(record),
+    )
 
 
 def _drivers(node: _Node, cited: _Citations) -> tuple[AmdDriverSupport, ...]:

@@ -360,6 +360,25 @@ class IntelGpuFamily(Record):
 
 
 @record
+class RocmFrameworkBuild(Record):
+    """A JAX or TensorFlow ROCm build on PyPI (a jax.yaml or tensorflow.yaml release's `rocm:`): `jax[rocm7-local]`
+    with the jax-rocm7-plugin it resolves to, or `tensorflow-rocm`. Both load the ROCm user space installed on the
+    machine (they bundle none)."""
+
+    framework: str  # jax | tensorflow
+    version: str  # the framework release (jax.yaml / tensorflow.yaml): 0.12.0, 2.14.0
+    package: str  # what pip installs: jax, tensorflow-rocm
+    pin: str  # the version pinned: 0.12.0, 2.14.0.600
+    extra: str | None  # jax: rocm, rocm7-local
+    plugin: str | None  # jax: "jax-rocm7-plugin 0.12.0", the newest the extra resolves to
+    rocm: str | None  # X.Y the wheel says it was built for; None: not stated
+    python: tuple[str, ...]  # CPython minors where it resolves
+    platforms: tuple[str, ...]
+    gfx: GfxList | None  # the gfx targets its HIP kernels were compiled for; None: not read
+    provenance: Provenance
+
+
+@record
 class AcceleratorTables(Record):
     """What the database knows about AMD, Intel and Apple GPUs besides the torch builds themselves."""
 
@@ -471,6 +490,7 @@ class TensorflowRelease(Record):
     known_issues: tuple[KnownIssue, ...] = ()
     added: str | None = None  # the database version that added the release (YYYY.MM.DD)
     numpy_below_2: tuple[str, ...] = ()  # platforms whose wheels need numpy<2 and do not say so (NumPy 1.x ABI)
+    rocm: tuple[RocmFrameworkBuild, ...] = ()  # tensorflow-rocm on PyPI for this release
 
 
 @record
@@ -503,6 +523,7 @@ class JaxRelease(Record):
     note: str | None = None
     added: str | None = None  # the database version that added the release (YYYY.MM.DD)
     numpy_below_2: tuple[str, ...] = ()  # platforms whose jaxlib wheels need numpy<2 and do not say so
+    rocm: tuple[RocmFrameworkBuild, ...] = ()  # the jax ROCm extras that resolve from PyPI (jax[rocm7-local])
 
 
 CONDA_FRAMEWORKS = {  # conda.yaml: channel strategy -> the frameworks it records

@@ -28,6 +28,7 @@ from envpin.compat.model import (
     CondaRelease,
     CudaToolkit,
     Database,
+    GfxList,
     GpuModel,
     JaxExtra,
     JaxRelease,
@@ -35,6 +36,7 @@ from envpin.compat.model import (
     KnownIssue,
     MinorVersionCompat,
     Provenance,
+    RocmFrameworkBuild,
     Source,
     TensorflowGpuBuild,
     TensorflowRelease,
@@ -219,15 +221,41 @@ def _torch_part(version: str, roots: dict[str, _Node], base: Mapping[str, Any], 
 
 
 def _tensorflow_part(version: str, roots: dict[str, _Node], base: Mapping[str, Any], problems: Problems) -> dict[str, Any]:
-    releases = _tensorflow_releases(roots["tensorflow.yaml"].child("releases"), _Citations(base["sources"]))
+    cited = _Citations(base["sources"])
+    releases = _tensorflow_releases(roots["tensorflow.yaml"].child("releases"), cited,
+                                    _rocm_gfx_sets(roots["tensorflow.yaml"], cited))
     _check_added(version, "tensorflow.yaml", releases, problems)
     return {"tensorflow_releases": tuple(sorted(releases, key=lambda r: r.version, reverse=True))}
 
 
 def _jax_part(version: str, roots: dict[str, _Node], base: Mapping[str, Any], problems: Problems) -> dict[str, Any]:
-    releases = _jax_releases(roots["jax.yaml"].child("releases"), _Citations(base["sources"]))
+    cited = _Citations(base["sources"])
+    releases = _jax_releases(roots["jax.yaml"].child("releases"), cited, _rocm_gfx_sets(roots["jax.yaml"], cited))
     _check_added(version, "jax.yaml", releases, problems)
     return {"jax_releases": tuple(sorted(releases, key=lambda r: r.version, reverse=True))}
+
+
+def _rocm_gfx_sets(root: _Node, cited: _Citations) -> dict[str, GfxList]:
+    """jax.yaml's and tensorflow.yaml's `gfx_sets:`: the gfx targets of their ROCm wheels (as rocm.yaml's for torch)."""
+    if not root.has("gfx_sets"):
+        return {}
+    from envpin.compat.accelerator_schema import gfx_sets  # noqa: PLC0415 - it imports this module
+
+    return gfx_sets(root.child("gfx_sets"), cited)
+
+
+def _rocm_builds(framework: str, version: Version, record: _Node, sets: dict[str, GfxList],
+                 cited: _Citations) -> tuple[RocmFrameworkBuild, ...]:
+    """A release's `rocm:`: jax's {extra: build} (jax[rocm7-local]), TensorFlow's one build (tensorflow-rocm)."""
+    if not record.has("rocm"):
+        return ()
+    from envpin.compat.accelerator_schema import rocm_framework_build  # noqa: PLC0415 - it imports this module
+
+    node = record.child("rocm")
+    if framework == "jax":
+        return tuple(rocm_framework_build("jax", str(version), "jax", extra, build, sets, cited)
+                     for extra, build in node.items())
+    return (rocm_framework_build("tensorflow", str(version), "tensorflow-rocm", None, node, sets, cited),)
 
 
 def _conda_part(version: str, roots: dict[str, _Node], base: Mapping[str, Any], problems: Problems) -> dict[str, Any]:
@@ -679,7 +707,7 @@ def _is_specifier(text: str) -> bool:
 # ---------------------------------------------------------------- TensorFlow and JAX
 
 
-def _tensorflow_releases(node: _Node, cited: _Citations) -> list[TensorflowRelease]:
+def _tensorflow_releases(node: _Node, cited: _Citations, sets: dict[str, GfxList]) -> list[TensorflowRelease]:
     releases = []
     for record, version in _releases(node, "tensorflow"):
         gpu = {}
@@ -710,6 +738,7 @@ def _tensorflow_releases(node: _Node, cited: _Citations) -> list[TensorflowRelea
                 known_issues=_known_issues(record.child("known_issues"), cited),
                 added=_added(record),
                 numpy_below_2=_numpy_below_2(record),
+                rocm=_rocm_builds("tensorflow", version, record, sets, cited),
             )
         )
     return releases
@@ -728,7 +757,7 @@ def _and_cuda(node: _Node, cited: _Citations) -> AndCudaExtra | None:
     )
 
 
-def _jax_releases(node: _Node, cited: _Citations) -> list[JaxRelease]:
+def _jax_releases(node: _Node, cited: _Citations, sets: dict[str, GfxList]) -> list[JaxRelease]:
     releases = []
     for record, version in _releases(node, "jax"):
         missing = {n: m.string() for n, m in record.child("missing_extras").items()} if record.has("missing_extras") else {}
@@ -746,6 +775,7 @@ def _jax_releases(node: _Node, cited: _Citations) -> list[JaxRelease]:
                 note=record.child("note").optional_string(),
                 added=_added(record),
                 numpy_below_2=_numpy_below_2(record),
+                rocm=_rocm_builds("jax", version, record, sets, cited),
             )
         )
     return releases

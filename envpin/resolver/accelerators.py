@@ -98,7 +98,21 @@ def _left_out_integrated(target: Target) -> list[str]:
 
 def check_amd_driver(database: Database, target: Target, build: Build, reasons: list[str],
                      unverified: list[str], unchecked: list[str]) -> tuple[str, str | None] | None:
-    """(message, the oldest driver release that would do) when the AMD kernel driver cannot run the build's ROCm."""
+    """(message, the oldest driver release that would do) when the AMD kernel driver cannot run the build's ROCm.
+
+    A JAX or TensorFlow ROCm wheel bundles no ROCm: it loads the ROCm installed on the machine, which must be the one
+    it was built for; the driver is checked against that."""
+    if build.rocm_build is not None:
+        if build.rocm is None:
+            unchecked.append("driver")
+            unverified.append(f"the ROCm that {build.label} was built for is not stated in its wheel's metadata: "
+                              "neither the AMD driver nor the installed ROCm was checked against it")
+            return None
+        reasons.append(f"{build.label} bundles no ROCm: it loads the ROCm user space installed on the machine "
+                       f"(built for ROCm {build.rocm})")
+        if target.rocm and _x_y(target.rocm) != build.rocm:
+            unverified.append(f"{build.label} was built for ROCm {build.rocm}, and the installed ROCm is {target.rocm}: "
+                              f"install ROCm {build.rocm} if it does not load")
     rocm = _x_y(build.rocm or "")
     driver, assumed = target.amdgpu_driver, False
     if driver is None and target.rocm:
@@ -118,11 +132,13 @@ def check_amd_driver(database: Database, target: Target, build: Build, reasons: 
                           f"ROCm {rocm} was not checked against it")
         return None
     if rocm in row.rocm:
-        reasons.append(f"AMD GPU driver {driver} supports ROCm {rocm} user space ({build.flavor} bundles it): "
+        bundles = f"{build.flavor} bundles it" if build.rocm_build is None else f"{build.label} needs it"
+        reasons.append(f"AMD GPU driver {driver} supports ROCm {rocm} user space ({bundles}): "
                        f"AMD's matrix lists {', '.join(row.rocm)}")
         return None
     needs = next((r.driver for r in reversed(database.accelerators.amd_drivers) if rocm in r.rocm), None)
-    message = (f"{build.flavor} bundles ROCm {rocm}, which AMD GPU driver {driver} does not support "
+    uses = f"{build.flavor} bundles" if build.rocm_build is None else f"{build.label} was built for"
+    message = (f"{uses} ROCm {rocm}, which AMD GPU driver {driver} does not support "
                f"(it supports ROCm {', '.join(row.rocm)})")
     return message, needs
 
@@ -151,10 +167,9 @@ def check_amd_gpus(database: Database, target: Target, build: Build, reasons: li
     if not gpus:
         reasons.append("no AMD GPU was named, so the gfx target was not checked")
         return None
-    _, variant = build.torch_record
-    gfx = variant.gfx
+    gfx = build.gfx
     if gfx is None:
-        return (f"the database has no gfx list for torch {build.version}+{build.flavor}, so it cannot say that it has "
+        return (f"the database has no gfx list for {build.label}, so it cannot say that it has "
                 f"kernels for {', '.join(f'{g.name} ({g.gfx})' for g in gpus)}")
     if gfx.provenance.unverified:
         unverified.append(gfx.provenance.unverified)
@@ -162,14 +177,22 @@ def check_amd_gpus(database: Database, target: Target, build: Build, reasons: li
         if not gpu.gfx:
             return f"the target of {gpu.name} is not known (its name does not say): give it with --gfx gfxNNNN"
         if gpu.gfx not in gfx.targets:
-            return f"{build.flavor} has no kernels for {gpu.name} ({gpu.gfx}); it was built for {gfx.describe()}"
+            return f"{_built(build)} has no kernels for {gpu.name} ({gpu.gfx}); it was built for {gfx.describe()}"
         gap = next((g for g in database.accelerators.library_gaps if g.gfx == gpu.gfx
                     and _numbers(build.rocm or "0") >= _numbers(g.from_rocm)), None)
-        if gap is not None:
+        if gap is not None and build.rocm_build is None:
             return (f"{build.flavor} lists {gpu.gfx}, but the {gap.library} it bundles has no {gpu.gfx} kernels from "
                     f"ROCm {gap.from_rocm} on ({gpu.name})")
-        reasons.append(f"{gpu.name} is {gpu.gfx}; {build.flavor} was built for it")
+        if gap is not None:  # a JAX or TensorFlow ROCm wheel bundles no ROCm: the machine's libraries are used
+            reasons.append(f"note: AMD's {gap.library} has no {gpu.gfx} kernels from ROCm {gap.from_rocm} on; "
+                           f"{build.label} uses the ROCm installed here, which must be older")
+        reasons.append(f"{gpu.name} is {gpu.gfx}; {_built(build)} was built for it")
     return None
+
+
+def _built(build: Build) -> str:
+    """How a reason names a ROCm build: the variant of a torch build (`rocm7.2`), the wheel of another."""
+    return build.flavor if build.rocm_build is None else build.label
 
 
 # ---------------------------------------------------------------- XPU checks
@@ -250,12 +273,17 @@ def amd_fixes(database: Database, target: Target, builds: list[Build], fits: Cal
     fixes: list[str] = []
     rocm_builds = [b for b in builds if b.kind == ROCM and target.platform in b.platforms]
     for gpu in compute_amd_gpus(target):
-        having = [b for b in rocm_builds if b.torch_record[1].gfx and gpu.gfx in b.torch_record[1].gfx.targets
-                  and fits(b, target)]
+        having = [b for b in rocm_builds if b.gfx and gpu.gfx in b.gfx.targets and fits(b, target)]
         if having:
             newest = max(having, key=lambda b: b.version)
-            fixes.append(f"torch {newest.version}+{newest.flavor} is the newest release built for {gpu.gfx}: "
-                         f"--spec 'torch=={newest.version}+{newest.flavor}'")
+            if newest.rocm_build is not None:
+                fixes.append(f"{newest.label} is the newest release built for {gpu.gfx}: "
+                             f"--spec '{newest.framework}=={newest.version}'")
+            else:
+                fixes.append(f"torch {newest.version}+{newest.flavor} is the newest release built for {gpu.gfx}: "
+                             f"--spec 'torch=={newest.version}+{newest.flavor}'")
+        if any(b.framework != "torch" for b in rocm_builds):
+            continue  # the override and AMD's own indexes are about torch's wheels
         override = database.accelerators.gfx_overrides.get(gpu.gfx)
         if override is not None and target.os == "linux":
             stand_in = replace_gfx(target, gpu, override.stand_in)

@@ -23,8 +23,10 @@ from envpin.compat.model import (
     ComputeCapability,
     CondaRelease,
     Database,
+    GfxList,
     JaxRelease,
     Provenance,
+    RocmFrameworkBuild,
     TensorflowRelease,
     TorchRelease,
     Variant,
@@ -96,6 +98,8 @@ class Build(Record):
     # package -> specifier a plan adds beside the build (nvidia-cudnn-cu12 <9 for a plugin built for cuDNN 8 whose
     # metadata lets pip take 9): the data's `plan_bounds`
     bounds: Mapping[str, str] = field(default_factory=dict, repr=False)
+    gfx: GfxList | None = None  # a ROCm build's gfx targets; None: not in the database
+    rocm_build: RocmFrameworkBuild | None = field(default=None, repr=False)  # a JAX or TensorFlow ROCm build
 
     @property
     def torch_record(self) -> tuple[TorchRelease, Variant]:
@@ -157,6 +161,8 @@ class Build(Record):
         if self.framework == "torch":
             return f"torch {self.version}+{self.flavor}"
         extras = f"[{','.join(self.extras)}]" if self.extras else ""
+        if self.rocm_build is not None:
+            return f"{self.rocm_build.package}{extras} {self.rocm_build.pin}"
         return f"{self.framework}{extras} {self.version}" + (" (CPU)" if self.kind == "cpu" and not extras else "")
 
 
@@ -181,6 +187,7 @@ def torch_build(release: TorchRelease, variant: Variant) -> Build:
         companions=_Pairings(release, variant),
         rocm=variant.rocm,
         numpy_below_2=release.numpy_below_2,
+        gfx=variant.gfx,
     )
 
 
@@ -220,8 +227,27 @@ def _pip_pairing(release: TorchRelease, variant: Variant, name: str, companion: 
     return Pairing(companion.version, tuple(builds), builds)
 
 
+def rocm_framework_build(release: TensorflowRelease | JaxRelease, rocm: RocmFrameworkBuild) -> Build:
+    """`jax[rocm7-local]` or `tensorflow-rocm`: a PyPI wheel that runs on the ROCm installed on the machine."""
+    return Build(
+        framework=rocm.framework,
+        version=release.version,
+        flavor="rocm",
+        kind="rocm",
+        platforms=rocm.platforms,
+        pythons={p: rocm.python for p in rocm.platforms},
+        provenance=(release.provenance, rocm.provenance),
+        extras=(rocm.extra,) if rocm.extra else (),
+        record=release,
+        rocm=rocm.rocm,
+        numpy_below_2=release.numpy_below_2,
+        gfx=rocm.gfx,
+        rocm_build=rocm,
+    )
+
+
 def tensorflow_builds(release: TensorflowRelease) -> list[Build]:
-    """`[and-cuda]` (pip CUDA, Linux), the plain GPU build (system or conda CUDA), then CPU."""
+    """`[and-cuda]` (pip CUDA, Linux), the plain GPU build (system or conda CUDA), `tensorflow-rocm`, then CPU."""
     builds = []
     and_cuda = release.and_cuda
     linux = release.gpu.get("linux-x86_64")
@@ -265,6 +291,7 @@ def tensorflow_builds(release: TensorflowRelease) -> list[Build]:
                 numpy_below_2=release.numpy_below_2,
             )
         )
+    builds += [rocm_framework_build(release, r) for r in release.rocm]
     builds.append(
         Build(
             framework="tensorflow",
@@ -282,7 +309,7 @@ def tensorflow_builds(release: TensorflowRelease) -> list[Build]:
 
 
 def jax_builds(release: JaxRelease) -> list[Build]:
-    """Newest CUDA extra first, then the CPU jaxlib."""
+    """Newest CUDA extra first, then the ROCm extra, then the CPU jaxlib."""
     from packaging.utils import canonicalize_name  # noqa: PLC0415 - packaging.utils pulls in packaging.tags: keep it off torch's path
 
     builds = []
@@ -306,6 +333,7 @@ def jax_builds(release: JaxRelease) -> list[Build]:
                 bounds=extra.plan_bounds,
             )
         )
+    builds += [rocm_framework_build(release, r) for r in release.rocm]
     builds.append(
         Build(
             framework="jax",

@@ -25,6 +25,7 @@ from envpin.vocabulary.variants import CPU, CUDA, cuda_tag
 
 if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
 
 
 def build_plan(
@@ -118,6 +119,8 @@ def accelerator_of(build: Build, target: Target) -> str:
             on_macos = build.channel != "pip" or mps_runs(build.torch_record[0], target) is not False
             return "mps" if on_macos else CPU
         return build.flavor
+    if build.kind == "rocm":
+        return f"rocm{build.rocm}" if build.rocm else "rocm"
     if build.kind != CUDA:
         return CPU
     return cuda_tag(build.gpu_cuda)
@@ -174,7 +177,8 @@ def _choice_reasons(provider: BuildProvider, request: Request, build: Build, cho
     if newer and build.kind != "cpu" and newer[0] not in of_kind:
         # a release with no build of this kind at all (torch 2.15.0 has no ROCm build) says so, and the newest
         # release that has one says why that one did not fit
-        reasons.append(f"{framework} {newer[0]} was passed over: the database has no {build.kind} build of it")
+        reasons.append(f"{framework} {newer[0]} was passed over: the database has no {build.kind} build of it"
+                       f"{_missing_extra(provider, framework, newer[0], build)}")
         newer = of_kind
     if newer:
         same = [b for b in provider.builds(framework) if b.version == newer[0] and b.kind == build.kind]
@@ -197,6 +201,15 @@ def _choice_reasons(provider: BuildProvider, request: Request, build: Build, cho
         reasons.append(f"{build.conda_build} is the newest CUDA build of {build.where}'s {build.conda_package} "
                        f"{build.version} that fits")
     return reasons
+
+
+def _missing_extra(provider: BuildProvider, framework: str, version: Version, build: Build) -> str:
+    """Why a JAX release has no build of this kind, where jax.yaml's `missing_extras` says (a plugin not on PyPI)."""
+    if framework != "jax" or not build.extras:
+        return ""
+    release = next((b.jax_release for b in provider.builds(framework) if b.version == version), None)
+    missing = release.missing_extras.get(build.extras[0]) if release else None
+    return f" (jax[{build.extras[0]}] {version}: {missing})" if missing else ""
 
 
 def _matches(spec: SpecifierSet | None, build: Build) -> bool:
@@ -336,6 +349,8 @@ def _index_reasons(build: Build, target: Target, torch: PinnedPackage) -> list[s
 
 def _other_package(target: Target, build: Build) -> tuple[PinnedPackage, list[str], list[str]]:
     """The pin, reasons and extra steps for a TensorFlow or JAX build (always from PyPI)."""
+    if build.rocm_build is not None:
+        return _rocm_package(build)
     if build.framework == "tensorflow":
         return _tensorflow_package(target, build, build.tensorflow_release)
     if build.kind == "cuda":
@@ -347,6 +362,18 @@ def _other_package(target: Target, build: Build) -> tuple[PinnedPackage, list[st
         )
         return PinnedPackage("jax", str(build.version), None, build.extras), [reason], []
     return PinnedPackage("jax", str(build.version), None), [f"jax {build.version} with the CPU jaxlib"], []
+
+
+def _rocm_package(build: Build) -> tuple[PinnedPackage, list[str], list[str]]:
+    rocm = build.rocm_build
+    assert rocm is not None  # only called for a JAX or TensorFlow ROCm build
+    what = f"installs {rocm.plugin}" if rocm.plugin else "is AMD's ROCm build of TensorFlow"
+    built = f"built for ROCm {rocm.rocm}" if rocm.rocm else "the ROCm it was built for is not stated in its metadata"
+    reason = f"{build.label} {what} ({built}) from PyPI; it uses the ROCm installed on the machine"
+    step = (f"install the ROCm {rocm.rocm} user space (AMD's amdgpu-install), which the wheel loads from /opt/rocm"
+            if rocm.rocm else "install the ROCm user space the wheel was built for (AMD's amdgpu-install)")
+    package = PinnedPackage(rocm.package, rocm.pin, None, (rocm.extra,) if rocm.extra else ())
+    return package, [reason], [f"before pip: {step}"]
 
 
 def _tensorflow_package(target: Target, build: Build, release) -> tuple[PinnedPackage, list[str], list[str]]:

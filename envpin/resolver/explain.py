@@ -121,14 +121,15 @@ def _explain_framework(
             named = f"{CONDA_PACKAGES[framework]} {versions[0]}" if len(versions) == 1 else f"{CONDA_PACKAGES[framework]} matching {scope}"
             message = f"{_where(request)} has no NVIDIA GPU build of {named} for {target.platform}"
     else:
-        code = "no-driver" if miss.why_not.check == "driver" and target.driver is None else CODES[miss.why_not.check]
+        no_driver = miss.why_not.check == "driver" and target.driver is None and miss.build.kind == "cuda"
+        code = "no-driver" if no_driver else CODES[miss.why_not.check]
         several = len({b.version for b in matching}) > 1
         subject = f"no {scope} release fits this machine; the closest, {miss.build.label}," if several else (
             f"{framework} {newest_version} does not fit this machine:")
         if conda:
             subject = f"no {scope} release on {miss.build.where} fits this machine; the closest, {miss.build.label}," if several else (
                 f"{miss.build.where}'s {miss.build.conda_package} {newest_version} does not fit this machine: its {miss.build.conda_build} build")
-        message = f"{subject} {_lower_first(miss.why_not.message, miss.build)}{also}"
+        message = f"{subject} {_lower_first(miss.why_not.message, miss.build)}{also}{_missing_rocm(miss.build, allowed)}"
     # The fixes, the ones that change least of what was asked first: the machine as it could be (a driver, a
     # Python) for exactly the request; then the same release in another build; the release nearest the one asked
     # for; the newest that runs; a CPU build; another OS or channel.
@@ -138,7 +139,7 @@ def _explain_framework(
     near = _fixes_near_the_request(database, target, request, framework)
     fixes += [text for text, _ in near]
     fixes += _fixes_without_specs(database, target, request, already={pins for _, pins in near})
-    if framework == "torch" and "rocm" in allowed and code in ("gpu-unsupported", "unsupported-platform"):
+    if "rocm" in allowed and code in ("gpu-unsupported", "unsupported-platform"):
         fixes += amd_fixes(database, target, builds,
                            lambda build, machine: _relaxed(database, machine, provider, build, "").fits)
     if code == "gpu-unsupported":
@@ -289,17 +290,29 @@ def _driver_fixes(database: Database, target: Target, provider: BuildProvider, m
     return []
 
 
+def _missing_rocm(build: Build, allowed: frozenset[str]) -> str:
+    """A JAX release whose ROCm extra cannot resolve says why (jax.yaml `missing_extras`: its plugin is not on PyPI)."""
+    if build.framework != "jax" or build.channel != PIP or "rocm" not in allowed or build.kind == "rocm":
+        return ""
+    missing = [f"jax[{name}] {build.version} {text}" for name, text in build.jax_release.missing_extras.items()
+               if name.startswith("rocm")]
+    return f"; {'; '.join(missing)}" if missing else ""
+
+
 def _amd_driver_fixes(database: Database, target: Target, provider: BuildProvider, matching: list[Build]) -> list[str]:
     """A ROCm build refused by the AMD kernel driver: the oldest driver release that supports its ROCm."""
     for version in _versions(matching):
         for build in (b for b in matching if b.version == version and b.kind == "rocm"):
             rejection = provider.verdict(build).rejection
             if rejection and rejection.check == "driver" and _relaxed(database, target, provider, build, "driver").fits:
-                needs = f"AMD GPU driver {rejection.needs_driver} or newer" if rejection.needs_driver else (
-                    f"an AMD GPU driver that supports ROCm {build.rocm} (the database's copy of AMD's matrix has "
-                    "no driver row for it yet)")
-                return [f"install {needs} (AMD's driver/user-space matrix) to use {build.label}, which bundles "
-                        f"ROCm {build.rocm}"]
+                rocm = ".".join((build.rocm or "").split(".")[:2])
+                # newer AMD drivers drop old user space, so the drivers that list this ROCm are named, oldest first
+                drivers = [row.driver for row in reversed(database.accelerators.amd_drivers) if rocm in row.rocm]
+                needs = f"an AMD GPU driver that supports ROCm {rocm} ({', '.join(drivers)} in AMD's driver/user-space matrix)" if (
+                    drivers) else (f"an AMD GPU driver that supports ROCm {rocm} (the database's copy of AMD's "
+                                   "driver/user-space matrix has no driver row for it yet)")
+                uses = "bundles" if build.rocm_build is None else "was built for"
+                return [f"install {needs} to use {build.label}, which {uses} ROCm {build.rocm}"]
     return []
 
 

@@ -127,7 +127,7 @@ def assess(
     if build.kind == "rocm" and "gpu" not in ignore and (problem := check_amd_gpus(database, target, build, reasons,
                                                                                       unverified)):
         gfx = ", ".join(dict.fromkeys(gpu.gfx for gpu in compute_amd_gpus(target)))
-        known = build.torch_record[1].gfx is not None
+        known = build.gfx is not None
         return verdict(Rejection("gpu", problem, f"no {gfx} kernels" if known else "no gfx list known for this build"))
     if build.kind == "xpu" and "gpu" not in ignore and (problem := check_intel_gpus(target, build, reasons)):
         return verdict(Rejection("gpu", problem, f"not supported on this Intel GPU on {target.platform}"))

@@ -108,8 +108,8 @@ def _named_kinds(request: Request, framework: str) -> frozenset[str]:
             if local:
                 kind = kind_of(local)  # a local part that is no tag (+abc) finds no build: named as cpu
                 named.add(kind if kind in (CUDA, ROCM, XPU) else CPU)
-        if request.extras.get(name):
-            named.add(CUDA)
+        for extra in request.extras.get(name, ()):
+            named.add(ROCM if extra.startswith("rocm") else CUDA)
     return frozenset(named)
 
 

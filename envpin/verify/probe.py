@@ -32,7 +32,8 @@ MARKER = "@@envpin-probe@@"
 PROBE_VERSION = 1
 # The distributions that install each framework's module: envpin.vocabulary.frameworks.DISTRIBUTIONS, copied
 # because this file cannot import envpin (tests/unit/test_vocabulary.py holds the two together).
-FRAMEWORKS = {"torch": ("torch",), "tensorflow": ("tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tf-nightly"),
+FRAMEWORKS = {"torch": ("torch",), "tensorflow": ("tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tensorflow-rocm",
+                                                  "tf-nightly"),
               "jax": ("jax",)}
 MAX_TEXT = 20000  # characters of an import error or log kept: the signature lines are at the end
 

@@ -21,10 +21,13 @@ FRAMEWORK_OF = {package: framework for framework in FRAMEWORKS for package in PA
 
 # The CPU-only package a plan pins in a framework's place on some platforms (tensorflow.yaml `cpu_package`).
 CPU_PACKAGES = {TENSORFLOW: ("tensorflow-cpu",)}
-# What a plan may pin, by framework: its packages and its CPU-only package.
+# The package a plan pins in a framework's place for an AMD GPU (tensorflow.yaml `rocm:`): AMD's TensorFlow build.
+ROCM_PACKAGES = {TENSORFLOW: ("tensorflow-rocm",)}
+# What a plan may pin, by framework: its packages, its CPU-only package and its ROCm package.
 PINNED_FRAMEWORK_OF = {
     **FRAMEWORK_OF,
-    **{package: framework for framework, packages in CPU_PACKAGES.items() for package in packages},
+    **{package: framework for table in (CPU_PACKAGES, ROCM_PACKAGES)
+       for framework, packages in table.items() for package in packages},
 }
 
 # The distributions that install a framework's importable module (`import tensorflow` works after any of
@@ -32,7 +35,7 @@ PINNED_FRAMEWORK_OF = {
 # table; tests/unit/test_vocabulary.py holds the two together.
 DISTRIBUTIONS = {
     TORCH: ("torch",),
-    TENSORFLOW: ("tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tf-nightly"),
+    TENSORFLOW: ("tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tensorflow-rocm", "tf-nightly"),
     JAX: ("jax",),
 }
 

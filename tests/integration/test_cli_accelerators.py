@@ -18,16 +18,17 @@ def test_an_amd_card_with_its_driver_in_every_format():
     result = envpin("solve", "--framework", "torch", "--format", "json", *flags)
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
-    assert document["accelerator"] == "rocm7.0" and document["index_url"] == "https://download.pytorch.org/whl/rocm7.0"
+    # driver 6.4 supports ROCm 7.1 (the ROCm 7.1.0 compatibility matrix), not 7.2
+    assert document["accelerator"] == "rocm7.1" and document["index_url"] == "https://download.pytorch.org/whl/rocm7.1"
     assert document["target"]["gpus"] == [{"name": "AMD Radeon RX 7900 XTX", "vendor": "amd", "gfx": "gfx1100",
                                            "integrated": False}]
     assert document["target"]["amdgpu_driver"] == "6.4"
-    assert document["packages"][0]["requirement"] == "torch==2.10.0+rocm7.0"
+    assert document["packages"][0]["requirement"] == "torch==2.13.0+rocm7.1"
     requirements = envpin("solve", "--framework", "torch", "--format", "requirements.txt", *flags).stdout
-    assert "--extra-index-url https://download.pytorch.org/whl/rocm7.0" in requirements
+    assert "--extra-index-url https://download.pytorch.org/whl/rocm7.1" in requirements
     assert "--gpu 'AMD Radeon RX 7900 XTX' --amdgpu-driver 6.4" in requirements  # the regenerate line
     pip = envpin("solve", "--framework", "torch", "--format", "pip", *flags).stdout
-    assert pip.strip().endswith("--index-url https://download.pytorch.org/whl/rocm7.0")
+    assert pip.strip().endswith("--index-url https://download.pytorch.org/whl/rocm7.1")
 
 
 def test_gfx_alone_and_intel_and_apple():
@@ -55,7 +56,7 @@ def test_a_facts_file_with_an_amd_gpu_and_no_vendor(tmp_path):
                                  "gpus": [{"name": "AMD Instinct MI300X"}], "amdgpu_driver": "30.10"}),
                      encoding="utf-8")
     document = json.loads(envpin("solve", "--framework", "torch", "--format", "json", "--facts", str(facts)).stdout)
-    assert document["accelerator"] == "rocm7.0"
+    assert document["accelerator"] == "rocm7.1"  # driver 30.10 supports ROCm 6.2-7.1
 
 
 def test_bad_values_are_one_line_errors():

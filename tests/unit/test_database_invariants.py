@@ -7,6 +7,7 @@ torch, TensorFlow or JAX release, or a new VERSION, keeps them green unless the 
 from __future__ import annotations
 
 import pytest
+from packaging.version import Version
 
 from envpin.compat.drivers import POLICIES, minimum_driver
 from envpin.facts import HostFacts, PythonInfo
@@ -165,3 +166,25 @@ def test_the_recorded_torch_index_has_every_build_the_database_serves_from_it(li
                     assert not missing, f"torch {version}+{variant_name} on {platform}: no wheel for Python {sorted(missing)}"
                     checked += 1
     assert checked, "no recorded page is complete for any release"
+
+
+def test_every_jax_rocm_extra_either_resolves_or_says_why_not(live_database):
+    """From jax 0.5.0 on jax's METADATA has a ROCm extra (`rocm`, then `rocm7-local`): each release has a ROCm build
+    of it (its `rocm:`) or a `missing_extras` entry naming the plugin PyPI lacks, never both; and a ROCm build runs
+    only where jaxlib of that release has wheels."""
+    for release in live_database.jax_releases:
+        built = release.rocm
+        missing = [name for name in release.missing_extras if name.startswith("rocm")]
+        if release.version >= Version("0.5.0"):
+            assert len(built) + len(missing) == 1, (release.version, built, missing)
+        for build in built:
+            assert build.extra not in release.missing_extras, release.version
+            assert set(build.python) <= set(release.python), release.version
+            assert set(build.platforms) <= set(release.platforms), release.version
+
+
+def test_every_tensorflow_rocm_build_is_of_a_release_whose_pythons_it_shares(live_database):
+    for release in live_database.tensorflow_releases:
+        for build in release.rocm:
+            assert build.pin.startswith(str(release.version)), (release.version, build.pin)
+            assert build.platforms == ("linux-x86_64",)

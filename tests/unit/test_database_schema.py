@@ -82,6 +82,24 @@ def test_the_sources_of_every_file_are_checked_with_the_base(db_copy):
         load_database(db_copy)
 
 
+@pytest.mark.parametrize(
+    "name, old, new, message",
+    [
+        ("jax.yaml", "gfx: jax-rocm7-0.12,", "gfx: jax-rocm7-0.99,", "unknown gfx set 'jax-rocm7-0.99'"),
+        ("tensorflow.yaml", "gfx: tensorflow-rocm-2.14,", "gfx: jax-rocm7-0.12,", "unknown gfx set 'jax-rocm7-0.12'"),
+        ("tensorflow.yaml", 'pin: "2.14.0.600", rocm: "6.0"', 'pin: "2.14.0.600", rocm: "6"', "tensorflow.yaml: releases"),
+        ("jax.yaml", 'plugin: "jax-rocm7-plugin 0.12.0"', 'plugin: "0.12.0"', "a plugin name and version"),
+        ("jax.yaml", "targets: [gfx900, gfx906, gfx908, gfx90a, gfx940", "targets: [gfx9-generic, gfx906, gfx908, gfx90a, gfx940",
+         "a gfx target such as gfx1100"),
+    ],
+)
+def test_a_corrupt_rocm_record_of_jax_or_tensorflow_is_named(db_copy, name, old, new, message):
+    """jax.yaml's and tensorflow.yaml's `rocm:` (their ROCm wheels on PyPI) name gfx sets of their own file."""
+    _corrupt(db_copy, name, old, new)
+    problems = validate_database(db_copy)
+    assert any(message in problem for problem in problems), problems
+
+
 def test_missing_file(db_copy):
     (db_copy / "gpus.yaml").unlink()
     with pytest.raises(DatabaseError, match="gpus.yaml is missing"):

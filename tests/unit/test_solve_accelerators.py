@@ -29,7 +29,7 @@ R780M, R890M, STRIX_HALO = "AMD Radeon 780M", "AMD Ryzen AI 9 HX 370 w/ Radeon 8
 ARC_A770, ARC_IGPU, UHD630, MAX1550 = ("Intel(R) Arc(TM) A770 Graphics", "Intel(R) Arc(TM) Graphics",
                                        "Intel(R) UHD Graphics 630", "Intel(R) Data Center GPU Max 1550")
 RTX3090 = "NVIDIA GeForce RTX 3090"
-ROCM72, ROCM70, ROCM63 = ("https://download.pytorch.org/whl/rocm7.2", "https://download.pytorch.org/whl/rocm7.0",
+ROCM72, ROCM71, ROCM63 = ("https://download.pytorch.org/whl/rocm7.2", "https://download.pytorch.org/whl/rocm7.1",
                           "https://download.pytorch.org/whl/rocm6.3")
 XPU = "https://download.pytorch.org/whl/xpu"
 
@@ -52,17 +52,22 @@ class Case:
     specs: tuple[str, ...] = ()
     says: tuple[str, ...] = ()
     index: str | None = "any"
+    framework: str = "torch"
 
 
 CASES = [
     # ---------------------------------------------------------------- AMD datacenter
     Case("mi300x", "gfx942 is in 2.13.0's rocm7.2 list", "2.13.0+rocm7.2", "rocm7.2", (MI300X,), index=ROCM72,
          says=("gfx942; rocm7.2 was built for it",)),
-    Case("mi300x-driver-6.4", "driver 6.4 supports ROCm 6.1-7.0: rocm7.1/7.2 refused, 2.10.0's rocm7.0 fits",
-         "2.10.0+rocm7.0", "rocm7.0", (MI300X,), amdgpu_driver="6.4", index=ROCM70,
+    Case("mi300x-driver-6.4", "driver 6.4 supports ROCm 6.1-7.1 (7.1 from the ROCm 7.1.0 matrix): rocm7.2 refused",
+         "2.13.0+rocm7.1", "rocm7.1", (MI300X,), amdgpu_driver="6.4", index=ROCM71,
          says=("AMD GPU driver 6.4 does not support",)),
-    Case("mi300x-driver-30.10", "driver 30.10 supports ROCm 6.2-7.0", "2.10.0+rocm7.0", "rocm7.0", (MI300X,),
+    Case("mi300x-driver-30.10", "driver 30.10 supports ROCm 6.2-7.1", "2.13.0+rocm7.1", "rocm7.1", (MI300X,),
          amdgpu_driver="30.10"),
+    Case("mi300x-driver-30.20", "driver 30.20 supports ROCm 7.1 only, as far as the 7.1.0 matrix says",
+         "2.13.0+rocm7.1", "rocm7.1", (MI300X,), amdgpu_driver="30.20", says=("AMD GPU driver 30.20 supports ROCm 7.1",)),
+    Case("mi300x-driver-30.20-torch-2.10", "driver 30.20 is not listed for ROCm 7.0: 2.10.0's rocm7.1", "2.10.0+rocm7.1",
+         "rocm7.1", (MI300X,), amdgpu_driver="30.20", specs=("torch==2.10.0",)),
     Case("mi300x-driver-6.2-torch-2.7", "an older pin on driver 6.2: 2.7.1's newer ROCm build fits", "2.7.1+rocm6.3",
          "rocm6.3", (MI300X,), amdgpu_driver="6.2", specs=("torch==2.7.1",), index=ROCM63),
     Case("mi300x-driver-5.7", "driver 5.7 supports ROCm 5.5-6.1: 2.5.1's rocm6.1 has gfx942", "2.5.1+rocm6.1",
@@ -72,7 +77,7 @@ CASES = [
     Case("mi300x-rocm-installed", "no driver given: the installed ROCm 6.2's driver is assumed", "2.10.0+rocm7.0",
          "rocm7.0", (MI300X,), rocm="6.2.4", says=("assumed to be the one of the installed ROCm 6.2.4",)),
     Case("mi300x-driver-unknown", "a driver release newer than the matrix is not refused, and it is said",
-         "2.13.0+rocm7.2", "rocm7.2", (MI300X,), amdgpu_driver="30.20", says=("is not in AMD's driver",)),
+         "2.13.0+rocm7.2", "rocm7.2", (MI300X,), amdgpu_driver="30.30", says=("is not in AMD's driver",)),
     Case("mi250x", "gfx90a is in every list", "2.13.0+rocm7.2", "rocm7.2", (MI250X,)),
     Case("mi250x-torch-1.13", "an old pin: 1.13.1's newest ROCm build has gfx90a", "1.13.1+rocm5.2", "rocm5.2",
          (MI250X,), specs=("torch<2.0",)),
@@ -164,6 +169,40 @@ CASES = [
          gpus=("Apple M4",), os="macos", arch="arm64", macos="13.5", python="3.14", specs=("torch==2.10.0",)),
     Case("mac-unknown-macos", "macOS not given: MPS is assumed and the minimum is said", "2.15.0", "mps",
          ("Apple M4",), os="macos", arch="arm64", says=("macOS not given",)),
+    # ---------------------------------------------------------------- JAX's ROCm plugins (jax.yaml `rocm:`)
+    Case("jax-mi300x", "jax[rocm7-local] 0.12.0: jax-rocm7-plugin 0.12.0, ROCm 7.14, gfx942 in its kernels", "0.12.0",
+         "rocm7.14", (MI300X,), python="3.12", framework="jax", index=None,
+         says=("jax-rocm7-plugin 0.12.0", "uses the ROCm installed on the machine")),
+    Case("jax-mi300x-py311", "0.11.x and 0.12.0 plugins start at cp312: 0.10.2, whose ROCm is not stated", "0.10.2", "rocm",
+         (MI300X,), python="3.11", framework="jax", says=("not stated in its wheel's metadata",)),
+    Case("jax-rx7900xtx-py310", "only jax[rocm] 0.5.0 (jax-rocm60-plugin) has cp310 wheels", "0.5.0", "rocm",
+         (RX7900XTX,), python="3.10", framework="jax", says=("jax-rocm60-plugin 0.5.0",)),
+    Case("jax-rx6700xt", "gfx1031 is in jax-rocm7-plugin 0.12.0's kernels, though in no torch wheel", "0.12.0", "rocm7.14",
+         (RX6700XT,), python="3.12", framework="jax", says=("gfx1031",)),
+    Case("jax-gfx1250", "gfx1250 first appears in the 0.12.0 plugin", "0.12.0", "rocm7.14", gfx=("gfx1250",), python="3.12",
+         framework="jax"),
+    Case("jax-mi250x-0.9.1", "jax-rocm7-plugin 0.9.1 has gfx9-generic code, which does not cover gfx90a", "!gpu-unsupported",
+         gpus=(MI250X,), python="3.12", framework="jax", specs=("jax==0.9.1",),
+         says=("no kernels for AMD Instinct MI250X (gfx90a)", "--spec 'jax==0.9.2'")),
+    Case("jax-mi300x-driver-6.4-0.9.2", "jax 0.9.2's plugin was built for ROCm 7.2, which driver 6.4 does not support",
+         "!driver-too-old", gpus=(MI300X,), python="3.12", amdgpu_driver="6.4", framework="jax", specs=("jax==0.9.2",),
+         says=("was built for ROCm 7.2, which AMD GPU driver 6.4 does not support",)),
+    Case("jax-mi300x-0.12.0.1", "jax[rocm7-local] 0.12.0.1 needs a plugin never published", "!no-gpu-build",
+         gpus=(MI300X,), python="3.12", framework="jax", specs=("jax==0.12.0.1",),
+         says=("jax-rocm7-plugin==0.12.0.1.*, which was never published", "--spec 'jax==0.12.0'")),
+    Case("jax-windows-amd", "the ROCm plugins are Linux x86_64 only", "0.12.0.1", "cpu", (RX7900XTX,), os="windows",
+         python="3.12", framework="jax", says=("jax has no ROCm build for windows-x86_64",)),
+    # ---------------------------------------------------------------- tensorflow-rocm
+    Case("tf-rx7900xtx", "tensorflow-rocm 2.14.0.600 (ROCm 6.0) has gfx1100", "2.14.0.600", "rocm6.0", (RX7900XTX,),
+         framework="tensorflow", says=("tensorflow-rocm 2.14.0.600", "numpy<2")),
+    Case("tf-mi300x", "tensorflow-rocm 2.14.0.600 has no gfx942 kernels", "!gpu-unsupported", gpus=(MI300X,),
+         framework="tensorflow", says=("no kernels for AMD Instinct MI300X (gfx942)",)),
+    Case("tf-py312", "tensorflow-rocm on PyPI stops at cp311", "!python-unsupported", gpus=(RX7900XTX,), python="3.12",
+         framework="tensorflow", says=("--python 3.11",)),
+    Case("tf-driver-6.4", "driver 6.4 supports ROCm 6.1-7.1, not tensorflow-rocm 2.14.0.600's 6.0; the older wheels'"
+         " kernels were not read", "!gpu-unsupported", gpus=(RX7900XTX,), amdgpu_driver="6.4", framework="tensorflow",
+         says=("no gfx list for tensorflow-rocm 2.13.1.600", "(5.6, 5.7, 6.0, 6.1, 6.2 in AMD's driver/user-space "
+               "matrix) to use tensorflow-rocm 2.14.0.600, which was built for ROCm 6.0")),
 ]
 
 
@@ -172,7 +211,7 @@ def run_case(database, case: Case) -> Plan | Unsatisfiable:
     overrides = TargetOverrides(driver=case.driver, gpus=case.gpus, gfx=case.gfx, amdgpu_driver=case.amdgpu_driver,
                                 rocm=case.rocm, macos=case.macos)
     target = make_target(database, apply_overrides(facts, overrides))
-    return solve(database, target, parse_request(["torch"], list(case.specs)))
+    return solve(database, target, parse_request([case.framework], list(case.specs)))
 
 
 def _texts(answer: Plan | Unsatisfiable) -> str:

@@ -278,7 +278,8 @@ def test_the_frameworks_and_their_packages():
     assert frameworks.COMPANIONS == ("torchvision", "torchaudio") and frameworks.TORCH_FAMILY == ("torch", *frameworks.COMPANIONS)
     assert frameworks.PACKAGE_ORDER == ("torch", "torchvision", "torchaudio", "tensorflow", "jax")
     assert {p: frameworks.FRAMEWORK_OF[p] for p in frameworks.PACKAGE_ORDER} == frameworks.FRAMEWORK_OF
-    assert frameworks.PINNED_FRAMEWORK_OF == {**frameworks.FRAMEWORK_OF, "tensorflow-cpu": "tensorflow"}
+    assert frameworks.PINNED_FRAMEWORK_OF == {**frameworks.FRAMEWORK_OF, "tensorflow-cpu": "tensorflow",
+                                             "tensorflow-rocm": "tensorflow"}
 
 
 @pytest.mark.parametrize("given, framework", [("torch", "torch"), ("PyTorch", "torch"), ("tf", "tensorflow"),
