@@ -61,7 +61,7 @@ def accelerator_facts(roots: dict[str, _Node], cited: _Citations, known: dict[st
         gfx_overrides=_overrides(rocm.child("overrides"), cited),
         gfx_sets=gfx_sets,
         vendor_indexes=_vendor_indexes(rocm.child("vendor_indexes"), cited),
-        intel_gpus=_intel_gpus(roots["xpu.yaml"].child("gpus"), cited),
+        intel_gpus=_intel_gpus(roots["xpu.yaml"].child("gpus"), cited, known),
         library_gaps=_library_gaps(rocm.child("library_gaps"), cited),
     )
     return AcceleratorFacts(
@@ -271,16 +271,27 @@ def _xpu_variants(node: _Node, cited: _Citations, known: dict[str, TorchRelease]
     return variants
 
 
-def _intel_gpus(node: _Node, cited: _Citations) -> tuple[IntelGpuFamily, ...]:
-    return tuple(
-        IntelGpuFamily(
+def _intel_gpus(node: _Node, cited: _Citations, known: dict[str, TorchRelease]) -> tuple[IntelGpuFamily, ...]:
+    families = []
+    for record in node.sequence() if node.value is not None else []:
+        platforms = record.child("platforms").platforms()
+        since = {}
+        if record.has("since"):
+            for platform, version in record.child("since").items():
+                if platform not in platforms:
+                    version.fail(f"{platform!r} is not one of the family's platforms ({', '.join(platforms)})")
+                first = version.string(what="a torch version")
+                if first and first not in known:
+                    version.fail(f"torch {first} is not a release in torch.yaml")
+                since[platform] = first
+        families.append(IntelGpuFamily(
             family=record.child("family").string(what="a family name"),
             match=record.child("match").strings(what="a word of the GPU's name"),
-            platforms=record.child("platforms").platforms(),
+            platforms=platforms,
             provenance=cited.provenance(record),
-        )
-        for record in (node.sequence() if node.value is not None else [])
-    )
+            since=since,
+        ))
+    return tuple(families)
 
 
 # ---------------------------------------------------------------- mps.yaml

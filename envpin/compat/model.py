@@ -357,6 +357,7 @@ class IntelGpuFamily(Record):
     match: tuple[str, ...]
     platforms: tuple[str, ...]
     provenance: Provenance
+    since: Mapping[str, str] = NEW_DICT  # platform -> the first torch release PyTorch validates the family on there
 
 
 @record

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from packaging.version import Version
+
 from envpin.compat.model import AmdDriverSupport, Database, TorchRelease
 from envpin.record import replace
 from envpin.resolver.builds import Build
@@ -206,6 +208,10 @@ def check_intel_gpus(target: Target, build: Build, reasons: list[str]) -> str | 
     for gpu in gpus:
         if target.platform not in gpu.platforms:
             return f"the xpu build supports {gpu.family} only on {', '.join(gpu.platforms)}, not {target.platform}"
+        first = gpu.since.get(target.platform)
+        if first is not None and build.version < Version(first):
+            return (f"{gpu.name} is {gpu.family}, which PyTorch validates its XPU builds on from torch {first} on "
+                    f"{target.platform}, not in {build.version}")
         reasons.append(f"{gpu.name} is {gpu.family}, which PyTorch's XPU builds are validated on")
     return None
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from functools import cached_property
 
 from envpin.compat.drivers import driver_max_cuda, parse_driver_version
@@ -31,7 +32,7 @@ from envpin.facts import (
     is_python_version,
     normalize_arch,
 )
-from envpin.record import Record, record, replace
+from envpin.record import NEW_DICT, Record, record, replace
 from envpin.vocabulary.platforms import platform_key
 
 
@@ -62,6 +63,7 @@ class TargetIntelGpu(Record):
     family: str | None
     platforms: tuple[str, ...] = ()  # where that family is supported
     discrete: bool = False
+    since: Mapping[str, str] = NEW_DICT  # platform -> the first torch release validated on the family there
 
 
 @record
@@ -274,7 +276,9 @@ def _target_intel_gpu(database: Database, gpu: Gpu) -> TargetIntelGpu:
     name = gpu.name.replace("(R)", " ").replace("(TM)", " ").replace("®", " ").replace("™", " ")
     family = intel_family(database, name)
     discrete = gpu.integrated is False or (gpu.integrated is None and bool(_INTEL_DISCRETE.search(name)))
-    return TargetIntelGpu(gpu.name, family.family if family else None, family.platforms if family else (), discrete)
+    if family is None:
+        return TargetIntelGpu(gpu.name, None, (), discrete)
+    return TargetIntelGpu(gpu.name, family.family, family.platforms, discrete, family.since)
 
 
 def _target_gpu(database: Database, gpu: Gpu) -> TargetGpu:

@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import pytest
 
+from envpin.emit.common import answer_json
 from envpin.facts import HostFacts, PythonInfo
+from envpin.resolver.plan import Plan, Unsatisfiable
+from envpin.resolver.request import parse_request
+from envpin.resolver.solve import solve
 from envpin.resolver.target import TargetOverrides, apply_overrides, make_target
 
 # (printed name, gfx, an APU's GPU)
@@ -82,19 +86,22 @@ AMD_NAMES = [
     ("AMD Ryzen 5 2400G", "gfx902", True),
 ]
 
-ARC = "Intel Arc (A-Series, B-Series, Core Ultra with Arc Graphics)"
+ARC = "Intel Arc (A-Series, Core Ultra with Arc Graphics)"
+BMG = "Intel Arc B-Series (Battlemage)"
+LNL = "Intel Core Ultra 200V with Arc Graphics (Lunar Lake)"
 MAX = "Intel Data Center GPU Max"
 # (printed name, family or None, a card)
 INTEL_NAMES = [
     ("Intel(R) Arc(TM) A770 Graphics", ARC, True),  # xpu_smi_discovery_arc_a770_llamacpp_28725.txt
     ("Intel(R) Arc(TM) A750 Graphics", ARC, True),  # sycl_ls_arc_a750_llvm_17535.txt
-    ("Intel(R) Arc(TM) B580 Graphics", ARC, True),
-    ("Intel(R) Arc(TM) B570 Graphics", ARC, True),
-    ("Intel(R) Arc(TM) Pro B60 Graphics", ARC, True),  # xpu_smi_discovery_arc_pro_b60_sglang_38873_partial.txt
-    ("Intel(R) Arc(TM) Pro B50 Graphics", ARC, True),
+    ("Intel(R) Arc(TM) B580 Graphics", BMG, True),
+    ("Intel(R) Arc(TM) B570 Graphics", BMG, True),
+    ("Intel(R) Arc(TM) Pro B60 Graphics", BMG, True),  # xpu_smi_discovery_arc_pro_b60_sglang_38873_partial.txt
+    ("Intel(R) Arc(TM) Pro B50 Graphics", BMG, True),
     ("Intel(R) Arc(TM) A370M Graphics", ARC, True),
     ("Intel(R) Arc(TM) Graphics", ARC, False),  # Core Ultra (Meteor Lake, Arrow Lake)
-    ("Intel(R) Arc(TM) 140V GPU (16GB)", ARC, False),  # Core Ultra 200V (Lunar Lake)
+    ("Intel(R) Arc(TM) 140V GPU (16GB)", LNL, False),  # Core Ultra 200V (Lunar Lake)
+    ("Intel(R) Arc(TM) 130V GPU", LNL, False),
     ("Intel(R) Data Center GPU Max 1550", MAX, True),
     ("Intel(R) Data Center GPU Max 1100", MAX, True),
     ("Intel(R) UHD Graphics 630", None, False),  # video_controller_wmic_name_uhd630_gtx1080ti_presentmon_159.txt
@@ -121,6 +128,34 @@ def test_amd_name_gives_its_target(database, name, gfx, integrated):
 def test_intel_name_gives_its_family(database, name, family, discrete):
     (gpu,) = _target(database, name).intel_gpus
     assert (gpu.family, gpu.discrete) == (family, discrete)
+
+
+# (Intel GPU, os, torch pin, the accelerator of the answer, or the release the refusal offers instead): PyTorch's docs
+# per release (xpu.yaml `since`)
+INTEL_RELEASES = [
+    ("Intel(R) Arc(TM) B580 Graphics", "windows", "2.6.0", "xpu"),  # 2.6: B-Series experimental on Windows
+    ("Intel(R) Arc(TM) B580 Graphics", "linux", "2.6.0", "!2.7.0"),  # 2.6: "Arc B-Series graphics not supported" on Linux
+    ("Intel(R) Arc(TM) B580 Graphics", "linux", "2.7.0", "xpu"),
+    ("Intel(R) Arc(TM) Pro B60 Graphics", "linux", "2.14.1", "xpu"),
+    ("Intel(R) Arc(TM) 140V GPU (16GB)", "windows", "2.5.1", "!2.6.0"),  # Lunar Lake: not in 2.5's list
+    ("Intel(R) Arc(TM) 140V GPU (16GB)", "windows", "2.6.0", "xpu"),
+    ("Intel(R) Arc(TM) 140V GPU (16GB)", "linux", "2.7.0", "xpu"),
+    ("Intel(R) Arc(TM) Graphics", "linux", "2.5.1", "xpu"),  # Meteor Lake-H from 2.5
+    ("Intel(R) Arc(TM) A770 Graphics", "windows", "2.5.1", "xpu"),
+]
+
+
+@pytest.mark.parametrize(("name", "os", "version", "accelerator"), INTEL_RELEASES,
+                         ids=[f"{n}-{o}-{v}" for n, o, v, _ in INTEL_RELEASES])
+def test_intel_family_per_release(database, name, os, version, accelerator):
+    answer = solve(database, _target(database, name, os=os), parse_request(["torch"], [f"torch=={version}"]))
+    if accelerator.startswith("!"):
+        assert isinstance(answer, Unsatisfiable) and answer.code == "gpu-unsupported", answer
+        assert f"from torch {accelerator[1:]}" in answer.message
+        assert f"torch=={accelerator[1:]}+xpu (xpu) is the release nearest to torch=={version}" in answer.fixes[0]
+        return
+    assert isinstance(answer, Plan), answer
+    assert answer_json(answer)["accelerator"] == accelerator
 
 
 @pytest.mark.parametrize("name", APPLE_NAMES)

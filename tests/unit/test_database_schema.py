@@ -47,6 +47,9 @@ def _corrupt(db_copy, name, old, new):
         ("torch.yaml", "releases:", "releases: [", "malformed YAML"),
         ("cuda.yaml", 'version: "12.4"', "version: 12.4", "cuda.yaml: toolkits"),
         ("torch.yaml", "sources: [", "sources: [no-such-source, ", "unknown source id"),
+        ("xpu.yaml", 'linux-x86_64: "2.7.0"}', 'linux-x86_64: "2.7.7"}', "xpu.yaml: gpus.*torch 2.7.7 is not a release"),
+        ("xpu.yaml", '{windows-x86_64: "2.6.0"', '{macos-arm64: "2.6.0"', "xpu.yaml: gpus.*not one of the family's"),
+        ("amd_gpus.yaml", '"Radeon 760M"', '"Radeon 780M Graphics"', "amd_gpus.yaml: gpus.*matches 'Radeon 780M'"),
     ],
 )
 def test_corrupt_database_is_one_clear_error(db_copy, name, old, new, message):
