@@ -116,7 +116,28 @@ def lookup_amd_gpu(database: Database, name: str) -> AmdGpuModel | None:
     if index is None:
         index = _AMD_INDEX_CACHE[id(gpus)] = {amd_name_key(n): model for model in gpus for n in model.names}
     key = amd_name_key(name)
-    return index.get(key) if key else None
+    found = index.get(key) if key else None
+    return found if found is not None or "[" not in name else _pci_name_model(index, name)
+
+
+def _pci_name_model(index: dict[str, AmdGpuModel], name: str) -> AmdGpuModel | None:
+    """The PCI ID database's form, which rocm-smi and lspci print: a die and the products on it, `Arcturus GL-XL
+    [AMD Instinct MI100]`, `Navi 31 [Radeon RX 7900 XT/7900 XTX/7900 GRE/7900M]`. A later product may be only the
+    part after the first's prefix (`7900 XTX` is `Radeon RX 7900 XTX`). One die is one target: the products the
+    table knows must agree on it (one that it does not know is left aside)."""
+    products = [p for p in re.findall(r"\[([^\]]+)\]", name) if p.strip().lower() != "amd/ati"]
+    if not products:
+        return None
+    alternatives = [a.strip() for a in products[-1].split("/") if a.strip()]
+    first = alternatives[0].split()
+    prefix = first[: next((i for i, word in enumerate(first) if any(c.isdigit() for c in word)), len(first))]
+    models = []
+    for alternative in alternatives:
+        full = alternative if not alternative[0].isdigit() else " ".join([*prefix, alternative])
+        model = index.get(amd_name_key(full))
+        if model is not None:
+            models.append(model)
+    return models[0] if models and len({m.gfx for m in models}) == 1 else None
 
 
 def intel_family(database: Database, name: str) -> IntelGpuFamily | None:

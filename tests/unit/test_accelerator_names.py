@@ -70,6 +70,9 @@ AMD_NAMES = [
     ("AMD Radeon RX 6500 XT", "gfx1034", False),
     ("AMD Radeon RX 5700 XT", "gfx1010", False),
     ("AMD Radeon Pro 5600M", "gfx1011", False),  # Navi 12 (device_info), not gfx1010 as LLVM's table has it
+    # the PCI ID database's form (a die, then its products), as rocm-smi's "Card series" and lspci print it
+    ("Arcturus GL-XL [AMD Instinct MI100]", "gfx908", False),  # rocm_smi_productname_csv_2x_mi100_easybuild_3978.txt
+    ("Navi 31 [Radeon RX 7900 XT/7900 XTX/7900 GRE/7900M]", "gfx1100", False),  # 1002:744c in pci.ids
     # APUs: rocminfo marketing names ("... Graphics"), Windows' (TM) forms, CPU names with their GPU part
     ("AMD Radeon 780M Graphics", "gfx1103", True),  # rocminfo_780m_gfx1103_agent_therock_5897_partial.txt
     ("AMD Ryzen 7 7840HS w/ Radeon 780M Graphics", "gfx1103", True),  # lamikr/rocm_sdk_builder#257
