@@ -26,6 +26,7 @@ import argparse
 import copy
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -137,9 +138,17 @@ def _shifted(record: dict, by: int) -> dict:
     # A deep copy: shared objects would be written as YAML aliases, a file far smaller than 10x.
     record = copy.deepcopy(record)
     if by:
-        major, _, rest = str(record["version"]).partition(".")
-        record["version"] = f"{int(major) + by}.{rest}" if rest else str(int(major) + by)
+        record["version"] = _shift_major(str(record["version"]), by)
+        for name in ("torchvision", "torchaudio"):  # a companion build's torch specifier names the release
+            for build in (record.get(name) or {}).get("builds") or ():
+                if build.get("torch"):
+                    build["torch"] = re.sub(r"[0-9]+(?:\.[0-9]+)*", lambda m: _shift_major(m.group(), by), build["torch"])
     return record
+
+
+def _shift_major(version: str, by: int) -> str:
+    major, _, rest = version.partition(".")
+    return f"{int(major) + by}.{rest}" if rest else str(int(major) + by)
 
 
 def _dump(document, path: Path) -> None:
