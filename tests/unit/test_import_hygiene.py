@@ -67,6 +67,8 @@ def test_a_solve_without_the_cache_reads_the_shipped_yaml_without_pyyaml():
     # The database's own YAML is read by envpin.compat.yaml_subset; PyYAML only for a text outside it.
     modules = imported_modules("solve", "--framework", "torch", *FULL_TARGET, env={"ENVPIN_NO_CACHE": "1"})
     assert "envpin.compat.yaml_subset" in modules and heavy_among(modules) == []
+    # The database's specifiers are plain comparisons, read without packaging.specifiers (envpin.compat.schema)
+    assert "packaging.specifiers" not in modules
 
 
 def test_the_measurement_sees_yaml_when_a_database_file_needs_pyyaml(tmp_path):
