@@ -55,9 +55,6 @@ def run(args: argparse.Namespace) -> int:
             print(f"envpin: note: {printable(note)}", file=sys.stderr)
     if rendering.format == "requirements.txt" and isinstance(answer, Plan):
         _say_what_pip_cannot_take(answer, planned.project)
-    if rendering.format not in ("text", "json") and isinstance(answer, Plan):
-        for warning in answer.warnings:  # the text and JSON answers carry them; a written file would lose them
-            print(f"envpin: warning: {printable(warning)}", file=sys.stderr)
     if rendering.output and isinstance(answer, Plan):  # planned.ok
         write_atomically(Path(rendering.output), text)
         print(f"wrote {rendering.output} ({answer.packages[0].requirement}, {answer.accelerator})", file=sys.stderr)
@@ -65,6 +62,12 @@ def run(args: argparse.Namespace) -> int:
             print(f"envpin: note: {CREDENTIALS_NOTE}", file=sys.stderr)
     else:
         sys.stdout.write(text)
+    if rendering.format not in ("text", "json") and isinstance(answer, Plan) and planned.project is not None:
+        # what the plan found about the project's own lines (a numpy==2.1, a cuml-cu11): the text and JSON answers
+        # carry it, a file format would lose it
+        for warning in answer.warnings:
+            if warning.startswith(planned.project.files):
+                print(f"envpin: warning: {printable(warning)}", file=sys.stderr)
     return planned.exit_code  # 3 for a broken driver (docs/contracts.md)
 
 
