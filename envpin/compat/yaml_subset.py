@@ -71,6 +71,7 @@ _NUMERIC_FIRST = frozenset("-+0123456789.<=")  # where the float, int, merge, ti
 # Characters PyYAML refuses (yaml/reader.py NON_PRINTABLE) or reads as line breaks (NEL, LS, PS), a BOM,
 # tabs and carriage returns: none is in the database; a text with any goes to PyYAML.
 _DECLINED_CHARACTERS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufeff\ufffe\uffff\u2028\u2029\t]")
+_PLAIN_ASCII = bytes(range(0x20, 0x7F)) + b"\n"  # the ASCII characters _DECLINED_CHARACTERS does not match
 _INDICATORS = "-?:,[]{}#&*!|>'\"%@`"
 _KEY = re.compile(r"([^\s" + re.escape(_INDICATORS) + r"][^:#]*?)[ ]*:(?: +|$)")
 # PyYAML takes a key without `?` (a "simple key") only when its `:` follows within 1024 characters, on the
@@ -80,12 +81,20 @@ _LONGEST_KEY = 1000
 
 def load(text: str) -> Any:
     """What `yaml.safe_load(text)` returns, or `Unsupported`."""
-    if _DECLINED_CHARACTERS.search(text):
+    if _declined(text):
         raise Unsupported("a character outside the subset")
     return _Reader(text).document()
 
 
-_TOP_LEVEL = re.compile(r"^[^ \n#-]", re.M)  # where a line may start a top-level key
+def _declined(text: str) -> bool:
+    """Whether the text has a character _DECLINED_CHARACTERS matches. An ASCII text (the database's files, but
+    for a few names) is checked by bytes.translate, a tenth of what the regular expression costs per character."""
+    if text.isascii():
+        return bool(text.encode("ascii").translate(None, _PLAIN_ASCII))
+    return _DECLINED_CHARACTERS.search(text) is not None
+
+
+_TOP_LEVEL = re.compile(r"\n[^ \n#-]")  # a line that may start with a top-level key, after its line break
 
 
 class Sections:
@@ -136,24 +145,26 @@ class Sections:
 
 def _sections(text: str) -> dict[str, str] | None:
     """The texts of the document's top-level sections by key as written, or None (see Sections)."""
-    if _DECLINED_CHARACTERS.search(text):
+    if _declined(text):
         return None
     found: dict[str, str] = {}
     key, start = None, 0
-    for match in _TOP_LEVEL.finditer(text):
-        end = text.find("\n", match.start())
-        line = text[match.start():] if end < 0 else text[match.start():end]
+    lines = [0] if text[:1] not in ("", " ", "\n", "#", "-") else []
+    lines += [match.start() + 1 for match in _TOP_LEVEL.finditer(text)]
+    for at in lines:
+        end = text.find("\n", at)
+        line = text[at:] if end < 0 else text[at:end]
         matched = _KEY.match(line)
         if matched is None:
             continue  # not a key: read as the end of the section above, where `load` reads it too
         if key is None:
-            if any(part.strip(" ") and not part.lstrip(" ").startswith("#") for part in text[:match.start()].split("\n")):
+            if any(part.strip(" ") and not part.lstrip(" ").startswith("#") for part in text[:at].split("\n")):
                 return None
         elif key in found:
             return None
         else:
-            found[key] = text[start:match.start()]
-        key, start = matched.group(1), match.start()
+            found[key] = text[start:at]
+        key, start = matched.group(1), at
     if key is None or key in found:
         return None
     found[key] = text[start:]

@@ -72,3 +72,10 @@ def test_a_declined_database_file_is_still_read_through_pyyaml(tmp_path):
     path = tmp_path / "x.yaml"
     path.write_text("a: &x [1, 2.5]\nb: *x\n", encoding="utf-8")
     assert _parse_yaml(path) == {"a": [1, 2.5], "b": [1, 2.5]}
+
+
+def test_the_character_check_is_the_same_for_ascii_and_other_texts():
+    # An ASCII text is checked by bytes.translate, any other by the regular expression: both decline the same.
+    for code in [*range(0x3000), 0xFEFF, 0xFFFE, 0xFFFF, 0x2028, 0x2029, 0xD800, 0xDFFF, 0x10000]:
+        for text in (chr(code), f"a: b{chr(code)}\n", f"é{chr(code)}"):
+            assert yaml_subset._declined(text) == bool(yaml_subset._DECLINED_CHARACTERS.search(text)), hex(code)
