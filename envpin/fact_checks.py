@@ -60,3 +60,11 @@ def gpu_vendor(name: str) -> str:
     if _INTEL_WORDS.search(cleaned):
         return "intel"
     return "nvidia"
+
+
+def is_generic_amd_gpu_name(name: str) -> bool:
+    """`AMD Radeon Graphics` / `AMD Radeon(TM) Graphics`: the name most APUs' GPUs go by (rocminfo's gfx1036 of a
+    Ryzen 7 7700, ROCm/rocBLAS#1415; Windows' first adapter beside an RX 7900 XTX, ollama/ollama#5124), though not
+    only theirs: an MI50 (gfx906) prints it under ROCm 7.2 (AlphaMine-Tech/alpha-miner#5). Where the target is
+    known, the target says whether the GPU is integrated; the name says so only where nothing else does."""
+    return re.fullmatch(r"AMD Radeon(\(TM\))? Graphics", name.strip()) is not None

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from envpin.fact_checks import is_generic_amd_gpu_name
 from envpin.facts import Gpu, is_amd_release, is_gfx_target, is_macos_version
 from envpin.host.procfs import read_text
 from envpin.host.runner import CommandTimeout, Runner
@@ -82,16 +83,10 @@ def parse_rocminfo(text: str) -> list[FoundGpu]:
         if fields.get("Device Type", "GPU" if is_gfx_target(gfx) else None) != "GPU":
             continue
         name = fields.get("Marketing Name") or gfx
-        apu = "APU" in fields.get("Memory Properties", "").split() or _generic_amd_igpu(name)
+        # only rocminfo's own word decides here; a generic name is weighed by the target, with the gfx (below)
+        apu = "APU" in fields.get("Memory Properties", "").split()
         found.append(FoundGpu(name, gfx if is_gfx_target(gfx) else None, True if apu else None))
     return found
-
-
-def _generic_amd_igpu(name: str) -> bool:
-    """`AMD Radeon Graphics` / `AMD Radeon(TM) Graphics`: the name an APU's GPU goes by (rocminfo's gfx1036 of a
-    Ryzen 7 7700, ROCm/rocBLAS#1415; Windows' first adapter beside an RX 7900 XTX, ollama/ollama#5124); a card
-    always has a model number."""
-    return re.fullmatch(r"AMD Radeon(\(TM\))? Graphics", name.strip()) is not None
 
 
 def parse_rocm_agent_enumerator(text: str) -> list[str]:
@@ -122,7 +117,7 @@ def parse_amd_smi_static(text: str) -> list[FoundGpu]:
         size = vram.get("size", vram.get("vram_size_mb")) if isinstance(vram, dict) else None
         version = driver.get("version", driver.get("driver_version")) if isinstance(driver, dict) else None
         name = _gpu_name(_known(asic.get("market_name")), gfx, _known(asic.get("device_id")))
-        found.append(FoundGpu(name, gfx, True if _generic_amd_igpu(name) else None,
+        found.append(FoundGpu(name, gfx, None,  # a generic name is weighed by the target, with the gfx
                               memory_mib=_mib(size), device_id=_known(asic.get("device_id")),
                               driver=_module_version(version)))
     return found
@@ -350,7 +345,7 @@ def detect_other_gpus(runner: Runner, os_label: str, fs_root: str, timeout: floa
         adapters = _run(runner, WINDOWS_ADAPTERS, timeout, parse_video_controllers, report.notes)
         for adapter in adapters:
             if adapter.vendor in ("amd", "intel"):
-                generic = adapter.vendor == "amd" and _generic_amd_igpu(adapter.name)
+                generic = adapter.vendor == "amd" and is_generic_amd_gpu_name(adapter.name)
                 report.gpus.append(Gpu(0, adapter.name, None, vendor=adapter.vendor, integrated=True if generic else None))
     elif os_label == "macos":
         chip = _first_line_of(runner, ["sysctl", "-n", "machdep.cpu.brand_string"], timeout, parse_cpu_brand, report.notes)

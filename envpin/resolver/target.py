@@ -18,6 +18,7 @@ from envpin.compat.gpus import (
 )
 from envpin.compat.model import ComputeCapability, Database
 from envpin.errors import EnvpinInputError
+from envpin.fact_checks import is_generic_amd_gpu_name
 from envpin.facts import (
     ARCHITECTURES,
     OPERATING_SYSTEMS,
@@ -253,11 +254,17 @@ def _target_amd_gpu(database: Database, gpu: Gpu) -> TargetAmdGpu:
     model = lookup_amd_gpu(database, gpu.name)
     # a name the table lacks (rocminfo's "AMD Radeon 8060S Graphics") is still an APU's when its target is only APUs'
     same_target = [m for m in database.accelerators.amd_gpus if gpu.gfx and m.gfx == gpu.gfx] if model is None else []
-    kind_known = bool(model and model.kind == "APU") or (bool(same_target) and all(m.kind == "APU" for m in same_target))
-    integrated = gpu.integrated if gpu.integrated is not None else kind_known
+    if gpu.integrated is not None:  # what the tool said (rocminfo's APU memory, Windows' generic adapter)
+        integrated = gpu.integrated
+    elif model is not None:
+        integrated = model.kind == "APU"
+    elif same_target:  # the target decides before a generic name: an MI50 prints "AMD Radeon Graphics" on ROCm 7.2
+        integrated = all(m.kind == "APU" for m in same_target)
+    else:
+        integrated = is_generic_amd_gpu_name(gpu.name)
     if gpu.gfx:
         return TargetAmdGpu(gpu.name, gpu.gfx, integrated, "probe")
-    if model is None and gpu.integrated and not amd_name_key(gpu.name):
+    if model is None and integrated and not amd_name_key(gpu.name):
         return TargetAmdGpu(gpu.name, "", True, "unknown")  # an APU's generic name, as Windows prints it
     if model is None:
         raise EnvpinInputError(

@@ -109,7 +109,7 @@ def test_rocminfo_agents_of_apus_and_instinct():
     assert other_gpus.parse_rocminfo(fixture("amd/rocminfo_780m_gfx1103_agent_therock_5897_partial.txt")) == [
         other_gpus.FoundGpu("AMD Radeon 780M Graphics", "gfx1103")]
     assert other_gpus.parse_rocminfo(fixture("amd/rocminfo_raphael_gfx1036_agent_rocblas_1415_partial.txt")) == [
-        other_gpus.FoundGpu("AMD Radeon Graphics", "gfx1036", True)]
+        other_gpus.FoundGpu("AMD Radeon Graphics", "gfx1036")]  # integrated by its target (below), not its name
     assert other_gpus.parse_rocminfo(fixture("amd/rocminfo_cpu_agent_ollama11420.txt")) == []
     mi300x = "*******\nAgent 3\n*******\n" + fixture("amd/rocminfo_mi300x_agent_rocm_4414_partial.txt")
     assert other_gpus.parse_rocminfo(mi300x) == [other_gpus.FoundGpu("AMD Instinct MI300X", "gfx942")]
@@ -407,6 +407,17 @@ def test_an_apu_the_name_table_lacks_is_integrated_by_its_target(database):
     facts = HostFacts(os="linux", arch="x86_64", python=PythonInfo("3.11"),
                       gpus=(Gpu(0, apu.name, None, vendor="amd", gfx=apu.gfx),))
     assert make_target(database, facts).amd_gpus[0].integrated is True
+
+
+@pytest.mark.parametrize("gfx, integrated", [
+    ("gfx1036", True),   # a Ryzen 7 7700's iGPU (ROCm/rocBLAS#1415): gfx1036 is only APUs' in amd_gpus.yaml
+    ("gfx906", False),   # an MI50 under ROCm 7.2 prints the same generic name (AlphaMine-Tech/alpha-miner#5)
+    (None, True),        # nothing but the name: most APUs go by it
+])
+def test_the_generic_amd_name_is_weighed_after_its_target(database, gfx, integrated):
+    facts = HostFacts(os="linux", arch="x86_64", python=PythonInfo("3.11"),
+                      gpus=(Gpu(0, "AMD Radeon Graphics", None, vendor="amd", gfx=gfx),))
+    assert make_target(database, facts).amd_gpus[0].integrated is integrated
 
 
 def test_an_intel_igpu_beside_an_arc_card_solves_for_the_card(database):
