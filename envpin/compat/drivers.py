@@ -26,7 +26,8 @@ class DriverRequirement(Record):
 def parse_driver_version(text: str) -> tuple[int, ...]:
     words = text.strip().split(".")
     # int() also takes "５３５", "5_35" and "+535": only ASCII digit groups are a driver version
-    if not all(word.isascii() and word.isdigit() for word in words):
+    # a group longer than any driver's is refused before int(), which raises ValueError past 4300 digits
+    if not all(word.isascii() and word.isdigit() and len(word) <= 8 for word in words):
         raise EnvpinInputError(f"{text!r} is not an NVIDIA driver version such as 535.104.05")
     parts = tuple(int(word) for word in words)
     if not parts or not 100 <= parts[0] <= 9999 or len(parts) > 3:
