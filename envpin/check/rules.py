@@ -761,7 +761,7 @@ def numpy_abi(contents: Contents, database: Database) -> list[Problem]:
     compiled against NumPy 1.x, metadata uncapped) on the platforms this file installs on, and no numpy pin or
     bound below 2: pip takes NumPy 2, and `import` then fails."""
     numpy = [p for p in contents.pins if p.name == "numpy" and p.manager == "pip"]
-    if any(_below_2(p) for p in numpy):
+    if any(holds_numpy_below_2(p) for p in numpy):
         return []
     if not numpy and contents.kind in _LOCK_KINDS:
         return []  # a lock installs exactly what it lists: no numpy, nothing to fail at import
@@ -793,7 +793,7 @@ _LOCK_KINDS = ("pylock", "uv.lock", "conda-lock", "explicit")
 _NUMPY_FRAMEWORKS = ("torch", "tensorflow", "tensorflow-cpu", "tensorflow-gpu", "jax", "jaxlib")
 
 
-def _below_2(pin: Pin) -> bool:
+def holds_numpy_below_2(pin: Pin) -> bool:
     """A numpy pin or range that keeps NumPy 2 out (numpy==1.26.4, numpy<2, numpy<2.0.0,>=1.23)."""
     from packaging.specifiers import InvalidSpecifier, SpecifierSet  # noqa: PLC0415 - only files that pin numpy
 

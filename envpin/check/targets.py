@@ -16,6 +16,7 @@ from envpin.check.ranges import picked_build
 from envpin.check.rules import (
     bound_variant,
     file_variants,
+    holds_numpy_below_2,
     jax_release_of,
     problem,
     public,
@@ -87,9 +88,32 @@ def target_fit(contents: Contents, database: Database, check_target: CheckTarget
     problems += _exported_elsewhere(contents, check_target)
     for judged in _target_builds(contents, database, check_target.target, check_target.python_known):
         problems += _judge(judged, database, check_target, policy)
+        problems += _picked_numpy_1(judged, contents, check_target)
     problems += _cuda_package_pins(contents, database, check_target, policy)
     problems += _tied_without_wheel(contents, check_target)
     return problems
+
+
+def _picked_numpy_1(judged: Judged, contents: Contents, check_target: CheckTarget) -> list[Problem]:
+    """A range the installer resolves to a build compiled against NumPy 1.x there (`torch>=2.0.1` held at 2.0.1 by
+    `torchdata==0.6.1`), beside a numpy the file does not hold below 2: `import` fails with NumPy 2. (An exact pin
+    is judged so on every platform, without a target: CHK-NUMPY-ABI of the file's own rules.)"""
+    pin, target = judged.pin, check_target.target
+    if pin.version or pin.manager != "pip" or not judged.decided or len(judged.builds) != 1:
+        return []
+    build = judged.builds[0]
+    if build.channel != "pip" or target.platform not in build.numpy_below_2:
+        return []
+    numpy = [p for p in contents.pins if p.name == "numpy" and p.manager == "pip" and can_coexist(p, pin)]
+    if any(holds_numpy_below_2(p) for p in numpy):
+        return []
+    shown = f"the file has {', '.join(p.shown for p in numpy)}" if numpy else "the file does not hold numpy below 2"
+    return [problem(
+        "CHK-NUMPY-ABI", pin.where,
+        f"{check_target.name}: for {pin.shown} the installer takes {build.label}, compiled against NumPy 1.x; with "
+        f"NumPy 2 its import fails ('A module that was compiled using NumPy 1.x cannot be run in NumPy 2'), and "
+        f"{shown}", "add numpy<2 (or change the numpy line to a 1.x release)",
+        severity="error" if numpy else "warning")]
 
 
 _OS_WORDS = {"linux": "Linux", "windows": "Windows", "macos": "macOS"}

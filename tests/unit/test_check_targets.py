@@ -207,3 +207,12 @@ def test_a_public_pin_beside_an_extra_pytorch_index_is_judged_as_the_build_pip_t
     assert not [f for f in found if f[0].startswith("CHK-TARGET")], found
     found = ids(database, "--extra-index-url https://download.pytorch.org/whl/cu118\ntorch==2.8.0\n", windows)
     assert ("CHK-TARGET-CPU-BUILD", "warning", "line 2") in found, found
+
+
+def test_a_range_held_at_a_numpy_1_build_beside_numpy_2_is_an_error(database):
+    # torchdata==0.6.1 holds torch>=2.0.1 at 2.0.1, compiled against NumPy 1.x; numpy==2.1 makes its import fail
+    target = machine(database, os="linux", arch="x86_64", driver="535.104.05", gpus=("NVIDIA GeForce RTX 3090",),
+                     python="3.10")
+    found = ids(database, "torch>=2.0.1\ntorchdata==0.6.1\nnumpy==2.1\n", target)
+    assert ("CHK-NUMPY-ABI", "error", "line 1") in found, found
+    assert not [f for f in ids(database, "torch>=2.0.1\ntorchdata==0.6.1\nnumpy<2\n", target) if f[0] == "CHK-NUMPY-ABI"]
