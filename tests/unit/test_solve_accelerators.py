@@ -207,11 +207,17 @@ CASES = [
          framework="tensorflow", says=("tensorflow-rocm 2.14.0.600", "numpy<2")),
     Case("tf-mi300x", "tensorflow-rocm 2.14.0.600 has no gfx942 kernels", "!gpu-unsupported", gpus=(MI300X,),
          framework="tensorflow", says=("no kernels for AMD Instinct MI300X (gfx942)",)),
+    Case("tf-rx6800-driver-5.5", "driver 5.5 supports ROCm 5.3-5.7: tensorflow-rocm 2.11.1.550, built for ROCm 5.5",
+         "2.11.1.550", "rocm5.5", ("AMD Radeon RX 6800",), amdgpu_driver="5.5", python="3.10", framework="tensorflow",
+         says=("AMD GPU driver 5.5 supports ROCm 5.5",)),
+    Case("tf-rx7900xtx-2.13", "tensorflow-rocm 2.13.1.600 has no gfx1100 kernels (2.14.0.600 is the first)",
+         "!gpu-unsupported", gpus=(RX7900XTX,), framework="tensorflow", specs=("tensorflow==2.13.1",),
+         says=("no kernels for AMD Radeon RX 7900 XTX (gfx1100)", "--spec 'tensorflow==2.14.0'")),
     Case("tf-py312", "tensorflow-rocm on PyPI stops at cp311", "!python-unsupported", gpus=(RX7900XTX,), python="3.12",
          framework="tensorflow", says=("--python 3.11",)),
-    Case("tf-driver-6.4", "driver 6.4 supports ROCm 6.1-7.1, not tensorflow-rocm 2.14.0.600's 6.0; the older wheels'"
+    Case("tf-driver-6.4", "driver 6.4 supports ROCm 6.1-7.1, not the 6.0 or 5.5 of the wheels read; the others'"
          " kernels were not read", "!gpu-unsupported", gpus=(RX7900XTX,), amdgpu_driver="6.4", framework="tensorflow",
-         says=("no gfx list for tensorflow-rocm 2.13.1.600", "(5.6, 5.7, 6.0, 6.1, 6.2 in AMD's driver/user-space "
+         says=("no gfx list for tensorflow-rocm 2.13.0.570", "(5.6, 5.7, 6.0, 6.1, 6.2 in AMD's driver/user-space "
                "matrix) to use tensorflow-rocm 2.14.0.600, which was built for ROCm 6.0")),
 ]
 
