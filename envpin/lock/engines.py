@@ -59,6 +59,7 @@ class LockInput:
     indexes: IndexPlan
     python: str  # "3.11"
     platform: str  # "linux-x86_64"
+    macos: str | None = None  # the macOS a Mac's lock is resolved for: "14.5"
 
 
 class Engine(Protocol):
@@ -139,7 +140,8 @@ class UvEngine:
         output = workdir / "pylock.toml"
         project.write_text(tomli_w.dumps(uv_input_project(lock_input)), encoding="utf-8")
         constraints.write_text("".join(f"{pin}\n" for pin in lock_input.pins), encoding="utf-8")
-        run_engine(uv_compile_argv(self.binary, lock_input, project, constraints, output), workdir, timeout)
+        run_engine(uv_compile_argv(self.binary, lock_input, project, constraints, output), workdir, timeout,
+                   uv_environment(lock_input))
         return output.read_text(encoding="utf-8")
 
 
@@ -212,10 +214,20 @@ def engine_environment() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in INDEX_VARIABLES}
 
 
-def run_engine(argv: list[str], cwd: Path, timeout: float) -> None:
+def uv_environment(lock_input: LockInput) -> dict[str, str]:
+    """uv resolves a macOS platform for macOS 13.0 unless MACOSX_DEPLOYMENT_TARGET says otherwise, and torch
+    2.12+'s arm64 wheels are tagged macosx_14_0: a Mac's lock is resolved for the macOS it is for."""
+    environment = engine_environment()
+    environment.pop("MACOSX_DEPLOYMENT_TARGET", None)  # this machine's setting says nothing about the target
+    if lock_input.macos and lock_input.platform.startswith("macos"):
+        environment["MACOSX_DEPLOYMENT_TARGET"] = lock_input.macos
+    return environment
+
+
+def run_engine(argv: list[str], cwd: Path, timeout: float, environment: dict[str, str] | None = None) -> None:
     """Run a locking engine; its failure becomes one line naming the cause."""
     try:
-        result = subprocess.run(argv, cwd=cwd, env=engine_environment(), stdin=subprocess.DEVNULL,
+        result = subprocess.run(argv, cwd=cwd, env=environment or engine_environment(), stdin=subprocess.DEVNULL,
                                 capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         raise EnvpinInputError(f"{Path(argv[0]).name} lock: no answer after {timeout:g} s (is the index reachable?)") from None

@@ -13,6 +13,7 @@ from envpin.emit.common import target_json
 from envpin.lock.engines import Engine, LockInput
 from envpin.lock.indexes import index_plan
 from envpin.lock.pylock import LockFacts, complete
+from envpin.vocabulary.platforms import MACOS_ARM64
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,8 @@ def make_lock(
 ) -> Lock:
     indexes = index_plan(plan.packages, default_index)
     pins = tuple(p.requirement for p in plan.packages)
-    lock_input = LockInput(pins, tuple(requirements), indexes, plan.target.python, plan.target.platform)
+    lock_input = LockInput(pins, tuple(requirements), indexes, plan.target.python, plan.target.platform,
+                           lock_macos(plan))
     engine_version = engine.version()
     tool = {
         "envpin": __version__,
@@ -49,6 +51,20 @@ def make_lock(
     with tempfile.TemporaryDirectory(prefix="envpin-lock-") as workdir:
         text = engine.lock(lock_input, Path(workdir), timeout)
     return Lock(complete(text, facts), engine_version)
+
+
+def lock_macos(plan) -> str | None:
+    """The macOS a Mac's lock is resolved for: the Mac's own (--macos), else the oldest the solved torch wheel
+    installs on (the database's macOS tag of its arm64 wheels), which the plan already assumed."""
+    if not plan.target.platform.startswith("macos"):
+        return None
+    if plan.target.macos:
+        return plan.target.macos
+    torch = plan.builds.get("torch")
+    if plan.target.platform != MACOS_ARM64 or torch is None or torch.channel != "pip":
+        return None
+    release, _ = torch.torch_record
+    return release.macos.wheel_macos_for(plan.target.python) if release.macos is not None else None
 
 
 def _toml_target(target: dict[str, Any]) -> dict[str, Any]:

@@ -150,6 +150,25 @@ def test_pip_locker_makes_the_same_lock(small_index, tool_env, tmp_path):
     assert {p["name"] for p in document["packages"]} == {"torch", "tinydep"}
 
 
+@pytest.mark.parametrize("macos", ["14.5", None])
+def test_a_mac_lock_is_resolved_for_its_macos(macos, tool_env, tmp_path):
+    # torch 2.15.0's arm64 wheels are tagged macosx_14_0 (the database's wheel_macos), and uv resolves a macOS
+    # platform for macOS 13.0 unless told: the lock is for the Mac's macOS, or the one the solved wheel needs
+    index = Index(tmp_path / "served")
+    index.add("simple", build_wheel(tmp_path / "built", "torch", "2.15.0", {"torch/__init__.py": ""},
+                                    tag="cp311-none-macosx_14_0_arm64"))
+    server = index.start()
+    try:
+        result = envpin("lock", "--spec", "torch==2.15.0", "--os", "macos", "--arch", "arm64", "--python", "3.11",
+                        *(["--macos", macos] if macos else []), "--index-url", f"{index.url}/simple", "-o", "pylock.toml",
+                        env={**tool_env, "MACOSX_DEPLOYMENT_TARGET": "12.0"}, cwd=tmp_path)
+    finally:
+        server.shutdown()
+    assert result.returncode == 0, result.stderr
+    torch = locked(load_lock(tmp_path / "pylock.toml"), "torch")
+    assert torch["version"] == "2.15.0" and torch["wheels"][0]["url"].endswith("macosx_14_0_arm64.whl")
+
+
 @pytest.fixture(scope="module")
 def cpu_lock(small_index, tool_env, tmp_path_factory):
     directory = tmp_path_factory.mktemp("cpu-lock")
