@@ -177,13 +177,18 @@ def _read_documents(directory: Path) -> dict[str, Any]:
     return {name: _parse_yaml(directory / name) for name in FILES if (directory / name).exists()}
 
 
+_HERE = Path(__file__).parent
+# The code that shapes the cached objects is part of the key too: an edited schema, model or cache format (a
+# development checkout, an upgrade that kept the version number) must not meet an old entry. The validation reads
+# names and tags through compat.gpus and the vocabulary, so they count as well.
+CODE_FILES = tuple(_HERE / name for name in ("model.py", "schema.py", "accelerator_schema.py", "files.py", "cache.py",
+                                             "yaml_subset.py", "gpus.py")) + (
+    _HERE.parent / "record.py", _HERE.parent / "vocabulary" / "platforms.py", _HERE.parent / "vocabulary" / "variants.py")
+
+
 def _stamps(directory: Path, resolved: str) -> str:
-    # The code that shapes the cached objects is part of the key too: an edited schema, model or cache format
-    # (a development checkout, an upgrade that kept the version number) must not meet an old entry.
-    here = Path(__file__).parent
     parts = [__version__, resolved]
-    for path in (here / "model.py", here.parent / "record.py", here / "schema.py", here / "accelerator_schema.py",
-                 here / "files.py", here / "cache.py", here / "yaml_subset.py"):
+    for path in CODE_FILES:
         stat = path.stat()
         parts.append(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns}")
     for name in ("VERSION", *FILES):

@@ -3,12 +3,14 @@ comes back is checked before it is used. The cache files themselves: tests/fault
 
 from __future__ import annotations
 
+import ast
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from envpin.compat import cache
+from envpin.compat import cache, loader
 from envpin.compat.files import BASE, FILES, PARTS
 from envpin.compat.loader import default_database_path, load_database
 from envpin.compat.model import ComputeCapability, Database, Provenance, in_parts
@@ -169,3 +171,17 @@ def test_records_stay_frozen_values():
     assert sorted([ComputeCapability(9, 0), capability, ComputeCapability(7, 5)])[0] == ComputeCapability(7, 5)
     assert repr(Provenance(("a",))) == "Provenance(sources=('a',), unverified=None, unverified_on=())"
     assert Provenance(("a",)) == Provenance(sources=("a",), unverified=None) != Provenance(("b",))
+
+
+def test_the_stamps_name_every_module_the_validation_reads():
+    """An edit to any envpin module the schema imports (a name key, a variant rule) must miss the cache, as an edit
+    to the schema itself does: the validated objects it shaped are in the entry."""
+    package = Path(loader.__file__).resolve().parents[1]
+    imported = set()
+    for schema in ("schema.py", "accelerator_schema.py"):
+        tree = ast.parse((package / "compat" / schema).read_text(encoding="utf-8"))
+        imported |= {node.module for node in ast.walk(tree)
+                     if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("envpin.")}
+    stamped = {path.resolve().relative_to(package.parent).with_suffix("").as_posix().replace("/", ".")
+               for path in loader.CODE_FILES}
+    assert imported - {"envpin.errors"} <= stamped  # errors shapes no value, only messages
