@@ -4,7 +4,6 @@ and the `virtual-packages.yml` conda-lock reads instead of its defaults (which a
 from __future__ import annotations
 
 import json
-import shlex
 
 from envpin.conda.specs import CondaEnvironment
 from envpin.conda.virtual import VirtualPackage, conda_lock_spec
@@ -24,7 +23,7 @@ def render(
 ) -> str:
     """The environment.yml: envpin's header (its regenerate command names the strategy), why each conda pin is what
     it is and what is unverified, then name, channels, dependencies and a `pip:` section when there is one."""
-    lines = [f"# {line}" for line in _header(plan, request, output, source_args, environment.strategy)]
+    lines = [f"# {line}" for line in _header(plan, request, output, source_args, environment.strategy, name)]
     lines += [f"# {text}" for text in (*environment.reasons, *environment.warnings)]
     lines += [f"name: {_scalar(name)}", "channels:"]
     lines += [f"  - {_scalar(channel)}" for channel in environment.channels]
@@ -36,10 +35,8 @@ def render(
     return "\n".join(lines) + "\n"
 
 
-def _header(plan: Plan, request: Request, output: str | None, source_args, strategy: str) -> list[str]:
-    header = file_header(plan, request, None, source_args)
-    words = ["--conda-source", strategy] + (["-o", output] if output else [])
-    return header[:-1] + [f"{header[-1]} {shlex.join(words)}"]
+def _header(plan: Plan, request: Request, output: str | None, source_args, strategy: str, name: str) -> list[str]:
+    return file_header(plan, request, output, source_args, "environment.yml", name, extra=("--conda-source", strategy))
 
 
 def render_virtual_packages(packages: tuple[VirtualPackage, ...], subdir: str, header: list[str]) -> str:

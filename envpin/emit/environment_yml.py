@@ -21,7 +21,7 @@ def render(
     """`project` adds the repository's own requirements (pip) and conda packages, and keeps its channels."""
     channels = list(project.channels) if project is not None and project.channels else ["conda-forge"]
     conda = sorted(project.conda_packages) if project is not None else []
-    lines = [f"# {line}" for line in file_header(plan, request, output, source_args)]
+    lines = [f"# {line}" for line in file_header(plan, request, output, source_args, "environment.yml", name)]
     lines += [f"name: {_scalar(name)}", "channels:"]
     lines += [f"  - {_scalar(channel)}" for channel in channels]
     lines += ["dependencies:", f"  - python={plan.target.python}", "  - pip"]

@@ -12,7 +12,7 @@ def render(
 ) -> str:
     # --extra-index-url, not --index-url: the file may hold other requirements that live on PyPI, and the
     # full local versions (2.5.1+cu124) exist only on the PyTorch index, so no other build can satisfy them.
-    lines = [f"# {line}" for line in file_header(plan, request, output, source_args)]
+    lines = [f"# {line}" for line in file_header(plan, request, output, source_args, "requirements.txt")]
     lines += [f"# {line}" for line in outside_pip(plan, project)]
     lines += pip_lines(plan, project)
     return "\n".join(lines) + "\n"

@@ -98,6 +98,25 @@ def test_regenerate_command_in_the_header_reproduces_the_file(tmp_path):
     assert output.read_text() == original
 
 
+@pytest.mark.parametrize("options", [["--format", "requirements.txt"], ["--format", "environment.yml", "--name", "gpu"],
+                                     ["--name", "gpu", "-o", "pins", "--format", "environment.yml"],
+                                     ["--conda-source", "conda-forge", "--format", "environment.yml", "--name", "gpu"]])
+def test_the_regenerate_command_of_a_printed_or_named_file_makes_the_same_file(options, tmp_path):
+    # a file printed on stdout (`> requirements.txt`), or written under a name that implies no format, and an
+    # environment name other than the default: the command in the header gives the same text again
+    options = [str(tmp_path / "pins") if option == "pins" else option for option in options]
+    first = envpin("solve", "--framework", "torch", *TARGET_3090, *options, env={"ENVPIN_CACHE_DIR": str(tmp_path)})
+    assert first.returncode == 0, first.stderr
+    output = tmp_path / "pins"
+    original = output.read_text() if "-o" in options else first.stdout
+    words = shlex.split(original.splitlines()[2].removeprefix("# Regenerate: "))
+    if "-o" in options:
+        output.unlink()
+    again = envpin(*words[1:], env={"ENVPIN_CACHE_DIR": str(tmp_path)})
+    assert again.returncode == 0, again.stderr
+    assert (output.read_text() if "-o" in options else again.stdout) == original
+
+
 def test_requirements_txt_and_commands():
     requirements = envpin("solve", "--framework", "torch", *TARGET_3090, "--format", "requirements.txt").stdout
     lines = [line for line in requirements.splitlines() if not line.startswith("#")]
