@@ -7,6 +7,7 @@ import shlex
 from typing import Any
 
 from envpin import __version__
+from envpin.emit.formats import format_for_path
 from envpin.errors import EnvpinInputError
 from envpin.escapes import printable
 from envpin.resolver.plan import Plan, Unsatisfiable
@@ -94,8 +95,6 @@ def file_header(
 
 
 def _implied_format(output: str | None) -> str | None:
-    from envpin.emit.render import format_for_path  # noqa: PLC0415 - render dispatches to the emitters
-
     try:
         return format_for_path(output) if output else None
     except EnvpinInputError:

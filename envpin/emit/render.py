@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import TYPE_CHECKING
 
+from envpin.emit.formats import format_for_path
 from envpin.errors import EnvpinInputError
 from envpin.record import Record, record
 from envpin.resolver.plan import Plan, Unsatisfiable
@@ -31,19 +31,6 @@ class RenderOptions(Record):
     def for_output(cls, chosen: str | None, output: str | None, **rest) -> RenderOptions:
         """The format chosen, else the one the output file's name implies, else text."""
         return cls(format=chosen or format_for_path(output), output=output, **rest)
-
-
-def format_for_path(output: str | None) -> str:
-    if not output:
-        return "text"
-    name = Path(output).name.lower()
-    if name.endswith((".yml", ".yaml")):
-        return "environment.yml"
-    if name.endswith(".txt"):
-        return "requirements.txt"
-    if name.endswith(".json"):
-        return "json"
-    raise EnvpinInputError(f"-o {output}: cannot tell the format from the file name; add --format")
 
 
 def check_conda_format(channel: str, output_format: str) -> None:
