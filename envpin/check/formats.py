@@ -19,6 +19,8 @@ READERS = {
     "uv.lock": "envpin.check.uv_lock",
     "pyproject.toml": "envpin.check.manifests:parse_pyproject",
     "pixi.toml": "envpin.check.manifests:parse_pixi",
+    "setup.py": "envpin.check.setup_files:parse_setup_py",
+    "setup.cfg": "envpin.check.setup_files:parse_setup_cfg",
 }
 KINDS = tuple(READERS)
 _PYLOCK_NAME = re.compile(r"^pylock\.[^.]+\.toml$")  # PEP 751: pylock.toml or pylock.<name>.toml
@@ -31,7 +33,7 @@ def kind_of(path: str, text: str) -> str | None:
     name = PurePath(path).name.lower()
     if name == "uv.lock":
         return "uv.lock"
-    if name in ("pyproject.toml", "pixi.toml"):
+    if name in ("pyproject.toml", "pixi.toml", "setup.py", "setup.cfg"):
         return name
     if name == "pylock.toml" or _PYLOCK_NAME.match(name):
         return "pylock"

@@ -159,8 +159,11 @@ def _option_line(text: str, where: str) -> Line:
     options: list[IndexOption] = []
     problems: list[Problem] = []
     require_hashes = editable = False
+    leftover: list[str] = []  # words that are no option: pip's optparse returns them and pip drops them
     for what, written, value in _options(tokens, _FILE_OPTIONS):
-        if what is None:
+        if what is None and not written.startswith("-"):
+            leftover.append(written)
+        elif what is None:
             problems.append(problem("CHK-REQUIREMENT-INVALID", where, f"pip does not take {written} in a requirements file",
                                     "remove it, or pass it on the pip command line"))
         elif what in _INDEX_OPTIONS:
@@ -172,9 +175,24 @@ def _option_line(text: str, where: str) -> Line:
             require_hashes = True
         elif what == "editable":
             editable = True
+    if leftover and leftover[0].startswith(";"):
+        problems.append(_ignored_marker(text[text.index(";"):].strip(), where))
+    else:
+        problems += [problem("CHK-REQUIREMENT-INVALID", where, f"pip does not take {word} in a requirements file",
+                             "remove it, or pass it on the pip command line") for word in leftover]
     if editable:
         return Line(where, is_requirement=True, editable=True, options=tuple(options), problems=tuple(problems))
     return Line(where, options=tuple(options), require_hashes=require_hashes, problems=tuple(problems))
+
+
+def _ignored_marker(marker: str, where: str) -> Problem:
+    """A marker after an option line's options: pip reads the line with optparse and drops the words that are
+    no option (req_file.py: `opts, _ = parser.parse_args(...)`), so `--extra-index-url URL ; sys_platform ==
+    "win32"` adds the index on every platform."""
+    return problem("CHK-OPTION-MARKER-IGNORED", where,
+                   f"pip ignores `{marker}` after an option: markers apply to requirements only, so the option "
+                   "holds on every platform", "remove the marker, or move the option into a file that only that "
+                   "platform installs")
 
 
 def _requirement(text: str, where: str) -> Line:

@@ -86,8 +86,9 @@ def target_fit(contents: Contents, database: Database, check_target: CheckTarget
             f"add {check_target.target.platform}'s conda subdir to the workspace's platforms (and solve it), or do "
             "not install it there")]
     problems += _exported_elsewhere(contents, check_target)
+    cuda_supplied = _supplies_cuda(contents)
     for judged in _target_builds(contents, database, check_target.target, check_target.python_known):
-        problems += _judge(judged, database, check_target, policy)
+        problems += _judge(judged, database, check_target, policy, cuda_supplied=cuda_supplied)
         problems += _picked_numpy_1(judged, contents, check_target)
     problems += _cuda_package_pins(contents, database, check_target, policy)
     problems += _tied_without_wheel(contents, check_target)
@@ -173,7 +174,18 @@ def all_rejections(database: Database, target: Target, build: Build, policy: str
         skipped.add(verdict.rejection.check)
 
 
-def _judge(judged: Judged, database: Database, check_target: CheckTarget, policy: str) -> list[Problem]:
+# what supplies the CUDA runtime and cuDNN beside a TensorFlow wheel that brings none: conda's packages, or
+# the pip ones TensorFlow's own Linux instructions for 2.12/2.13 name
+_CUDA_SUPPLIERS = ("cudatoolkit", "cuda-toolkit", "cuda-runtime", "cuda-cudart", "cudnn", "nvidia-cudnn-cu11",
+                   "nvidia-cudnn-cu12", "nvidia-cuda-runtime-cu11", "nvidia-cuda-runtime-cu12")
+
+
+def _supplies_cuda(contents: Contents) -> bool:
+    return any(pin.name in _CUDA_SUPPLIERS for pin in contents.pins)
+
+
+def _judge(judged: Judged, database: Database, check_target: CheckTarget, policy: str, *,
+           cuda_supplied: bool = False) -> list[Problem]:
     pin, target = judged.pin, check_target.target
     lead = f"{check_target.name}: " + (f"{judged.note}; " if judged.note else "")
     if judged.failure:
@@ -203,7 +215,25 @@ def _judge(judged: Judged, database: Database, check_target: CheckTarget, policy
         return _rejection_problems(pin, failed, lead, check_target, target, judged.fix)
     if build.kind == "cpu" and target.has_nvidia and target.gpus and not judged.explicit_cpu:
         return _cpu_problem(pin, build, lead, check_target, target)
+    if build.framework == "tensorflow" and build.flavor == "cuda" and pin.manager == "pip" and not cuda_supplied \
+            and target.has_nvidia and target.gpus:
+        return _system_cuda_problem(pin, build, lead, target)
     return []
+
+
+def _system_cuda_problem(pin: Pin, build: Build, lead: str, target: Target) -> list[Problem]:
+    """TensorFlow's plain GPU wheel (Linux up to 2.13, native Windows up to 2.10) loads a CUDA runtime and cuDNN
+    it does not bring: with neither in the file nor on the machine, it imports and runs on the CPU only."""
+    gpu = build.tensorflow_release.gpu[target.platform]
+    supply = (f"`conda install -c conda-forge {gpu.conda}` in the environment" if gpu.conda
+              else f"install CUDA {gpu.cuda} and cuDNN {gpu.cudnn} on the machine")
+    return [problem("CHK-TARGET-SYSTEM-CUDA", pin.where,
+                    f"{lead}{pin.shown} installs tensorflow {build.version}, whose GPU support loads CUDA {gpu.cuda} "
+                    f"and cuDNN {gpu.cudnn} from the system: the wheel brings neither and nothing in the file does, "
+                    "so without them it runs on the CPU only",
+                    f"{supply} (`envpin solve` writes that step)"
+                    + (", or take tensorflow[and-cuda] 2.14 or later, whose extra installs them from PyPI"
+                       if target.os == "linux" else ""))]
 
 
 def _rejection_problems(pin: Pin, failed: list[Rejection], lead: str, check_target: CheckTarget,

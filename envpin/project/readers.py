@@ -7,7 +7,6 @@ names the file and line.
 
 from __future__ import annotations
 
-import configparser
 import re
 import shlex
 from collections.abc import Callable
@@ -233,20 +232,33 @@ def _group_requirements(groups: dict, group: str, name: str, seen: tuple[str, ..
 
 
 def read_setup_cfg(text: str, name: str, extras: tuple[str, ...]) -> Entries:
-    parser = configparser.ConfigParser(interpolation=None)
+    from envpin.check.setup_files import read_setup_cfg as read  # noqa: PLC0415 - only a setup.cfg needs it
+
+    return _setup_entries(lambda: read(text), name, extras)
+
+
+def read_setup_py(text: str, name: str, extras: tuple[str, ...]) -> Entries:
+    """setup.py's literal install_requires and the asked extras_require, parsed, never run; what only running it
+    gives is a note."""
+    from envpin.check.setup_files import read_setup_py as read  # noqa: PLC0415 - only a setup.py needs it
+
+    return _setup_entries(lambda: read(text), name, extras)
+
+
+def _setup_entries(read: Callable, name: str, extras: tuple[str, ...]) -> Entries:
+    from envpin.check.model import MalformedFile  # noqa: PLC0415 - with the setup files' reader
+    from envpin.check.setup_files import unread_note  # noqa: PLC0415 - with the setup files' reader
+
     try:
-        parser.read_string(text)
-    except configparser.Error as error:
-        raise EnvpinInputError(f"{name}: not a valid setup.cfg ({str(error).splitlines()[0]})") from None
+        found = read()
+    except MalformedFile as error:
+        raise EnvpinInputError(f"{name}: {error.message}") from None
     entries = Entries()
-    lines = [(f"{name}: options.install_requires", parser.get("options", "install_requires", fallback=""))]
-    for extra in extras:
-        if parser.has_option("options.extras_require", extra):
-            lines.append((f"{name}: options.extras_require.{extra}", parser.get("options.extras_require", extra)))
-    for origin, block in lines:
-        for text_ in (line.strip() for line in block.splitlines()):
-            if text_ and not text_.startswith("#"):
-                entries.requirements.append(parse_requirement(text_, origin))
+    for requirement in found.requirements:
+        if requirement.extra is None or requirement.extra in extras:
+            entries.requirements.append(parse_requirement(requirement.text, f"{name}: {requirement.where}"))
+    if found.unread:
+        entries.notes.append(f"{name}: {unread_note(found.unread)}")
     return entries
 
 

@@ -29,9 +29,11 @@ FIXTURE_DIRS = {"requirements": "requirements", "environment.yml": "environment"
 EXTRA_SEEDS = {"environment.yml": [CONDA / "conda-lock-pip" / "environment.yml"]}
 FILE_NAMES = {"requirements": "requirements.txt", "environment.yml": "environment.yml", "pylock": "pylock.toml",
               "conda-lock": "conda-lock.yml", "explicit": "conda-linux-64.lock", "uv.lock": "uv.lock",
-              "pyproject.toml": "pyproject.toml", "pixi.toml": "pixi.toml"}
+              "pyproject.toml": "pyproject.toml", "pixi.toml": "pixi.toml", "setup.py": "setup.py",
+              "setup.cfg": "setup.cfg"}
 # manifests: the projects' pyproject.toml files and the real repositories' manifests, found by their file name
-MANIFEST_SEEDS = {"pyproject.toml": ("projects", "repos"), "pixi.toml": ("repos",)}
+MANIFEST_SEEDS = {"pyproject.toml": ("projects", "repos"), "pixi.toml": ("repos",), "setup.py": ("repos",),
+                  "setup.cfg": ("projects",)}
 
 # What the formats are made of: requirement syntax, YAML and TOML punctuation, hashes, URLs, conda specs.
 FORMAT_TOKENS = ("==", ">=", "~=", "!=", "===", "@", ";", " ; python_version < '3.9'", "[", "]", "[cuda12]", "#",

@@ -33,7 +33,11 @@ MACHINES: dict[str, dict] = {
                               python="3.9"),
 }
 FRAMEWORK_LINES = ("torch", "torchvision", "torchaudio", "tensorflow", "tensorflow-cpu", "jax", "jaxlib")
-INCLUDED_ONLY = {"keras-team--keras/requirements-common.txt"}  # read through the keras files' `-r`
+INCLUDED_ONLY = {  # read through another corpus file's `-r`
+    "keras-team--keras/requirements-common.txt",
+    "deepfakes--faceswap/requirements/_requirements_base.txt",
+    "bmaltais--kohya_ss/requirements.txt",
+}
 CASES = [(key, machine) for key in SOURCES if key not in INCLUDED_ONLY for machine in MACHINES]
 
 
@@ -43,6 +47,8 @@ def kind_of(key: str) -> str:
         return "pixi.toml"
     if name == "pyproject.toml" or "pyproject_tomls" in key:
         return "pyproject.toml"
+    if name in ("setup.py", "setup.cfg"):
+        return name
     return "environment.yml" if name.endswith((".yml", ".yaml")) else "requirements"
 
 
@@ -90,7 +96,7 @@ def test_the_corpus_is_thirty_real_files_with_their_origin():
         assert (REPOS / key).is_file() and len(origin["commit"]) == 40 and "/" in origin["repo"], key
         assert (REPOS / key).stat().st_size == origin["bytes"], f"{key} is not the file as copied"
     kinds = {kind_of(k) for k in keys}
-    assert kinds == {"requirements", "environment.yml", "pyproject.toml", "pixi.toml"}
+    assert kinds == {"requirements", "environment.yml", "pyproject.toml", "pixi.toml", "setup.py"}
     assert sorted(EXPECTED) == sorted(keys), "every corpus file has its expectations"
 
 

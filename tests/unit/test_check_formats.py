@@ -110,3 +110,40 @@ def test_documents_of_any_shape_are_problems_not_crashes(kind, key, value):
         reader.read({key: value, "lock-version": "1.0", "created-by": "x"})
     except MalformedFile:
         pass
+
+
+def test_a_marker_after_an_option_line_is_the_warning_that_pip_ignores_it(database):
+    # pip reads an option line with optparse and drops the words that are no option: the index holds everywhere
+    text = '--extra-index-url https://download.pytorch.org/whl/cu121 ; sys_platform == "windows"\nsix\n'
+    report = check_text("requirements.txt", text, load_database=lambda: database)
+    assert [(p.id, p.severity, p.where) for p in report.problems] == [("CHK-OPTION-MARKER-IGNORED", "warning", "line 1")]
+    assert '; sys_platform == "windows"' in report.problems[0].message
+    assert read_contents("requirements", text).indexes[0].url == "https://download.pytorch.org/whl/cu121"
+
+
+def test_setup_py_is_parsed_never_run_and_what_only_running_it_gives_is_said(database, tmp_path):
+    literal = ("from setuptools import setup\nsetup(name='x', install_requires=['torch==2.5.1', 'numpy'],\n"
+               "      extras_require={'jax': ['jax[cuda12]==0.4.30']})\n")
+    assert kind_of("setup.py", literal) == "setup.py"
+    contents = read_contents("setup.py", literal)
+    assert [(p.name, p.where, sorted(p.scope)) for p in contents.pins] == [
+        ("torch", "install_requires[0]", []), ("numpy", "install_requires[1]", []),
+        ("jax", "extras_require.jax[0]", ["extra:jax"])]
+    marker = tmp_path / "ran"
+    computed = f"import pathlib\npathlib.Path({str(marker)!r}).write_text('x')\nfrom setuptools import setup\n" \
+               "setup(install_requires=open('requirements.txt').read().splitlines())\n"
+    report = check_text("setup.py", computed, load_database=lambda: database)
+    assert [(p.id, p.severity) for p in report.problems] == [("CHK-SETUP-PY-COMPUTED", "warning")]
+    assert not marker.exists()
+    with pytest.raises(MalformedFile):
+        read_contents("setup.py", "setup(\n")
+
+
+def test_setup_cfg_install_requires_and_every_extra_are_checked():
+    text = "[options]\ninstall_requires =\n    torch==2.5.1\n    # a comment\n    numpy\n" \
+           "[options.extras_require]\ngpu =\n    jax[cuda12]==0.4.30\n"
+    assert kind_of("setup.cfg", text) == "setup.cfg"
+    contents = read_contents("setup.cfg", text)
+    assert [(p.name, p.where) for p in contents.pins] == [
+        ("torch", "options.install_requires[0]"), ("numpy", "options.install_requires[1]"),
+        ("jax", "options.extras_require.gpu[0]")]
