@@ -143,7 +143,23 @@ def build_parser(command: str | None = None, only: bool = False) -> argparse.Arg
                                         formatter_class=RawDescriptionHelpFormatter)
         if command is None or name == command:
             importlib.import_module(f"envpin.commands.{name}").register(subparser, Parser)
+            _explain_subcommands(subparser, name)
     return parser
+
+
+def _explain_subcommands(parser: argparse.ArgumentParser, name: str) -> None:
+    """A subcommand's --help (`envpin db info --help`) says what it does, shows the command's examples of it and
+    the exit codes, as every command's does."""
+    for action in parser._actions:  # noqa: SLF001 - argparse keeps its subparsers there only
+        if not isinstance(action, argparse._SubParsersAction):  # noqa: SLF001
+            continue
+        helps = {choice.dest: choice.help for choice in action._choices_actions}  # noqa: SLF001
+        for word, subparser in action.choices.items():
+            lines = [line for line in EXAMPLES[name] if f"{line} ".startswith(f"envpin {name} {word} ")]
+            examples = "examples:\n" + "\n".join(f"  {line}" for line in lines) + "\n\n" if lines else ""
+            subparser.description = subparser.description or helps.get(word)
+            subparser.epilog = subparser.epilog or f"{examples}{EXIT_CODES}"
+            subparser.formatter_class = RawDescriptionHelpFormatter
 
 
 def command_named(words: list[str]) -> str:

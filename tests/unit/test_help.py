@@ -19,6 +19,19 @@ def test_help_has_examples_and_exit_codes(command, capsys):
     assert "_command" not in text and "db_command" not in text
 
 
+@pytest.mark.parametrize("words", [["db", "info"], ["db", "validate"], ["db", "refresh"], ["conda", "solve"],
+                                   ["conda", "lock"], ["conda", "create"], ["conda", "virtual-packages"],
+                                   ["fleet", "manifests"], ["fleet", "detect"], ["fleet", "provision"],
+                                   ["fleet", "status"]])
+def test_a_subcommands_help_says_what_it_does_with_examples_and_exit_codes(words, capsys):
+    assert main([*words, "--help"]) == 0
+    text = capsys.readouterr().out
+    assert text.split("\n\n")[1].strip()  # the line under the usage: what it does
+    assert "examples:" in text and "exit codes:" in text
+    examples = text.split("examples:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert examples and all(f"{line.strip()} ".startswith(f"envpin {' '.join(words)} ") for line in examples)
+
+
 @pytest.mark.parametrize("words", [["db"], ["conda"], []])
 def test_a_missing_subcommand_is_named_for_the_user(words, capsys):
     assert main(words) == 2
