@@ -62,6 +62,7 @@ EXIT_CODES = """exit codes:
   1  a real negative answer: no build fits, a problem found, a check failed
   2  bad input: a usage error, an unreadable or malformed file or value (one line; with --format json also
      one JSON document {"status": "error", "error": {"code", "message"}})
-  3  solve, matrix: this machine shows an NVIDIA GPU whose driver does not answer (nvidia-smi fails, or the GPU is on
-     the PCI bus without a driver); no CPU build is passed off as its answer. `envpin doctor` names the cause;
-     --driver VERSION solves for the GPU, --driver none for the CPU build"""
+  3  solve, init, lock, install, matrix (fleet: a class of such nodes): the machine shows an NVIDIA GPU whose driver
+     does not answer (nvidia-smi fails, or the GPU is on the PCI bus without a driver); no CPU build is passed off
+     as its answer. `envpin doctor` names the cause; --driver VERSION solves for the GPU, --driver none for the
+     CPU build"""
