@@ -158,7 +158,7 @@ def plan(options: SolveOptions, target_spec: TargetSpec, database: Database) -> 
         # the target's own lines (a pixi `target.linux-64` table) join the project once the target is known
         from envpin.project.collect import for_platform  # noqa: PLC0415 - for --project only, as collect
 
-        project = for_platform(project, conda_subdir(target.platform)).for_target(target.python, target.os)
+        project = for_platform(project, conda_subdir(target.platform)).for_target(target.python, target.os, target.arch)
     project, project_specs, origins = project_specs_of(project, database)
     request = request_for(options, project_specs, project)
     refusal = broken_driver(facts, target_spec, request)

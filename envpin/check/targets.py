@@ -26,6 +26,7 @@ from envpin.check.rules import (
 from envpin.check.variants import TORCH_FAMILY, jax_cuda_major, local_variant
 from envpin.compat.drivers import driver_at_least, minimum_driver
 from envpin.compat.model import Database
+from envpin.markers import marker_holds
 from envpin.record import replace
 from envpin.resolver.builds import CHANNEL_NAMES, Build, builds_of, jax_builds, tensorflow_builds, torch_build
 from envpin.resolver.fitness import Rejection, Verdict, assess
@@ -317,7 +318,7 @@ def _target_builds(contents: Contents, database: Database, target: Target, pytho
     """What each framework pin of the file installs on this target."""
     has_jax = any(p.name == "jax" and p.manager == "pip" for p in contents.pins)
     for pin in contents.pins:
-        if pin.scope and _scope_excludes(pin, target):
+        if pin.scope and _scope_excludes(pin, target, python_known=python_known):
             continue
         if pin.manager == "conda":
             if pin.name in CONDA_FRAMEWORKS and pin.version:
@@ -501,13 +502,19 @@ def _jax_plugin_major(contents: Contents, jax: Pin) -> str | None:
     return None
 
 
-def _scope_excludes(pin: Pin, target: Target) -> bool:
-    """Whether the entry plainly belongs to another OS: its wheels are for other platforms, or its markers
-    say another OS."""
+def _scope_excludes(pin: Pin, target: Target, *, python_known: bool = True) -> bool:
+    """Whether the entry belongs to another machine: its wheels are for other platforms, its markers say
+    another OS, or its markers, evaluated for the target as pip evaluates them, leave it out
+    (`; python_version < "3.10"` on Python 3.12, `; platform_machine == "aarch64"` on x86_64). Without a known
+    Python, markers on the Python are not evaluated."""
     if pin.platforms and target.platform not in pin.platforms:
         return True
     oses = scope_oses(pin)
-    return bool(oses) and target.os not in oses
+    if oses and target.os not in oses:
+        return True
+    python = target.python if python_known else None
+    return any(not marker_holds(label, os_name=target.os, arch=target.arch, python=python)
+               for label in pin.scope if ":" not in label.split(" ", 1)[0])  # `extra:cpu`, `group:dev`: no markers
 
 
 def _solve_fix(pin: Pin, check_target: CheckTarget) -> str:

@@ -32,7 +32,8 @@ def gpu_specs(project: Project, torch_releases: Sequence[str] = (),
         if requirement.name != package:
             notes.append(f"{requirement.origin}: {requirement.text} is solved as {package}")
         if requirement.marker:
-            notes.append(f"{requirement.origin}: the marker `{requirement.marker}` of {requirement.name} is not evaluated")
+            notes.append(f"{requirement.origin}: {requirement.name} is solved for this line, marker "
+                         f"`{requirement.marker}`; the plan's pin is written without it")
     for requirement, specifier, records in tied_lines(project, torch_releases) if tied else ():
         specs.append(f"torch{specifier}")
         origins.setdefault("torch", []).append(f"{requirement.text} ({requirement.origin})")

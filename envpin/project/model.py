@@ -55,9 +55,19 @@ class Project(Record):
     platforms: tuple[str, ...] = ()  # the conda subdirs a pixi workspace installs on; empty: any
     by_platform: tuple[tuple[tuple[str, ...], str, str, str], ...] = ()  # (subdirs, manager, text, origin) lines
 
-    def for_target(self, python: str, os_name: str) -> Project:
-        """The project for the machine solved: a package with wheels for Linux only (triton) is left out
-        elsewhere, said; then for_python."""
+    def for_target(self, python: str, os_name: str, arch: str = "x86_64") -> Project:
+        """The project for the machine solved: a GPU framework line whose marker does not hold there is left
+        out (`torch==2.0.1+cu118; python_version < "3.10"` on Python 3.12: pip skips it), said; a package with
+        wheels for Linux only (triton) is left out elsewhere, said; then for_python."""
+        from envpin.markers import marker_holds  # noqa: PLC0415 - only a project with markers needs packaging.markers
+
+        skipped = [r for r in self.gpu_requirements
+                   if r.marker and not marker_holds(r.marker, os_name=os_name, arch=arch, python=python)]
+        if skipped:
+            notes = tuple(f"{r.origin}: {r.text} is not for this machine (its marker does not hold here); left out"
+                          for r in skipped)
+            kept = tuple(r for r in self.requirements if r not in skipped)
+            return replace(self, requirements=kept, notes=self.notes + notes).for_target(python, os_name, arch)
         if os_name == "linux":
             return self.for_python(python)
         dropped = [r for r in self.requirements if r.name in LINUX_ONLY_PACKAGES and not r.marker]

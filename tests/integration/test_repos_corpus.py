@@ -96,7 +96,7 @@ def test_the_corpus_is_thirty_real_files_with_their_origin():
         assert (REPOS / key).is_file() and len(origin["commit"]) == 40 and "/" in origin["repo"], key
         assert (REPOS / key).stat().st_size == origin["bytes"], f"{key} is not the file as copied"
     kinds = {kind_of(k) for k in keys}
-    assert kinds == {"requirements", "environment.yml", "pyproject.toml", "pixi.toml", "setup.py"}
+    assert kinds == {"requirements", "environment.yml", "pyproject.toml", "pixi.toml", "setup.py", "setup.cfg"}
     assert sorted(EXPECTED) == sorted(keys), "every corpus file has its expectations"
 
 

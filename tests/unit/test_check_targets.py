@@ -216,3 +216,38 @@ def test_a_range_held_at_a_numpy_1_build_beside_numpy_2_is_an_error(database):
     found = ids(database, "torch>=2.0.1\ntorchdata==0.6.1\nnumpy==2.1\n", target)
     assert ("CHK-NUMPY-ABI", "error", "line 1") in found, found
     assert not [f for f in ids(database, "torch>=2.0.1\ntorchdata==0.6.1\nnumpy<2\n", target) if f[0] == "CHK-NUMPY-ABI"]
+
+
+# one torch line per Python, as repositories write them beside PyTorch's find-links page: pip takes only the
+# line whose marker holds on the machine, so only that line is judged there
+PER_PYTHON = ('--find-links https://download.pytorch.org/whl/torch_stable.html\n'
+              'torch==2.1.2+cu121; python_version >= "3.11"\n'
+              'torch==2.0.1+cu118; python_version < "3.10"\n'
+              'torch==2.5.1; platform_machine == "aarch64"\n')
+
+
+def test_only_the_line_whose_marker_holds_on_the_target_is_judged(database):
+    new = machine(database, os="linux", arch="x86_64", driver="570.86.10", gpus=("NVIDIA GeForce RTX 5090",),
+                  python="3.12")
+    assert [(i, w) for i, _, w in ids(database, PER_PYTHON, new) if i.startswith("CHK-TARGET")] == [
+        ("CHK-TARGET-GPU", "line 2"), ("CHK-TARGET-PYTHON", "line 2")]
+    old = machine(database, os="windows", arch="x86_64", driver="472.12", gpus=("NVIDIA GeForce GTX 1080 Ti",),
+                  python="3.9")
+    assert [i for i, _, _ in ids(database, PER_PYTHON, old) if i.startswith("CHK-TARGET")] == []  # 2.0.1+cu118 runs
+    # a target without a known Python: markers on the Python are not evaluated, the aarch64 one still is
+    unknown = machine(database, os="linux", arch="x86_64", driver="570.86.10", gpus=("NVIDIA GeForce RTX 5090",))
+    assert sorted({w for i, _, w in ids(database, PER_PYTHON, unknown) if i.startswith("CHK-TARGET")}) == [
+        "line 2", "line 3"]
+
+
+def test_solve_takes_the_framework_line_whose_marker_holds_there(tmp_path, capsys):
+    from envpin.cli import main  # noqa: PLC0415 - the command, as users run it
+
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text(PER_PYTHON, encoding="utf-8")
+    code = main(["solve", "-r", str(requirements), "--os", "windows", "--arch", "x86_64", "--driver", "472.12",
+                 "--gpu", "NVIDIA GeForce GTX 1080 Ti", "--python", "3.9", "--format", "requirements.txt"])
+    out, err = capsys.readouterr()
+    assert code == 0, out + err
+    assert [line for line in out.splitlines() if line.startswith("torch")] == ["torch==2.0.1+cu118"]
+    assert 'torch==2.1.2+cu121; python_version >= "3.11" is not for this machine' in err
