@@ -14,6 +14,7 @@ from envpin.conda.channels import Channels
 from envpin.conda.rattler_solve import Solution, solve_environment
 from envpin.conda.virtual import VirtualPackage, conda_subdir, virtual_packages
 from envpin.errors import EnvpinInputError
+from envpin.record import replace
 from envpin.resolver.target import Target, make_target
 from envpin.target_spec import TargetSpec
 
@@ -27,6 +28,13 @@ class CondaTargetFacts:
 
 def conda_target(spec: TargetSpec, database: Database) -> CondaTargetFacts:
     facts = spec.facts()
+    if facts.libc is None and spec.probes_this_machine:
+        # a solve's detection leaves the C library out (it needs none); a conda target on this machine has this
+        # machine's glibc, which `__glibc` names
+        from envpin.host import platform_info  # noqa: PLC0415 - detection, for a target that is this machine
+
+        if platform_info.os_name() == facts.os:
+            facts = replace(facts, libc=platform_info.libc(facts.os))
     target = make_target(database, facts)
     return CondaTargetFacts(target, conda_subdir(target), tuple(virtual_packages(target, facts.libc, spec.macos_version)))
 

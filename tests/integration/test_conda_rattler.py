@@ -438,6 +438,23 @@ def test_virtual_packages_file_for_conda_lock(tmp_path):
     assert document["subdirs"]["linux-64"]["packages"]["__glibc"] == GLIBC
 
 
+def _glibc_here() -> str | None:
+    try:
+        return (os.confstr("CS_GNU_LIBC_VERSION") or "").split()[1]  # "glibc 2.36"
+    except (AttributeError, ValueError, OSError, IndexError):
+        return None
+
+
+@pytest.mark.skipif(_glibc_here() is None, reason="this machine has no glibc")
+def test_virtual_packages_of_this_machine_name_its_glibc(tmp_path):
+    # the README's `envpin conda virtual-packages -o virtual-packages.yml`, on this machine: its own glibc (a
+    # solve's detection leaves the C library out, and the command refused with "glibc version is unknown")
+    result = envpin("conda", "virtual-packages", "-o", "virtual-packages.yml", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    packages = next(iter(yaml.safe_load((tmp_path / "virtual-packages.yml").read_text())["subdirs"].values()))["packages"]
+    assert packages["__glibc"] == _glibc_here()
+
+
 # ---------------------------------------------------------------- the user's conda, mamba, micromamba
 
 
