@@ -489,13 +489,13 @@ def _cuda_package_pins(contents: Contents, database: Database, check_target: Che
 
 
 def _jax_plugin_major(contents: Contents, jax: Pin) -> str | None:
-    """The CUDA major another line gives this jax: a jax-cudaNN plugin, or the same jax with a `[cudaNN]` extra
+    """The CUDA major another line gives this jax: a jax-cudaNN plugin, the same jax with a `[cudaNN]` extra
     (pip merges the extras every line asks of one package: `jax==0.10.2` and `jax[cuda12]==0.10.2` install one
-    jax with [cuda12])."""
+    jax with [cuda12]), or a CUDA jaxlib of JAX's find-links page (`jaxlib==0.4.23+cuda12.cudnn89`)."""
     for pin in contents.pins:
         if not can_coexist(pin, jax) or pin is jax:
             continue
-        if pin.name.startswith("jax-cuda") or (pin.name == "jax" and pin.extras):
+        if pin.name.startswith(("jax-cuda", "jaxlib")) or (pin.name == "jax" and pin.extras):
             major = jax_cuda_major(pin.name, pin.version, pin.extras)
             if major:
                 return major

@@ -26,8 +26,20 @@ def gpu_specs(project: Project, torch_releases: Sequence[str] = (),
     for requirement in project.gpu_requirements:
         package = GPU_PACKAGE_ALIASES[requirement.name]
         extras = _extras(package, requirement.extras, requirement.origin, notes)
+        specifier = requirement.specifier
+        cuda_jaxlib = _cuda_jaxlib(requirement)
+        if cuda_jaxlib is not None:
+            # jaxlib==0.4.23+cuda12.cudnn89 (JAX's find-links page): that release's CUDA 12 build, which the
+            # database knows as jax[cuda12]==0.4.23
+            specifier, major = cuda_jaxlib
+            extra = f"cuda{major}"
+            if extra in KNOWN_EXTRAS["jax"]:
+                extras = sorted({*extras, extra})
+            notes.append(f"{requirement.origin}: {requirement.text} is JAX {specifier[2:]}'s CUDA {major} jaxlib: "
+                         + (f"solved as jax[{extra}]{specifier}" if extra in extras else
+                            f"envpin solves no CUDA {major} JAX build; solved as jax{specifier}"))
         extra_text = f"[{','.join(extras)}]" if extras else ""
-        specs.append(f"{package}{extra_text}{requirement.specifier}")
+        specs.append(f"{package}{extra_text}{specifier}")
         origins.setdefault(package, []).append(f"{requirement.text} ({requirement.origin})")
         if requirement.name != package:
             notes.append(f"{requirement.origin}: {requirement.text} is solved as {package}")
@@ -64,6 +76,18 @@ def tied_lines(project: Project, torch_releases: Sequence[str] = ()) -> list[tup
         if specifier is not None:
             found.append((requirement, specifier, records))
     return found
+
+
+def _cuda_jaxlib(requirement) -> tuple[str, str] | None:
+    """(`==0.4.23`, "12") for `jaxlib==0.4.23+cuda12.cudnn89`; None for any other line."""
+    from envpin.check.variants import jax_cuda_major, split_local  # noqa: PLC0415 - only a jaxlib line needs it
+
+    specifier = requirement.specifier
+    if requirement.name != "jaxlib" or not specifier.startswith("==") or "," in specifier or "+" not in specifier:
+        return None
+    version = specifier[2:]
+    major = jax_cuda_major("jaxlib", version, frozenset())
+    return (f"=={split_local(version)[0]}", major) if major else None
 
 
 def _wheel(record) -> str:

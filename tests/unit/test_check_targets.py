@@ -251,3 +251,30 @@ def test_solve_takes_the_framework_line_whose_marker_holds_there(tmp_path, capsy
     assert code == 0, out + err
     assert [line for line in out.splitlines() if line.startswith("torch")] == ["torch==2.0.1+cu118"]
     assert 'torch==2.1.2+cu121; python_version >= "3.11" is not for this machine' in err
+
+
+# JAX's old install: its find-links page serves CUDA jaxlib wheels named by a local version (Linux only)
+CUDA_JAXLIB = ("-f https://storage.googleapis.com/jax-releases/jax_cuda_releases.html\n"
+               "jax==0.4.23\njaxlib==0.4.23+cuda12.cudnn89\n")
+
+
+def test_a_cuda_jaxlib_of_jax_s_find_links_page_makes_the_jax_line_a_cuda_build(database):
+    windows = machine(database, os="windows", arch="x86_64", driver="472.12", gpus=("NVIDIA GeForce GTX 1080 Ti",),
+                      python="3.9")
+    assert [(i, w) for i, _, w in ids(database, CUDA_JAXLIB, windows) if i.startswith("CHK-TARGET")] == [
+        ("CHK-TARGET-PLATFORM", "line 2")]  # was a CPU-build warning: the CUDA jaxlib has no Windows wheel
+    linux = machine(database, os="linux", arch="x86_64", driver="570.86.10", gpus=("NVIDIA GeForce RTX 3090",),
+                    python="3.11")
+    assert [i for i, _, _ in ids(database, CUDA_JAXLIB, linux) if i.startswith("CHK-TARGET")] == []
+
+
+def test_solve_reads_a_cuda_jaxlib_pin_as_that_release_s_cuda_build(tmp_path, capsys):
+    from envpin.cli import main  # noqa: PLC0415 - the command, as users run it
+
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text(CUDA_JAXLIB, encoding="utf-8")
+    code = main(["solve", "-r", str(requirements), "--os", "linux", "--arch", "x86_64", "--driver", "570.86.10",
+                 "--gpu", "NVIDIA GeForce RTX 3090", "--python", "3.11", "--format", "requirements.txt"])
+    out, err = capsys.readouterr()
+    assert code == 0, out + err  # was no-matching-release: ==0.4.23 and ==0.4.23+cuda12.cudnn89 intersected
+    assert [line for line in out.splitlines() if line.startswith("jax")] == ["jax[cuda12]==0.4.23"]
