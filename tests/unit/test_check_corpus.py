@@ -48,6 +48,9 @@ def test_the_corpus_exercises_most_problem_ids():
     # test_check_targets / test_check_cli / test_check_news / test_conda_rattler
     untested_here = {"CHK-FILE-UNREADABLE", "CHK-RELEASE-UNKNOWN", "CHK-DATABASE-NEWS", "CHK-CONDA-UNSOLVABLE",
                      "CHK-SOLVE-ASSUMED"}
+    # a marker after an option line, a computed setup.py: test_check_formats, and the repositories' corpus
+    # (tests/fixtures/repos: faceswap's requirements_nvidia.txt)
+    untested_here |= {"CHK-OPTION-MARKER-IGNORED", "CHK-SETUP-PY-COMPUTED"}
     untested_here |= {i for i in PROBLEMS if i.startswith("CHK-TARGET-")}
     assert set(PROBLEMS) - seen == untested_here
 
