@@ -208,7 +208,7 @@ def _gpu_overrides(names: tuple[str, ...], capabilities: tuple[str, ...], gfx: t
         gpus += [Gpu(len(gpus) + i, f"GPU {len(gpus) + i} (compute capability {cc})", cc)
                  for i, cc in enumerate(capabilities)]
     if not amd:
-        gpus += [Gpu(len(gpus) + i, f"AMD GPU {len(gpus) + i} ({each})", None, vendor="amd", gfx=each)
+        gpus += [Gpu(len(gpus) + i, f"AMD GPU {len(gpus) + i}", None, vendor="amd", gfx=each)
                  for i, each in enumerate(gfx)]
     return tuple(gpus)
 

@@ -127,7 +127,9 @@ CASES = [
     Case("apu-strix-halo", "gfx1151", "2.13.0+rocm7.2", "rocm7.2", (STRIX_HALO,)),
     Case("apu-generic-name-gfx", "'AMD Radeon Graphics' with its gfx from rocminfo", "!gpu-unsupported",
          gpus=("AMD Radeon Graphics",), gfx=("gfx1036",), says=("HSA_OVERRIDE_GFX_VERSION=10.3.0",)),
-    Case("gfx-only", "--gfx alone names an AMD GPU", "2.13.0+rocm7.2", "rocm7.2", gfx=("gfx1100",)),
+    Case("gfx-only", "--gfx alone names an AMD GPU (its target said once)", "2.13.0+rocm7.2", "rocm7.2", gfx=("gfx1100",),
+         says=("target: linux-x86_64, Python 3.11, no NVIDIA driver, no NVIDIA GPU, AMD GPU 0 (gfx1100),",
+               "AMD GPU 0 is gfx1100; rocm7.2 was built for it")),
     Case("unknown-amd-name", "an AMD name the database does not know, without --gfx", "!input",
          gpus=("AMD Radeon RX 9999",)),
     # ---------------------------------------------------------------- mixed-vendor hosts
