@@ -138,6 +138,8 @@ def apply_overrides(facts: HostFacts, overrides: TargetOverrides) -> HostFacts:
     if overrides.os is not None:
         if overrides.os not in OPERATING_SYSTEMS:
             raise EnvpinInputError(f"--os {overrides.os!r}: expected one of {', '.join(OPERATING_SYSTEMS)}")
+        if overrides.os != updated.os:
+            updated = _on_another_os(updated)
         updated = replace(updated, os=overrides.os, wsl=False)
     if overrides.wsl:
         if updated.os != "linux":
@@ -170,6 +172,14 @@ def apply_overrides(facts: HostFacts, overrides: TargetOverrides) -> HostFacts:
     if overrides.macos is not None:
         updated = replace(updated, macos=overrides.macos.strip())
     return updated
+
+
+def _on_another_os(facts: HostFacts) -> HostFacts:
+    """The facts that still hold when `--os` names another OS than the one detected or in the facts file: the
+    GPUs (a dual-boot machine keeps its cards) and the Python asked for. What the other OS had installed (its
+    driver, C library, toolkits, ROCm, what its detection noted) is not this OS's: a Linux driver is no answer
+    for Windows, so the driver is what `--driver` says, or none."""
+    return HostFacts(os=facts.os, arch=facts.arch, python=facts.python, gpus=facts.gpus)
 
 
 def _driver_override(text: str) -> Driver | None:

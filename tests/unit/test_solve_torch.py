@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from envpin.facts import HostFacts, PythonInfo
+from envpin.facts import Driver, Gpu, HostFacts, Libc, PythonInfo
 from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.request import parse_request
 from envpin.resolver.solve import solve
@@ -182,3 +182,21 @@ def test_solve(database, case):
 
 def test_at_least_sixty_cases():
     assert len(CASES) >= 60
+
+
+def test_another_os_keeps_the_gpus_but_not_what_the_other_os_installed(database):
+    """`--os windows` over a Linux machine's facts (a dual-boot box, or a facts file of another machine): its cards
+    are still there, but the Linux driver, C library and detection notes say nothing about Windows."""
+    linux = HostFacts(os="linux", arch="x86_64", python=PythonInfo("3.12"),
+                      driver=Driver("570.124.06", "12.8", "smi"), gpus=(Gpu(0, RTX4090, "8.9"),),
+                      libc=Libc("glibc", "2.39"), notes=("detection: a container without the GPU",))
+    windows = apply_overrides(linux, TargetOverrides(os="windows"))
+    assert windows.os == "windows" and windows.gpus == linux.gpus
+    assert windows.driver is None and windows.libc is None and windows.notes == ()
+    answer = solve(database, make_target(database, windows), parse_request(["torch"], [], "minor"))
+    assert isinstance(answer, Plan) and answer.accelerator == "cpu"  # a CUDA build needs the Windows driver named
+    same = apply_overrides(linux, TargetOverrides(os="linux", python="3.11"))
+    assert same.driver == linux.driver and same.libc == linux.libc  # the same OS named again changes nothing
+    given = apply_overrides(linux, TargetOverrides(os="windows", driver="572.16"))
+    answer = solve(database, make_target(database, given), parse_request(["torch"], [], "minor"))
+    assert isinstance(answer, Plan) and answer.accelerator.startswith("cu12")
