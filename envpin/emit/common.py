@@ -164,7 +164,8 @@ def target_json(target: Target) -> dict[str, Any]:
         "python": target.python,
         # the AMD and Apple facts only where the target has them: an NVIDIA answer keeps its documented shape
         **{key: value for key, value in (("amdgpu_driver", target.amdgpu_driver), ("rocm", target.rocm),
-                                         ("macos", target.macos)) if value is not None},
+                                         ("amdgpu_module", target.amdgpu_module), ("macos", target.macos))
+           if value is not None},
     }
 
 
