@@ -8,9 +8,7 @@ target. The values are what CPython reports there (sys.platform, platform.system
 
 from __future__ import annotations
 
-_SYS_PLATFORM = {"linux": "linux", "windows": "win32", "macos": "darwin"}
-_PLATFORM_SYSTEM = {"linux": "Linux", "windows": "Windows", "macos": "Darwin"}
-_PLATFORM_MACHINE = {("windows", "x86_64"): "AMD64", ("windows", "aarch64"): "ARM64", ("macos", "aarch64"): "arm64"}
+from envpin.vocabulary.platforms import MARKER_ENVIRONMENTS, platform_key
 
 
 def marker_holds(marker: str, *, os_name: str, arch: str, python: str | None) -> bool:
@@ -21,12 +19,12 @@ def marker_holds(marker: str, *, os_name: str, arch: str, python: str | None) ->
         return True
     from packaging.markers import InvalidMarker, Marker, UndefinedComparison, UndefinedEnvironmentName  # noqa: PLC0415 - packaging.markers is heavy: only a marker needs it
 
+    platform = MARKER_ENVIRONMENTS.get(platform_key(os_name, arch))
+    if platform is None:  # an architecture envpin has no platform for: its OS's values, the machine as given
+        platform = {**MARKER_ENVIRONMENTS.get(platform_key(os_name, "x86_64"), {}), "platform_machine": arch}
     environment = {
-        "python_version": python or "", "python_full_version": f"{python}.0" if python else "",
-        "sys_platform": _SYS_PLATFORM.get(os_name, os_name), "platform_system": _PLATFORM_SYSTEM.get(os_name, ""),
-        "platform_machine": _PLATFORM_MACHINE.get((os_name, arch), arch),
-        "os_name": "nt" if os_name == "windows" else "posix", "implementation_name": "cpython",
-        "platform_python_implementation": "CPython",
+        **platform, "python_version": python or "", "python_full_version": f"{python}.0" if python else "",
+        "implementation_name": "cpython", "platform_python_implementation": "CPython",
     }
     try:
         return Marker(marker).evaluate(environment)

@@ -278,3 +278,16 @@ def test_solve_reads_a_cuda_jaxlib_pin_as_that_release_s_cuda_build(tmp_path, ca
     out, err = capsys.readouterr()
     assert code == 0, out + err  # was no-matching-release: ==0.4.23 and ==0.4.23+cuda12.cudnn89 intersected
     assert [line for line in out.splitlines() if line.startswith("jax")] == ["jax[cuda12]==0.4.23"]
+
+
+@pytest.mark.parametrize(("os_name", "arch", "marker", "holds"), [
+    ("windows", "arm64", "platform_machine == 'ARM64'", True),   # CPython on Windows on ARM says ARM64
+    ("linux", "arm64", "platform_machine == 'aarch64'", True),   # either spelling of 64-bit ARM: Linux says aarch64
+    ("macos", "aarch64", "platform_machine == 'arm64'", True),
+    ("windows", "x86_64", "sys_platform == 'win32' and platform_machine == 'AMD64'", True),
+    ("linux", "x86_64", "os_name == 'nt'", False),
+])
+def test_markers_take_the_values_cpython_reports_on_the_platform(os_name, arch, marker, holds):
+    from envpin.markers import marker_holds  # noqa: PLC0415 - as check and solve --project import it
+
+    assert marker_holds(marker, os_name=os_name, arch=arch, python="3.12") is holds
