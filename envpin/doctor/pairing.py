@@ -10,6 +10,7 @@ from __future__ import annotations
 from envpin.doctor.builds import torch_build_kind
 from envpin.doctor.fixes import install_fix
 from envpin.doctor.model import CONFIRMED, MATCHED, PROVEN, Case, Finding, version_tuple
+from envpin.vocabulary.variants import cuda_of, cuda_tag
 
 X1, C5, C6 = "TORCHVISION-TORCH-MISMATCH", "BNB-CPU-BINARY", "XFORMERS-TORCH-MISMATCH"
 
@@ -81,9 +82,9 @@ def _xformers_cuda(number: str, built_torch: str) -> tuple[str, str]:
     major, minor = number[:-2], number[-2:]
     dotted = f"{int(major)}.{int(minor)}" if len(number) >= 3 and number.isdigit() else number
     local = built_torch.partition("+")[2]
-    if local.startswith("cu") and local[2:].isdigit():
+    if cuda_of(local) is not None:
         return dotted, local
-    return dotted, "cu" + dotted.replace(".", "")
+    return dotted, cuda_tag(dotted)
 
 
 def _bitsandbytes(case: Case) -> Finding | None:
