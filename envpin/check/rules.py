@@ -80,7 +80,7 @@ PROBLEMS: dict[str, tuple[str, str]] = {
     "CHK-TARGET-UNINSTALLABLE": ("error", "the pinned build cannot be installed at all (its pins cannot resolve)"),
     "CHK-TARGET-DRIVER": ("error", "the target's NVIDIA driver is too old for the pinned build's CUDA (or there is none)"),
     "CHK-TARGET-GPU": ("error", "the pinned build has no code for the target's GPU (compute capability)"),
-    "CHK-TARGET-SYSTEM-CUDA": ("warning", "a plain TensorFlow GPU wheel (Linux ≤ 2.13, Windows ≤ 2.10) needs a CUDA and cuDNN that neither it nor the file brings"),
+    "CHK-TARGET-SYSTEM-CUDA": ("warning", "a plain TensorFlow GPU wheel (Linux ≤ 2.13, Windows ≤ 2.10), or JAX's find-links CUDA jaxlib without nvidia-* wheels, needs a CUDA and cuDNN that neither it nor the file brings"),
     "CHK-TARGET-CPU-BUILD": ("warning", "the lock installs a CPU build on a target with an NVIDIA GPU"),
     "CHK-SOLVE-ASSUMED": ("info", "with --solve: a fact of the target was not given and a documented default was assumed (glibc 2.28, as pixi and conda-lock)"),
     "CHK-CONDA-UNSOLVABLE": ("error", "with --solve: the environment.yml does not solve for the target's virtual packages (py-rattler)"),

@@ -4,6 +4,7 @@ from target options, a facts file or a `[tool.envpin]` target."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -23,7 +24,7 @@ from envpin.check.rules import (
     tensorflow_release_of,
     torch_release_of,
 )
-from envpin.check.variants import TORCH_FAMILY, jax_cuda_major, local_variant
+from envpin.check.variants import TORCH_FAMILY, jax_cuda_major, local_variant, split_local
 from envpin.compat.drivers import driver_at_least, minimum_driver
 from envpin.compat.model import Database
 from envpin.markers import marker_holds
@@ -93,6 +94,7 @@ def target_fit(contents: Contents, database: Database, check_target: CheckTarget
         problems += _picked_numpy_1(judged, contents, check_target)
     problems += _cuda_package_pins(contents, database, check_target, policy)
     problems += _tied_without_wheel(contents, check_target)
+    problems += _local_cuda_jaxlib(contents, check_target)
     return problems
 
 
@@ -220,6 +222,56 @@ def _judge(judged: Judged, database: Database, check_target: CheckTarget, policy
             and target.has_nvidia and target.gpus:
         return _system_cuda_problem(pin, build, lead, target)
     return []
+
+
+# JAX's monolithic CUDA jaxlib of its find-links page (`jaxlib==0.4.23+cuda12.cudnn89`, -f
+# https://storage.googleapis.com/jax-releases/jax_cuda_releases.html) brings no CUDA: `jax[cudaNN_pip]` adds the
+# nvidia-* wheels beside it, `jax[cudaNN_local]` (or the jaxlib alone) expects "a self-installed CUDA/cuDNN" (JAX's
+# installation guide, google/jax docs/installation.md at 22e0708cc03c9bd3f94f5a58f0364ad6853383b2). The local
+# version names what it was built for: cuda12.cudnn89 is CUDA 12 and cuDNN 8.9.
+_JAXLIB_BUILT_FOR = re.compile(r"^cuda(\d{2})\.cudnn(\d)(\d+)$")
+_JAX_LOCAL_EXTRA = re.compile(r"^cuda(\d{2})[-_]local$")
+
+
+def _local_cuda_jaxlib(contents: Contents, check_target: CheckTarget) -> list[Problem]:
+    """A CUDA jaxlib that loads CUDA and cuDNN from the system, with no `nvidia-*` wheel in the file to supply
+    them: pip alone leaves JAX unable to use the GPU (CHK-TARGET-SYSTEM-CUDA, as for a plain TensorFlow wheel)."""
+    target = check_target.target
+    if not (target.has_nvidia and target.gpus) or target.os != "linux":
+        return []  # the CUDA jaxlib wheels are Linux-only: elsewhere the platform checks speak
+    problems = []
+    for pin in contents.pins:
+        if pin.manager != "pip" or _scope_excludes(pin, target):
+            continue
+        built_for = None
+        if pin.name == "jaxlib" and pin.version:
+            match = _JAXLIB_BUILT_FOR.match(split_local(pin.version)[1] or "")
+            if match:
+                built_for = (f"{pin.shown} is", f"CUDA {int(match.group(1))}",
+                             f"cuDNN {match.group(2)}.{match.group(3)}")
+        elif pin.name == "jax":
+            match = next(filter(None, (_JAX_LOCAL_EXTRA.match(e) for e in sorted(pin.extras))), None)
+            if match:
+                built_for = (f"{pin.shown} installs", f"CUDA {int(match.group(1))}", "cuDNN")
+        if built_for is None or _pip_cuda_beside(contents, pin):
+            continue
+        what, cuda, cudnn = built_for
+        major = cuda.split()[1]
+        problems.append(problem(
+            "CHK-TARGET-SYSTEM-CUDA", pin.where,
+            f"{check_target.name}: {what} JAX's CUDA jaxlib of its find-links page, which loads {cuda} and "
+            f"{cudnn} from the system: it brings neither and the file lists no nvidia-* wheel that would, so "
+            "without them JAX runs on the CPU only",
+            f"install {cuda} and {cudnn} on the machine, or take `jax[cuda{major}_pip]` (the same jaxlib with "
+            f"NVIDIA's wheels), or a `jax[cuda{major}]` whose plugin and NVIDIA wheels come from PyPI"))
+    return problems
+
+
+def _pip_cuda_beside(contents: Contents, jax: Pin) -> bool:
+    """An nvidia-* wheel (or a `jax[cudaNN_pip]` extra, which pins them) in the same environment as `jax`."""
+    return any(can_coexist(pin, jax) and pin.manager == "pip" and (
+        pin.name.startswith("nvidia-") or (pin.name == "jax" and any(e.endswith(("_pip", "-pip")) for e in pin.extras)))
+        for pin in contents.pins)
 
 
 def _system_cuda_problem(pin: Pin, build: Build, lead: str, target: Target) -> list[Problem]:

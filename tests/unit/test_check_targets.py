@@ -265,7 +265,26 @@ def test_a_cuda_jaxlib_of_jax_s_find_links_page_makes_the_jax_line_a_cuda_build(
         ("CHK-TARGET-PLATFORM", "line 2")]  # was a CPU-build warning: the CUDA jaxlib has no Windows wheel
     linux = machine(database, os="linux", arch="x86_64", driver="570.86.10", gpus=("NVIDIA GeForce RTX 3090",),
                     python="3.11")
-    assert [i for i, _, _ in ids(database, CUDA_JAXLIB, linux) if i.startswith("CHK-TARGET")] == []
+    assert [i for i, _, _ in ids(database, CUDA_JAXLIB, linux) if i.startswith("CHK-TARGET")] == [
+        "CHK-TARGET-SYSTEM-CUDA"]  # it runs there, given the system CUDA and cuDNN it loads
+
+
+def test_a_cuda_jaxlib_without_nvidia_wheels_needs_a_system_cuda(database):
+    linux = machine(database, os="linux", arch="x86_64", driver="570.86.10", gpus=("NVIDIA GeForce RTX 3090",),
+                    python="3.11")
+    report = check_text("requirements.txt", CUDA_JAXLIB, load_database=lambda: database, targets=[linux])
+    [found] = [p for p in report.problems if p.id == "CHK-TARGET-SYSTEM-CUDA"]
+    assert (found.severity, found.where) == ("warning", "line 3")
+    assert "CUDA 12 and cuDNN 8.9" in found.message and "jax[cuda12_pip]" in found.fix
+    local = "-f https://storage.googleapis.com/jax-releases/jax_cuda_releases.html\njax[cuda12_local]==0.4.23\n"
+    assert ("CHK-TARGET-SYSTEM-CUDA", "warning", "line 2") in ids(database, local, linux)
+    # NVIDIA's wheels beside it (what jax[cuda12_pip] adds, or written out) supply CUDA and cuDNN
+    for supplied in (CUDA_JAXLIB + "nvidia-cudnn-cu12==8.9.7.29\nnvidia-cuda-runtime-cu12==12.3.101\n",
+                     CUDA_JAXLIB.replace("jax==0.4.23", "jax[cuda12_pip]==0.4.23")):
+        assert "CHK-TARGET-SYSTEM-CUDA" not in [i for i, _, _ in ids(database, supplied, linux)]
+    # the same file on a machine without an NVIDIA GPU is not told to install CUDA
+    cpu = machine(database, os="linux", arch="x86_64", driver="none", python="3.11")
+    assert "CHK-TARGET-SYSTEM-CUDA" not in [i for i, _, _ in ids(database, CUDA_JAXLIB, cpu)]
 
 
 def test_solve_reads_a_cuda_jaxlib_pin_as_that_release_s_cuda_build(tmp_path, capsys):
