@@ -147,3 +147,20 @@ def test_setup_cfg_install_requires_and_every_extra_are_checked():
     assert [(p.name, p.where) for p in contents.pins] == [
         ("torch", "options.install_requires[0]"), ("numpy", "options.install_requires[1]"),
         ("jax", "options.extras_require.gpu[0]")]
+
+
+def test_cuda_libraries_beside_a_torch_that_bundles_its_own_are_unused_not_a_clash(database):
+    # torch 2.0.1+cu118 of the PyTorch index carries cuDNN/cuBLAS/cudart in torch/lib (no Requires-Dist on
+    # nvidia-*): a CUDA 12 library beside it is never loaded, so it is a warning to remove it
+    bundled = ("--extra-index-url https://download.pytorch.org/whl/cu118\ntorch==2.0.1+cu118\n"
+               "nvidia-cudnn-cu12==8.9.2.26\n")
+    [found] = [p for p in check_text("requirements.txt", bundled, load_database=lambda: database).problems
+               if p.id == "CHK-CUDA-MAJOR-MISMATCH"]  # (and NUMPY-ABI: 2.0.1 was built against NumPy 1.x)
+    assert (found.id, found.severity, found.where) == ("CHK-CUDA-MAJOR-MISMATCH", "warning", "line 3")
+    assert "torch/lib" in found.message and "remove it" in found.fix
+    # torch 2.1.0+cu121 loads NVIDIA's pip packages (its wheel requires nvidia-*-cu12): a CUDA 11 one is a clash
+    loading = ("--extra-index-url https://download.pytorch.org/whl/cu121\ntorch==2.1.0+cu121\n"
+               "nvidia-cudnn-cu11==8.5.0.96\n")
+    problems = check_text("requirements.txt", loading, load_database=lambda: database).problems
+    assert [(p.id, p.severity, p.where) for p in problems if p.id == "CHK-CUDA-MAJOR-MISMATCH"] == [
+        ("CHK-CUDA-MAJOR-MISMATCH", "error", "line 3")]
