@@ -56,7 +56,7 @@ def test_a_facts_file_with_an_amd_gpu_and_no_vendor(tmp_path):
                                  "gpus": [{"name": "AMD Instinct MI300X"}], "amdgpu_driver": "30.10"}),
                      encoding="utf-8")
     document = json.loads(envpin("solve", "--framework", "torch", "--format", "json", "--facts", str(facts)).stdout)
-    assert document["accelerator"] == "rocm7.1"  # driver 30.10 supports ROCm 6.2-7.1
+    assert document["accelerator"] == "rocm7.2"  # driver 30.10 supports ROCm 6.2-7.2
     assert "amdgpu_module" not in document["target"]  # present only when detected
     # the loaded amdgpu-dkms module a detection recorded (6.16.6 on ROCm 7.1.1, ROCm/legacy-rocm-build#5624)
     facts.write_text(json.dumps({"os": "linux", "arch": "x86_64", "python": {"version": "3.11.9"},
