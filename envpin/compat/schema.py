@@ -103,6 +103,14 @@ class _Node:
     def has(self, key: str) -> bool:
         return isinstance(self.value, dict) and key in self.value
 
+    def only(self, keys: tuple[str, ...]) -> None:
+        """Refuse the keys of this mapping that are not `keys`: a misspelt field (`unverifed:`) would otherwise be
+        read as absent, and its fact silently lost."""
+        if isinstance(self.value, dict):
+            for key in self.value:
+                if key not in keys:
+                    self.child(key).fail(f"unknown key {key!r}; expected one of {', '.join(keys)}")
+
     def mapping(self) -> dict[str, Any]:
         if not isinstance(self.value, dict):
             self.fail("expected a mapping")
@@ -192,6 +200,8 @@ def _base(version: str, roots: dict[str, _Node], documents: Mapping[str, Any], p
     sources = _sources(every, problems)
     cited = _Citations(sources)
     gpus = roots["gpus.yaml"]
+    gpus.only(("jetson", "sources", "gpus"))
+    roots["cuda.yaml"].only(("minor_version_compat", "toolkits", "sources"))
     return {
         "version": version,
         "sources": sources,
@@ -275,6 +285,7 @@ def _sources(roots: dict[str, _Node], problems: Problems) -> dict[str, Source]:
         if not root.has("sources"):
             continue
         for source_id, node in root.child("sources").items():
+            node.only(("title", "url", "ref", "grade", "read", "quote"))
             if source_id in sources:
                 node.fail(f"source id {source_id!r} is defined twice")
             grade = node.child("grade").string(what="a grade")
@@ -293,6 +304,9 @@ def _sources(roots: dict[str, _Node], problems: Problems) -> dict[str, Source]:
                 quote=node.child("quote").optional_string(),
             )
     return sources
+
+
+_PROVENANCE_KEYS = ("sources", "unverified", "unverified_on")  # what _Citations.provenance reads of a record
 
 
 class _Citations:
@@ -324,6 +338,7 @@ def _text(value: Any) -> str | None:
 def _minor_version_compat(node: _Node, cited: _Citations) -> dict[int, MinorVersionCompat]:
     table: dict[int, MinorVersionCompat] = {}
     for record in node.sequence():
+        record.only(("major", "linux", "windows", *_PROVENANCE_KEYS))
         major = record.child("major").value
         if not isinstance(major, int):
             record.child("major").fail("expected an integer CUDA major")
@@ -340,11 +355,13 @@ def _minor_version_compat(node: _Node, cited: _Citations) -> dict[int, MinorVers
 def _toolkits(node: _Node, cited: _Citations) -> dict[str, CudaToolkit]:
     toolkits: dict[str, CudaToolkit] = {}
     for record in node.sequence():
+        record.only(("version", "driver", "driver_not_read", "targets", *_PROVENANCE_KEYS))
         version = record.child("version").string(_CUDA, "a CUDA x.y version")
         if version in toolkits:
             record.child("version").fail(f"CUDA {version} is listed twice")
         driver = record.child("driver")
         driver.mapping()
+        driver.only(("linux", "windows"))
         linux = driver.child("linux").optional_string(_DRIVER, "a driver version")
         windows = driver.child("windows").optional_string(_DRIVER, "a driver version")
         not_read = record.child("driver_not_read").strings(what="an OS") if record.has("driver_not_read") else ()
@@ -374,6 +391,7 @@ def _gpus(node: _Node, cited: _Citations) -> tuple[GpuModel, ...]:
     models: list[GpuModel] = []
     seen: dict[str, str] = {}  # gpu_name_key(name) -> name: the matching key decides what counts as a duplicate
     for record in node.sequence():
+        record.only(("cc", "architecture", "names", *_PROVENANCE_KEYS))
         capability = record.child("cc").string(_CC, "a compute capability such as 8.6")
         names = record.child("names").strings(what="a GPU name")
         for position, name in enumerate(names):
@@ -402,6 +420,7 @@ def _jetson(node: _Node, cited: _Citations) -> dict[str, JetsonSupport]:
     builds that do are (a URL), or that there are none."""
     table: dict[str, JetsonSupport] = {}
     for record in node.sequence():
+        record.only(("framework", "pypi_cuda", "builds", "text", *_PROVENANCE_KEYS))
         framework = record.child("framework").string(what="a framework")
         if framework and framework not in _JETSON_FRAMEWORKS:
             record.child("framework").fail(f"{framework!r} is not one of {', '.join(_JETSON_FRAMEWORKS)}")

@@ -49,6 +49,21 @@ def test_gpu_names_as_nvidia_smi_prints_them(database, printed, capability):
     assert str(model.compute_capability) == capability
 
 
+@pytest.mark.parametrize("printed, capability", [
+    # parts named in the PCI ID database (pciutils/pciids, snapshot of 2026-08-22) that the database lacked
+    ("NVIDIA RTX PRO 4000 Blackwell Generation Laptop GPU", "12.0"),
+    ("NVIDIA RTX PRO 500 Blackwell Embedded GPU", "12.0"),
+    ("NVIDIA RTX PRO 6000D Blackwell Workstation Edition", "12.0"),
+    ("NVIDIA RTX 5880 Ada Generation", "8.9"),
+    ("NVIDIA GeForce RTX 3050 A Laptop GPU", "8.9"),  # an Ada (AD106/AD107) part, not the Ampere RTX 3050
+])
+def test_gpus_named_since_the_database_was_written(live_database, printed, capability):
+    model = lookup_gpu(live_database, printed)
+    assert model is not None, printed
+    assert str(model.compute_capability) == capability
+    assert model.provenance.unverified, "the compute capability is assumed from the chip, and says so"
+
+
 @pytest.mark.parametrize("name", ["NVIDIA GeForce RTX 9999", "AMD Radeon RX 7900 XTX", "NVIDIA A1000000", "RTX"])
 def test_unknown_gpu_is_unknown_not_a_near_guess(database, name):
     assert lookup_gpu(database, name) is None

@@ -1,5 +1,7 @@
 """The shipped database is valid, every record cites a known source, and corrupt copies are clear errors."""
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -101,6 +103,22 @@ def test_a_corrupt_rocm_record_of_jax_or_tensorflow_is_named(db_copy, name, old,
     _corrupt(db_copy, name, old, new)
     problems = validate_database(db_copy)
     assert any(message in problem for problem in problems), problems
+
+
+@pytest.mark.parametrize("name, old, new, message", [
+    # a misspelt field was read as absent: the GPU record's doubt was lost, the fact presented as read
+    ("gpus.yaml", "    unverified: >-\n      Not named on", "    unverifed: >-\n      Not named on",
+     r"gpus.yaml: gpus\[2\]\.unverifed: unknown key 'unverifed'"),
+    ("gpus.yaml", "    pypi_cuda: false\n", "    pypi_cuda: false\n    build: x\n", r"gpus.yaml: jetson\[0\]\.build: unknown key 'build'"),
+    ("gpus.yaml", "\ngpus:", "\ngpu_names: []\ngpus:", "gpus.yaml: gpu_names: unknown key 'gpu_names'"),
+    ("gpus.yaml", "    grade: secondary\n", "    grade: secondary\n    note: x\n", "gpus.yaml: sources.*: unknown key 'note'"),
+    ("cuda.yaml", "    driver_not_read: [linux, windows]", "    driver_not_reed: [linux, windows]",
+     "cuda.yaml: toolkits.*: unknown key 'driver_not_reed'"),
+], ids=["gpu-record", "jetson-record", "gpus-top-level", "source-record", "toolkit-record"])
+def test_an_unknown_key_is_refused_not_ignored(db_copy, name, old, new, message):
+    _corrupt(db_copy, name, old, new)
+    problems = validate_database(db_copy)
+    assert any(re.search(message, problem) for problem in problems), problems
 
 
 def test_missing_file(db_copy):
