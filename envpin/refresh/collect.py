@@ -13,7 +13,15 @@ from envpin.compat.model import Database
 from envpin.refresh.client import FetchError, PyPIClient
 from envpin.refresh.index import index_from_documents
 from envpin.refresh.metadata import parse_metadata
-from envpin.refresh.plan import PACKAGES, MetadataRead, Observations, Problem, metadata_wanted
+from envpin.refresh.plan import (
+    PACKAGES,
+    MemberRead,
+    MetadataRead,
+    Observations,
+    Problem,
+    members_wanted,
+    metadata_wanted,
+)
 
 MAX_ROUNDS = 4  # jax needs two (its own METADATA, then its plugins'); more would mean a planning loop
 
@@ -54,7 +62,19 @@ def collect(
             except FetchError as error:
                 failed[wheel.filename] = error.reason
                 problems.append(Problem(_project_of(wheel.filename), str(error)))
-    return Observations(indexes, metadata, tuple(problems), failed, packages)
+    members: dict[tuple[str, str], MemberRead] = {}
+    failed_members: dict[tuple[str, str], str] = {}
+    observed = Observations(indexes, metadata, tuple(problems), failed, packages)
+    for wanted_member in members_wanted(database, observed, recheck):
+        key = (wanted_member.wheel.filename, wanted_member.member)
+        try:
+            members[key] = MemberRead(client.wheel_member(wanted_member.wheel.url, wanted_member.member),
+                                      wanted_member.wheel.url)
+            progress(f"{key[0]}: {key[1]} (range)")
+        except FetchError as error:
+            failed_members[key] = error.reason
+            problems.append(Problem(_project_of(key[0]), str(error)))
+    return Observations(indexes, metadata, tuple(problems), failed, packages, members, failed_members)
 
 
 def _project_of(filename: str) -> str:

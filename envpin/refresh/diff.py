@@ -34,6 +34,8 @@ from envpin.refresh.metadata import (
     extra_pins,
     extra_requirement,
     requirements,
+    rocm_extras,
+    rocm_of_summary,
 )
 from envpin.refresh.plan import (
     FAMILIES,
@@ -66,6 +68,12 @@ WHERE_CUDA_TABLES = ("NVIDIA CUDA toolkit release notes, section 'CUDA Driver', 
                      "target: `nvcc --list-gpu-arch` of that toolkit")
 WHERE_TF_TESTED = "tensorflow/docs site/en/install/source.md, 'Tested build configurations' (Linux GPU)"
 WHERE_JAX_MINIMUMS = "jax-ml/jax docs/installation.md (driver, SM version) and CHANGELOG.md (cuDNN, built-with CUDA)"
+WHERE_TF_ARCHS = ("tensorflow/python/platform/build_info.py of the Linux x86_64 wheel (`cuda_compute_capabilities`), "
+                  "read with `scripts/wheel_member.py URL build_info.py`")
+WHERE_ROCM_GFX = ("the gfx targets of the code objects in the clang offload bundles of the wheel's shared libraries "
+                  "(jax-rocm plugins: _linalg.so, _prng.so, _solver.so; tensorflow-rocm: libtensorflow_framework.so.2, "
+                  "libtensorflow_cc.so.2, which also name the /opt/rocm-X.Y.Z they were built with); see "
+                  "SOURCES-ROCM.md")
 
 
 @dataclass(frozen=True)
@@ -129,6 +137,7 @@ class _Context:
         self.disagreements: list[Disagreement] = []
         self.checked: list[str] = []
         self.cited: dict[str, set[str]] = {}  # file -> packages whose source it cites
+        self.members_read: dict[str, set[str]] = {}  # package -> wheel members read for it (for its source's title)
 
     def source_id(self, package: str, file: str) -> str:
         self.cited.setdefault(file, set()).add(package)
@@ -137,6 +146,13 @@ class _Context:
     def metadata(self, filename: str) -> Metadata | None:
         read = self.observations.metadata.get(filename)
         return read.metadata if read else None
+
+    def member(self, wheel: str, member: str) -> tuple[str | None, str]:
+        """(the member's text or None, how it was read or why not)."""
+        read = self.observations.members.get((wheel, member))
+        if read is not None:
+            return read.text, f"{wheel}: {member} (HTTP range requests)"
+        return None, self.observations.failed_members.get((wheel, member), "not read")
 
     def index(self, package: str) -> PackageIndex | None:
         return self.observations.indexes.get(package)
@@ -400,10 +416,8 @@ def _tensorflow_record(ctx: _Context, release: Release) -> ProposedRecord:
     cudnn = _lower_bound(pins, lambda n: n.startswith("nvidia-cudnn"))
     if cuda is None:
         raise _Incomplete(f"its [and-cuda] extra pins no CUDA runtime: {_pins_text(pins)}")
-    gpu = {"cuda": cuda, "cudnn": cudnn, "sources": [src],
-           "unverified": f"CUDA/cuDNN taken from the lower bounds of the [and-cuda] pins (nvidia-cuda-runtime "
-                         f"{cuda}, nvidia-cudnn {cudnn}); the tested build configuration in {WHERE_TF_TESTED} "
-                         "was not read"}
+    gpu = _tensorflow_gpu(ctx, version, representative_wheels(release)["linux-x86_64"].filename, cuda, cudnn, read)
+    gpu["sources"] = [src]
     ctx.curated.append(CuratedNeed(f"tensorflow {version}", "the tested CUDA/cuDNN of the GPU build", WHERE_TF_TESTED))
     and_cuda: dict[str, Any] = {"pins": pins, "sources": [src]}
     others = sorted(name for name in pins if not is_cuda_library(name))
@@ -416,10 +430,69 @@ def _tensorflow_record(ctx: _Context, release: Release) -> ProposedRecord:
     cpu = _tensorflow_cpu_platforms(ctx, release.version)
     if cpu:
         record["cpu_package"] = {platform: "tensorflow-cpu" for platform in cpu}
+    rocm = _tensorflow_rocm(ctx, release.version)
+    if rocm is not None:
+        record["rocm"] = rocm
     record["sources"] = [src] + ([ctx.source_id("tensorflow-cpu", "tensorflow.yaml")] if cpu else [])
     record["unverified"] = f"proposed by envpin refresh from PyPI alone (read {ctx.read_date})"
     record["added"] = ctx.new_version
     return ProposedRecord("tensorflow.yaml", "tensorflow", version, _drop_none(record), tuple(read))
+
+
+def _tensorflow_gpu(ctx: _Context, version: str, wheel: str, pinned_cuda: str, cudnn: str | None,
+                    read: list[str]) -> dict[str, Any]:
+    """The Linux GPU record: the CUDA and arch list its wheel's build_info.py names (where it was read), the cuDNN
+    floor of the [and-cuda] pins. Where build_info.py could not be read, the CUDA is the pins' and no arch list is
+    written (a solve then says the GPU was not checked); `unverified` says which."""
+    from envpin.refresh.build_info import MEMBER, BuildInfoError, parse_build_info  # noqa: PLC0415 - tensorflow only
+
+    tested = f"the tested build configuration in {WHERE_TF_TESTED} was not read"
+    text, how = ctx.member(wheel, MEMBER)
+    info, reason = None, how
+    if text is not None:
+        try:
+            info = parse_build_info(text)
+        except BuildInfoError as error:
+            reason = f"{MEMBER} of {wheel} does not parse: {error}"
+    if info is None or not info.is_cuda_build or not info.archs:
+        reason = reason if info is None else f"{MEMBER} of {wheel} names no CUDA build or no GPU code"
+        ctx.curated.append(CuratedNeed(f"tensorflow {version}", "the arch list of the GPU build", WHERE_TF_ARCHS))
+        return {"cuda": pinned_cuda, "cudnn": cudnn,
+                "unverified": f"CUDA/cuDNN taken from the lower bounds of the [and-cuda] pins (nvidia-cuda-runtime "
+                              f"{pinned_cuda}, nvidia-cudnn {cudnn}); the arch list was not read ({reason}); {tested}"}
+    read.append(how)
+    ctx.members_read.setdefault("tensorflow", set()).add(MEMBER)
+    cuda = info.cuda or pinned_cuda
+    differs = "" if cuda == pinned_cuda else f", while the [and-cuda] pins' nvidia-cuda-runtime floor is {pinned_cuda}"
+    return {"cuda": cuda, "cudnn": cudnn, "archs": list(info.archs),
+            "unverified": f"CUDA {cuda} and the arch list as {MEMBER} of {wheel} names them (cuda_version "
+                          f"{info.cuda_version}{differs}); cuDNN from the lower bound of the [and-cuda] pins "
+                          f"(nvidia-cudnn {cudnn}); {tested}"}
+
+
+def _tensorflow_rocm(ctx: _Context, version: Version) -> dict[str, Any] | None:
+    """tensorflow-rocm for the release: its newest build V.N (2.14.0.600 for 2.14.0), with the Pythons of its wheel
+    tags. METADATA names no ROCm, and the gfx targets are in its libraries: neither is read, `unverified` says so
+    (a solve names such a build and does not choose it)."""
+    index = ctx.index("tensorflow-rocm")
+    if index is None:
+        return None
+    builds = [r for r in index.finals() if r.wheels and r.version.release[:3] == version.release[:3]
+              and len(r.version.release) <= 4 and not r.version.is_postrelease]
+    if not builds:
+        return None
+    build = builds[-1]
+    pythons = _pythons(build)
+    platforms = [p for p in PLATFORMS if p in pythons]
+    if not platforms:
+        return None
+    ctx.curated.append(CuratedNeed(f"tensorflow-rocm {build.version}", "the ROCm it was built for and the gfx targets "
+                                   "of its HIP kernels", WHERE_ROCM_GFX))
+    return {"pin": str(build.version), "python": pythons[platforms[0]], "platforms": platforms,
+            "sources": [ctx.source_id("tensorflow-rocm", "tensorflow.yaml")],
+            "unverified": f"from PyPI's tensorflow-rocm {build.version} files (read {ctx.read_date}): the ROCm it was "
+                          "built for and the gfx targets of its HIP kernels were not read (its METADATA names neither: "
+                          "they are in its shared libraries), so a solve does not choose it"}
 
 
 def stub_target(metadata: Metadata | None, platform: str, version: str) -> str | None:
@@ -464,6 +537,14 @@ def _jax_record(ctx: _Context, release: Release) -> ProposedRecord:
         elif built is not None:
             extras[extra] = built
             sources += [s for s in built["sources"] if s not in sources]
+    rocm = {}
+    for extra, project in rocm_extras(metadata):
+        built = _jax_rocm_extra(ctx, release.version, metadata, extra, project, pythons.get("linux-x86_64", []), read)
+        if isinstance(built, str):
+            missing[extra] = built
+        elif built is not None:
+            rocm[extra] = built
+            sources += [s for s in built["sources"] if s not in sources]
     record: dict[str, Any] = {
         "version": version, "released": release.uploaded,
         "python": list(sort_pythons(v for vs in pythons.values() for v in vs)),
@@ -473,6 +554,8 @@ def _jax_record(ctx: _Context, release: Release) -> ProposedRecord:
         record["extras"] = extras
     if missing:
         record["missing_extras"] = missing
+    if rocm:
+        record["rocm"] = rocm
     record["sources"] = sources
     record["unverified"] = (f"proposed by envpin refresh from PyPI alone (read {ctx.read_date}); python/platforms "
                             f"are the wheel tags of jaxlib {jaxlib.version}")
@@ -541,10 +624,60 @@ def _jax_extra(ctx: _Context, version: Version, metadata: Metadata, extra: str, 
     return _drop_none(built)
 
 
-def _pjrt_release(ctx: _Context, plugin_metadata: Metadata, extra: str):
-    """The jax-cudaNN-pjrt release the plugin needs, the requirement text when PyPI has none, or None when
-    the plugin needs no pjrt package (or refresh was not asked to read it)."""
-    project = f"jax-{extra}-pjrt"
+def _jax_rocm_extra(ctx: _Context, version: Version, metadata: Metadata, extra: str, project: str,
+                    jaxlib_pythons: Sequence[str], read: list[str]):
+    """A ROCm extra's record (jax.yaml `rocm:`), a text for missing_extras when its plugin or the plugin's pjrt is not
+    on PyPI, or None (a plugin refresh does not read). The ROCm is the plugin's Summary (`ROCm:7.14.0`); the gfx
+    targets are in its libraries and are not read, so `unverified` says so and a solve does not choose it."""
+    subject = f"jax[{extra}] {version}"
+    if project not in FAMILIES["jax"]:
+        ctx.curated.append(CuratedNeed(subject, f"{project} is not among the packages refresh reads",
+                                       f"https://pypi.org/project/{project}/ and {WHERE_ROCM_GFX}"))
+        return None
+    requirement = extra_requirement(metadata, extra, project)
+    found = plugin_release(metadata, extra, ctx.observations.indexes, project)
+    if found is None:
+        return f"{project}{requirement.specifier if requirement else ''} is not on PyPI (read {ctx.read_date})"
+    plugin = found[1]
+    sources = [ctx.source_id("jax", "jax.yaml"), ctx.source_id(project, "jax.yaml")]
+    wheel = linux_wheel(plugin)
+    plugin_metadata = ctx.metadata(wheel.filename) if wheel else None
+    not_read = ["the gfx targets of its HIP kernels were not read (they are in the offload bundles of its shared "
+                "libraries, not in METADATA), so a solve does not choose it"]
+    platforms = [p for p in PLATFORMS if p.startswith("linux") and any(p in w.tags.platforms for w in plugin.wheels)]
+    rocm = None
+    if wheel is None or plugin_metadata is None:
+        reason = ctx.observations.failed_metadata.get(wheel.filename, "not read") if wheel else "no wheel"
+        not_read.insert(0, f"the METADATA of {wheel.filename if wheel else project + ' ' + str(plugin.version)} "
+                           f"could not be read ({reason}): its ROCm and its pjrt requirement are not known")
+    else:
+        read.append(_read_line(ctx, wheel.filename))
+        pjrt_project = project.replace("-plugin", "-pjrt")
+        pjrt = _pjrt_release(ctx, plugin_metadata, extra, pjrt_project)
+        if isinstance(pjrt, str):
+            return f"{project} {plugin.version} needs {pjrt}, which is not on PyPI (read {ctx.read_date})"
+        if pjrt is not None:
+            platforms = [p for p in platforms if any(p in w.tags.platforms for w in pjrt.wheels)]
+            sources.append(ctx.source_id(pjrt_project, "jax.yaml"))
+        rocm = rocm_of_summary(plugin_metadata.summary)
+        if rocm is None:
+            not_read.insert(0, f"its Summary names no ROCm ({plugin_metadata.summary!r})")
+    plugin_pythons = {v for w in plugin.wheels if not w.yanked and "linux-x86_64" in w.tags.platforms
+                      for v in w.tags.pythons}
+    python = [v for v in jaxlib_pythons if v in plugin_pythons]
+    if not python or not platforms:
+        return f"{project} {plugin.version} has no Linux wheel for jaxlib {version}'s Pythons (read {ctx.read_date})"
+    ctx.curated.append(CuratedNeed(subject, "the gfx targets of its plugin's HIP kernels", WHERE_ROCM_GFX))
+    built: dict[str, Any] = {"plugin": f"{project} {plugin.version}", "rocm": rocm, "python": python,
+                             "platforms": platforms, "sources": sources,
+                             "unverified": f"from PyPI (read {ctx.read_date}): " + "; ".join(not_read)}
+    return _drop_none(built)
+
+
+def _pjrt_release(ctx: _Context, plugin_metadata: Metadata, extra: str, project: str | None = None):
+    """The jax-cudaNN-pjrt (or jax-rocmNN-pjrt) release the plugin needs, the requirement text when PyPI has none,
+    or None when the plugin needs no pjrt package (or refresh was not asked to read it)."""
+    project = project or f"jax-{extra}-pjrt"
     requirement = base_requirement(plugin_metadata, project)
     index = ctx.index(project)
     if requirement is None or index is None:
@@ -566,7 +699,7 @@ def _earlier_jax_extra(database: Database, version: Version, extra: str):
 def _recheck(ctx: _Context, family: str, release: Release) -> None:
     """Read a known release again and list where PyPI now disagrees with its record."""
     record = next(r for r in family_releases(ctx.database, family) if r.version == release.version)
-    saved = (list(ctx.curated), set(ctx.cited.get(FILES[family], ())))
+    saved = (list(ctx.curated), set(ctx.cited.get(FILES[family], ())), {k: set(v) for k, v in ctx.members_read.items()})
     before = len(ctx.disagreements)
     try:
         read: Sequence[str]
@@ -584,9 +717,11 @@ def _recheck(ctx: _Context, family: str, release: Release) -> None:
         ctx.checked.append(f"{family} {release.version}: not re-read ({reason})")
         return
     finally:
-        ctx.curated, ctx.cited[FILES[family]] = saved  # a recheck proposes nothing: no curation, no sources
+        ctx.curated, ctx.cited[FILES[family]], ctx.members_read = saved  # a recheck proposes nothing: no curation, no sources
     found = len(ctx.disagreements) - before
-    ctx.checked.append(f"{family} {release.version} re-read from PyPI ({len(read)} METADATA file(s)): "
+    metadata_files = sum(": METADATA (" in line for line in read)
+    others = f", {len(read) - metadata_files} other wheel file(s)" if len(read) > metadata_files else ""
+    ctx.checked.append(f"{family} {release.version} re-read from PyPI ({metadata_files} METADATA file(s){others}): "
                        + (f"{found} disagreement(s)" if found else "agrees with the database"))
 
 
@@ -633,6 +768,13 @@ def _compare_tensorflow(ctx: _Context, record: TensorflowRelease, proposed: Mapp
         _differ(ctx, subject, f"python.{platform}", list(record.python.get(platform, ())), pythons)
     known = dict(sorted(record.and_cuda.pins.items())) if record.and_cuda else {}
     _differ(ctx, subject, "and_cuda.pins", known, dict(sorted(proposed["and_cuda"]["pins"].items())))
+    read_archs = proposed["gpu"]["linux-x86_64"].get("archs")
+    build = record.gpu.get("linux-x86_64")
+    if read_archs is not None:  # only what build_info.py was read to say
+        archs = build.archs if build is not None else None
+        written = [f"sm_{c.major}{c.minor}" for c in archs.sass] + [f"compute_{c.major}{c.minor}" for c in archs.ptx] \
+            if archs is not None else None
+        _differ(ctx, subject, "gpu.linux-x86_64.archs", sorted(written) if written else None, sorted(read_archs))
 
 
 def _compare_jax(ctx: _Context, record: JaxRelease, proposed: Mapping[str, Any]) -> None:
@@ -647,6 +789,12 @@ def _compare_jax(ctx: _Context, record: JaxRelease, proposed: Mapping[str, Any])
             continue
         _differ(ctx, subject, f"extras.{name}.plugin", known.plugin, extra["plugin"])
         _differ(ctx, subject, f"extras.{name}.pins", dict(sorted(known.pins.items())), dict(sorted(extra["pins"].items())))
+    known_rocm = {build.extra: build for build in record.rocm}
+    for name, built in proposed.get("rocm", {}).items():
+        build = known_rocm.get(name)
+        _differ(ctx, subject, f"rocm.{name}.plugin", build.plugin if build else None, built["plugin"])
+        if build is not None and "rocm" in built:
+            _differ(ctx, subject, f"rocm.{name}.rocm", build.rocm, built["rocm"])
     # Only the cudaNN extras: the database also lists aliases and local-CUDA extras refresh does not build.
     cuda_named = lambda names: sorted(n for n in names if n.startswith("cuda") and n[4:].isdigit())  # noqa: E731
     _differ(ctx, subject, "missing_extras (cudaNN)", cuda_named(record.missing_extras),
@@ -773,9 +921,11 @@ def _sources(ctx: _Context, records: list[ProposedRecord]) -> dict[str, dict[str
             if sid not in ids or sid in ctx.database.sources:
                 continue
             index = ctx.index(package)
+            members = "".join(f"; {m} of the Linux x86_64 wheel read with HTTP range requests"
+                              for m in sorted(ctx.members_read.get(package, ())))
             sources.setdefault(file, {})[sid] = {
                 "title": f"PyPI {package}: JSON API and PEP 691 simple API (releases, upload dates, wheel tags); "
-                         "wheel METADATA read through PEP 658 or HTTP range requests (envpin refresh)",
+                         f"wheel METADATA read through PEP 658 or HTTP range requests{members} (envpin refresh)",
                 "url": index.read_from[0] if index and index.read_from else f"https://pypi.org/project/{package}/",
                 "grade": "pypi",
                 "read": ctx.read_date,

@@ -9,6 +9,7 @@ Python the release has wheels for: `triton; platform_system == "Linux"` is not a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from email.parser import HeaderParser
@@ -28,6 +29,7 @@ class Metadata:
     requires_python: str | None
     requires_dist: tuple[str, ...]
     provides_extra: tuple[str, ...]
+    summary: str = ""
 
 
 def parse_metadata(text: str) -> Metadata:
@@ -38,6 +40,7 @@ def parse_metadata(text: str) -> Metadata:
         requires_python=(str(headers.get("Requires-Python")).strip() or None) if headers.get("Requires-Python") else None,
         requires_dist=tuple(str(v).strip() for v in headers.get_all("Requires-Dist") or ()),
         provides_extra=tuple(str(v).strip() for v in headers.get_all("Provides-Extra") or ()),
+        summary=str(headers.get("Summary", "")).strip(),
     )
 
 
@@ -130,6 +133,33 @@ def cuda_extras(metadata: Metadata) -> list[tuple[str, int]]:
         if name.startswith("cuda") and name[4:].isdigit() and len(name) == 6:
             found.append((name, int(name[4:])))
     return sorted(found)
+
+
+_ROCM_PLUGIN = re.compile(r"^jax-rocm\d+-plugin$")
+_ROCM_OF_SUMMARY = re.compile(r"\bROCm[: ]\s*(\d+)\.(\d+)(?:\.\d+)*\b")
+
+
+def rocm_extras(metadata: Metadata) -> list[tuple[str, str]]:
+    """The ROCm extras a jax release provides, with the plugin each installs: [("rocm7-local", "jax-rocm7-plugin")]
+    (the extras whose requirements name a jax-rocmNN-plugin)."""
+    found = []
+    for extra in metadata.provides_extra:
+        name = canonicalize_name(extra)
+        for requirement in requirements(metadata):
+            project = canonicalize_name(requirement.name)
+            if _ROCM_PLUGIN.match(project) and requirement.marker is not None \
+                    and applies(requirement.marker, LINUX_X86_64, ("3.12", "3.13", "3.14"), name) \
+                    and not applies(requirement.marker, LINUX_X86_64, ("3.12", "3.13", "3.14")):
+                found.append((name, project))
+                break
+    return sorted(found)
+
+
+def rocm_of_summary(summary: str) -> str | None:
+    """The ROCm X.Y a jax-rocm plugin's Summary states: `JAX Plugin for AMD GPUs (ROCm:7.14.0)` -> 7.14; None for
+    `(ROCm:unknown)` or no statement."""
+    match = _ROCM_OF_SUMMARY.search(summary)
+    return f"{match.group(1)}.{match.group(2)}" if match else None
 
 
 def specifier_text(requirement: Requirement) -> str:

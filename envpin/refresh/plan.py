@@ -20,14 +20,16 @@ from packaging.version import Version
 
 from envpin.compat.model import Database
 from envpin.refresh.index import PackageIndex, Release, WheelFile, representative_wheels
-from envpin.refresh.metadata import Metadata, cuda_extras, extra_requirement
+from envpin.refresh.metadata import Metadata, cuda_extras, extra_requirement, rocm_extras
 from envpin.vocabulary.frameworks import COMPANIONS, TORCH_FAMILY
+from envpin.vocabulary.platforms import LINUX_X86_64
 
 FAMILIES = {
     "torch": TORCH_FAMILY,
-    "tensorflow": ("tensorflow", "tensorflow-cpu"),
+    "tensorflow": ("tensorflow", "tensorflow-cpu", "tensorflow-rocm"),
     # the plugins' own dependency, jax-cudaNN-pjrt, decides whether an extra can install (jax 0.4.22 cannot)
-    "jax": ("jax", "jaxlib", "jax-cuda12-plugin", "jax-cuda13-plugin", "jax-cuda12-pjrt", "jax-cuda13-pjrt"),
+    "jax": ("jax", "jaxlib", "jax-cuda12-plugin", "jax-cuda13-plugin", "jax-cuda12-pjrt", "jax-cuda13-pjrt",
+            "jax-rocm7-plugin", "jax-rocm7-pjrt"),
 }
 PACKAGES = tuple(package for packages in FAMILIES.values() for package in packages)
 
@@ -37,6 +39,20 @@ class MetadataRead:
     metadata: Metadata
     how: str  # "PEP 658" or "range"
     url: str
+
+
+@dataclass(frozen=True)
+class MemberRead:
+    """A file inside a wheel other than METADATA (TensorFlow's build_info.py), read with HTTP range requests."""
+
+    text: str
+    url: str
+
+
+@dataclass(frozen=True)
+class MemberWanted:
+    wheel: WheelFile
+    member: str  # its path inside the wheel
 
 
 @dataclass(frozen=True)
@@ -54,6 +70,8 @@ class Observations:
     problems: tuple[Problem, ...] = ()
     failed_metadata: Mapping[str, str] = field(default_factory=dict)  # wheel file name -> reason
     requested: tuple[str, ...] = ()  # the packages asked for
+    members: Mapping[tuple[str, str], MemberRead] = field(default_factory=dict)  # (wheel file name, member) -> text
+    failed_members: Mapping[tuple[str, str], str] = field(default_factory=dict)  # (wheel file name, member) -> reason
 
 
 def family_releases(database: Database, family: str):
@@ -142,18 +160,35 @@ def metadata_wanted(database: Database, observations: Observations, recheck: int
         read = observations.metadata.get(jax_wheel.filename) if jax_wheel else None
         if read is None:
             continue
-        for extra, _ in cuda_extras(read.metadata):
-            plugin = plugin_release(read.metadata, extra, indexes)
+        extras = [(extra, f"jax-{extra}-plugin") for extra, _ in cuda_extras(read.metadata)]
+        for extra, project in extras + rocm_extras(read.metadata):
+            plugin = plugin_release(read.metadata, extra, indexes, project)
             if plugin is not None:
                 want(linux_wheel(plugin[1]))
     return list(wanted.values())
 
 
-def plugin_release(jax_metadata: Metadata, extra: str, indexes: Mapping[str, PackageIndex]):
-    """(plugin project name, the newest plugin release the extra allows) or None when there is none."""
+def members_wanted(database: Database, observations: Observations, recheck: int = 1) -> list[MemberWanted]:
+    """The wheel members to read besides METADATA: build_info.py of the Linux x86_64 tensorflow wheel of each new
+    (and rechecked) release, for the GPU code compiled in."""
+    from envpin.refresh.build_info import MEMBER  # noqa: PLC0415 - only a refresh that reaches tensorflow needs it
+
+    wanted = []
+    for release in targets(database, "tensorflow", observations, recheck):
+        wheel = representative_wheels(release).get(LINUX_X86_64)
+        if wheel is not None and (wheel.filename, MEMBER) not in observations.members \
+                and (wheel.filename, MEMBER) not in observations.failed_members:
+            wanted.append(MemberWanted(wheel, MEMBER))
+    return wanted
+
+
+def plugin_release(jax_metadata: Metadata, extra: str, indexes: Mapping[str, PackageIndex], project: str | None = None):
+    """(plugin project name, the newest plugin release the extra allows) or None when there is none. The
+    plugin is `jax-<extra>-plugin` for the CUDA extras, or `project` (jax[rocm7-local] -> jax-rocm7-plugin)."""
     from packaging.utils import canonicalize_name  # noqa: PLC0415 - packaging.utils is heavy (~15 ms): only a jax plugin's release needs it
 
-    requirement = next((r for r in _plugin_requirements(jax_metadata, extra)), None)
+    requirement = extra_requirement(jax_metadata, extra, project) if project else \
+        next((r for r in _plugin_requirements(jax_metadata, extra)), None)
     if requirement is None:
         return None
     index = indexes.get(canonicalize_name(requirement.name))

@@ -331,3 +331,111 @@ def test_the_default_writes_into_the_database_it_refreshes(db_copy, tmp_path):
     assert (db_copy / "VERSION").read_text() == "2026.12.22\n"
     assert sorted(p.name for p in db_copy.parent.iterdir()) == ["db", "report.md"]  # no staging directory left
     assert validate_database(db_copy) == []
+
+
+TF_SOURCE = f"refresh-pypi-tensorflow-{PLANTED_DAY}"
+TF_WHEEL = "tensorflow-2.22.0-cp313-cp313-manylinux_2_27_x86_64.whl"
+TESTED = ("the tested build configuration in tensorflow/docs site/en/install/source.md, 'Tested build configurations' "
+          "(Linux GPU) was not read")
+TENSORFLOW_ROCM_2_22_0 = {
+    "pin": "2.22.0.700", "python": ["3.9", "3.10", "3.11"], "platforms": ["linux-x86_64"],
+    "sources": [f"refresh-pypi-tensorflow-rocm-{PLANTED_DAY}"],
+    "unverified": "from PyPI's tensorflow-rocm 2.22.0.700 files (read 2026-12-22): the ROCm it was built for and the "
+                  "gfx targets of its HIP kernels were not read (its METADATA names neither: they are in its shared "
+                  "libraries), so a solve does not choose it",
+}
+
+
+def test_a_new_tensorflow_release_gets_the_arch_list_of_its_wheel_and_its_rocm_build(tmp_path):
+    """build_info.py is read from the new Linux wheel with range requests (2.21.0's, recorded from PyPI, inside the
+    planted 2.22.0 wheel); tensorflow-rocm 2.22.0.700 is its ROCm build."""
+    world = World(plant=False)
+    world.plant_tensorflow()
+    with world.serve() as server:
+        code = refresh(server, tmp_path / "out", tmp_path / "report.md")
+        log = list(server.log)
+        base = server.base
+    assert code == 0
+    record = release(tmp_path / "out", "tensorflow.yaml", "2.22.0")
+    assert record["gpu"] == {"linux-x86_64": {
+        "cuda": "12.5", "cudnn": "9.3", "archs": ["sm_60", "sm_70", "sm_80", "sm_89", "compute_90"],
+        "unverified": f"CUDA 12.5 and the arch list as tensorflow/python/platform/build_info.py of {TF_WHEEL} names "
+                      f"them (cuda_version 12.5.1); cuDNN from the lower bound of the [and-cuda] pins (nvidia-cudnn "
+                      f"9.3); {TESTED}",
+        "sources": [TF_SOURCE]}}
+    assert record["rocm"] == TENSORFLOW_ROCM_2_22_0
+    sources = load_yaml(tmp_path / "out" / "tensorflow.yaml")["sources"]
+    assert sources[TF_SOURCE] == {
+        "title": "PyPI tensorflow: JSON API and PEP 691 simple API (releases, upload dates, wheel tags); wheel METADATA "
+                 "read through PEP 658 or HTTP range requests; tensorflow/python/platform/build_info.py of the Linux "
+                 "x86_64 wheel read with HTTP range requests (envpin refresh)",
+        "url": f"{base}/pypi/tensorflow/json", "grade": "pypi", "read": PLANTED_DAY}
+    assert sources[f"refresh-pypi-tensorflow-rocm-{PLANTED_DAY}"]["url"] == f"{base}/pypi/tensorflow-rocm/json"
+    assert all(rng for path, rng, _ in log if path == f"/files/{TF_WHEEL}")  # range requests only
+    report = (tmp_path / "report.md").read_text()
+    assert f"- {TF_WHEEL}: tensorflow/python/platform/build_info.py (HTTP range requests)" in report
+    assert "| tensorflow-rocm 2.22.0.700 | the ROCm it was built for and the gfx targets of its HIP kernels |" in report
+    # the known 2.21.0 was re-read the same way, and its curated arch list agrees
+    assert ("tensorflow 2.21.0 re-read from PyPI (4 METADATA file(s), 1 other wheel file(s)): agrees with the database"
+            in report)
+    old = (DB_DIR / "tensorflow.yaml").read_text().splitlines()
+    new = (tmp_path / "out" / "tensorflow.yaml").read_text().splitlines()
+    assert {op for op, *_ in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()} <= {"equal", "insert"}
+    assert validate_database(tmp_path / "out") == []
+    built = next(r for r in load_database(tmp_path / "out").tensorflow_releases if str(r.version) == "2.22.0")
+    assert built.gpu["linux-x86_64"].archs is not None and built.rocm[0].gfx is None
+
+
+def test_a_tensorflow_wheel_without_build_info_gives_no_arch_list_and_says_why(tmp_path):
+    world = World(plant=False)
+    world.plant_tensorflow(build_info=False)
+    with world.serve() as server:
+        code = refresh(server, tmp_path / "out", tmp_path / "report.md", "--recheck", "0")
+        base = server.base
+    gpu = release(tmp_path / "out", "tensorflow.yaml", "2.22.0")["gpu"]["linux-x86_64"]
+    assert code == 2 and "archs" not in gpu
+    assert gpu["unverified"] == (
+        "CUDA/cuDNN taken from the lower bounds of the [and-cuda] pins (nvidia-cuda-runtime 12.5, nvidia-cudnn 9.3); "
+        "the arch list was not read (0 members of the wheel match 'tensorflow/python/platform/build_info.py'); "
+        f"{TESTED}")
+    report = (tmp_path / "report.md").read_text()
+    assert (f"- tensorflow: {base}/files/{TF_WHEEL}: 0 members of the wheel match "
+            "'tensorflow/python/platform/build_info.py'") in report
+    assert "| tensorflow 2.22.0 | the arch list of the GPU build |" in report
+    assert validate_database(tmp_path / "out") == []
+
+
+def test_a_new_jax_release_gets_its_rocm_extra(planted):
+    record = release(planted["out"], "jax.yaml", "0.12.1")
+    assert record["rocm"] == {"rocm7-local": {
+        "plugin": "jax-rocm7-plugin 0.12.1", "rocm": "7.14", "python": ["3.12", "3.13", "3.14", "3.15"],
+        "platforms": ["linux-x86_64"],
+        "sources": [f"refresh-pypi-jax-{PLANTED_DAY}", f"refresh-pypi-jax-rocm7-plugin-{PLANTED_DAY}",
+                    f"refresh-pypi-jax-rocm7-pjrt-{PLANTED_DAY}"],
+        "unverified": "from PyPI (read 2026-12-22): the gfx targets of its HIP kernels were not read (they are in the "
+                      "offload bundles of its shared libraries, not in METADATA), so a solve does not choose it"}}
+    assert "| jax[rocm7-local] 0.12.1 | the gfx targets of its plugin's HIP kernels |" in planted["report"]
+    assert "jax_rocm7_plugin-0.12.1-cp315-cp315-manylinux_2_27_x86_64.whl: METADATA (HTTP range requests)" in planted["report"]
+
+
+def test_a_rocm_plugin_wheel_the_server_lacks_gives_an_unverified_record(tmp_path):
+    wheel = "jax_rocm7_plugin-0.12.1-cp315-cp315-manylinux_2_27_x86_64.whl"
+    with World().serve() as server:
+        server.routes[f"/files/{wheel}"].status = 404
+        code = refresh(server, tmp_path / "out", tmp_path / "report.md", "--recheck", "0")
+    rocm = release(tmp_path / "out", "jax.yaml", "0.12.1")["rocm"]["rocm7-local"]
+    assert code == 2 and "rocm" not in rocm and rocm["plugin"] == "jax-rocm7-plugin 0.12.1"
+    assert rocm["unverified"].startswith(f"from PyPI (read 2026-12-22): the METADATA of {wheel} could not be read "
+                                         "(HTTP 404): its ROCm and its pjrt requirement are not known; the gfx targets")
+    assert validate_database(tmp_path / "out") == []
+
+
+def test_a_rocm_plugin_whose_pjrt_is_missing_makes_a_missing_extra(tmp_path):
+    world = World(plant=False)
+    world.plant_jax(pjrt=False)
+    with world.serve() as server:
+        refresh(server, tmp_path / "out", tmp_path / "report.md", "--recheck", "0")
+    record = release(tmp_path / "out", "jax.yaml", "0.12.1")
+    assert "rocm" not in record
+    assert record["missing_extras"]["rocm7-local"] == (
+        "jax-rocm7-plugin 0.12.1 needs jax-rocm7-pjrt==0.12.1, which is not on PyPI (read 2026-12-22)")

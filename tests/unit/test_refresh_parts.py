@@ -12,13 +12,23 @@ import pytest
 import yaml
 from packaging.version import Version
 
+from envpin.refresh.build_info import MEMBER, BuildInfoError, parse_build_info
 from envpin.refresh.client import FetchError, RangeFile, _metadata_member
 from envpin.refresh.diff import cuda_of, variant_name
 from envpin.refresh.index import index_from_documents, representative_wheels
-from envpin.refresh.metadata import base_pins, cuda_extras, extra_pins, extra_requirement, parse_metadata
+from envpin.refresh.metadata import (
+    base_pins,
+    cuda_extras,
+    extra_pins,
+    extra_requirement,
+    parse_metadata,
+    rocm_extras,
+    rocm_of_summary,
+)
 from envpin.refresh.plan import new_releases
 from envpin.refresh.wheels import wheel_tags
 from envpin.refresh.write import insert_changelog, insert_records, insert_sources, render_record
+from tests.integration.test_refresh import _BUILD_INFO_2_10_1
 
 RECORDED = Path(__file__).resolve().parent.parent / "fixtures" / "refresh" / "metadata"
 
@@ -203,3 +213,43 @@ def test_range_file_budget_stops_a_runaway_read():
 def test_a_wheel_without_metadata_is_a_clear_error():
     with pytest.raises(FetchError, match="expected one \\*.dist-info/METADATA in the wheel, found 0"):
         _metadata_member(["pkg/__init__.py"], "https://x/pkg.whl")
+
+
+# ---------------------------------------------------------------- build_info.py and the ROCm plugins' Summary
+
+MEMBERS = RECORDED.parent / "members"
+
+
+def test_build_info_of_the_recorded_linux_wheel_is_its_database_record(database):
+    text = (MEMBERS / "tensorflow-2.21.0-cp313-cp313-manylinux_2_27_x86_64.whl" / MEMBER).read_text()
+    info = parse_build_info(text)
+    assert (info.is_cuda_build, info.cuda, info.cuda_version) == (True, "12.5", "12.5.1")
+    assert info.archs == ("sm_60", "sm_70", "sm_80", "sm_89", "compute_90")
+    curated = next(r for r in database.tensorflow_releases if str(r.version) == "2.21.0").gpu["linux-x86_64"]
+    assert curated.cuda == info.cuda
+    assert curated.archs is not None and curated.archs.describe() == "sm_60, sm_70, sm_80, sm_89, compute_90 (PTX)"
+
+
+def test_build_info_of_a_windows_wheel_and_what_is_refused():
+    info = parse_build_info(_BUILD_INFO_2_10_1)
+    assert (info.cuda, info.cuda_version) == ("11.2", "64_112")  # the DLL suffix cudart64_112.dll
+    cpu = parse_build_info("import collections\nbuild_info = collections.OrderedDict([('is_cuda_build', False)])\n")
+    assert (cpu.is_cuda_build, cpu.cuda, cpu.archs) == (False, None, ())
+    for text, message in [("build_info = {'cuda_compute_capabilities': ['sm_8x']}", "not a list of sm_XY"),
+                          ("x = 1", "no `build_info = ...`"),
+                          ("build_info = {'is_cuda_build': True}", "without a cuda_version"),
+                          ("build_info = dict(os.environ)", "not a mapping of literals"),
+                          ("build_info = {", "not Python")]:
+        with pytest.raises(BuildInfoError, match=message):
+            parse_build_info(text)
+
+
+def test_rocm_extras_and_the_rocm_a_plugin_names():
+    jax = recorded("jax-0.12.0.1-py3-none-any.whl")
+    assert rocm_extras(jax) == [("rocm7-local", "jax-rocm7-plugin")]
+    plugin = recorded("jax_rocm7_plugin-0.12.0-cp315-cp315-manylinux_2_27_x86_64.whl")
+    assert plugin.summary == "JAX Plugin for AMD GPUs (ROCm:7.14.0)" and rocm_of_summary(plugin.summary) == "7.14"
+    # jax-rocm7-pjrt's Summary on pypi.org (2026-12-01), and the form of the plugins that state none (SOURCES-ROCM.md)
+    assert rocm_of_summary("JAX XLA PJRT Plugin for AMD GPUs (ROCm:7.14.0)") == "7.14"
+    assert rocm_of_summary("JAX Plugin for AMD GPUs (ROCm:unknown)") is None
+    assert extra_requirement(jax, "rocm7-local", "jax-rocm7-plugin") is not None
