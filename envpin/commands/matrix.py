@@ -35,7 +35,7 @@ def register(matrix: argparse.ArgumentParser, parser_class) -> None:
 def run(args: argparse.Namespace) -> int:
     if len(args.framework) > 1:
         raise EnvpinInputError("--framework: envpin matrix shows one framework at a time")
-    output_format = args.format or format_for_path(args.output)
+    output_format = args.format or grid_format_for_path(args.output)
     options = SolveOptions(frameworks=tuple(args.framework) or ("torch",), driver_policy=args.driver_policy)
     spec = target_spec(args)
     database = load_database(args.db)
@@ -59,7 +59,7 @@ def rendered(made: list[Grid], output_format: str, colour: bool) -> str:
     return terminal.render(made, colour=colour)
 
 
-def format_for_path(output: str | None) -> str:
+def grid_format_for_path(output: str | None) -> str:
     if not output:
         return "text"
     chosen = _SUFFIXES.get(Path(output).suffix.lower())
