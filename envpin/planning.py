@@ -72,6 +72,7 @@ class Planned(Record):
     request: Request
     project: Project | None
     source_args: tuple[str, ...] | None  # the request in the user's words, for a project's regenerate line
+    facts: HostFacts | None = None  # what the answer was solved for: install's conda backends reuse it, not detect again
 
     @property
     def ok(self) -> bool:
@@ -164,7 +165,7 @@ def plan(options: SolveOptions, target_spec: TargetSpec, database: Database) -> 
     refusal = broken_driver(facts, target_spec, request)
     if refusal is not None:
         answer: Plan | Unsatisfiable = Unsatisfiable(target, database.version, DRIVER_BROKEN, *refusal)
-        return Planned(answer, request, project, _source_args(options, project))
+        return Planned(answer, request, project, _source_args(options, project), facts)
     answer = _name_project_pins(solve(database, target, request), origins)
     if project is not None:
         answer = _cuda_package_clashes(answer, project)
@@ -172,7 +173,7 @@ def plan(options: SolveOptions, target_spec: TargetSpec, database: Database) -> 
         project, answer = _tied_follow_torch(answer, project, options, database, target)
     if target_spec.probes_this_machine:
         answer = _with_detection_trouble(answer, facts.notes, facts.driver_trouble)
-    return Planned(answer, request, project, _source_args(options, project))
+    return Planned(answer, request, project, _source_args(options, project), facts)
 
 
 DRIVER_BROKEN = "driver-broken"  # the Unsatisfiable code of a refused answer; solve, init, lock and install exit 3

@@ -72,25 +72,9 @@ class TargetSpec(TargetOverrides):
         return make_target(database, self.facts())
 
     def to_argv(self) -> tuple[str, ...]:
-        """The same machine as the target options of a solve: `--os linux --driver 535.104.05 --gpu 'NVIDIA A100 …'`
-        (the conda facts, --glibc and --macos-version, are not solve options and are left out)."""
-        words: list[str] = []
-        if self.facts_file:
-            words += ["--facts", str(self.facts_file)]
-        for option, value in (("--os", self.os), ("--arch", self.arch), ("--driver", self.driver),
-                              ("--python", self.python), ("--amdgpu-driver", self.amdgpu_driver), ("--rocm", self.rocm),
-                              ("--macos", self.macos)):
-            if value:
-                words += [option, value]
-        if self.wsl:
-            words.append("--wsl")
-        for gpu in self.gpus:
-            words += ["--gpu", gpu]
-        for capability in self.compute_capabilities:
-            words += ["--compute-capability", capability]
-        for target in self.gfx:
-            words += ["--gfx", target]
-        return tuple(words)
+        """The same machine as the target options of a solve: `--facts FILE` and the flags laid over it (the conda
+        facts, --glibc and --macos-version, are not solve options and are left out)."""
+        return (("--facts", str(self.facts_file)) if self.facts_file else ()) + super().to_argv()
 
     @property
     def flags(self) -> str:

@@ -84,6 +84,7 @@ def _install(args: argparse.Namespace) -> int:
         return _conda_file(Path(args.lock), lock_kind, options, spec, args)
     database = load_database(args.db)
     document: Mapping[str, Any]
+    facts = None
     if args.lock:
         document = read_lock(args.lock)
     else:
@@ -96,9 +97,10 @@ def _install(args: argparse.Namespace) -> int:
         for line in locked.left_out:
             print(f"envpin: note: not locked: {line}", file=sys.stderr)
         document = locked.lock.document
+        facts = planned.facts
     conda_target = None
     if args.backend in CONDA_FAMILY:
-        conda_target = conda_backend_target(native_conda_target(spec, database), channels(args))
+        conda_target = conda_backend_target(native_conda_target(spec, database, facts), channels(args))
     install_lock(document, options, conda_target)
     return 0
 

@@ -14,6 +14,7 @@ from envpin.conda.channels import Channels
 from envpin.conda.rattler_solve import Solution, solve_environment
 from envpin.conda.virtual import VirtualPackage, conda_subdir, virtual_packages
 from envpin.errors import EnvpinInputError
+from envpin.facts import HostFacts
 from envpin.record import replace
 from envpin.resolver.target import Target, make_target
 from envpin.target_spec import TargetSpec
@@ -26,8 +27,9 @@ class CondaTargetFacts:
     virtual_packages: tuple[VirtualPackage, ...]
 
 
-def conda_target(spec: TargetSpec, database: Database) -> CondaTargetFacts:
-    facts = spec.facts()
+def conda_target(spec: TargetSpec, database: Database, facts: HostFacts | None = None) -> CondaTargetFacts:
+    """`facts`: the spec's facts where a solve already made them (detecting twice could even disagree)."""
+    facts = spec.facts() if facts is None else facts
     if facts.libc is None and spec.probes_this_machine:
         # a solve's detection leaves the C library out (it needs none); a conda target on this machine has this
         # machine's glibc, which `__glibc` names
@@ -39,10 +41,10 @@ def conda_target(spec: TargetSpec, database: Database) -> CondaTargetFacts:
     return CondaTargetFacts(target, conda_subdir(target), tuple(virtual_packages(target, facts.libc, spec.macos_version)))
 
 
-def native_conda_target(spec: TargetSpec, database: Database) -> CondaTargetFacts:
+def native_conda_target(spec: TargetSpec, database: Database, facts: HostFacts | None = None) -> CondaTargetFacts:
     """The conda target of an environment made here, which must be this machine: a conda environment runs only
     where its subdir does."""
-    found = conda_target(spec, database)
+    found = conda_target(spec, database, facts)
     if found.subdir != native_subdir():
         raise EnvpinInputError(f"the target is {found.subdir}, and an environment made here is for {native_subdir()}: "
                                "install on the target, or write a lock for it (envpin conda lock)")

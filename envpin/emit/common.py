@@ -12,7 +12,7 @@ from envpin.errors import EnvpinInputError
 from envpin.escapes import printable
 from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.request import DEFAULT_TORCH_INDEX, Request
-from envpin.resolver.target import Target
+from envpin.resolver.target import Target, overrides_of
 
 PYPI_SIMPLE = "https://pypi.org/simple"
 
@@ -39,24 +39,7 @@ def regenerate_command(
         for name in request.packages:
             if name in request.specifiers or name in request.extras:
                 words += ["--spec", request.spec_text(name)]
-    words += ["--os", target.os, "--arch", target.arch, "--python", target.python]
-    words += ["--driver", target.driver or "none"]
-    if target.wsl:
-        words.append("--wsl")
-    for gpu in target.gpus:
-        words += ["--gpu", gpu.name]
-    if any(g.capability_source == "probe" for g in target.gpus):
-        for gpu in target.gpus:
-            words += ["--compute-capability", str(gpu.compute_capability)]
-    for amd in target.amd_gpus:
-        words += ["--gpu", amd.name]
-    if any(g.gfx_source == "probe" for g in target.amd_gpus):
-        for amd in target.amd_gpus:
-            words += ["--gfx", amd.gfx]
-    words += [word for name in (*(g.name for g in target.intel_gpus), *target.apple_gpus) for word in ("--gpu", name)]
-    for option, value in (("--amdgpu-driver", target.amdgpu_driver), ("--rocm", target.rocm), ("--macos", target.macos)):
-        if value:
-            words += [option, value]
+    words += overrides_of(target).to_argv()
     if request.policy != "minor":
         words += ["--driver-policy", request.policy]
     if request.torch_index != DEFAULT_TORCH_INDEX:

@@ -131,6 +131,44 @@ class TargetOverrides(Record):
     macos: str | None = None
     wsl: bool | None = None  # True: Linux under WSL2 (the Windows driver); None: as the facts say
 
+    def to_argv(self) -> tuple[str, ...]:
+        """The flags as a command line spells them (`--os linux --arch x86_64 --python 3.11 --driver 535.104.05
+        --gpu 'NVIDIA A100 …'`): the one spelling of a target for a fix, a regenerate line and a fleet's class."""
+        words: list[str] = []
+        for option, value in (("--os", self.os), ("--arch", self.arch), ("--python", self.python),
+                              ("--driver", self.driver)):
+            if value:
+                words += [option, value]
+        if self.wsl:
+            words.append("--wsl")
+        for gpu in self.gpus:
+            words += ["--gpu", gpu]
+        for capability in self.compute_capabilities:
+            words += ["--compute-capability", capability]
+        for target in self.gfx:
+            words += ["--gfx", target]
+        for option, value in (("--amdgpu-driver", self.amdgpu_driver), ("--rocm", self.rocm), ("--macos", self.macos)):
+            if value:
+                words += [option, value]
+        return tuple(words)
+
+
+def overrides_of(target: Target) -> TargetOverrides:
+    """The flags that describe `target` again on any machine: every fact spelled out, the driver as 'none' where
+    there is none. A compute capability or gfx target is given only where a probe found it, because then the
+    GPU's name alone would not give it back."""
+    nvidia_probed = any(g.capability_source == "probe" for g in target.gpus)
+    amd_probed = any(g.gfx_source == "probe" for g in target.amd_gpus)
+    return TargetOverrides(
+        os=target.os, arch=target.arch, python=target.python, driver=target.driver or "none",
+        wsl=target.wsl or None,
+        gpus=(*(g.name for g in target.gpus), *(g.name for g in target.amd_gpus), *(g.name for g in target.intel_gpus),
+              *target.apple_gpus),
+        compute_capabilities=tuple(str(g.compute_capability) for g in target.gpus) if nvidia_probed else (),
+        gfx=tuple(g.gfx for g in target.amd_gpus) if amd_probed else (),
+        amdgpu_driver=target.amdgpu_driver, rocm=target.rocm, macos=target.macos,
+    )
+
 
 def apply_overrides(facts: HostFacts, overrides: TargetOverrides) -> HostFacts:
     """Target flags win over the facts file, which wins over detection."""

@@ -144,7 +144,7 @@ def test_a_config_target_describes_another_machine_without_probing_this_one(data
     facts = spec.facts()
     assert (facts.os, facts.arch, facts.python.version) == ("linux", "aarch64", "3.12")
     assert (facts.driver is None) == (driver == "none")
-    assert spec.flags.startswith("--os linux --arch aarch64 --driver")
+    assert spec.flags.startswith("--os linux --arch aarch64 --python 3.12 --driver")
 
 
 # ---------------------------------------------------------------- the file's own Python against the target's

@@ -16,9 +16,11 @@ from envpin.conda.envfile import parse_environment_yml
 from envpin.conda.errors import CondaInputError
 from envpin.conda.locks import LockedRecord, conda_lock_yml, explicit, relocate
 from envpin.conda.specs import conda_environment
+from envpin.conda.target import conda_target
 from envpin.conda.virtual import VirtualPackage, conda_lock_spec, override_environment, virtual_packages
 from envpin.emit import conda_env
 from envpin.emit.conda_env import render_virtual_packages
+from envpin.errors import EnvpinInputError
 from envpin.facts import Driver, Gpu, HostFacts, Libc, PythonInfo
 from envpin.provision.backends import Step
 from envpin.provision.install import step_environment
@@ -26,6 +28,7 @@ from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.request import parse_request
 from envpin.resolver.solve import solve
 from envpin.resolver.target import make_target
+from envpin.target_spec import TargetSpec
 
 GLIBC = Libc("glibc", "2.35")
 
@@ -350,3 +353,16 @@ def test_conda_tool_commands(tmp_path):
     no_driver = Step("create", ("conda",), conda_target=(VirtualPackage("__glibc", "2.35"),))
     assert step_environment(user, no_driver)["CONDA_OVERRIDE_CUDA"] == ""  # conda's "no CUDA driver"
     assert step_environment(user, Step("pip", ("python",))) is user  # not a conda step: untouched
+
+
+def test_a_conda_target_takes_the_facts_a_solve_already_made(database, tmp_path):
+    """install's conda backends solve, then make the conda target: from the solve's facts, not a second detection
+    (here a facts file that is gone by then, so reading the spec again fails)."""
+    spec = TargetSpec(facts_file=str(tmp_path / "gone.json"))
+    facts = HostFacts(os="linux", arch="x86_64", python=PythonInfo("3.11"), libc=Libc("glibc", "2.35"),
+                      driver=Driver("550.54.15", "12.4", "nvidia-smi"), gpus=(Gpu(0, "NVIDIA GeForce RTX 4090", "8.9"),))
+    found = conda_target(spec, database, facts)
+    assert found.subdir == "linux-64"
+    assert VirtualPackage("__glibc", "2.35") in found.virtual_packages
+    with pytest.raises(EnvpinInputError):
+        conda_target(spec, database)
