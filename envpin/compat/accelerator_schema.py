@@ -16,6 +16,7 @@ from envpin.compat.model import (
     AcceleratorTables,
     AmdDriverSupport,
     AmdGpuModel,
+    AmdgpuModule,
     GfxList,
     GfxOverride,
     IntelGpuFamily,
@@ -36,6 +37,7 @@ if TYPE_CHECKING:  # the schema imports this module (lazily) and hands it its no
 GFX = re.compile(r"^gfx[0-9]{2,4}[0-9a-f]$")
 _RELEASE_X_Y = re.compile(r"^\d+\.\d+$")
 _AMD_DRIVER = re.compile(r"^\d+\.\d+$")
+_AMDGPU_MODULE = re.compile(r"^\d+\.\d+\.\d+$")
 _MACOS = re.compile(r"^\d{2}\.\d$")
 _PYTHON = re.compile(r"^3\.\d{1,2}$")
 GPU_KINDS = ("dGPU", "APU")
@@ -55,9 +57,11 @@ class AcceleratorFacts(Record):
 def accelerator_facts(roots: dict[str, _Node], cited: _Citations, known: dict[str, TorchRelease]) -> AcceleratorFacts:
     rocm = roots["rocm.yaml"]
     gfx_sets = _gfx_sets(rocm.child("gfx_sets"), cited)
+    drivers = _drivers(rocm.child("drivers"), cited)
     tables = AcceleratorTables(
         amd_gpus=_amd_gpus(roots["amd_gpus.yaml"].child("gpus"), cited),
-        amd_drivers=_drivers(rocm.child("drivers"), cited),
+        amd_drivers=drivers,
+        amdgpu_modules=_amdgpu_modules(rocm.child("amdgpu_modules"), drivers, cited),
         gfx_overrides=_overrides(rocm.child("overrides"), cited),
         gfx_sets=gfx_sets,
         vendor_indexes=_vendor_indexes(rocm.child("vendor_indexes"), cited),
@@ -180,6 +184,21 @@ def _drivers(node: _Node, cited: _Citations) -> tuple[AmdDriverSupport, ...]:
             provenance=cited.provenance(record),
         ))
     return tuple(sorted(rows, key=lambda row: _numbers(row.driver), reverse=True))
+
+
+def _amdgpu_modules(node: _Node, drivers: tuple[AmdDriverSupport, ...], cited: _Citations) -> dict[str, AmdgpuModule]:
+    """Each module version once, tied to a driver release the matrix has (a typo there would check nothing)."""
+    releases = {row.driver for row in drivers}
+    modules: dict[str, AmdgpuModule] = {}
+    for record in node.sequence() if node.value is not None else []:
+        module = record.child("module").string(_AMDGPU_MODULE, "an amdgpu module version such as 6.12.12")
+        if module in modules:
+            record.child("module").fail(f"amdgpu module {module} is tied to a driver release already")
+        driver = record.child("driver").string(_AMD_DRIVER, "an AMD GPU driver release such as 6.4 or 30.10")
+        if driver not in releases:
+            record.child("driver").fail(f"AMD GPU driver {driver} is not a row of `drivers`")
+        modules[module] = AmdgpuModule(module=module, driver=driver, provenance=cited.provenance(record))
+    return modules
 
 
 def _overrides(node: _Node, cited: _Citations) -> dict[str, GfxOverride]:

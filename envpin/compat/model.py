@@ -319,6 +319,16 @@ class AmdDriverSupport(Record):
 
 
 @record
+class AmdgpuModule(Record):
+    """The amdgpu-dkms kernel module an AMD GPU driver release ships (rocm.yaml `amdgpu_modules`): what
+    /sys/module/amdgpu/version says (6.12.12) tied to the release AMD's matrix is keyed by (6.4)."""
+
+    module: str  # the module's version, as /sys/module/amdgpu/version and `dkms status` print it
+    driver: str  # the AMD GPU driver release that ships it, a row of the matrix: "6.4", "30.10"
+    provenance: Provenance
+
+
+@record
 class GfxOverride(Record):
     """A GPU without kernels of its own that HSA_OVERRIDE_GFX_VERSION can make use a sibling's (Linux only, risky)."""
 
@@ -385,6 +395,7 @@ class AcceleratorTables(Record):
 
     amd_gpus: tuple[AmdGpuModel, ...] = ()
     amd_drivers: tuple[AmdDriverSupport, ...] = ()  # newest driver first
+    amdgpu_modules: Mapping[str, AmdgpuModule] = NEW_DICT  # amdgpu-dkms module version -> the driver release
     gfx_overrides: Mapping[str, GfxOverride] = NEW_DICT  # gfx -> its stand-in
     gfx_sets: Mapping[str, GfxList] = NEW_DICT
     vendor_indexes: tuple[VendorIndex, ...] = ()

@@ -127,6 +127,12 @@ def check_amd_driver(database: Database, target: Target, build: Build, reasons: 
     if assumed:
         unverified.append(f"the AMD kernel driver is assumed to be the one of the installed ROCm {target.rocm} "
                           "(amdgpu-install puts both on the machine); pass --amdgpu-driver when it is not")
+    if target.amdgpu_driver_from_module:
+        shipped = database.accelerators.amdgpu_modules[target.amdgpu_module or ""]
+        reasons.append(f"the loaded amdgpu-dkms module {shipped.module} is the one AMD GPU driver {driver} ships "
+                       "(pass --amdgpu-driver to say otherwise)")
+        if shipped.provenance.unverified:
+            unverified.append(f"amdgpu module {shipped.module} as driver {driver}: {shipped.provenance.unverified}")
     row = _driver_row(database, driver)
     if row is None:
         unchecked.append("driver")
@@ -146,15 +152,16 @@ def check_amd_driver(database: Database, target: Target, build: Build, reasons: 
 
 
 def _module_seen(module: str | None) -> str:
-    """What the probe read of the loaded amdgpu module: AMD's matrix names driver releases (6.4, 30.10), not module
-    versions (amdgpu-dkms 6.12.12.60401 is in repo.radeon.com/amdgpu/6.4.1, ROCm/legacy-rocm-build#4619), and does not
+    """What the probe read of a loaded amdgpu module that rocm.yaml does not tie to a driver release (those it ties
+    are the target's driver already): AMD's matrix names releases (6.4, 30.10), not module versions, and does not
     cover a kernel's own amdgpu."""
     if module is None:
         return ""
     if module.startswith("in-tree"):
         return (f"; the loaded amdgpu is the kernel's own ({module}), which AMD's driver/user-space matrix does not "
                 "cover")
-    return f"; the loaded amdgpu-dkms module is {module}: give its AMD GPU driver release with --amdgpu-driver"
+    return (f"; the loaded amdgpu-dkms module is {module}, and which AMD GPU driver release ships it is unknown to "
+            "the database: give the release with --amdgpu-driver")
 
 
 def _driver_row(database: Database, driver: str) -> AmdDriverSupport | None:

@@ -82,6 +82,7 @@ class Target(Record):
     amdgpu_driver: str | None = None  # the AMD GPU driver release (6.4, 30.10)
     rocm: str | None = None  # the installed ROCm user space
     amdgpu_module: str | None = None  # the loaded amdgpu kernel module as detected (6.12.12, "in-tree 6.8.0-45-generic")
+    amdgpu_driver_from_module: bool = False  # amdgpu_driver is the release that ships amdgpu_module (rocm.yaml)
     intel_gpus: tuple[TargetIntelGpu, ...] = ()
     apple_gpus: tuple[str, ...] = ()  # Apple silicon's GPU, by its chip's name
     macos: str | None = None  # the macOS version
@@ -106,7 +107,9 @@ class Target(Record):
         others = [f"{g.name} ({g.gfx}{', APU' if g.integrated else ''})" for g in self.amd_gpus]
         others += [g.name for g in self.intel_gpus] + list(self.apple_gpus)
         if self.amd_gpus:
-            others.append(f"AMD GPU driver {self.amdgpu_driver}" if self.amdgpu_driver else "AMD GPU driver not given")
+            module = f" (amdgpu module {self.amdgpu_module})" if self.amdgpu_driver_from_module else ""
+            others.append(f"AMD GPU driver {self.amdgpu_driver}{module}" if self.amdgpu_driver
+                          else "AMD GPU driver not given")
         if self.rocm:
             others.append(f"ROCm {self.rocm} installed")
         if self.macos:
@@ -280,6 +283,9 @@ def make_target(database: Database, facts: HostFacts) -> Target:
     gpus = [replace(gpu, vendor="amd") if gpu.vendor == "nvidia" and not gpu.compute_capability
             and lookup_gpu(database, gpu.name) is None and lookup_amd_gpu(database, gpu.name) is not None else gpu
             for gpu in facts.gpus]
+    # the driver release as given, else the one whose amdgpu-dkms module the machine has loaded, where that is known
+    shipped = database.accelerators.amdgpu_modules.get(facts.amdgpu_module or "")
+    amdgpu_driver = facts.amdgpu_driver or (shipped.driver if shipped else None)
     return Target(
         os=facts.os,
         arch=facts.arch,
@@ -289,9 +295,10 @@ def make_target(database: Database, facts: HostFacts) -> Target:
         gpus=tuple(_target_gpu(database, gpu) for gpu in gpus if gpu.vendor == "nvidia"),
         wsl=facts.wsl,
         amd_gpus=tuple(_target_amd_gpu(database, gpu) for gpu in gpus if gpu.vendor == "amd"),
-        amdgpu_driver=facts.amdgpu_driver,
+        amdgpu_driver=amdgpu_driver,
         rocm=facts.rocm,
         amdgpu_module=facts.amdgpu_module,
+        amdgpu_driver_from_module=facts.amdgpu_driver is None and shipped is not None,
         intel_gpus=tuple(_target_intel_gpu(database, gpu) for gpu in facts.gpus if gpu.vendor == "intel"),
         apple_gpus=tuple(gpu.name for gpu in facts.gpus if gpu.vendor == "apple"),
         macos=facts.macos,

@@ -64,6 +64,7 @@ def test_a_facts_file_with_an_amd_gpu_and_no_vendor(tmp_path):
                      encoding="utf-8")
     document = json.loads(envpin("solve", "--framework", "torch", "--format", "json", "--facts", str(facts)).stdout)
     assert document["target"]["amdgpu_module"] == "6.16.6"
+    assert document["target"]["amdgpu_driver"] == "30.20"  # the release that ships amdgpu-dkms 6.16.6 (rocm.yaml)
 
 
 def test_bad_values_are_one_line_errors():

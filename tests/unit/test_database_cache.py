@@ -121,7 +121,7 @@ def test_a_well_signed_entry_of_the_wrong_shape_is_a_miss(document):
 def test_the_smallest_database_decodes():
     base = cache.decode(_entry({"shared": [], "fields": EMPTY_BASE}), STAMPS, "base")
     torch = cache.decode(_entry({"shared": [], "fields": {"torch_releases": [], "arch_sets": {},
-                                                          "accelerators": [[], [], {}, {}, [], [], []]}}, part="torch"),
+                                                          "accelerators": [[], [], {}, {}, {}, [], [], []]}}, part="torch"),
                          STAMPS, "torch")
     database = in_parts(base, {"torch": torch}.__getitem__)
     assert type(database) is Database and database.torch_releases == () and database.version == "2026.11.29"

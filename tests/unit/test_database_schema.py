@@ -121,6 +121,18 @@ def test_an_unknown_key_is_refused_not_ignored(db_copy, name, old, new, message)
     assert any(re.search(message, problem) for problem in problems), problems
 
 
+@pytest.mark.parametrize("old, new, message", [
+    ('{module: "6.12.12", driver: "6.4"', '{module: "6.12.12", driver: "6.5"', "AMD GPU driver 6.5 is not a row of `drivers`"),
+    ('{module: "6.12.12", driver: "6.4"', '{module: "6.14.14", driver: "6.4"', "amdgpu module 6.14.14 is tied to a driver"),
+    ('{module: "6.12.12", driver: "6.4"', '{module: "6.12", driver: "6.4"', "an amdgpu module version such as 6.12.12"),
+], ids=["unknown-driver", "module-twice", "not-a-module-version"])
+def test_a_corrupt_amdgpu_module_record_is_named(db_copy, old, new, message):
+    """rocm.yaml `amdgpu_modules` ties each module version once to a release of its own `drivers` matrix."""
+    _corrupt(db_copy, "rocm.yaml", old, new)
+    problems = validate_database(db_copy)
+    assert any(message in problem for problem in problems), problems
+
+
 def test_missing_file(db_copy):
     (db_copy / "gpus.yaml").unlink()
     with pytest.raises(DatabaseError, match="gpus.yaml is missing"):

@@ -317,6 +317,26 @@ def test_a_cut_amd_smi_document_falls_to_rocm_smi(tmp_path, monkeypatch):
     assert any("amd-smi printed something envpin cannot read" in note for note in report.notes)
 
 
+def test_a_detected_amdgpu_dkms_module_gives_the_target_its_driver_release(tmp_path, monkeypatch, database):
+    # amdgpu-dkms 6.12.12 is driver 6.4's (AMD's driver docs of 6.4 print amdgpu/6.12.12 in `dkms status`), and
+    # driver 6.4 supports ROCm 6.1-7.1: the solve checks it without --amdgpu-driver and leaves the rocm7.2 build
+    bin_dir, root = tmp_path / "bin", tmp_path / "root"
+    bin_dir.mkdir()
+    _kfd_node(root, 1, "gfx_target_version 110000\n")
+    (root / "sys" / "module" / "amdgpu").mkdir(parents=True)
+    (root / "sys" / "module" / "amdgpu" / "version").write_text("6.12.12\n", encoding="utf-8")
+    _tool(bin_dir, "rocm-smi", fixture("amd/rocm_smi_productname_json_rx7900xt_marimo_9237.txt"))
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}/usr/bin{os.pathsep}/bin")
+    report = other_gpus.detect_other_gpus(SubprocessRunner(), "linux", str(root), timeout=5)
+    facts = HostFacts(os="linux", arch="x86_64", python=PythonInfo("3.11"), gpus=tuple(report.gpus),
+                      amdgpu_module=report.amdgpu_module)
+    target = make_target(database, facts)
+    assert (target.amdgpu_module, target.amdgpu_driver, target.amdgpu_driver_from_module) == ("6.12.12", "6.4", True)
+    answer = _solve(database, facts)
+    assert isinstance(answer, Plan) and answer.accelerator == "rocm7.1", answer
+    assert any("AMD GPU driver 6.4 supports ROCm 7.1" in reason for reason in answer.reasons), answer.reasons
+
+
 def test_windows_wmic_table_of_an_intel_igpu_beside_an_nvidia_card():
     adapters = other_gpus.parse_video_controllers(
         fixture("windows/video_controller_wmic_name_uhd630_gtx1080ti_presentmon_159.txt"))
@@ -356,7 +376,9 @@ def test_mixed_vendor_hosts_pick_the_accelerator(database):
 
 def test_a_detected_amdgpu_module_is_named_where_the_driver_was_not_given(database):
     card = Gpu(0, "Radeon RX 7900 XT", None, vendor="amd", gfx="gfx1100")
-    for module, words in (("6.16.6", "amdgpu-dkms module is 6.16.6"), ("in-tree 6.8.0-45-generic", "kernel's own")):
+    for module, words in (("6.16.6", "the loaded amdgpu-dkms module 6.16.6 is the one AMD GPU driver 30.20 ships"),
+                          ("6.16.13", "amdgpu-dkms module is 6.16.13, and which AMD GPU driver release ships it is unknown"),
+                          ("in-tree 6.8.0-45-generic", "kernel's own")):
         facts = HostFacts(os="linux", arch="x86_64", python=PythonInfo("3.11"), gpus=(card,), amdgpu_module=module)
         answer = _solve(database, facts)
         assert isinstance(answer, Plan) and any(words in reason for reason in answer.reasons), answer.reasons

@@ -44,6 +44,7 @@ class Case:
     gfx: tuple[str, ...] = ()
     driver: str = "none"  # NVIDIA's
     amdgpu_driver: str | None = None
+    amdgpu_module: str | None = None  # as detection reads /sys/module/amdgpu/version
     rocm: str | None = None
     os: str = "linux"
     arch: str = "x86_64"
@@ -89,6 +90,25 @@ CASES = [
          "rocm7.0", (MI300X,), rocm="6.2.4", says=("assumed to be the one of the installed ROCm 6.2.4",)),
     Case("mi300x-driver-unknown", "a driver release newer than the matrix is not refused, and it is said",
          "2.13.0+rocm7.2", "rocm7.2", (MI300X,), amdgpu_driver="31.60", says=("is not in AMD's driver",)),
+    Case("mi300x-module-6.12.12", "the loaded amdgpu-dkms 6.12.12 is driver 6.4's: rocm7.2 refused as with --amdgpu-driver 6.4",
+         "2.13.0+rocm7.1", "rocm7.1", (MI300X,), amdgpu_module="6.12.12", index=ROCM71,
+         says=("the loaded amdgpu-dkms module 6.12.12 is the one AMD GPU driver 6.4 ships",
+               "AMD Instinct MI300X (gfx942), AMD GPU driver 6.4 (amdgpu module 6.12.12)")),
+    Case("mi300x-module-6.8.5-torch-2.7", "amdgpu-dkms 6.8.5 is driver 6.2's (ROCm 6.0-7.0): 2.7.1's rocm6.3 fits",
+         "2.7.1+rocm6.3", "rocm6.3", (MI300X,), amdgpu_module="6.8.5", specs=("torch==2.7.1",), index=ROCM63,
+         says=("AMD GPU driver 6.2 supports ROCm 6.3",)),
+    Case("mi300x-module-6.3.6", "amdgpu-dkms 6.3.6 is driver 6.0's (ROCm 5.6-6.2): 2.7.1's rocm6.2.4, not its rocm6.3",
+         "2.7.1+rocm6.2.4", "rocm6.2.4", (MI300X,), amdgpu_module="6.3.6", says=("AMD GPU driver 6.0 supports ROCm 6.2",)),
+    Case("mi300x-module-6.14.14", "amdgpu-dkms 6.14.14 is driver 30.10's", "2.13.0+rocm7.2", "rocm7.2", (MI300X,),
+         amdgpu_module="6.14.14", says=("AMD GPU driver 30.10 supports ROCm 7.2",)),
+    Case("mi300x-module-6.19.14", "amdgpu-dkms 6.19.14 is driver 31.40's, whose page names ROCm 7.14 only",
+         "!driver-too-old", gpus=(MI300X,), amdgpu_module="6.19.14", specs=("torch==2.13.0",),
+         says=("AMD GPU driver 31.40 does not support",)),
+    Case("mi300x-module-unknown", "a module the database does not tie to a release: the driver is not checked, and said",
+         "2.13.0+rocm7.2", "rocm7.2", (MI300X,), amdgpu_module="6.16.13",
+         says=("which AMD GPU driver release ships it is unknown to the database",)),
+    Case("mi300x-module-and-driver-given", "--amdgpu-driver wins over the module", "2.13.0+rocm7.2", "rocm7.2",
+         (MI300X,), amdgpu_module="6.12.12", amdgpu_driver="30.30", says=("AMD GPU driver 30.30 supports ROCm 7.2",)),
     Case("mi250x", "gfx90a is in every list", "2.13.0+rocm7.2", "rocm7.2", (MI250X,)),
     Case("mi250x-torch-1.13", "an old pin: 1.13.1's newest ROCm build has gfx90a", "1.13.1+rocm5.2", "rocm5.2",
          (MI250X,), specs=("torch<2.0",)),
@@ -234,7 +254,7 @@ CASES = [
 
 
 def run_case(database, case: Case) -> Plan | Unsatisfiable:
-    facts = HostFacts(os=case.os, arch=case.arch, python=PythonInfo(case.python))
+    facts = HostFacts(os=case.os, arch=case.arch, python=PythonInfo(case.python), amdgpu_module=case.amdgpu_module)
     overrides = TargetOverrides(driver=case.driver, gpus=case.gpus, gfx=case.gfx, amdgpu_driver=case.amdgpu_driver,
                                 rocm=case.rocm, macos=case.macos)
     target = make_target(database, apply_overrides(facts, overrides))
