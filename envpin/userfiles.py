@@ -54,6 +54,21 @@ def read_text(path: str | Path, option: str = "", errors: str = "strict") -> str
         raise UnreadableFile(where, "not UTF-8 text") from None
 
 
+def read_included_text(path: str | Path, where: str = "") -> str:
+    """The text of a file another file names (a requirements file's `-r`/`-c`): as read_text, and only a regular
+    file, since the user did not name it on the command line: a FIFO would block, a device never ends."""
+    shown = where or str(path)
+    try:
+        status = os.stat(path)
+    except OSError as error:
+        raise UnreadableFile(shown, error.strerror or error.__class__.__name__) from None
+    if stat.S_ISDIR(status.st_mode):
+        raise UnreadableFile(shown, "a directory, not a file")
+    if not stat.S_ISREG(status.st_mode):
+        raise UnreadableFile(shown, "not a regular file")
+    return read_text(path)
+
+
 def decode(data: bytes, errors: str = "strict") -> str:
     """UTF-8, or UTF-16 where a byte-order mark says so (Windows PowerShell's `>` writes UTF-16 LE with one);
     a UTF-8 byte-order mark (Notepad's) is dropped."""

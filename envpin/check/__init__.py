@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from envpin.check.formats import KINDS, kind_of, read_contents
-from envpin.check.model import Contents, FileReport, MalformedFile, Problem
+from envpin.check.model import Contents, FileReport, MalformedFile, Problem, UnreadableInclude
 from envpin.check.rules import (
     cuda_library_pins,
     cuda_majors,
@@ -32,6 +33,9 @@ from envpin.check.rules import (
 from envpin.check.targets import CheckTarget, target_fit
 from envpin.compat.model import Database
 
+if TYPE_CHECKING:
+    from envpin.check.requirements import IncludeReader
+
 __all__ = ["check_text", "FileReport", "Problem", "CheckTarget"]
 
 
@@ -44,9 +48,11 @@ def check_text(
     targets: Sequence[CheckTarget] = (),
     policy: str = "minor",
     ignore: frozenset[str] = frozenset(),
+    include: IncludeReader | None = None,
 ) -> FileReport:
     """Every problem of one file. `load_database` is called only when the file pins something the database
-    knows about, so a plain requirements file is checked without loading it."""
+    knows about, so a plain requirements file is checked without loading it. `include` reads the files it
+    includes with -r / -c (envpin.check.included.beside(path)); without it they are said, not followed."""
     kind = kind or kind_of(path, text)
     if kind is None:
         return FileReport(path, (problem(
@@ -56,7 +62,11 @@ def check_text(
             f"an @EXPLICIT file) or pass --kind ({', '.join(KINDS)})",
         ),), unreadable=True)
     try:
-        contents = read_contents(kind, text)
+        contents = read_contents(kind, text, include)
+    except UnreadableInclude as error:
+        return FileReport(path, (problem(
+            "CHK-FILE-UNREADABLE", "", error.message, "fix the include, or the file it names",
+        ),), unreadable=True)
     except MalformedFile as error:
         return FileReport(path, (problem(
             "CHK-FILE-MALFORMED", error.where, f"not a valid {kind} file: {error.message}",

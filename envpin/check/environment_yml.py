@@ -28,12 +28,14 @@ _BRACKET = re.compile(r"^(?P<head>[^\[]+)\[(?P<body>.*)\]\s*$")
 _BRACKET_FIELD = re.compile(r"(\w+)\s*=\s*(?:'([^']*)'|\"([^\"]*)\"|([^,\s]+))")
 
 
-def parse(text: str) -> Contents:
-    return read(load_yaml(text))
+def parse(text: str, include: requirements.IncludeReader | None = None) -> Contents:
+    return read(load_yaml(text), include)
 
 
-def read(data: Any) -> Contents:
-    """The Contents of the parsed document (any shape: what is not the format is reported, never raised)."""
+def read(data: Any, include: requirements.IncludeReader | None = None) -> Contents:
+    """The Contents of the parsed document (any shape: what is not the format is reported, never raised). A
+    `- -r file.txt` pip item is read through `include`: conda's pip step writes the items to a requirements file
+    beside the environment.yml, so its paths are relative to that directory."""
     if data is None:
         return Contents("environment.yml", problems=(problem(
             "CHK-STRUCTURE", "", "the file is empty; conda refuses it (EnvironmentFileEmpty)",
@@ -49,7 +51,7 @@ def read(data: Any) -> Contents:
                                 "write one `- package` item per line under dependencies:"))
         return Contents("environment.yml", problems=tuple(problems))
     pins, pip_lines, lists_pip = _dependencies(dependencies, problems)
-    pip_contents = requirements.read_lines(pip_lines, kind="environment.yml")
+    pip_contents = requirements.read_lines(pip_lines, kind="environment.yml", include=include)
     if pip_lines and not lists_pip:
         problems.append(problem(
             "CHK-ENV-PIP-MISSING", "dependencies",

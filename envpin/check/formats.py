@@ -5,9 +5,13 @@ from __future__ import annotations
 import importlib
 import re
 from pathlib import PurePath
+from typing import TYPE_CHECKING
 
 from envpin.check.model import Contents
 from envpin.check.rules import problem
+
+if TYPE_CHECKING:
+    from envpin.check.requirements import IncludeReader
 
 # kind -> the module whose parse(text) reads it
 READERS = {
@@ -23,6 +27,7 @@ READERS = {
     "setup.cfg": "envpin.check.setup_files:parse_setup_cfg",
 }
 KINDS = tuple(READERS)
+INCLUDING_KINDS = ("requirements", "environment.yml")  # pip requirement lines, which may include files
 _PYLOCK_NAME = re.compile(r"^pylock\.[^.]+\.toml$")  # PEP 751: pylock.toml or pylock.<name>.toml
 _EXPLICIT = re.compile(r"^@EXPLICIT\s*$", re.M)
 _CONFLICT = re.compile(r"^(<{7}|={7}|>{7})(?: |$)", re.M)
@@ -52,8 +57,9 @@ def _looks_like_conda_lock(text: str) -> bool:
     return bool(re.search(r"^metadata:", text, re.M) and re.search(r"^package:", text, re.M))
 
 
-def read_contents(kind: str, text: str) -> Contents:
-    """The file's Contents; committed merge-conflict markers are reported instead of a parse error."""
+def read_contents(kind: str, text: str, include: IncludeReader | None = None) -> Contents:
+    """The file's Contents; committed merge-conflict markers are reported instead of a parse error. `include`
+    reads the files a requirements file (or an environment.yml's pip: section) includes with -r / -c."""
     conflicts = [text.count("\n", 0, m.start()) + 1 for m in _CONFLICT.finditer(text) if m.group(1)[0] == "<"]
     if conflicts:
         return Contents(kind, problems=tuple(
@@ -62,4 +68,5 @@ def read_contents(kind: str, text: str) -> Contents:
             for line in conflicts
         ))
     module, _, function = READERS[kind].partition(":")
-    return getattr(importlib.import_module(module), function or "parse")(text)
+    reader = getattr(importlib.import_module(module), function or "parse")
+    return reader(text, include) if kind in INCLUDING_KINDS else reader(text)

@@ -102,3 +102,12 @@ class MalformedFile(Exception):
         super().__init__(message)
         self.message = message
         self.where = where
+
+
+class UnreadableInclude(Exception):
+    """A file that `-r`/`-c` includes cannot be read, or the includes pass their bounds: bad input, exit 2, as for
+    the checked file itself. The message names the line, the option and the file."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message

@@ -6,7 +6,14 @@ requirement line everything from the first token that starts with `-` is options
 --config-settings and --global-option act on a requirement; pip ignores index options there
 (`handle_line`'s docstring: "Other options from SUPPORTED_OPTIONS may be present, but are ignored").
 Hash-checking mode (`--require-hashes`, or any `--hash`) needs every requirement hashed and pinned with ==.
-Included files (-r, -c) are not followed: each file is checked on its own.
+
+Included files are followed as pip follows them (req_file.py `_parse_and_recurse`): a `-r`/`-c` path is joined to
+the including file's directory; a `-r` inside a `-c` file is read as requirements again, a `-c` anywhere as
+constraints; index options of every file apply to the whole install. A constraint installs nothing: it narrows
+the requirement of the same name (`torch>=2.7` with `torch==2.12.1` in constraints.txt installs 2.12.1). The
+reading itself is the caller's (`IncludeReader`): this module stays text in, Contents out. A URL is never
+fetched (said, not followed); a cycle is an error; nesting deeper than MAX_INCLUDE_DEPTH, more than
+MAX_INCLUDED_FILES files or more text than userfiles.MAX_INPUT_BYTES in all is refused as bad input.
 """
 
 from __future__ import annotations
@@ -15,9 +22,10 @@ import re
 import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Protocol
 
 from envpin.check.hashes import PIP_ALGORITHMS, digest_problem, split_hash
-from envpin.check.model import Contents, IndexOption, Pin, Problem
+from envpin.check.model import Contents, IndexOption, Pin, Problem, UnreadableInclude, can_coexist
 from envpin.check.rules import problem
 from envpin.check.variants import file_name, parse_wheel
 from envpin.record import replace
@@ -34,6 +42,10 @@ _FILE_OPTIONS = {
 }
 _FLAGS = frozenset({"no-index", "prefer-binary", "require-hashes", "pre"})
 _INDEX_OPTIONS = frozenset({"index-url", "extra-index-url", "no-index", "find-links"})
+_INCLUDE_OPTIONS = frozenset({"requirement", "constraint"})
+URL_INCLUDE = re.compile(r"^(http|https|file):", re.I)  # pip's req_file.SCHEME_RE: such a -r/-c pip fetches
+MAX_INCLUDE_DEPTH = 16  # pip itself has no bound; a chain this deep is a mistake (or a symlink loop)
+MAX_INCLUDED_FILES = 256
 # pip's SUPPORTED_OPTIONS_REQ: the options that act on one requirement
 _REQUIREMENT_OPTIONS = {"--hash": "hash", "--config-settings": "config-settings", "-C": "config-settings",
                         "--global-option": "global-option"}
@@ -51,11 +63,31 @@ class Line:
     options: tuple[IndexOption, ...] = ()
     hashes: tuple[str, ...] = ()  # the --hash values as written
     require_hashes: bool = False
+    includes: tuple[tuple[str, str], ...] = ()  # (requirement / constraint, the path or URL as written)
     problems: tuple[Problem, ...] = ()
 
 
-def parse(text: str) -> Contents:
-    return read_lines(logical_lines(text), kind="requirements")
+@dataclass(frozen=True)
+class Included:
+    """An included file as the caller read it."""
+
+    label: str  # its path relative to the checked file's directory, as findings name it ("../base.txt")
+    key: str  # what makes it the same file (its real path): a file met again in its own chain is a cycle
+    text: str
+
+
+class IncludeReader(Protocol):
+    """Reads the files a checked file includes (envpin.check.included.beside)."""
+
+    key: str  # the checked file's own Included.key: a file that includes it back is a cycle
+
+    def __call__(self, including: str | None, target: str) -> Included:
+        """`target` as written in `including` (a label, None for the checked file): the file, or
+        userfiles.UnreadableFile."""
+
+
+def parse(text: str, include: IncludeReader | None = None) -> Contents:
+    return read_lines(logical_lines(text), kind="requirements", include=include)
 
 
 def logical_lines(text: str) -> list[tuple[str, str]]:
@@ -88,16 +120,111 @@ def logical_lines(text: str) -> list[tuple[str, str]]:
     return lines
 
 
-def read_lines(lines: Iterable[tuple[str, str]], *, kind: str) -> Contents:
-    read = [read_line(text, where) for where, text in lines]
-    problems = [p for line in read for p in line.problems]
-    problems += hash_mode_problems(read)
+def read_lines(lines: Iterable[tuple[str, str]], *, kind: str, include: IncludeReader | None = None) -> Contents:
+    walk = _Walk(include)
+    walk.file(lines, None, constraint=False, chain=(include.key,) if include is not None else ())
+    requirements = [line for line, constraint in walk.read if not constraint]
+    constraints = [line.pin for line, constraint in walk.read if constraint and line.pin is not None]
+    problems = [p for line, _ in walk.read for p in line.problems] + walk.problems
+    problems += hash_mode_problems(requirements)
+    pins, conflicts = constrained([line.pin for line in requirements if line.pin is not None], constraints)
     return Contents(
         kind=kind,
-        pins=tuple(line.pin for line in read if line.pin is not None),
-        indexes=tuple(option for line in read for option in line.options),
-        problems=tuple(problems),
+        pins=tuple(pins),
+        indexes=tuple(option for line, _ in walk.read for option in line.options),
+        problems=tuple(problems + conflicts),
     )
+
+
+class _Walk:
+    """The lines of a file and of every file it includes, depth first as pip reads them, each with whether it
+    is a constraint."""
+
+    def __init__(self, include: IncludeReader | None):
+        self.include = include
+        self.read: list[tuple[Line, bool]] = []
+        self.problems: list[Problem] = []
+        self.files = 0
+        self.size = 0
+
+    def file(self, lines: Iterable[tuple[str, str]], label: str | None, *, constraint: bool,
+             chain: tuple[str, ...]) -> None:
+        prefix = f"{label} " if label else ""
+        for where, text in lines:
+            line = read_line(text, prefix + where)
+            self.read.append((line, constraint))
+            for what, target in line.includes:
+                self._include(what, target, line.where, label, chain)
+
+    def _include(self, what: str, target: str, where: str, label: str | None, chain: tuple[str, ...]) -> None:
+        from envpin.userfiles import MAX_INPUT_BYTES, UnreadableFile  # noqa: PLC0415 - only a file that includes another
+
+        option = "-r" if what == "requirement" else "-c"
+        if URL_INCLUDE.match(target) or self.include is None:
+            why = ("envpin check does not fetch URLs" if URL_INCLUDE.match(target)
+                   else "envpin check was given this file's text only, not its directory")
+            self.problems.append(problem(
+                "CHK-INCLUDE-NOT-READ", where, f"pip reads {option} {target}; {why}, so what it "
+                f"{'pins' if what == 'requirement' else 'constrains'} is not checked",
+                "check that file on its own (download it, or name it on the command line)"))
+            return
+        if len(chain) >= MAX_INCLUDE_DEPTH:
+            raise UnreadableInclude(f"{where}: {option} {target}: includes nest deeper than {MAX_INCLUDE_DEPTH} files")
+        self.files += 1
+        if self.files > MAX_INCLUDED_FILES:
+            raise UnreadableInclude(f"{where}: {option} {target}: more than {MAX_INCLUDED_FILES} included files")
+        try:
+            included = self.include(label, target)
+        except UnreadableFile as error:
+            raise UnreadableInclude(f"{where}: {option} {target}: cannot be read ({error.reason})") from None
+        if included.key in chain:
+            self.problems.append(problem(
+                "CHK-INCLUDE-CYCLE", where, f"{option} {target} includes a file that includes this one "
+                f"({included.label}): pip follows the loop until it fails", "remove one of the includes"))
+            return
+        self.size += len(included.text)
+        if self.size > MAX_INPUT_BYTES:
+            raise UnreadableInclude(f"{where}: {option} {target}: the included files are larger than "
+                                    f"{MAX_INPUT_BYTES // (1024 * 1024)} MiB in all")
+        # pip: a -c file's lines are constraints; a -r inside it is read as requirements again
+        self.file(logical_lines(included.text), included.label, constraint=what == "constraint",
+                  chain=chain + (included.key,))
+
+
+def constrained(pins: list[Pin], constraints: list[Pin]) -> tuple[list[Pin], list[Problem]]:
+    """The requirements as the constraints narrow them: an exact constraint decides the version, a range is
+    added to the requirement's; a constraint that no version of the requirement meets is an error (pip:
+    ResolutionImpossible). A constraint on a package nothing requires installs nothing and is dropped."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet  # noqa: PLC0415 - only a file with constraints
+
+    problems: list[Problem] = []
+    result = []
+    for pin in pins:
+        for constraint in (c for c in constraints if c.name == pin.name and can_coexist(c, pin)):
+            try:
+                allowed = SpecifierSet(pin.specifier or (f"=={pin.version}" if pin.version else ""))
+                narrowing = SpecifierSet(constraint.specifier or (f"=={constraint.version}" if constraint.version else ""))
+            except InvalidSpecifier:
+                continue  # the requirement's own line says it is not PEP 508
+            label = f"{pin.shown} (constrained by {constraint.shown} at {constraint.where})"
+            if pin.version and narrowing.contains(pin.version, prereleases=True):
+                continue  # the exact requirement meets the constraint (`==2.0.1+cu118` meets `==2.0.1`)
+            if constraint.version and allowed.contains(constraint.version, prereleases=True):
+                # `torch>=2.7` (or `torch==2.7.1`) with `torch==2.7.1+cu126`: pip takes the constraint's version
+                pin = replace(pin, version=constraint.version, specifier="", label=label,
+                              index=pin.index or constraint.index)
+            elif pin.version or constraint.version:
+                problems.append(_conflict(pin, constraint))
+            else:
+                pin = replace(pin, specifier=str(allowed & narrowing), label=label)
+        result.append(pin)
+    return result, problems
+
+
+def _conflict(pin: Pin, constraint: Pin) -> Problem:
+    return problem("CHK-CONSTRAINT-CONFLICT", pin.where,
+                   f"{pin.shown} and the constraint {constraint.shown} ({constraint.where}) allow no common version: "
+                   "pip cannot install the file", f"change one of them so that {pin.name} has a version both allow")
 
 
 def read_line(text: str, where: str) -> Line:
@@ -159,6 +286,7 @@ def _option_line(text: str, where: str) -> Line:
     options: list[IndexOption] = []
     problems: list[Problem] = []
     require_hashes = editable = False
+    includes: list[tuple[str, str]] = []
     leftover: list[str] = []  # words that are no option: pip's optparse returns them and pip drops them
     for what, written, value in _options(tokens, _FILE_OPTIONS):
         if what is None and not written.startswith("-"):
@@ -171,6 +299,11 @@ def _option_line(text: str, where: str) -> Line:
                 problems.append(problem("CHK-REQUIREMENT-INVALID", where, f"{written} needs a URL", f"write {written} URL"))
             else:
                 options.append(IndexOption(what, value, where))
+        elif what in _INCLUDE_OPTIONS:
+            if value:
+                includes.append((what, value))
+            else:
+                problems.append(problem("CHK-REQUIREMENT-INVALID", where, f"{written} needs a file", f"write {written} FILE"))
         elif what == "require-hashes":
             require_hashes = True
         elif what == "editable":
@@ -181,8 +314,10 @@ def _option_line(text: str, where: str) -> Line:
         problems += [problem("CHK-REQUIREMENT-INVALID", where, f"pip does not take {word} in a requirements file",
                              "remove it, or pass it on the pip command line") for word in leftover]
     if editable:
-        return Line(where, is_requirement=True, editable=True, options=tuple(options), problems=tuple(problems))
-    return Line(where, options=tuple(options), require_hashes=require_hashes, problems=tuple(problems))
+        return Line(where, is_requirement=True, editable=True, options=tuple(options), includes=tuple(includes),
+                    problems=tuple(problems))
+    return Line(where, options=tuple(options), require_hashes=require_hashes, includes=tuple(includes),
+                problems=tuple(problems))
 
 
 def _ignored_marker(marker: str, where: str) -> Problem:

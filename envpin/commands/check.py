@@ -15,6 +15,7 @@ from pathlib import Path
 from envpin.check import check_text
 from envpin.check.config import CheckConfig, find_config, read_config
 from envpin.check.formats import KINDS, kind_of
+from envpin.check.included import beside
 from envpin.check.model import FileReport, Problem
 from envpin.check.rules import PROBLEMS, problem
 from envpin.check.targets import CheckTarget, command_line_target, configured_target
@@ -79,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
             continue
         ignore = config.ignored_for(path) | frozenset(args.ignore)
         report = check_text(path, text, load_database=database.get, kind=args.kind, targets=targets, policy=policy,
-                            ignore=ignore)
+                            ignore=ignore, include=None if path == "-" else beside(path))
         if conda_channels is not None and not report.unreadable:
             report = _with_conda_solve(report, text, args.kind, spec, database.get(), conda_channels, ignore,
                                        assumed)

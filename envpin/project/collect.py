@@ -18,7 +18,7 @@ from envpin.project.readers import (
     read_setup_py,
 )
 from envpin.record import replace
-from envpin.userfiles import read_text
+from envpin.userfiles import read_included_text, read_text
 
 PROJECT_FILES = ("pyproject.toml", "pixi.toml", "setup.cfg", "setup.py", "environment.yml", "environment.yaml")
 PYTORCH_INDEX_HOSTS = ("download.pytorch.org",)
@@ -98,13 +98,14 @@ class _Reader:
             entries.notes.append(f"{self._label(path)} was written by envpin; not read as a requirement source")
         return generated
 
-    def requirements_file(self, path: Path, is_constraint: bool) -> Entries:
+    def requirements_file(self, path: Path, is_constraint: bool, included: bool = False) -> Entries:
         resolved = path.resolve()
         if resolved in self._open:
             raise EnvpinInputError(f"{self._label(path)}: includes itself through -r/-c")
         self._open.append(resolved)
         try:
-            entries = read_requirements_txt(self._read(path), self._label(path), lambda t, c: self._include(path, t, c))
+            text = self._read(path, included)
+            entries = read_requirements_txt(text, self._label(path), lambda t, c: self._include(path, t, c))
         finally:
             self._open.pop()
         if is_constraint:
@@ -113,10 +114,23 @@ class _Reader:
         return entries
 
     def _include(self, parent: Path, target: str, is_constraint: bool) -> Entries:
-        return self.requirements_file(parent.parent / target, is_constraint)
+        """A `-r`/`-c` of `parent`, relative to its directory as pip joins it; a URL is not fetched (said), and a
+        chain deeper than `envpin check` follows is refused."""
+        from envpin.check.requirements import MAX_INCLUDE_DEPTH, URL_INCLUDE  # noqa: PLC0415 - only a file that includes another
 
-    def _read(self, path: Path) -> str:
-        text = read_text(path)
+        option = "-c" if is_constraint else "-r"
+        if URL_INCLUDE.match(target):
+            entries = Entries()
+            entries.notes.append(f"{self._label(parent)}: {option} {target} is a URL, which envpin does not fetch: "
+                                 "what it lists is not part of this solve")
+            return entries
+        if len(self._open) >= MAX_INCLUDE_DEPTH:
+            raise EnvpinInputError(f"{self._label(parent)}: {option} {target}: includes nest deeper than "
+                                   f"{MAX_INCLUDE_DEPTH} files")
+        return self.requirements_file(parent.parent / target, is_constraint, included=True)
+
+    def _read(self, path: Path, included: bool = False) -> str:
+        text = read_included_text(path) if included else read_text(path)
         self.files.append(self._label(path))
         return text
 

@@ -18,6 +18,7 @@ import pytest
 
 from envpin import _toml
 from envpin.check import check_text
+from envpin.check.included import beside
 from envpin.check.rules import PROBLEMS
 from envpin.check.targets import configured_target
 from envpin.cli import main
@@ -62,7 +63,7 @@ def flags(machine: str) -> list[str]:
 def checked(key: str, machine: str, database) -> list[str]:
     target = configured_target(NamedTarget(machine, TargetSpec(detect=False, **MACHINES[machine])), database)
     report = check_text(key, (REPOS / key).read_text(encoding="utf-8"), load_database=lambda: database,
-                        kind=kind_of(key), targets=[target])
+                        kind=kind_of(key), targets=[target], include=beside(REPOS / key))
     # a severity other than the id's default is part of the answer (`!warning`), as in tests/fixtures/check
     return sorted(f"{p.id}@{p.where}" + ("" if p.severity == PROBLEMS[p.id][0] else f"!{p.severity}")
                   for p in report.problems)
