@@ -265,8 +265,10 @@ def mps_reasons(database: Database, build: Build, target: Target) -> tuple[list[
     if runs is None:
         return [f"torch {build.version}'s macOS arm64 wheel has the Metal (MPS) backend for {chip}, which needs "
                 f"macOS ≥ {minimum} (macOS not given: --macos)"], []
+    # the answer (MPS or the CPU) rests on the minimum: where mps.yaml has not read it, the plan says so
+    doubt = [f"unverified: {release.macos.provenance.unverified}"] if release.macos.provenance.unverified else []
     if runs:
-        return [f"macOS {target.macos} ≥ {minimum}: torch {build.version}'s MPS backend runs on {chip}"], []
+        return [f"macOS {target.macos} ≥ {minimum}: torch {build.version}'s MPS backend runs on {chip}"], doubt
     macos = target.macos or ""  # known here: mps_runs said False
     older = next((r for r in database.torch_releases if mps_runs(r, target) and r.macos is not None
                   and _numbers(macos) >= _numbers(r.macos.wheel_macos_for(target.python))
@@ -274,7 +276,8 @@ def mps_reasons(database: Database, build: Build, target: Target) -> tuple[list[
     instead = f", or pin torch=={older.version}, the newest release whose MPS runs on macOS {target.macos}" if older else ""
     return [f"torch {build.version} installs on macOS {target.macos}, but its MPS backend needs macOS ≥ {minimum}: "
             "it runs on the CPU"], [f"MPS is unavailable: torch {build.version} needs macOS ≥ {minimum} for the MPS "
-                                    f"backend (this Mac has {target.macos}); update macOS to use the GPU{instead}"]
+                                    f"backend (this Mac has {target.macos}); update macOS to use the GPU{instead}",
+                                    *doubt]
 
 
 # ---------------------------------------------------------------- fixes
