@@ -527,7 +527,7 @@ def _cuda_package_pins(contents: Contents, database: Database, check_target: Che
         cuda = ".".join(pin.version.split(".")[:2])
         if not cuda.replace(".", "").isdigit():
             continue
-        requirement = minimum_driver(database, cuda if "." in cuda else f"{cuda}.0", target.os, policy)
+        requirement = minimum_driver(database, cuda, target.os, policy)  # "12" (cuda-version 12): any 12.x
         if requirement is None or driver_at_least(target.driver, requirement.minimum):
             continue
         runs = f" (up to CUDA {target.driver_cuda})" if target.driver_cuda else ""

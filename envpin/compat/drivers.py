@@ -2,7 +2,8 @@
 
 Two policies decide whether a driver can run a build made with CUDA X.Y:
 - `minor` (the default, as PyTorch, uv and light-the-torch do): minor-version compatibility, so any driver at or
-  above the CUDA major's baseline (Table 2) runs every X.y of that major;
+  above the CUDA major's baseline (Table 2) runs every X.y of that major, and an X.0 build also runs on the older
+  driver its toolkit shipped with where Table 3 gives one (11.0 GA, 12.0 GA on Windows);
 - `strict`: the driver the X.Y toolkit shipped with (Table 3, GA row).
 CUDA 10.x has no minor-version compatibility, so both policies use the toolkit's own driver there.
 """
@@ -21,6 +22,17 @@ class DriverRequirement(Record):
     minimum: str
     rule: str  # a phrase for reasons: "CUDA 12.x by minor-version compatibility"
     provenance: Provenance
+    # where NVIDIA's texts disagree, the lowest figure they give: a driver at or above `minimum` passes under every
+    # reading and one below this under none, so only a driver in between rests on the doubt
+    disputed_from: str | None = None
+
+    def doubt_decides(self, driver: str | None) -> bool:
+        """Whether the requirement's `unverified` text decides the answer for this driver (None: not known)."""
+        if not self.provenance.unverified:
+            return False
+        if self.disputed_from is None or driver is None:
+            return True
+        return driver_at_least(driver, self.disputed_from) and not driver_at_least(driver, self.minimum)
 
 
 def parse_driver_version(text: str) -> tuple[int, ...]:
@@ -40,15 +52,29 @@ def driver_at_least(driver: str, minimum: str) -> bool:
 
 
 def minimum_driver(database: Database, cuda: str, os_name: str, policy: str) -> DriverRequirement | None:
-    """The oldest driver that runs a build made with CUDA `cuda` on `os_name`, or None when unknown."""
+    """The oldest driver that runs a build made with CUDA `cuda` (x.y, or a bare major "12" when the build's minor is
+    not known: then the major's minimum) on `os_name`, or None when unknown."""
     major = int(cuda.split(".")[0])
     compat = database.minor_version_compat.get(major)
-    toolkit = database.toolkits.get(cuda)
+    toolkit = database.toolkits.get(cuda) if "." in cuda else None
+    if "." not in cuda:
+        value = compat and (compat.windows if os_name == "windows" else compat.linux)
+        if compat is None or not value:
+            return None
+        return DriverRequirement(value, f"CUDA {major}.x by minor-version compatibility",
+                                 _for_os(compat.provenance, os_name), compat.disputed.get(os_name))
     if policy == "minor" and compat is not None:
         value = compat.windows if os_name == "windows" else compat.linux
+        own = None if toolkit is None else toolkit.driver_windows if os_name == "windows" else toolkit.driver_linux
+        if value and toolkit is not None and own and not driver_at_least(own, value):
+            # the toolkit shipped with an older driver than its major's minimum (11.0 GA: 450.51.05 under 11.x's
+            # 450.80.02; 12.0 GA on Windows: 527.41): what it built runs on the driver it shipped with (Table 3).
+            # Only an x.0 GA row is below its major's minimum, and those rows were read in Table 3: the toolkit
+            # record's doubts are about its target list, not this figure.
+            return DriverRequirement(own, f"the CUDA {cuda} toolkit's driver", Provenance(toolkit.provenance.sources))
         if value:
             return DriverRequirement(value, f"CUDA {major}.x by minor-version compatibility",
-                                     _for_os(compat.provenance, os_name))
+                                     _for_os(compat.provenance, os_name), compat.disputed.get(os_name))
     if toolkit is not None:
         value = toolkit.driver_windows if os_name == "windows" else toolkit.driver_linux
         if value:

@@ -122,6 +122,9 @@ class MinorVersionCompat(Record):
     linux: str
     windows: str | None
     provenance: Provenance
+    # per OS, the lowest minimum another NVIDIA text gives where NVIDIA's texts disagree (the higher is applied):
+    # a driver at or above the applied figure passes under every reading, one below this under none
+    disputed: Mapping[str, str] = NEW_DICT
 
 
 @record

@@ -338,18 +338,35 @@ def _text(value: Any) -> str | None:
 def _minor_version_compat(node: _Node, cited: _Citations) -> dict[int, MinorVersionCompat]:
     table: dict[int, MinorVersionCompat] = {}
     for record in node.sequence():
-        record.only(("major", "linux", "windows", *_PROVENANCE_KEYS))
+        record.only(("major", "linux", "windows", "disputed", *_PROVENANCE_KEYS))
         major = record.child("major").value
         if not isinstance(major, int):
             record.child("major").fail("expected an integer CUDA major")
             continue
-        table[major] = MinorVersionCompat(
-            major=major,
-            linux=record.child("linux").string(_DRIVER, "a driver version"),
-            windows=record.child("windows").optional_string(_DRIVER, "a driver version"),
-            provenance=cited.provenance(record),
-        )
+        linux = record.child("linux").string(_DRIVER, "a driver version")
+        windows = record.child("windows").optional_string(_DRIVER, "a driver version")
+        provenance = cited.provenance(record)
+        disputed: dict[str, str] = {}
+        for os_name, lower in (record.child("disputed").items() if record.has("disputed") else ()):
+            applied = {"linux": linux, "windows": windows}.get(os_name)
+            text = lower.string(_DRIVER, "a driver version")
+            if os_name not in ("linux", "windows"):
+                lower.fail(f"{os_name!r} is not linux or windows")
+            elif applied is None or not _DRIVER.match(text) or not _DRIVER.match(applied):
+                lower.fail(f"a disputed {os_name} figure needs the {os_name} minimum it is lower than")
+            elif _driver_tuple(text) >= _driver_tuple(applied):
+                lower.fail(f"{text} is not below the {os_name} minimum applied ({applied})")
+            elif provenance.unverified is None:
+                lower.fail("a disputed figure is a doubt: the record needs an `unverified` text saying what disagrees")
+            else:
+                disputed[os_name] = text
+        table[major] = MinorVersionCompat(major=major, linux=linux, windows=windows, provenance=provenance,
+                                          disputed=disputed)
     return table
+
+
+def _driver_tuple(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split("."))
 
 
 def _toolkits(node: _Node, cited: _Citations) -> dict[str, CudaToolkit]:

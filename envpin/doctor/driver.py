@@ -56,7 +56,7 @@ def torch_cuda(case: Case) -> str | None:
 
 def driver_gap(case: Case, cuda: str) -> tuple[str | None, str | None]:
     """(the minimum driver for CUDA `cuda` on this OS, the rule's words) from the database."""
-    requirement = minimum_driver(case.database, cuda if "." in cuda else f"{cuda}.0", case.driver_os, "minor")
+    requirement = minimum_driver(case.database, cuda, case.driver_os, "minor")  # "12": a CUDA 12 build of unknown minor
     return (requirement.minimum, requirement.rule) if requirement else (None, None)
 
 

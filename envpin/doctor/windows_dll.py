@@ -172,7 +172,7 @@ def _cublas12(case: Case) -> Finding | None:
             fix.append(f"install the complete CUDA 12 cuBLAS ({load.culprit} ships beside cublas64_12.dll): "
                        + case.pip("install", "nvidia-cublas-cu12") + f" and put {site_packages(case)}\\nvidia\\cublas\\bin first on PATH")
             likelihood = CONFIRMED
-        elif case.host.driver and not _driver_runs_cuda(case, case.host.driver, "12.0"):
+        elif case.host.driver and not _driver_runs_cuda(case, case.host.driver, "12"):
             title = "the NVIDIA driver is too old for CUDA 12 cuBLAS"
             evidence.append(case.driver_line)
             likelihood = CONFIRMED
@@ -195,9 +195,9 @@ def _cublas12(case: Case) -> Finding | None:
                             "once torch has loaded it (first loaded wins)")
             fix.append(Fix("`import torch` before importing ctranslate2 / faster_whisper, so torch's cuBLAS 12 is already loaded",
                            "torch-installed"))
-    if case.host.driver and not _driver_runs_cuda(case, case.host.driver, "12.0"):
+    if case.host.driver and not _driver_runs_cuda(case, case.host.driver, "12"):
         fix.append("this driver runs no CUDA 12 library: upgrade it (≥ "
-                   f"{_minimum(case, '12.0')}), or pin `ctranslate2==3.24.0` (CUDA 11) on this machine")
+                   f"{_minimum(case, '12')}), or pin `ctranslate2==3.24.0` (CUDA 11) on this machine")
     fix.append(f"make CUDA 12 cuBLAS and cuDNN {_cudnn_major_for_ct2(case)[0]} loadable: "
                + case.pip("install", "nvidia-cublas-cu12", f'"nvidia-cudnn-cu12=={_cudnn_major_for_ct2(case)}"')
                + f", then prepend {site_packages(case)}\\nvidia\\cublas\\bin and {site_packages(case)}\\nvidia\\cudnn\\bin "

@@ -165,8 +165,8 @@ def _check_driver(
     if requirement is None:
         return Rejection("driver", f"the database has no driver minimum for CUDA {build.cuda} on {target.driver_os}",
                          f"no driver minimum known for CUDA {build.cuda} on {target.driver_os}")
-    if requirement.provenance.unverified:
-        unverified.append(requirement.provenance.unverified)
+    if requirement.doubt_decides(target.driver):
+        unverified.append(str(requirement.provenance.unverified))
     what = _short(build)
     if target.driver is None:
         message = f"{what} needs an NVIDIA driver ≥ {requirement.minimum} and none was found"

@@ -173,8 +173,7 @@ def _other_accelerator_checks(framework: str, label: str, facts: FrameworkFacts,
 
 
 def _driver_checks(framework: str, label: str, cuda: str, host_os: str, driver: Driver, database: Database) -> list[Check]:
-    cuda_xy = cuda if "." in cuda else f"{cuda}.0"
-    requirement = minimum_driver(database, cuda_xy, host_os, "minor")
+    requirement = minimum_driver(database, cuda, host_os, "minor")  # "12": a CUDA 12 build of unknown minor
     if requirement is None:
         return [Check(framework, "info", f"the database has no driver minimum for CUDA {cuda}")]
     if driver_at_least(driver.version, requirement.minimum):

@@ -1,6 +1,7 @@
 """The shipped database is valid, every record cites a known source, and corrupt copies are clear errors."""
 
 import re
+import shutil
 
 import pytest
 from hypothesis import given, settings
@@ -12,6 +13,7 @@ from envpin.cli import main
 from envpin.compat import schema
 from envpin.compat.loader import load_database, validate_database
 from envpin.errors import DatabaseError
+from tests.conftest import LIVE_DB_DIR
 
 
 def test_shipped_database_is_valid():
@@ -131,6 +133,18 @@ def test_a_corrupt_amdgpu_module_record_is_named(db_copy, old, new, message):
     _corrupt(db_copy, "rocm.yaml", old, new)
     problems = validate_database(db_copy)
     assert any(message in problem for problem in problems), problems
+
+
+@pytest.mark.parametrize("new, message", [
+    ('disputed: {windows: "529.00"}', r"529.00 is not below the windows minimum applied \(528.33\)"),
+    ('disputed: {macos: "527.41"}', "'macos' is not linux or windows"),
+], ids=["not-below", "not-an-os"])
+def test_a_disputed_driver_figure_is_below_the_one_applied(tmp_path, new, message):
+    live = tmp_path / "db"
+    shutil.copytree(LIVE_DB_DIR, live)
+    _corrupt(live, "cuda.yaml", 'disputed: {windows: "527.41"}', new)
+    problems = validate_database(live)
+    assert any(re.search(message, problem) for problem in problems), problems
 
 
 def test_missing_file(db_copy):

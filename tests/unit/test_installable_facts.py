@@ -70,6 +70,41 @@ def test_wsl2_driver_cuda_comes_from_the_windows_table(live_database):
                                            driver=Driver("526.47", None, "smi"))).driver_cuda == "12.0"
 
 
+# ---------------------------------------------------------------- NVIDIA's two Windows CUDA 12 figures
+
+_WINDOWS_12_DOUBT = "NVIDIA's Table 2 (minor-version compatibility) has given the CUDA 12.x Windows minimum"
+
+
+def test_the_windows_cuda_12_doubt_is_printed_only_where_it_decides(live_database):
+    """NVIDIA's Table 2 has said 527.41 and 528.33 for CUDA 12.x on Windows; 528.33 is applied. A driver at or above
+    528.33 passes under both readings, so its plan does not rest on the doubt and does not print it."""
+    new = _plan(_solve(live_database, os="windows", python="3.12", driver="560.94"))
+    assert next(p for p in new.packages if p.name == "torch").version.endswith("+cu126")
+    assert not any(_WINDOWS_12_DOUBT in w for w in new.warnings), new.warnings
+    disputed = _plan(_solve(live_database, os="windows", python="3.12", driver="528.02"))
+    assert next(p for p in disputed.packages if p.name == "torch").version.endswith("+cu118")  # refused on 528.33
+    requirement = minimum_driver(live_database, "12.6", "windows", "minor")
+    assert requirement is not None and requirement.minimum == "528.33"
+    assert _WINDOWS_12_DOUBT in str(requirement.provenance.unverified)
+    assert [requirement.doubt_decides(d) for d in ("527.40", "527.41", "528.02", "528.33", "560.94", None)] == [
+        False, True, True, False, False, True]
+
+
+def test_a_build_of_an_x0_toolkit_runs_on_the_driver_that_toolkit_shipped_with(live_database):
+    """Table 3's 11.0.2 GA row is 450.51.05 (Linux), below CUDA 11.x's minor-version minimum 450.80.02 (NVIDIA: 'CUDA
+    11.0 was released with an earlier driver version'); TensorFlow 2.4's CUDA 11.0 build runs on it. Likewise a CUDA
+    12.0 build on Windows needs 12.0 GA's 527.41, not 528.33."""
+    answer = _plan(_solve(live_database, ("tensorflow",), ("tensorflow==2.4.4",), python="3.8", driver="450.51.06",
+                          gpus=(("NVIDIA A100-SXM4-40GB", None),)))
+    assert _pins(answer)["tensorflow"] == "tensorflow==2.4.4"
+    assert any("CUDA 11.0 toolkit's driver" in reason for reason in answer.reasons), answer.reasons
+    windows = minimum_driver(live_database, "12.0", "windows", "minor")
+    assert windows is not None and windows.minimum == "527.41" and not windows.provenance.unverified
+    assert minimum_driver(live_database, "12.1", "windows", "minor").minimum == "528.33"  # type: ignore[union-attr]
+    # a CUDA 12 build whose minor is not known (doctor's "a CUDA 12 library") needs the major's minimum
+    assert minimum_driver(live_database, "12", "windows", "minor").minimum == "528.33"  # type: ignore[union-attr]
+
+
 # ---------------------------------------------------------------- companions: each build with its index, CUDA and check
 
 
@@ -305,9 +340,10 @@ def test_a_doubt_that_decides_the_plan_is_said_once_under_one_heading(live_datab
 
 
 def test_the_cuda_12_minimum_doubts_only_the_windows_figure(live_database):
-    """NVIDIA's cuDNN support matrix gives >=525.60.13 on Linux for every CUDA 12.x build (read), but >=527.41 on
-    Windows where the database keeps 528.33 from other sources: a Linux CUDA 12 plan rests on no doubt about it, a
-    Windows or WSL2 one does (database 2026.11.29 printed the doubt on every CUDA 12 plan, Linux included)."""
+    """NVIDIA's cuDNN support matrix gives >=525.60.13 on Linux for every CUDA 12.x build (read): a Linux CUDA 12 plan
+    rests on no doubt about it. On Windows and WSL2 the doubt (527.41 or 528.33) is the plan's only where the driver
+    lies between the two; 560.94 passes under both (database 2026.11.29 printed it on every CUDA 12 plan, Linux
+    included, and 2026.12.01 on every Windows one)."""
     def minimum_doubts(plan: Plan) -> list[str]:
         return [d for d in _doubts(plan) if "528.33" in d]
 
@@ -316,7 +352,7 @@ def test_the_cuda_12_minimum_doubts_only_the_windows_figure(live_database):
     for wsl in (False, True):
         plan = _plan(_solve(live_database, specs=("torch==2.14.1+cu126",), os="linux" if wsl else "windows",
                             driver="560.94", wsl=wsl))
-        assert len(minimum_doubts(plan)) == 1, wsl
+        assert minimum_doubts(plan) == [], wsl
 
 
 # ---------------------------------------------------------------- bounds beside a build (jax[cuda12] and cuDNN 9)
