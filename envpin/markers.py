@@ -30,3 +30,40 @@ def marker_holds(marker: str, *, os_name: str, arch: str, python: str | None) ->
         return Marker(marker).evaluate(environment)
     except (InvalidMarker, UndefinedComparison, UndefinedEnvironmentName):
         return True
+
+
+# an operator and its complement: `a OP b` fails exactly where `a COMPLEMENT b` holds (PEP 508 comparisons)
+_COMPLEMENTS = {"==": "!=", "!=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">", "in": "not in", "not in": "in"}
+
+
+def negated(marker: str) -> str | None:
+    """A PEP 508 marker that holds exactly where `marker` does not (De Morgan over `and`/`or`, each comparison
+    by its complement), or None where one cannot be written (`~=`, `===`, an unreadable marker)."""
+    from packaging.markers import InvalidMarker, Marker  # noqa: PLC0415 - packaging.markers is heavy: only a marker needs it
+
+    try:
+        tree = Marker(marker)._markers  # packaging's parsed form: comparisons, nested lists, "and" / "or"
+    except InvalidMarker:
+        return None
+    return _negated(tree)
+
+
+def _negated(node) -> str | None:
+    if isinstance(node, tuple):
+        left, op, right = node
+        complement = _COMPLEMENTS.get(op.value)
+        return f"{left.serialize()} {complement} {right.serialize()}" if complement else None
+    # `a and b or c` is `(a and b) or c`: not that is `(not a or not b) and not c`
+    alternatives: list[list] = [[]]
+    for item in node:
+        if item == "or":
+            alternatives.append([])
+        elif item != "and":
+            alternatives[-1].append(item)
+    parts = []
+    for terms in alternatives:
+        negated_terms = [t for t in (_negated(term) for term in terms) if t is not None]
+        if len(negated_terms) != len(terms):
+            return None
+        parts.append(negated_terms[0] if len(negated_terms) == 1 else "(" + " or ".join(negated_terms) + ")")
+    return " and ".join(parts)

@@ -11,7 +11,7 @@ channel strategy (conda.yaml's `pytorch-channel` or `conda-forge`), a release an
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from packaging.version import InvalidVersion, Version
 
@@ -44,6 +44,33 @@ class CondaCandidates:
 
 def conda_framework_pins(contents: Contents) -> list[Pin]:
     return [p for p in contents.pins if p.manager == "conda" and p.name in CONDA_FRAMEWORKS and p.version]
+
+
+_ANY_VERSION = re.compile(r"^(?:[^:\s]+::)?[A-Za-z0-9_.\-]+(?:\s*[= ]\s*\*)?(?:[ =]\S+)?\s*$")
+
+
+def unversioned(pin: Pin) -> bool:
+    """A conda framework line with no version at all (`pytorch::pytorch`, pixi's `pytorch-gpu = "*"`), whatever
+    its build: conda installs the newest release it can."""
+    return pin.manager == "conda" and pin.version is None and bool(_ANY_VERSION.match(pin.label)) \
+        and not any(c in pin.label for c in "<>!~,|")
+
+
+def newest_candidates(pin: Pin, contents: Contents, database: Database, platform: str) -> CondaCandidates | None:
+    """For an unversioned conda framework pin: the builds of the newest release on its channel that has a build
+    the file allows (its build string, `pytorch-cuda=12.1` beside it) for the platform, as conda's solver takes
+    the newest version it can. None when the channel is not one envpin models or no release has such a build."""
+    framework = CONDA_FRAMEWORKS[pin.name]
+    strategy = channel_strategy(pin, contents, framework)
+    if strategy is None:
+        return None
+    for release in database.conda_releases:  # newest first
+        if (release.strategy, release.framework) != (strategy, framework):
+            continue
+        found = candidates(replace(pin, version=str(release.version)), contents, database)
+        if found is not None and any(platform in b.platforms for b in found.builds):
+            return replace(found, pin=pin)
+    return None
 
 
 def candidates(pin: Pin, contents: Contents, database: Database) -> CondaCandidates | None:

@@ -183,11 +183,19 @@ def _pip_section(items: Any, where: str, problems: list[Problem]) -> list[tuple[
     return lines
 
 
+# conda-forge's metapackages that choose pytorch's build: pytorch-gpu depends on a `cuda*` pytorch, pytorch-cpu
+# on a `cpu*` one (conda-forge/pytorch-cpu-feedstock recipe outputs); an export's metapackage carries the build
+# string of the pytorch it chose (`pytorch-gpu=1.9.0=cuda112py38h0bbbad9_1`)
+CONDA_METAPACKAGES = {"pytorch-gpu": "cuda*", "pytorch-cpu": "cpu*"}
+
+
 def conda_pin(spec: str, where: str) -> Pin | None:
     parsed = parse_match_spec(spec)
     if parsed is None:
         return None
     name, version, build = parsed
+    if name in CONDA_METAPACKAGES:
+        name, build = "pytorch", build or CONDA_METAPACKAGES[name]
     channel = spec.strip().rsplit("::", 1)[0].rstrip("/").rsplit("/", 1)[-1] if "::" in spec else None
     return Pin(name=CONDA_NAMES.get(name, name), where=where, label=spec.strip(), version=version, manager="conda",
                build=build, index=channel)

@@ -15,12 +15,8 @@ from __future__ import annotations
 from envpin.check.environment_yml import conda_pin
 from envpin.check.model import Contents, IndexOption, MalformedFile, Pin, Problem
 from envpin.check.requirements import read_line
-from envpin.check.variants import CONDA_SUBDIRS, TORCH_FAMILY, index_variant, single_python_minor
+from envpin.check.variants import CONDA_SUBDIRS, TORCH_FAMILY, index_variant, is_pypi, single_python_minor
 from envpin.errors import EnvpinInputError
-
-# conda-forge's metapackages that choose pytorch's build: pytorch-gpu depends on a `cuda*` pytorch, pytorch-cpu
-# on a `cpu*` one (conda-forge/pytorch-cpu-feedstock recipe outputs)
-_CONDA_METAPACKAGES = {"pytorch-gpu": "cuda*", "pytorch-cpu": "cpu*"}
 
 
 def parse_pyproject(text: str) -> Contents:
@@ -44,10 +40,9 @@ def _contents(name: str, text: str) -> Contents:
     for entry in manifest.entries:
         scope = frozenset(entry.scope)
         if entry.manager == "conda":
-            name_, _, rest = entry.text.partition(" ")
-            build = entry.build or _CONDA_METAPACKAGES.get(name_)
-            spec = ("pytorch" if name_ in _CONDA_METAPACKAGES else name_) + (f" {rest}" if rest else "")
-            spec = f"{spec} {build}" if build and rest else (f"{spec} * {build}" if build else spec)
+            _, _, rest = entry.text.partition(" ")
+            build = entry.build
+            spec = f"{entry.text} {build}" if build and rest else (f"{entry.text} * {build}" if build else entry.text)
             pin = conda_pin(f"{entry.channel}::{spec}" if entry.channel else spec, entry.where)
             if pin is None:
                 continue
@@ -60,6 +55,8 @@ def _contents(name: str, text: str) -> Contents:
         if line.pin is None:
             continue
         index = entry.index or (first_index if line.pin.name in TORCH_FAMILY else None)
+        if is_pypi(entry.index):
+            index = None  # a source bound to PyPI's own index (`https://pypi.org/simple`): PyPI's builds
         pins.append(Pin(name=line.pin.name, where=entry.where, label=line.pin.label, version=line.pin.version,
                         index=index, extras=line.pin.extras, scope=scope | line.pin.scope,
                         specifier=line.pin.specifier,

@@ -46,9 +46,17 @@ class Pin:
 
 def can_coexist(first: Pin, second: Pin) -> bool:
     """Whether two pins can land in one environment. Scopes are labels of mutually exclusive environments
-    (a marker, a conda platform, a conflicting extra): pins with disjoint labels never meet. Comparing
+    (a marker, a conda platform, a conflicting extra): pins with disjoint labels never meet. The extras, groups
+    and features (`extra:cu126`) and the other labels are compared apart, so two extras' lines that share a
+    marker (`group:cu126` and `group:cu130`, each with `sys_platform == 'linux'`) stay apart. Comparing
     labels, not marker logic, can miss a clash between two different markers; it never invents one."""
-    return not first.scope or not second.scope or bool(first.scope & second.scope)
+    first_sets, second_sets = _environments(first.scope), _environments(second.scope)
+    return all(not a or not b or bool(a & b) for a, b in zip(first_sets, second_sets, strict=True))
+
+
+def _environments(scope: frozenset[str]) -> tuple[frozenset[str], frozenset[str]]:
+    named = frozenset(s for s in scope if s.startswith(("extra:", "group:", "feature:")))
+    return named, scope - named
 
 
 OS_MARKERS = {"linux": ("linux",), "windows": ("win32", "windows"), "macos": ("darwin",)}

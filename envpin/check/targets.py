@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
-from envpin.check.conda_builds import CONDA_FRAMEWORKS, candidates, oldest_release
+from envpin.check.conda_builds import CONDA_FRAMEWORKS, candidates, newest_candidates, oldest_release, unversioned
 from envpin.check.judged import PIP_FRAMEWORKS, Judged, release_versions, tensorflow_build_for
 from envpin.check.model import Contents, Pin, Problem, can_coexist, scope_oses
 from envpin.check.ranges import picked_build
@@ -373,7 +373,7 @@ def _target_builds(contents: Contents, database: Database, target: Target, pytho
         if pin.scope and _scope_excludes(pin, target, python_known=python_known):
             continue
         if pin.manager == "conda":
-            if pin.name in CONDA_FRAMEWORKS and pin.version:
+            if pin.name in CONDA_FRAMEWORKS and (pin.version or unversioned(pin)):
                 judged = _conda_judged(pin, contents, database, target)
                 if judged is not None:
                     yield judged
@@ -440,10 +440,19 @@ def _pip_judged(pin: Pin, contents: Contents, database: Database, target: Target
 
 
 def _conda_judged(pin: Pin, contents: Contents, database: Database, target: Target) -> Judged | None:
-    found = candidates(pin, contents, database)
+    found = candidates(pin, contents, database) if pin.version else \
+        newest_candidates(pin, contents, database, target.platform)
     if found is None:
         return None
     where = CHANNEL_NAMES[found.strategy]
+    if not pin.version and found.release is not None:
+        # no version: conda takes the newest release with a build the file allows, judged as that release
+        why = f", {found.why}" if found.why else ""
+        note = f"conda takes {found.release.framework} {found.release.version}, the newest on {where} with a build " \
+               f"for {target.platform}{why}"
+        on_platform = tuple(b for b in found.builds if target.platform in b.platforms)
+        return Judged(pin, on_platform, decided=found.decided and len(on_platform) == 1, note=note,
+                      explicit_cpu=found.decided and all(b.kind == "cpu" for b in on_platform))
     if found.release is None:
         oldest = oldest_release(database, found.strategy, found.framework)
         try:

@@ -174,6 +174,8 @@ def read_pyproject(text: str, name: str, extras: tuple[str, ...], groups: tuple[
     for group in groups:
         _group_requirements(dependency_groups, group, name, ())  # refuses an unknown group or an include cycle
     wanted = {f"extra:{e}" for e in extras} | {f"group:{g}" for g in groups}
+    defaults = _uv_default_groups(document, dependency_groups)
+    wanted |= {f"group:{g}" for g in defaults}
     pixi = _table(_table(document.get("tool")).get("pixi")) if name.replace("\\", "/").rsplit("/", 1)[-1] != "pixi.toml" \
         else document
     default = _table(pixi.get("environments")).get("default")
@@ -208,10 +210,21 @@ def read_pyproject(text: str, name: str, extras: tuple[str, ...], groups: tuple[
         if entry.index:
             entries.notes.append(f"{origin}: its index {entry.index} is replaced by the index of the solved build")
         entries.requirements.append(parse_requirement(entry.text, origin))
+    if defaults:
+        entries.notes.append(f"{name}: the dependency groups uv installs by default ({', '.join(defaults)}) are "
+                             "solved too")
     if features:
         entries.notes.append(f"{name}: pixi features {', '.join(sorted(features))} are not solved (only the default "
                              "environment's)")
     return entries
+
+
+def _uv_default_groups(document: dict, groups: dict) -> list[str]:
+    """The dependency groups `uv sync` installs unasked: `tool.uv.default-groups` (a list, or "all"), else `dev`
+    where there is one (uv's documented default, docs.astral.sh/uv/concepts/projects/dependencies/#default-groups)."""
+    chosen = _table(_table(document.get("tool")).get("uv")).get("default-groups", ["dev"])
+    names = list(groups) if chosen == "all" else _strings(chosen)
+    return [g for g in names if g in groups]
 
 
 def _group_requirements(groups: dict, group: str, name: str, seen: tuple[str, ...]) -> list[tuple[str, str]]:
@@ -304,13 +317,15 @@ def read_environment_yml(text: str, name: str, include: Callable[[str, bool], En
 # that machine's Python (py39) and platform builds, and some packages exist only for its platform (the C runtimes
 # and compilers' runtime libraries conda installs by itself as dependencies). Solved for another Python or platform,
 # those no longer hold: they are dropped, each said, and every other package is kept at its version.
+# (intel-openmp is not among them: anaconda's defaults build it for linux-64 too, `intel-openmp=2021.4.0=h06a4308_3561`
+# in Linux exports, anaconda.org/anaconda/intel-openmp/files)
 PLATFORM_ONLY = {
     "linux": ("_libgcc_mutex", "_openmp_mutex", "libgcc-ng", "libgcc", "libstdcxx-ng", "libstdcxx", "libgomp",
               "libgfortran-ng", "libgfortran5", "ld_impl_linux-64", "ld_impl_linux-aarch64", "sysroot_linux-64",
               "kernel-headers_linux-64", "libnsl", "libxcrypt", "libcap"),
     "windows": ("vc", "vs2015_runtime", "vc14_runtime", "ucrt", "msys2-conda-epoch", "pywin32", "pywin32-ctypes",
                 "win_inet_pton", "wincertstore", "winpty", "pywinpty", "pyreadline", "pyreadline3", "menuinst",
-                "libwinpthread", "m2w64-*", "vs20*", "icc_rt", "intel-openmp"),
+                "libwinpthread", "m2w64-*", "vs20*", "icc_rt"),
     "macos": ("libcxx", "appnope", "llvm-openmp", "libgfortran", "pyobjc-*", "cctools*", "ld64*", "tapi"),
 }
 # CUDA packages of the nvidia and pytorch channels (and conda-forge's CUDA runtime split): the pinned pip wheels
@@ -524,8 +539,13 @@ def _uv_sourced(line: str, where: str, scope: tuple[str, ...], sources: dict, in
                 notes: list[str]) -> list[ManifestEntry]:
     """A requirement with its uv source: `torch = { index = "pytorch-cu128" }` binds it to that index;
     a list of sources with `extra = …` or `marker = …` makes one entry per source, each in its environment
-    (uv's documented layout for one torch build per extra or per platform)."""
+    (uv's documented layout for one torch build per extra or per platform). As uv lowers them
+    (crates/uv-distribution/src/metadata/lowering.rs), a source naming an extra or a group applies only to the
+    lines of that extra or group (a `[project]` dependency keeps PyPI), and where the sources' markers leave
+    some machines out, the line comes from the default index there (an entry scoped by the markers' negation)."""
     from packaging.utils import canonicalize_name  # noqa: PLC0415 - packaging.utils is heavy (~15 ms): only a manifest needs it
+
+    from envpin.markers import negated  # noqa: PLC0415 - only a marker-scoped source needs it
 
     head = re.split(r"[\s\[<>=!~;@(]", line.strip(), maxsplit=1)[0]
     source = {canonicalize_name(k): v for k, v in sources.items()}.get(canonicalize_name(head)) if head else None
@@ -534,27 +554,33 @@ def _uv_sourced(line: str, where: str, scope: tuple[str, ...], sources: dict, in
     listed = source if isinstance(source, list) else [source]
     by_name = {i.name: i.url for i in indexes}
     entries = []
-    for position, item in enumerate(x for x in listed if isinstance(x, dict)):
+    markers: list[str] = []
+    covers_all = False
+    for position, item in enumerate(listed):
+        if not isinstance(item, dict):
+            continue
+        extra, group, marker = item.get("extra"), item.get("group"), item.get("marker")
+        if (extra and scope != (f"extra:{extra}",)) or (group and scope != (f"group:{group}",)):
+            continue  # a source for another extra or group than the one this line is in (or for none)
+        if marker:
+            markers.append(str(marker))
+        else:
+            covers_all = True
         index = by_name.get(str(item.get("index"))) if item.get("index") else None
         if item.get("index") and index is None:
             notes.append(f"{where}: tool.uv.sources names index {item.get('index')!r}, which no [[tool.uv.index]] defines")
         if not item.get("index"):
             continue  # a git, path or URL source: not an index build
-        extra = item.get("extra")
-        group = item.get("group")
-        marker = item.get("marker")
-        if extra and scope and scope != (f"extra:{extra}",) and scope[0].startswith("extra:"):
-            continue  # the source is for another extra than the one this line is in
-        own = scope
-        if extra:
-            own = (f"extra:{extra}",)
-        elif group:
-            own = (f"group:{group}",)
-        if marker:
-            own = own + (str(marker),)
+        own = scope + ((str(marker),) if marker else ())
         entries.append(ManifestEntry(line, f"{where} (tool.uv.sources.{head}[{position}])" if isinstance(source, list)
                                      else where, scope=own, index=index))
-    return entries or [ManifestEntry(line, where, scope=scope)]
+    if not markers or covers_all:
+        return entries or [ManifestEntry(line, where, scope=scope)]
+    rest = [negated(m) for m in markers]
+    if any(r is None for r in rest):
+        return entries or [ManifestEntry(line, where, scope=scope)]  # a marker envpin cannot negate: the sources alone
+    elsewhere = " and ".join(f"({r})" if len(rest) > 1 else str(r) for r in rest)
+    return entries + [ManifestEntry(line, where, scope=scope + (elsewhere,))]
 
 
 def _pixi(document: dict, prefix: str) -> Manifest:

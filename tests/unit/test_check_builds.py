@@ -57,6 +57,33 @@ def test_a_conda_release_older_than_the_database_is_an_error_where_the_gpu_is_ne
     assert "older than every release" in old.message and "not checked" in old.message
 
 
+def test_an_unversioned_conda_pytorch_is_judged_as_the_newest_release_its_cuda_pin_allows(database):
+    # the pytorch channel's last pytorch-cuda=12.1 builds are 2.5.1's (neural-amp-modeler's environment_gpu.yml)
+    text = ("channels: [conda-forge, pytorch, nvidia]\ndependencies:\n  - python>=3.9\n  - pytorch::pytorch\n"
+            "  - pytorch::pytorch-cuda=12.1\n")
+    [gpu] = problems(database, text, "environment.yml", **RTX_5090)
+    assert (gpu.id, gpu.where) == ("CHK-TARGET-GPU", "dependencies[1]")
+    assert "conda takes torch 2.5.1" in gpu.message and "sm_120" in gpu.message
+
+
+def test_conda_forge_pytorch_gpu_in_an_environment_file_is_its_cuda_pytorch(database):
+    # conda-forge's metapackage (`pytorch-gpu=1.9.0=cuda112py38h0bbbad9_1` in an export) chooses pytorch's build
+    text = "channels: [conda-forge]\ndependencies:\n  - python=3.8\n  - pytorch-gpu=1.9.0\n"
+    [gpu] = problems(database, text, "environment.yml", **RTX_5090)
+    assert gpu.id == "CHK-TARGET-GPU" and "torch 1.9.0" in gpu.message and "older than every release" in gpu.message
+
+
+def test_a_linux_export_with_anacondas_intel_openmp_is_still_a_linux_export(database):
+    # anaconda's defaults build intel-openmp for linux-64 too (h06a4308 is a linux-64 build hash)
+    packages = ["_libgcc_mutex=0.1=main", "intel-openmp=2021.4.0=h06a4308_3561", "ld_impl_linux-64=2.38=h1181459_1",
+                "libgcc-ng=11.2.0=h1234567_1", "python=3.9.0=hdb3f193_2", "pytorch=1.13.0=py3.9_cuda11.6_cudnn8.3.2_0",
+                "pytorch-cuda=11.6=h867d48c_0", "pytorch-mutex=1.0=cuda", "xz=5.2.6=h5eee18b_0", "zlib=1.2.13=h5eee18b_0"]
+    text = "channels: [pytorch, nvidia, defaults]\ndependencies:\n" + "".join(f"  - {p}\n" for p in packages) + \
+        "prefix: /home/user/anaconda3/envs/demo\n"
+    assert ("CHK-TARGET-PLATFORM", "error", "dependencies") in found(database, text, "environment.yml",
+                                                                     **GTX_1080_TI_WINDOWS)
+
+
 def test_a_legacy_cudatoolkit_needs_a_driver_that_runs_it(database):
     text = "channels: [pytorch]\ndependencies:\n  - pytorch=1.12.1\n  - cudatoolkit=11.6\n"
     result = found(database, text, "environment.yml", os="linux", arch="x86_64", driver="418.40.04",

@@ -141,3 +141,107 @@ def test_solve_project_joins_a_pixi_target_table_once_the_target_is_known(tmp_pa
     linux = for_platform(project, "linux-64")
     assert [r.text for r in linux.requirements] == ["torch>=2.5"]
     assert any("is for win-64, not linux-64; left out" in note for note in linux.notes)
+
+
+# fish-speech's layout: torch in `[project]` dependencies and again in each accelerator extra, sources per extra
+BASE_AND_EXTRAS = """
+[project]
+name = "demo"
+version = "0.1"
+dependencies = ["torch==2.8.0"]
+
+[project.optional-dependencies]
+cpu = ["torch==2.8.0"]
+cu126 = ["torch==2.8.0"]
+
+[tool.uv.sources]
+torch = [{ index = "pytorch-cpu", extra = "cpu" }, { index = "pytorch-cu126", extra = "cu126" }]
+
+[[tool.uv.index]]
+name = "pytorch-cpu"
+url = "https://download.pytorch.org/whl/cpu"
+explicit = true
+
+[[tool.uv.index]]
+name = "pytorch-cu126"
+url = "https://download.pytorch.org/whl/cu126"
+explicit = true
+"""
+
+# docling-serve's layout: one dependency group per accelerator, conflicting, the CUDA sources for Linux only, and
+# a `pypi` group bound to PyPI's own index, installed by default
+GROUPS_WITH_MARKERS = """
+[project]
+name = "demo"
+version = "0.1"
+
+[dependency-groups]
+pypi = ["torch>=2.7.1"]
+cu126 = ["torch>=2.7.1"]
+cu130 = ["torch>=2.7.1"]
+
+[tool.uv]
+default-groups = ["pypi"]
+conflicts = [[{ group = "pypi" }, { group = "cu126" }, { group = "cu130" }]]
+
+[tool.uv.sources]
+torch = [
+  { index = "pytorch-pypi", group = "pypi" },
+  { index = "pytorch-cu126", group = "cu126", marker = "sys_platform == 'linux'" },
+  { index = "pytorch-cu130", group = "cu130", marker = "sys_platform == 'linux'" },
+]
+
+[[tool.uv.index]]
+name = "pytorch-pypi"
+url = "https://pypi.org/simple"
+explicit = true
+
+[[tool.uv.index]]
+name = "pytorch-cu126"
+url = "https://download.pytorch.org/whl/cu126"
+explicit = true
+
+[[tool.uv.index]]
+name = "pytorch-cu130"
+url = "https://download.pytorch.org/whl/cu130"
+explicit = true
+"""
+
+
+def test_a_source_for_an_extra_applies_to_that_extras_lines_only(database):
+    # uv lowers a source with `extra = …` for the requirements of that extra alone: `[project]`'s torch is PyPI's
+    torches = [(e.where, e.scope, e.index) for e in read_manifest(BASE_AND_EXTRAS, "pyproject.toml").entries]
+    assert ("project.dependencies[0]", (), None) in torches
+    assert not any(where.startswith("project.dependencies") and index for where, _, index in torches)
+    found = {(p.id, p.where) for p in problems(database, "pyproject.toml", BASE_AND_EXTRAS, **RTX_5090)}
+    assert found == {("CHK-TARGET-GPU", "project.optional-dependencies.cu126[0] (tool.uv.sources.torch[1])")}
+    entries = read_pyproject(BASE_AND_EXTRAS, "pyproject.toml", (), ())
+    assert [r.text for r in entries.requirements] == ["torch==2.8.0"]  # `uv sync` without extras: PyPI's torch
+
+
+def test_where_the_sources_markers_leave_a_machine_out_the_default_index_serves_it(database):
+    manifest = read_manifest(GROUPS_WITH_MARKERS, "pyproject.toml")
+    cu126 = [(e.scope, e.index) for e in manifest.entries if e.where.startswith("dependency-groups.cu126")]
+    assert cu126 == [(("group:cu126", "sys_platform == 'linux'"), "https://download.pytorch.org/whl/cu126"),
+                     (("group:cu126", 'sys_platform != "linux"'), None)]
+    windows = dict(os="windows", arch="x86_64", driver="560.94", gpus=("NVIDIA GeForce RTX 4090",), python="3.12")
+    found = {(p.id, p.where) for p in problems(database, "pyproject.toml", GROUPS_WITH_MARKERS, **windows)}
+    # on Windows each group's torch is PyPI's, a CPU build there; the pypi group's index is PyPI itself
+    assert found == {("CHK-TARGET-CPU-BUILD", "dependency-groups.pypi[0] (tool.uv.sources.torch[0])"),
+                     ("CHK-TARGET-CPU-BUILD", "dependency-groups.cu126[0]"),
+                     ("CHK-TARGET-CPU-BUILD", "dependency-groups.cu130[0]")}
+
+
+def test_conflicting_groups_that_share_a_marker_never_meet(database):
+    found = {p.id for p in problems(database, "pyproject.toml", GROUPS_WITH_MARKERS, **RTX_5090)}
+    assert "CHK-CUDA-MAJOR-MISMATCH" not in found  # cu126 and cu130 are alternatives, not one environment
+
+
+def test_solve_project_takes_uvs_default_groups():
+    entries = read_pyproject(GROUPS_WITH_MARKERS, "pyproject.toml", (), ())
+    assert [r.text for r in entries.requirements] == ["torch>=2.7.1"]
+    assert any("uv installs by default (pypi)" in n for n in entries.notes)
+    # without `default-groups`, uv installs the `dev` group
+    dev = read_pyproject('[project]\nname = "x"\n\n[dependency-groups]\ndev = ["torch"]\nlint = ["ruff"]\n',
+                         "pyproject.toml", (), ())
+    assert [r.text for r in dev.requirements] == ["torch"]

@@ -310,3 +310,19 @@ def test_markers_take_the_values_cpython_reports_on_the_platform(os_name, arch, 
     from envpin.markers import marker_holds  # noqa: PLC0415 - as check and solve --project import it
 
     assert marker_holds(marker, os_name=os_name, arch=arch, python="3.12") is holds
+
+
+def test_a_negated_marker_holds_exactly_where_the_marker_does_not():
+    from envpin.markers import marker_holds, negated  # noqa: PLC0415 - as check and solve --project import them
+
+    machines = [("linux", "x86_64", "3.12"), ("linux", "aarch64", "3.9"), ("windows", "x86_64", "3.11"),
+                ("macos", "arm64", "3.10")]
+    for marker in ("sys_platform == 'linux'", "sys_platform == 'linux' and platform_machine == 'x86_64'",
+                   "sys_platform == 'win32' or python_version < '3.10'", "platform_system != 'Darwin'",
+                   "'linux' in sys_platform"):
+        opposite = negated(marker)
+        assert opposite is not None
+        for os_name, arch, python in machines:
+            assert marker_holds(marker, os_name=os_name, arch=arch, python=python) != \
+                marker_holds(opposite, os_name=os_name, arch=arch, python=python), (marker, os_name, arch, python)
+    assert negated("python_version ~= '3.10'") is None  # no complement operator: not written
