@@ -39,6 +39,22 @@ def is_amd_release(text: str) -> bool:
     return bool(_AMD_RELEASE.fullmatch(text))
 
 
+# amdgpu-dkms as the package manager prints it (1:6.12.12.60401-2164967.24.04: the module 6.12.12 of driver 6.4.1),
+# as `dkms status` prints it (6.12.12-2164967.24.04), or the module version alone (/sys/module/amdgpu/version)
+_AMDGPU_DKMS = re.compile(r"(?:\d+:)?(\d{1,2}\.\d{1,2}\.\d{1,3})(?:\.\d+)?(?:-[0-9A-Za-z.~+_]+)?", re.ASCII)
+
+
+def amdgpu_module_of(text: str) -> str | None:
+    """The amdgpu module version an amdgpu-dkms version names, or None when `text` is not one."""
+    match = _AMDGPU_DKMS.fullmatch(text)
+    return match.group(1) if match else None
+
+
+def is_amd_driver(text: str) -> bool:
+    """What --amdgpu-driver takes: a driver release (6.4, 30.10) or an amdgpu-dkms version (1:6.12.12.60401-...)."""
+    return is_amd_release(text) or amdgpu_module_of(text) is not None
+
+
 def is_macos_version(text: str) -> bool:
     return bool(_MACOS_VERSION.fullmatch(text))
 

@@ -33,7 +33,8 @@ def add_target_options(parser: argparse.ArgumentParser, conda: bool = False) -> 
                             "repeatable)")
     group.add_argument("--compute-capability", action="append", default=[], help="NVIDIA: X.Y (repeatable)")
     group.add_argument("--gfx", action="append", default=[], help="AMD: the GPU's target, gfxNNNN (repeatable)")
-    group.add_argument("--amdgpu-driver", help="AMD: the kernel driver release (6.4, 30.10), as AMD's matrix names it")
+    group.add_argument("--amdgpu-driver", help="AMD: the kernel driver release (6.4, 30.10), as AMD's matrix names it, or "
+                            "its amdgpu-dkms version (1:6.12.12.60401-2164967.24.04, 6.12.12)")
     group.add_argument("--rocm", help="AMD: the ROCm user space installed (/opt/rocm/.info/version)")
     group.add_argument("--python", help="Python version, e.g. 3.11")
     group.add_argument("--facts", help="a file from `envpin detect --format json` taken on the target")

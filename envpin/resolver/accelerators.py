@@ -18,6 +18,7 @@ from collections.abc import Callable
 from packaging.version import Version
 
 from envpin.compat.model import AmdDriverSupport, Database, TorchRelease
+from envpin.fact_checks import amdgpu_module_of, is_amd_release
 from envpin.record import replace
 from envpin.resolver.builds import Build
 from envpin.resolver.target import Target, TargetAmdGpu
@@ -127,16 +128,20 @@ def check_amd_driver(database: Database, target: Target, build: Build, reasons: 
     if assumed:
         unverified.append(f"the AMD kernel driver is assumed to be the one of the installed ROCm {target.rocm} "
                           "(amdgpu-install puts both on the machine); pass --amdgpu-driver when it is not")
-    if target.amdgpu_driver_from_module:
-        shipped = database.accelerators.amdgpu_modules[target.amdgpu_module or ""]
+    if target.amdgpu_driver_module:
+        shipped = database.accelerators.amdgpu_modules[target.amdgpu_driver_module]
         reasons.append(f"the loaded amdgpu-dkms module {shipped.module} is the one AMD GPU driver {driver} ships "
-                       "(pass --amdgpu-driver to say otherwise)")
+                       "(pass --amdgpu-driver to say otherwise)" if target.amdgpu_module == shipped.module else
+                       f"the amdgpu-dkms given, module {shipped.module}, is the one AMD GPU driver {driver} ships")
         if shipped.provenance.unverified:
             unverified.append(f"amdgpu module {shipped.module} as driver {driver}: {shipped.provenance.unverified}")
     row = _driver_row(database, driver)
     if row is None:
         unchecked.append("driver")
-        unverified.append(f"AMD GPU driver {driver} is not in AMD's driver/user-space matrix as the database has it; "
+        module = amdgpu_module_of(driver) if not is_amd_release(driver) else None
+        unverified.append(f"the amdgpu-dkms given ({driver}, module {module}) is of an AMD GPU driver release the "
+                          f"database does not know; ROCm {rocm} was not checked against it" if module else
+                          f"AMD GPU driver {driver} is not in AMD's driver/user-space matrix as the database has it; "
                           f"ROCm {rocm} was not checked against it")
         return None
     if rocm in row.rocm:

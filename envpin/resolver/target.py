@@ -16,9 +16,9 @@ from envpin.compat.gpus import (
     models_starting_with,
     truncated_prefix,
 )
-from envpin.compat.model import ComputeCapability, Database
+from envpin.compat.model import AmdgpuModule, ComputeCapability, Database
 from envpin.errors import EnvpinInputError
-from envpin.fact_checks import is_generic_amd_gpu_name
+from envpin.fact_checks import amdgpu_module_of, is_amd_driver, is_generic_amd_gpu_name
 from envpin.facts import (
     ARCHITECTURES,
     OPERATING_SYSTEMS,
@@ -82,7 +82,7 @@ class Target(Record):
     amdgpu_driver: str | None = None  # the AMD GPU driver release (6.4, 30.10)
     rocm: str | None = None  # the installed ROCm user space
     amdgpu_module: str | None = None  # the loaded amdgpu kernel module as detected (6.12.12, "in-tree 6.8.0-45-generic")
-    amdgpu_driver_from_module: bool = False  # amdgpu_driver is the release that ships amdgpu_module (rocm.yaml)
+    amdgpu_driver_module: str | None = None  # the amdgpu-dkms module amdgpu_driver was read from (rocm.yaml)
     intel_gpus: tuple[TargetIntelGpu, ...] = ()
     apple_gpus: tuple[str, ...] = ()  # Apple silicon's GPU, by its chip's name
     macos: str | None = None  # the macOS version
@@ -107,7 +107,7 @@ class Target(Record):
         others = [f"{g.name} ({g.gfx}{', APU' if g.integrated else ''})" for g in self.amd_gpus]
         others += [g.name for g in self.intel_gpus] + list(self.apple_gpus)
         if self.amd_gpus:
-            module = f" (amdgpu module {self.amdgpu_module})" if self.amdgpu_driver_from_module else ""
+            module = f" (amdgpu module {self.amdgpu_driver_module})" if self.amdgpu_driver_module else ""
             others.append(f"AMD GPU driver {self.amdgpu_driver}{module}" if self.amdgpu_driver
                           else "AMD GPU driver not given")
         if self.rocm:
@@ -200,7 +200,8 @@ def apply_overrides(facts: HostFacts, overrides: TargetOverrides) -> HostFacts:
     if overrides.gpus or overrides.compute_capabilities or overrides.gfx:
         updated = replace(updated, gpus=_gpu_overrides(overrides.gpus, overrides.compute_capabilities, overrides.gfx))
     for flag, value, check, what in (
-        ("--amdgpu-driver", overrides.amdgpu_driver, is_amd_release, "an AMD GPU driver release such as 6.4 or 30.10"),
+        ("--amdgpu-driver", overrides.amdgpu_driver, is_amd_driver,
+         "an AMD GPU driver release such as 6.4 or 30.10, or an amdgpu-dkms version such as 1:6.12.12.60401-2164967.24.04"),
         ("--rocm", overrides.rocm, is_amd_release, "a ROCm version such as 6.2.4"),
         ("--macos", overrides.macos, is_macos_version, "a macOS version such as 14.5"),
     ):
@@ -283,9 +284,7 @@ def make_target(database: Database, facts: HostFacts) -> Target:
     gpus = [replace(gpu, vendor="amd") if gpu.vendor == "nvidia" and not gpu.compute_capability
             and lookup_gpu(database, gpu.name) is None and lookup_amd_gpu(database, gpu.name) is not None else gpu
             for gpu in facts.gpus]
-    # the driver release as given, else the one whose amdgpu-dkms module the machine has loaded, where that is known
-    shipped = database.accelerators.amdgpu_modules.get(facts.amdgpu_module or "")
-    amdgpu_driver = facts.amdgpu_driver or (shipped.driver if shipped else None)
+    shipped = _shipping_driver(database, facts)
     return Target(
         os=facts.os,
         arch=facts.arch,
@@ -295,14 +294,26 @@ def make_target(database: Database, facts: HostFacts) -> Target:
         gpus=tuple(_target_gpu(database, gpu) for gpu in gpus if gpu.vendor == "nvidia"),
         wsl=facts.wsl,
         amd_gpus=tuple(_target_amd_gpu(database, gpu) for gpu in gpus if gpu.vendor == "amd"),
-        amdgpu_driver=amdgpu_driver,
+        amdgpu_driver=shipped.driver if shipped else facts.amdgpu_driver,
         rocm=facts.rocm,
         amdgpu_module=facts.amdgpu_module,
-        amdgpu_driver_from_module=facts.amdgpu_driver is None and shipped is not None,
+        amdgpu_driver_module=shipped.module if shipped else None,
         intel_gpus=tuple(_target_intel_gpu(database, gpu) for gpu in facts.gpus if gpu.vendor == "intel"),
         apple_gpus=tuple(gpu.name for gpu in facts.gpus if gpu.vendor == "apple"),
         macos=facts.macos,
     )
+
+
+def _shipping_driver(database: Database, facts: HostFacts) -> AmdgpuModule | None:
+    """The driver release read off an amdgpu-dkms module (rocm.yaml `amdgpu_modules`): the module given as
+    --amdgpu-driver (its package version, `1:6.12.12.60401-...`, or the module's own), or, with no driver given, the
+    loaded one. A driver release that is a row of AMD's matrix is taken as it is; an unknown module gives None."""
+    given = facts.amdgpu_driver
+    if given is None:
+        return database.accelerators.amdgpu_modules.get(facts.amdgpu_module or "")
+    if ".".join(given.split(".")[:2]) in {row.driver for row in database.accelerators.amd_drivers}:
+        return None
+    return database.accelerators.amdgpu_modules.get(amdgpu_module_of(given) or "")
 
 
 def _target_amd_gpu(database: Database, gpu: Gpu) -> TargetAmdGpu:

@@ -331,7 +331,7 @@ def test_a_detected_amdgpu_dkms_module_gives_the_target_its_driver_release(tmp_p
     facts = HostFacts(os="linux", arch="x86_64", python=PythonInfo("3.11"), gpus=tuple(report.gpus),
                       amdgpu_module=report.amdgpu_module)
     target = make_target(database, facts)
-    assert (target.amdgpu_module, target.amdgpu_driver, target.amdgpu_driver_from_module) == ("6.12.12", "6.4", True)
+    assert (target.amdgpu_module, target.amdgpu_driver, target.amdgpu_driver_module) == ("6.12.12", "6.4", "6.12.12")
     answer = _solve(database, facts)
     assert isinstance(answer, Plan) and answer.accelerator == "rocm7.1", answer
     assert any("AMD GPU driver 6.4 supports ROCm 7.1" in reason for reason in answer.reasons), answer.reasons
