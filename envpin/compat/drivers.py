@@ -10,7 +10,7 @@ CUDA 10.x has no minor-version compatibility, so both policies use the toolkit's
 
 from __future__ import annotations
 
-from envpin.compat.model import Database, Provenance
+from envpin.compat.model import Database, MinorVersionCompat, Provenance
 from envpin.errors import EnvpinInputError
 from envpin.record import Record, record
 
@@ -22,17 +22,20 @@ class DriverRequirement(Record):
     minimum: str
     rule: str  # a phrase for reasons: "CUDA 12.x by minor-version compatibility"
     provenance: Provenance
-    # where NVIDIA's texts disagree, the lowest figure they give: a driver at or above `minimum` passes under every
-    # reading and one below this under none, so only a driver in between rests on the doubt
-    disputed_from: str | None = None
+    # (lowest, highest): the drivers whose answer the `unverified` text decides, lowest <= driver < highest. Below
+    # the lowest every reading refuses, from the highest every reading accepts: the Windows CUDA 12 minimum that
+    # NVIDIA gave as 527.41 and as 528.33; a 13.5 toolkit whose own driver is unknown but lies from R580 (its
+    # major's minimum) to 620.70.06 (a driver NVIDIA made for 13.5). None: the doubt decides for every driver.
+    doubt_range: tuple[str, str] | None = None
 
     def doubt_decides(self, driver: str | None) -> bool:
         """Whether the requirement's `unverified` text decides the answer for this driver (None: not known)."""
         if not self.provenance.unverified:
             return False
-        if self.disputed_from is None or driver is None:
+        if self.doubt_range is None or driver is None:
             return True
-        return driver_at_least(driver, self.disputed_from) and not driver_at_least(driver, self.minimum)
+        lowest, highest = self.doubt_range
+        return driver_at_least(driver, lowest) and not driver_at_least(driver, highest)
 
 
 def parse_driver_version(text: str) -> tuple[int, ...]:
@@ -62,7 +65,7 @@ def minimum_driver(database: Database, cuda: str, os_name: str, policy: str) -> 
         if compat is None or not value:
             return None
         return DriverRequirement(value, f"CUDA {major}.x by minor-version compatibility",
-                                 _for_os(compat.provenance, os_name), compat.disputed.get(os_name))
+                                 _for_os(compat.provenance, os_name), _disputed_range(compat, os_name, value))
     if policy == "minor" and compat is not None:
         value = compat.windows if os_name == "windows" else compat.linux
         own = None if toolkit is None else toolkit.driver_windows if os_name == "windows" else toolkit.driver_linux
@@ -74,7 +77,7 @@ def minimum_driver(database: Database, cuda: str, os_name: str, policy: str) -> 
             return DriverRequirement(own, f"the CUDA {cuda} toolkit's driver", Provenance(toolkit.provenance.sources))
         if value:
             return DriverRequirement(value, f"CUDA {major}.x by minor-version compatibility",
-                                     _for_os(compat.provenance, os_name), compat.disputed.get(os_name))
+                                     _for_os(compat.provenance, os_name), _disputed_range(compat, os_name, value))
     if toolkit is not None:
         value = toolkit.driver_windows if os_name == "windows" else toolkit.driver_linux
         if value:
@@ -85,10 +88,17 @@ def minimum_driver(database: Database, cuda: str, os_name: str, policy: str) -> 
             # NVIDIA gives one, the database lacks it: the major's minimum is a floor the toolkit's own may exceed
             note = (f"the CUDA {cuda} toolkit's own {os_name} driver (NVIDIA Table 3) is not in the database, so only "
                     f"the CUDA {major}.x minimum (≥ {value}) was checked; the {cuda} toolkit's driver may be newer")
-            provenance = Provenance(compat.provenance.sources + toolkit.provenance.sources,
-                                    _join(_for_os(compat.provenance, os_name).unverified, note))
+            release = toolkit.supported_by.get(os_name)
+            sources = compat.provenance.sources + toolkit.provenance.sources
+            # a driver known to run this CUDA bounds the doubt: from it on, the toolkit's own driver is met too
+            band = None
+            if release is not None and not release.provenance.unverified:
+                note += f" than {value}, and {release.driver} (a driver NVIDIA made for CUDA {cuda}) or newer runs it"
+                sources += release.provenance.sources
+                band = (value, release.driver)
+            provenance = Provenance(sources, _join(_for_os(compat.provenance, os_name).unverified, note))
             return DriverRequirement(value, f"CUDA {major}.x minimum; the CUDA {cuda} toolkit's own driver is not "
-                                            "in the database", provenance)
+                                            "in the database", provenance, band)
         if value:
             # NVIDIA prints no per-toolkit Windows driver for 13.x ("N/A"); Table 2's major minimum is all there is.
             note = f"NVIDIA gives no {os_name} driver for the CUDA {cuda} toolkit; using the CUDA {major}.x minimum"
@@ -98,12 +108,16 @@ def minimum_driver(database: Database, cuda: str, os_name: str, policy: str) -> 
 
 
 def driver_max_cuda(database: Database, driver: str, os_name: str) -> str | None:
-    """The newest CUDA x.y this driver supports: the newest toolkit whose driver it meets (Table 3),
-    or, where NVIDIA gives only the major's minimum (Table 2), that major's x.0. A toolkit whose driver the
-    database lacks (`driver_not_read`) is never claimed, so the answer can be older than the driver's real one."""
+    """The newest CUDA x.y this driver supports: the newest toolkit whose driver it meets (Table 3), or whose
+    `supported_by` driver it meets where its own is not read, or, where NVIDIA gives only the major's minimum
+    (Table 2), that major's x.0. A toolkit whose own driver is not read is claimed only from its `supported_by`
+    driver on, so the answer can be older than the driver's real one (a driver older than that one)."""
     best: tuple[int, int] | None = None
     for toolkit in database.toolkits.values():
         minimum = toolkit.driver_windows if os_name == "windows" else toolkit.driver_linux
+        release = toolkit.supported_by.get(os_name)
+        if not minimum and release is not None:
+            minimum = release.driver
         if minimum and driver_at_least(driver, minimum):
             best = max(best or (0, 0), _cuda_tuple(toolkit.version))
     for major, compat in database.minor_version_compat.items():
@@ -111,6 +125,11 @@ def driver_max_cuda(database: Database, driver: str, os_name: str) -> str | None
         if minimum and driver_at_least(driver, minimum):
             best = max(best or (0, 0), (major, 0))
     return None if best is None else f"{best[0]}.{best[1]}"
+
+
+def _disputed_range(compat: MinorVersionCompat, os_name: str, applied: str) -> tuple[str, str] | None:
+    lower = compat.disputed.get(os_name)
+    return None if lower is None else (lower, applied)
 
 
 def _cuda_tuple(version: str) -> tuple[int, int]:

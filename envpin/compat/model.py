@@ -128,6 +128,14 @@ class MinorVersionCompat(Record):
 
 
 @record
+class DriverRelease(Record):
+    """A driver release known to run a CUDA x.y (its version need not be the oldest that does)."""
+
+    driver: str
+    provenance: Provenance
+
+
+@record
 class CudaToolkit(Record):
     """NVIDIA Table 3 (GA row) plus the compute capabilities the toolkit can compile for."""
 
@@ -139,6 +147,9 @@ class CudaToolkit(Record):
     # the OSes ("linux", "windows") whose driver NVIDIA's notes give for this toolkit but the database does not
     # have (they were not found): unknown, unlike a null NVIDIA prints as N/A
     driver_not_read: tuple[str, ...] = ()
+    # for an OS of `driver_not_read`: a driver release NVIDIA put out for this CUDA x.y (its forward-compatibility
+    # package is built for it), so it and every newer driver run this toolkit's builds; the oldest may be older
+    supported_by: Mapping[str, DriverRelease] = NEW_DICT
 
     @property
     def major(self) -> int:

@@ -28,6 +28,7 @@ from envpin.compat.model import (
     CondaRelease,
     CudaToolkit,
     Database,
+    DriverRelease,
     GfxList,
     GpuModel,
     JaxExtra,
@@ -372,7 +373,7 @@ def _driver_tuple(text: str) -> tuple[int, ...]:
 def _toolkits(node: _Node, cited: _Citations) -> dict[str, CudaToolkit]:
     toolkits: dict[str, CudaToolkit] = {}
     for record in node.sequence():
-        record.only(("version", "driver", "driver_not_read", "targets", *_PROVENANCE_KEYS))
+        record.only(("version", "driver", "driver_not_read", "supported_by", "targets", *_PROVENANCE_KEYS))
         version = record.child("version").string(_CUDA, "a CUDA x.y version")
         if version in toolkits:
             record.child("version").fail(f"CUDA {version} is listed twice")
@@ -387,6 +388,14 @@ def _toolkits(node: _Node, cited: _Citations) -> dict[str, CudaToolkit]:
                 record.child("driver_not_read").child(position).fail(f"{os_name!r} is not linux or windows")
             elif (linux if os_name == "linux" else windows) is not None:
                 record.child("driver_not_read").child(position).fail(f"the {os_name} driver is given, so it was read")
+        supported_by: dict[str, DriverRelease] = {}
+        for os_name, release in (record.child("supported_by").items() if record.has("supported_by") else ()):
+            release.only(("driver", *_PROVENANCE_KEYS))
+            text = release.child("driver").string(_DRIVER, "a driver version")
+            if os_name not in not_read:
+                release.fail(f"a driver that supports CUDA {version} is recorded only where the toolkit's own {os_name} "
+                             f"driver was not read (`driver_not_read`)")
+            supported_by[os_name] = DriverRelease(text, cited.provenance(release))
         toolkits[version] = CudaToolkit(
             version=version,
             driver_linux=linux,
@@ -394,6 +403,7 @@ def _toolkits(node: _Node, cited: _Citations) -> dict[str, CudaToolkit]:
             targets=_capabilities(record.child("targets")),
             provenance=cited.provenance(record),
             driver_not_read=not_read,
+            supported_by=supported_by,
         )
     return toolkits
 

@@ -147,6 +147,15 @@ def test_a_disputed_driver_figure_is_below_the_one_applied(tmp_path, new, messag
     assert any(re.search(message, problem) for problem in problems), problems
 
 
+def test_a_supporting_driver_is_recorded_only_where_the_toolkits_own_is_not_read(tmp_path):
+    live = tmp_path / "db"
+    shutil.copytree(LIVE_DB_DIR, live)
+    _corrupt(live, "cuda.yaml", "    driver_not_read: [linux, windows]\n    supported_by:\n      linux:",
+             "    driver_not_read: [windows]\n    supported_by:\n      linux:")
+    problems = validate_database(live)
+    assert any("a driver that supports CUDA 13.4 is recorded only where" in problem for problem in problems), problems
+
+
 def test_missing_file(db_copy):
     (db_copy / "gpus.yaml").unlink()
     with pytest.raises(DatabaseError, match="gpus.yaml is missing"):

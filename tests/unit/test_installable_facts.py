@@ -105,6 +105,32 @@ def test_a_build_of_an_x0_toolkit_runs_on_the_driver_that_toolkit_shipped_with(l
     assert minimum_driver(live_database, "12", "windows", "minor").minimum == "528.33"  # type: ignore[union-attr]
 
 
+# ---------------------------------------------------------------- CUDA 13.4 and 13.5: drivers known to run them
+
+
+@pytest.mark.parametrize("driver, cuda", [
+    ("610.43.02", "13.3"), ("615.71.09", "13.4"), ("616.92", "13.4"), ("620.70.06", "13.5"), ("625.11", "13.5")])
+def test_a_driver_without_a_cuda_line_supports_what_nvidia_released_it_for(live_database, driver, cuda):
+    """NVIDIA's manifest of driver 620.70.06 (2026-11-04) carries a forward-compatibility package for CUDA 13.5, so
+    it runs 13.5; 615.71.09 came out on 13.4's GA day (paired with 13.4 by third parties). Without nvidia-smi's
+    "CUDA Version" line these drivers were said to support CUDA 13.3 (database 2026.12.01)."""
+    facts = HostFacts(os="linux", arch="x86_64", python=PythonInfo("3.12"), driver=Driver(driver, None, "smi"))
+    assert make_target(live_database, facts).driver_cuda == cuda
+
+
+def test_strict_policy_doubts_a_13_5_build_only_below_the_driver_made_for_13_5(live_database):
+    """Table 3's 13.5 row was not read: under --driver-policy strict a 13.5 build is checked against R580 (its major's
+    minimum), and the doubt that its own driver may be newer decides only for drivers below 620.70.06."""
+    requirement = minimum_driver(live_database, "13.5", "linux", "strict")
+    assert requirement is not None and requirement.minimum == "580"
+    assert requirement.doubt_range == ("580", "620.70.06")
+    assert [requirement.doubt_decides(d) for d in ("575.57.08", "595.45.04", "620.70.06", None)] == [
+        False, True, False, True]
+    assert "620.70.06" in str(requirement.provenance.unverified)
+    # 13.4's supporting driver rests on third parties only: its doubt stays for every driver
+    assert minimum_driver(live_database, "13.4", "linux", "strict").doubt_range is None  # type: ignore[union-attr]
+
+
 # ---------------------------------------------------------------- companions: each build with its index, CUDA and check
 
 
