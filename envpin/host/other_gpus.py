@@ -243,7 +243,16 @@ def parse_sycl_ls(text: str) -> list[str]:
 
 
 def parse_xpu_smi_discovery(text: str) -> list[str]:
-    """`xpu-smi discovery`: one `Device Name: Intel(R) Arc(TM) A770 Graphics` per GPU, inside its table's `|` borders."""
+    """`xpu-smi discovery`: one `Device Name: Intel(R) Arc(TM) A770 Graphics` per GPU, inside its table's `|` borders;
+    `xpu-smi discovery -j`: the `device_name` of each entry of its `device_list`."""
+    if text.lstrip().startswith("{"):
+        try:
+            document = json.loads(text)
+        except ValueError:
+            return []
+        devices = document.get("device_list") if isinstance(document, dict) else None
+        return [d["device_name"].strip() for d in devices or [] if isinstance(d, dict)
+                and isinstance(d.get("device_name"), str) and d["device_name"].strip()]
     return re.findall(r"Device Name:\s*(.+?)\s*\|?\s*$", text, re.MULTILINE)
 
 

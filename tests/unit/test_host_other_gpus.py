@@ -155,6 +155,11 @@ def test_intel_tools():
         "Intel(R) Data Center GPU Flex 170"]
     assert other_gpus.parse_xpu_smi_discovery(
         fixture("intel/xpu_smi_discovery_arc_pro_b60_sglang_38873_partial.txt")) == ["Intel(R) Arc(TM) Pro B60 Graphics"]
+    # Intel's own guide: the same discovery as a table and as -j JSON (whose `device_name` was read as nothing before)
+    for name in ("intel/xpu_smi_discovery_xpumanager_smi_user_guide.txt",
+                 "intel/xpu_smi_discovery_json_xpumanager_smi_user_guide.json"):
+        assert other_gpus.parse_xpu_smi_discovery(fixture(name)) == ["Intel(R) Graphics [0x020a]"], name
+    assert other_gpus.parse_xpu_smi_discovery('{"device_list": [{"device_id": 0}]') == []  # cut: not a document
     assert other_gpus.parse_sycl_ls(fixture("intel/sycl_ls_cpu_only_stable_diffusion_cpp_330.txt")) == []
     # llama.cpp's SYCL guide: a newer sycl-ls (Unified Runtime, device version 12.55.8), the Windows form of an older
     # one ([ext_oneapi_level_zero:gpu:0]), and a CUDA-only machine, whose GPU is not Intel's
