@@ -162,6 +162,9 @@ def plan(options: SolveOptions, target_spec: TargetSpec, database: Database) -> 
         project = for_platform(project, conda_subdir(target.platform)).for_target(target.python, target.os, target.arch)
     project, project_specs, origins = project_specs_of(project, database)
     request = request_for(options, project_specs, project)
+    outside = _outside_manifest_python(project, target, database)
+    if outside is not None:
+        return Planned(outside, request, project, _source_args(options, project), facts)
     refusal = broken_driver(facts, target_spec, request)
     if refusal is not None:
         answer: Plan | Unsatisfiable = Unsatisfiable(target, database.version, DRIVER_BROKEN, *refusal)
@@ -257,6 +260,22 @@ def plan_fleet(options: SolveOptions, inventory: str, target_spec: TargetSpec, d
 
 def _source_args(options: SolveOptions, project: Project | None) -> tuple[str, ...] | None:
     return options.source_argv() if project is not None else None
+
+
+def _outside_manifest_python(project: Project | None, target: Target, database: Database) -> Unsatisfiable | None:
+    """A pixi manifest's `python` dependency says which Pythons pixi installs: a solve for a Python it leaves out
+    (`python = "3.10.*"` with --python 3.12) would pin builds for an interpreter the environment never has."""
+    from envpin.check.targets import admits_python  # noqa: PLC0415 - only a pixi project with a python line
+
+    if project is None or not project.python_spec or admits_python(project.python_spec, target.python):
+        return None
+    allowed = [f"3.{minor}" for minor in range(6, 20) if admits_python(project.python_spec, f"3.{minor}")]
+    return Unsatisfiable(
+        target, database.version, "python-unsupported",
+        f"{project.python_origin}: the pixi manifest's python ({project.python_spec}) leaves out Python "
+        f"{target.python}: pixi installs a Python it allows, so builds for {target.python} would never be used",
+        (f"solve for the Python pixi installs: --python {allowed[-1]}" if allowed else
+         "fix the manifest's python line", "or widen the manifest's python to include " + target.python))
 
 
 def _refuse_other_platforms(project: Project, target) -> None:

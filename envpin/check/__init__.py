@@ -78,7 +78,8 @@ def check_text(
             "CHK-FILE-MALFORMED", "", f"envpin could not read it as {kind} ({error.__class__.__name__}: {error}); "
             "if the file is valid, this is a bug in envpin", "check the file's syntax, or report the bug",
         ),), unreadable=True)
-    database = load_database() if needs_database(contents) else None
+    # with targets the database is loaded already (they were resolved against it): the target checks all run
+    database = load_database() if needs_database(contents) or targets else None
     problems = check_contents(contents, database, targets, policy=policy)
     if database is not None:
         problems += database_news_problems(text, contents, database)

@@ -88,6 +88,7 @@ def target_fit(contents: Contents, database: Database, check_target: CheckTarget
             f"add {check_target.target.platform}'s conda subdir to the workspace's platforms (and solve it), or do "
             "not install it there")]
     problems += _exported_elsewhere(contents, check_target)
+    problems += _manifest_python(contents, check_target)
     cuda_supplied = _supplies_cuda(contents)
     for judged in _target_builds(contents, database, check_target.target, check_target.python_known):
         problems += _judge(judged, database, check_target, policy, cuda_supplied=cuda_supplied)
@@ -352,6 +353,31 @@ def _python_mismatch(contents: Contents, check_target: CheckTarget) -> list[Prob
         problems.append(problem("CHK-TARGET-PYTHON", pin.where,
                                 f"{check_target.name}: {pin.shown} has wheels for CPython {', '.join(pin.pythons)} only, "
                                 f"not {target.python}", fix))
+    return problems
+
+
+def _manifest_python(contents: Contents, check_target: CheckTarget) -> list[Problem]:
+    """A pixi manifest's `python` dependency (pixi.toml or `[tool.pixi]`): the Pythons pixi installs. A target
+    Python outside it is the same mismatch as a lock's requires-python (CHK-TARGET-PYTHON)."""
+    from envpin.project.readers import pixi_python_spec  # noqa: PLC0415 - only a manifest with a python line
+
+    target = check_target.target
+    if not check_target.python_known or contents.kind not in ("pixi.toml", "pyproject.toml"):
+        return []
+    problems = []
+    for pin in contents.pins:
+        if pin.name != "python" or pin.manager != "conda" or _scope_excludes(pin, target):
+            continue
+        spec = pixi_python_spec(pin.label)
+        if spec is None or admits_python(spec, target.python):
+            continue
+        allowed = [f"3.{minor}" for minor in range(6, 20) if admits_python(spec, f"3.{minor}")]
+        problems.append(problem(
+            "CHK-TARGET-PYTHON", pin.where,
+            f"{check_target.name}: the pixi manifest's `{pin.label}` leaves out Python {target.python}: pixi "
+            f"installs a Python it allows ({', '.join(allowed) or 'none'}), not {target.python}",
+            (f"check and solve for the Python pixi installs (--python {allowed[-1]})" if allowed
+             else "fix the manifest's python line") + f", or widen the manifest's python to include {target.python}"))
     return problems
 
 

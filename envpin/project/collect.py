@@ -173,6 +173,8 @@ def _project(entries: Entries, files: list[str]) -> Project:
         python_tied=tuple(dict.fromkeys(entries.python_tied)),
         platforms=platforms,
         by_platform=tuple(entries.by_platform),
+        python_spec=entries.python_spec,
+        python_origin=entries.python_origin,
     )
 
 

@@ -54,6 +54,10 @@ class Project(Record):
     python_tied: tuple[str, ...] = ()  # conda specs of a `conda env export` whose build was for its Python
     platforms: tuple[str, ...] = ()  # the conda subdirs a pixi workspace installs on; empty: any
     by_platform: tuple[tuple[tuple[str, ...], str, str, str], ...] = ()  # (subdirs, manager, text, origin) lines
+    # a pixi manifest's `python` dependency as PEP 440 (`==3.10.*`, `>=3.11,<3.13`) and where it is: the Pythons
+    # pixi installs, so a target's Python outside it is refused
+    python_spec: str | None = None
+    python_origin: str = ""
 
     def for_target(self, python: str, os_name: str, arch: str = "x86_64") -> Project:
         """The project for the machine solved: a GPU framework line whose marker does not hold there is left

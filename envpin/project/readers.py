@@ -33,6 +33,8 @@ class Entries:
     notes: list[str] = field(default_factory=list)
     python_tied: list[str] = field(default_factory=list)  # exported conda specs whose build named the Python
     platforms: list[str] = field(default_factory=list)  # pixi's workspace platforms (conda subdirs): where it installs
+    python_spec: str | None = None  # pixi's `python` dependency, as PEP 440
+    python_origin: str = ""
     # pixi `target.<selector>` lines: (conda subdirs, manager, text, origin), joined once the target is known
     by_platform: list[tuple[tuple[str, ...], str, str, str]] = field(default_factory=list)
 
@@ -41,6 +43,8 @@ class Entries:
                      "python_tied", "platforms", "by_platform"):
             getattr(self, name).extend(getattr(other, name))
         self.python = self.python or other.python
+        if other.python_spec and not self.python_spec:
+            self.python_spec, self.python_origin = other.python_spec, other.python_origin
 
 
 def parse_requirement(text: str, origin: str) -> ProjectRequirement:
@@ -200,6 +204,9 @@ def read_pyproject(text: str, name: str, extras: tuple[str, ...], groups: tuple[
                 entries.by_platform.append((entry.platforms, "conda", entry.text, origin))
             else:
                 conda_dependency(entry.text, origin, entries)
+                spec = pixi_python_spec(entry.text)
+                if spec is not None and not entries.python_spec:
+                    entries.python_spec, entries.python_origin = spec, origin
             continue
         if entry.platforms:
             entries.by_platform.append((entry.platforms, "pip", entry.text, origin))
@@ -425,6 +432,22 @@ def conda_dependency(spec: str, origin: str, entries: Entries) -> None:
         entries.notes.append(f"{origin}: conda `{spec}` is solved as pip `{package}{pip_spec}`")
     else:
         entries.conda_packages.append(spec if not channel else f"{channel}::{rest}")
+
+
+def pixi_python_spec(text: str) -> str | None:
+    """A manifest's conda `python` entry (`python 3.10.*`, `python >=3.11,<3.13`) as a PEP 440 specifier of the
+    Pythons it allows; None for another package, no version, or a spec PEP 440 cannot say (`3.10|3.11`)."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet  # noqa: PLC0415 - only a manifest's python line
+
+    name, _, version = text.strip().partition(" ")
+    if name.lower() != "python" or version.strip() in ("", "*"):
+        return None
+    spec = conda_version_to_pip(version.strip())
+    try:
+        SpecifierSet(spec)
+    except InvalidSpecifier:
+        return None
+    return spec
 
 
 def conda_version_to_pip(version: str) -> str:

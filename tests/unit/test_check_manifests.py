@@ -245,3 +245,42 @@ def test_solve_project_takes_uvs_default_groups():
     dev = read_pyproject('[project]\nname = "x"\n\n[dependency-groups]\ndev = ["torch"]\nlint = ["ruff"]\n',
                          "pyproject.toml", (), ())
     assert [r.text for r in dev.requirements] == ["torch"]
+
+
+# pixi installs the Python its manifest asks for (conda-forge's python), whatever the machine has
+PIXI_PYTHON = """
+[workspace]
+channels = ["conda-forge"]
+platforms = ["linux-64"]
+
+[dependencies]
+python = "PYTHON"
+pytorch-gpu = "*"
+"""
+
+
+def test_a_pixi_python_that_leaves_out_the_targets_python_is_the_python_mismatch(database):
+    target = configured_target(NamedTarget("t", TargetSpec(detect=False, **RTX_5090)), database)
+    for python, found in (("3.10.*", True), (">=3.11,<3.13", False), (">=3.13.13,<4", True)):
+        report = check_text("pixi.toml", PIXI_PYTHON.replace("PYTHON", python), load_database=lambda: database,
+                            targets=[target])
+        problems = [(p.id, p.where) for p in report.problems if p.id == "CHK-TARGET-PYTHON"]
+        assert problems == ([("CHK-TARGET-PYTHON", "dependencies.python")] if found else []), python
+    # in a pyproject's [tool.pixi] too
+    pyproject = "[project]\nname = 'p'\n[tool.pixi.workspace]\nchannels = ['conda-forge']\nplatforms = ['linux-64']\n" \
+                "[tool.pixi.dependencies]\npython = '3.10.*'\n"
+    report = check_text("pyproject.toml", pyproject, load_database=lambda: database, targets=[target])
+    assert [p.where for p in report.problems if p.id == "CHK-TARGET-PYTHON"] == ["tool.pixi.dependencies.python"]
+
+
+def test_solve_refuses_a_python_the_pixi_manifest_leaves_out_and_takes_one_it_allows(tmp_path, capsys):
+    from envpin.cli import main  # noqa: PLC0415 - the command, as users run it
+
+    (tmp_path / "pixi.toml").write_text(PIXI_PYTHON.replace("PYTHON", "3.10.*"), encoding="utf-8")
+    flags = ["--os", "linux", "--arch", "x86_64", "--driver", "570.86.10", "--gpu", "NVIDIA GeForce RTX 5090",
+             "--format", "requirements.txt"]
+    assert main(["solve", "--project", str(tmp_path), *flags, "--python", "3.12"]) == 1
+    out = capsys.readouterr().out
+    assert "no solution (python-unsupported)" in out and "--python 3.10" in out
+    assert main(["solve", "--project", str(tmp_path), *flags, "--python", "3.10"]) == 0
+    assert any(line.startswith("torch==") for line in capsys.readouterr().out.splitlines())
