@@ -169,6 +169,9 @@ def plan(options: SolveOptions, target_spec: TargetSpec, database: Database) -> 
     if refusal is not None:
         answer: Plan | Unsatisfiable = Unsatisfiable(target, database.version, DRIVER_BROKEN, *refusal)
         return Planned(answer, request, project, _source_args(options, project), facts)
+    excluded = _python_excluded(project, target, database) if project is not None else None
+    if excluded is not None:
+        return Planned(excluded, request, project, _source_args(options, project), facts)
     answer = _name_project_pins(solve(database, target, request), origins)
     if project is not None:
         answer = _cuda_package_clashes(answer, project)
@@ -285,6 +288,20 @@ def _refuse_other_platforms(project: Project, target) -> None:
         raise EnvpinInputError(f"{', '.join(project.files)}: the pixi workspace is for {', '.join(project.platforms)}, "
                                f"not {conda_subdir(target.platform)}: add it to the workspace's platforms, or solve "
                                "for one of those")
+
+
+def _python_excluded(project: Project, target: Target, database: Database) -> Unsatisfiable | None:
+    """A pyproject.toml's requires-python that leaves out the target's Python: pip and uv refuse to install the
+    project there ("requires a different Python"), so no pins for it would install."""
+    from envpin.check.targets import admits_python  # noqa: PLC0415 - only a project with requires-python needs it
+
+    if not project.requires_python or not target.python or admits_python(project.requires_python, target.python):
+        return None
+    return Unsatisfiable(target, database.version, "python-unsupported",
+                         f"{', '.join(project.files)}: requires-python {project.requires_python} leaves out Python "
+                         f"{target.python}: pip and uv refuse to install the project there",
+                         (f"solve for a Python that {project.requires_python} admits (--python)",
+                          "or widen requires-python, if the project runs on that Python"))
 
 
 def _cuda_package_clashes(answer: Plan | Unsatisfiable, project: Project) -> Plan | Unsatisfiable:

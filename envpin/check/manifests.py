@@ -68,7 +68,7 @@ def _contents(name: str, text: str) -> Contents:
                     for n, i in enumerate(manifest.indexes) if not i.explicit)
     platforms = tuple(CONDA_SUBDIRS[s] for s in manifest.platforms if s in CONDA_SUBDIRS)
     return Contents(name, tuple(pins), indexes, platforms=platforms, problems=tuple(problems),
-                    channels=manifest.channels)
+                    channels=manifest.channels, requires_python=manifest.requires_python)
 
 
 def _pixi_version(spec: str) -> str | None:

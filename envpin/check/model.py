@@ -87,7 +87,7 @@ class Contents:
     channels: tuple[str, ...] = ()  # the conda channels the file names, in order (environment.yml, pixi)
     problems: tuple[Problem, ...] = ()  # what the format's own checks found (structure, hashes)
     binds_indexes: bool = False  # True for locks: every entry names its own source, file-wide indexes do not apply
-    requires_python: str | None = None  # a lock's `requires-python` (uv.lock, pylock.toml), as written
+    requires_python: str | None = None  # `requires-python` of a lock (uv.lock, pylock.toml) or a pyproject.toml, as written
     exported_on: str | None = None  # a `conda env export`: the OS its platform-only packages are for (linux, …)
     exported_only: tuple[str, ...] = ()  # those packages, as written
 

@@ -336,6 +336,13 @@ def _python_mismatch(contents: Contents, check_target: CheckTarget) -> list[Prob
     """The file's own Python limits against the target's Python: a lock's `requires-python`, and entries whose
     wheels are all for other CPython versions (cp311-only wheels cannot install on 3.12)."""
     target = check_target.target
+    if check_target.python_known and contents.kind == "pyproject.toml" and contents.requires_python and \
+            not admits_python(contents.requires_python, target.python):
+        # pip and uv refuse to install the project on that Python ("requires a different Python"), whatever it lists
+        return [problem("CHK-TARGET-PYTHON", "project.requires-python",
+                        f"{check_target.name}: the project is for Python {contents.requires_python} (requires-python), "
+                        f"not {target.python}: pip and uv refuse to install it there",
+                        f"use a Python that {contents.requires_python} admits there, or widen requires-python")]
     if not check_target.python_known or contents.kind not in _TARGET_PYTHON_KINDS:
         return []
     flags = f" {check_target.flags}" if check_target.flags else ""

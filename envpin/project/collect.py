@@ -175,6 +175,7 @@ def _project(entries: Entries, files: list[str]) -> Project:
         by_platform=tuple(entries.by_platform),
         python_spec=entries.python_spec,
         python_origin=entries.python_origin,
+        requires_python=entries.requires_python,
     )
 
 

@@ -58,6 +58,7 @@ class Project(Record):
     # pixi installs, so a target's Python outside it is refused
     python_spec: str | None = None
     python_origin: str = ""
+    requires_python: str | None = None  # a pyproject.toml's `requires-python`: pip and uv install it on no other
 
     def for_target(self, python: str, os_name: str, arch: str = "x86_64") -> Project:
         """The project for the machine solved: a GPU framework line whose marker does not hold there is left

@@ -30,6 +30,7 @@ class Entries:
     conda_packages: list[str] = field(default_factory=list)
     channels: list[str] = field(default_factory=list)
     python: str | None = None
+    requires_python: str | None = None  # a pyproject.toml's `requires-python`: pip and uv install it on no other
     notes: list[str] = field(default_factory=list)
     python_tied: list[str] = field(default_factory=list)  # exported conda specs whose build named the Python
     platforms: list[str] = field(default_factory=list)  # pixi's workspace platforms (conda subdirs): where it installs
@@ -45,6 +46,7 @@ class Entries:
         self.python = self.python or other.python
         if other.python_spec and not self.python_spec:
             self.python_spec, self.python_origin = other.python_spec, other.python_origin
+        self.requires_python = self.requires_python or other.requires_python
 
 
 def parse_requirement(text: str, origin: str) -> ProjectRequirement:
@@ -185,7 +187,8 @@ def read_pyproject(text: str, name: str, extras: tuple[str, ...], groups: tuple[
     default = _table(pixi.get("environments")).get("default")
     default_features = default.get("features") if isinstance(default, dict) else default
     wanted |= {f"feature:{f}" for f in default_features or [] if isinstance(f, str)}
-    entries = Entries(channels=list(manifest.channels), notes=list(manifest.notes), platforms=list(manifest.platforms))
+    entries = Entries(channels=list(manifest.channels), notes=list(manifest.notes), platforms=list(manifest.platforms),
+                      requires_python=manifest.requires_python)
     seen: set[tuple[str, str]] = set()
     features: set[str] = set()
     for entry in manifest.entries:

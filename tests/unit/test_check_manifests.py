@@ -284,3 +284,26 @@ def test_solve_refuses_a_python_the_pixi_manifest_leaves_out_and_takes_one_it_al
     assert "no solution (python-unsupported)" in out and "--python 3.10" in out
     assert main(["solve", "--project", str(tmp_path), *flags, "--python", "3.10"]) == 0
     assert any(line.startswith("torch==") for line in capsys.readouterr().out.splitlines())
+
+
+NEEDS_PYTHON_3_10 = '[project]\nname = "demo"\nversion = "0.1"\nrequires-python = ">=3.10"\ndependencies = ["torch==2.7.1"]\n'
+
+
+def test_a_pyproject_whose_requires_python_leaves_out_the_targets_python_is_an_error(database):
+    windows = dict(os="windows", arch="x86_64", driver="472.12", gpus=("NVIDIA GeForce GTX 1080 Ti",), python="3.9")
+    found = {(p.id, p.where) for p in problems(database, "pyproject.toml", NEEDS_PYTHON_3_10, **windows)}
+    assert ("CHK-TARGET-PYTHON", "project.requires-python") in found
+    assert ("CHK-TARGET-PYTHON", "project.requires-python") not in {
+        (p.id, p.where) for p in problems(database, "pyproject.toml", NEEDS_PYTHON_3_10, **RTX_5090)}
+
+
+def test_solve_project_refuses_a_python_that_requires_python_leaves_out(tmp_path, capsys):
+    from envpin.cli import main  # noqa: PLC0415 - the command, as users run it
+
+    (tmp_path / "pyproject.toml").write_text(NEEDS_PYTHON_3_10, encoding="utf-8")
+    flags = ["--os", "windows", "--arch", "x86_64", "--driver", "472.12", "--gpu", "NVIDIA GeForce GTX 1080 Ti"]
+    assert main(["solve", "--project", str(tmp_path), *flags, "--python", "3.9"]) == 1
+    out = capsys.readouterr().out
+    assert "no solution (python-unsupported)" in out and "requires-python >=3.10 leaves out Python 3.9" in out
+    assert main(["solve", "--project", str(tmp_path), *flags, "--python", "3.10", "--format", "requirements.txt"]) == 0
+    assert "torch==2.7.1+cu118" in capsys.readouterr().out
