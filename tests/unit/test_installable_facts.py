@@ -408,3 +408,35 @@ def test_check_asks_for_the_bound_a_plan_adds(live_database):
     assert found("jax[cuda12]==0.4.25\nnumpy<2\nnvidia-cudnn-cu12<9\n") == []
     assert found("jax[cuda12]==0.4.25\nnumpy<2\nnvidia-cudnn-cu12>=8.9,<9.0\n") == []
     assert found("jax[cuda12]==0.4.26\n") == []
+
+
+# ---------------------------------------------------------------- arch lists read in each release's own code
+
+# PYTORCH_RELEASES_CODE_CC in torch/cuda/__init__.py of each release's PyPI wheel (torch-<v>-cp312-cp312-
+# manylinux_2_28_x86_64.whl, read with scripts/wheel_member.py on 2026-12-01): the TORCH_CUDA_ARCH_LIST of the
+# release's build scripts per CUDA and host arch (2.12 gives x86_64 and aarch64 together, as their union)
+_RELEASE_TABLES = {
+    "2.12.0": {"cu126": {"union": {50, 60, 70, 75, 80, 86, 90}}},
+    "2.12.1": {"cu126": {"union": {50, 60, 70, 75, 80, 86, 90}}},
+    "2.13.0": {"cu126": {"linux-x86_64": {50, 60, 70, 75, 80, 86, 90}, "linux-aarch64": {80, 90}},
+               "cu129": {"linux-x86_64": {75, 80, 86, 90, 100, 120}}},
+    "2.14.0": {"cu126": {"linux-x86_64": {50, 60, 70, 75, 80, 86, 90}, "linux-aarch64": {80, 90}}},
+    "2.14.1": {"cu126": {"linux-x86_64": {50, 60, 70, 75, 80, 86, 90}, "linux-aarch64": {80, 90}}},
+}
+
+
+@pytest.mark.parametrize("version", sorted(_RELEASE_TABLES))
+def test_index_only_linux_arch_lists_are_the_releases_own(live_database, version):
+    """The cu126 builds of 2.12.0-2.14.1 and the cu129 build of 2.13.0 are served only by download.pytorch.org; their
+    Linux arch lists are read in the release's own table, so a plan on them prints no doubt about it (database
+    2026.12.01 took them from the 2.14.1 wheel's table and said so on 122 default plans)."""
+    release = live_database.torch_release(version)
+    for name, table in _RELEASE_TABLES[version].items():
+        variant = release.variants[name]
+        assert variant.provenance.unverified is None, (version, name)
+        lists = {platform: {c.major * 10 + c.minor for c in variant.archs[platform].sass}
+                 for platform in ("linux-x86_64", "linux-aarch64") if platform in variant.archs}
+        if "union" in table:
+            assert set().union(*lists.values()) == table["union"], (version, name, lists)
+        else:
+            assert lists == table, (version, name, lists)
