@@ -94,7 +94,7 @@ def target_fit(contents: Contents, database: Database, check_target: CheckTarget
         problems += _judge(judged, database, check_target, policy, cuda_supplied=cuda_supplied)
         problems += _picked_numpy_1(judged, contents, check_target)
     problems += _cuda_package_pins(contents, database, check_target, policy)
-    problems += _tied_without_wheel(contents, check_target)
+    problems += _no_wheel_for_platform(contents, check_target)
     problems += _local_cuda_jaxlib(contents, check_target)
     return problems
 
@@ -140,25 +140,35 @@ def _exported_elsewhere(contents: Contents, check_target: CheckTarget) -> list[P
         f"{contents.exported_on}-only packages, and says each), or export with `conda env export --from-history`")]
 
 
-def _tied_without_wheel(contents: Contents, check_target: CheckTarget) -> list[Problem]:
-    """An exact pin of a package built for one torch release whose release has no wheel for the target's platform
-    on PyPI (`triton==2.0.0` on Windows, `xformers==0.0.28.post3` on Windows): pip cannot install it from a wheel."""
-    from envpin.project.tied import releases_of  # noqa: PLC0415 - only a file with such a pin needs it
+def _no_wheel_for_platform(contents: Contents, check_target: CheckTarget) -> list[Problem]:
+    """A requirement on a package that publishes no wheel for the target's platform and no sdist to build, as
+    PyPI's recorded file lists say (envpin/project/tied_packages.json): `torch-xla` (Linux x86_64 wheels only) or
+    `triton` on Windows, an exact `xformers==0.0.28.post3` there. A range is judged by every release it allows:
+    only when none has a wheel there can pip install none."""
+    from envpin.project.tied import release_files  # noqa: PLC0415 - only a file with such a requirement needs it
 
     target = check_target.target
     problems = []
     for pin in contents.pins:
-        if pin.manager != "pip" or not pin.version or _scope_excludes(pin, target):
+        if pin.manager != "pip" or _scope_excludes(pin, target) or pin.label.startswith(("git+", "http", "file:")):
             continue
-        record = next(iter(releases_of(pin.name, f"=={pin.version}")), None)
-        if record is None or not record.platforms or target.platform in record.platforms:
+        records = release_files(pin.name, f"=={pin.version}" if pin.version else pin.specifier)
+        if not records or any(target.platform in r.platforms or r.sdist for r in records):
             continue
+        platforms = sorted({p for r in records for p in r.platforms})
+        first, last = records[0], records[-1]
+        what = (f"{first.package} {first.version} has no wheel for {target.platform} on PyPI and no sdist"
+                if len(records) == 1 else
+                f"none of the {len(records)} releases of {first.package} it allows ({first.version} to {last.version}) "
+                f"has a wheel for {target.platform} on PyPI or an sdist")
+        elsewhere = any(target.platform in r.platforms or r.sdist for r in release_files(pin.name, ""))
         problems.append(problem(
             "CHK-TARGET-PLATFORM", pin.where,
-            f"{check_target.name}: {pin.shown} has no wheel for {target.platform} on PyPI (its wheels are for "
-            f"{', '.join(record.platforms)}): pip finds none to install there",
-            f"leave it out on {target.platform} (a marker such as `; sys_platform == 'linux'`), or take a release of "
-            f"{pin.name} that has a {target.platform} wheel"))
+            f"{check_target.name}: {pin.shown}: {what} (its wheels are for {', '.join(platforms) or 'no platform'}; "
+            f"{last.source}): pip finds nothing to install there",
+            f"leave it out on {target.platform} (a marker such as `; sys_platform == 'linux'`), or install it on "
+            f"{' or '.join(platforms) or 'another platform'}"
+            + (f", or take a release of {pin.name} that has a {target.platform} wheel" if elsewhere else "")))
     return problems
 
 

@@ -23,9 +23,6 @@ GPU_PACKAGE_ALIASES = {
 
 # Packages whose name asks for a framework's CPU build.
 CPU_PACKAGES = {"tensorflow-cpu": "tensorflow", "pytorch-cpu": "torch"}
-# Packages whose wheels exist only for Linux (x86_64, aarch64): `triton`, which torch requires only there.
-LINUX_ONLY_PACKAGES = frozenset({"triton"})
-
 # conda packages that only supply CUDA to a GPU framework: envpin's pins bring their own (pip wheels).
 CONDA_CUDA_PACKAGES = {"cudatoolkit", "cudnn", "pytorch-cuda", "cuda-version", "cuda-toolkit", "cpuonly", "nccl"}
 
@@ -63,7 +60,8 @@ class Project(Record):
     def for_target(self, python: str, os_name: str, arch: str = "x86_64") -> Project:
         """The project for the machine solved: a GPU framework line whose marker does not hold there is left
         out (`torch==2.0.1+cu118; python_version < "3.10"` on Python 3.12: pip skips it), said; a package with
-        wheels for Linux only (triton) is left out elsewhere, said; then for_python."""
+        wheels for Linux only and no sdist (triton, torch-xla: tied.linux_only_packages) is left out elsewhere, said;
+        then for_python."""
         from envpin.markers import marker_holds  # noqa: PLC0415 - only a project with markers needs packaging.markers
 
         skipped = [r for r in self.gpu_requirements
@@ -75,11 +73,16 @@ class Project(Record):
             return replace(self, requirements=kept, notes=self.notes + notes).for_target(python, os_name, arch)
         if os_name == "linux":
             return self.for_python(python)
-        dropped = [r for r in self.requirements if r.name in LINUX_ONLY_PACKAGES and not r.marker]
+        from envpin.project.tied import linux_only_packages  # noqa: PLC0415 - reads the recorded facts: only off Linux
+
+        linux_only = linux_only_packages()  # triton, torch-xla: PyPI has Linux wheels of them only, and no sdist
+        # with a marker that holds here (`torch-xla; sys_platform != 'darwin'` on Windows) pip would still try it
+        dropped = [r for r in self.requirements if r.name in linux_only
+                   and (not r.marker or marker_holds(r.marker, os_name=os_name, arch=arch, python=python))]
         if not dropped:
             return self.for_python(python)
-        notes = tuple(f"{r.origin}: {r.text} is left out on {os_name}: {r.name} has wheels for Linux only "
-                      "(torch requires it there alone)" for r in dropped)
+        notes = tuple(f"{r.origin}: {r.text} is left out on {os_name}: {r.name} publishes wheels for Linux only "
+                      "and no sdist" for r in dropped)
         kept = tuple(r for r in self.requirements if r not in dropped)
         return replace(self, requirements=kept, notes=self.notes + notes).for_python(python)
 

@@ -326,3 +326,31 @@ def test_a_negated_marker_holds_exactly_where_the_marker_does_not():
             assert marker_holds(marker, os_name=os_name, arch=arch, python=python) != \
                 marker_holds(opposite, os_name=os_name, arch=arch, python=python), (marker, os_name, arch, python)
     assert negated("python_version ~= '3.10'") is None  # no complement operator: not written
+
+
+def test_a_package_with_no_wheel_and_no_sdist_for_the_platform_names_where_it_has_them(database):
+    # torch-xla publishes manylinux x86_64 wheels only and no sdist (PyPI's file lists, recorded per release)
+    windows = machine(database, os="windows", arch="x86_64", driver="551.61", gpus=("NVIDIA GeForce RTX 3090",),
+                      python="3.11")
+    mac = machine(database, os="macos", arch="arm64", driver="none", python="3.11")
+    linux = machine(database, os="linux", arch="x86_64", driver="570.86.10", gpus=("NVIDIA GeForce RTX 3090",),
+                    python="3.11")
+    for text, where in (("torch-xla==2.5.0\n", "line 1"), ("torch-xla>=2.1\n", "line 1"), ("torch_xla\n", "line 1")):
+        for target in (windows, mac):
+            report = check_text("requirements.txt", text, load_database=lambda: database, targets=[target])
+            [found] = [p for p in report.problems if p.id == "CHK-TARGET-PLATFORM"]
+            assert found.where == where and "linux-x86_64" in found.message
+            assert "no sdist" in found.message or "or an sdist" in found.message
+            assert "https://pypi.org/project/torch-xla/" in found.message and "sys_platform" in found.fix
+        assert "CHK-TARGET-PLATFORM" not in [i for i, _, _ in ids(database, text, linux)]
+    # a marker that leaves the platform out is the fix
+    assert ids(database, "torch-xla; sys_platform == 'linux'\n", windows) == []
+    # triton's missing Windows wheel is the same fact, from the same records
+    assert ("CHK-TARGET-PLATFORM", "error", "line 1") in ids(database, "triton==2.0.0\n", windows)
+
+
+def test_the_linux_only_packages_the_solve_leaves_out_elsewhere_come_from_the_recorded_file_lists():
+    from envpin.project.tied import linux_only_packages, release_files  # noqa: PLC0415 - the facts under test
+
+    assert {"triton", "torch-xla"} <= linux_only_packages()
+    assert all(r.platforms == ("linux-x86_64",) and not r.sdist for r in release_files("torch-xla", ""))
