@@ -67,9 +67,10 @@ def picked_build(pin: Pin, contents: Contents, database: Database, target: Targe
     best = max(offers, key=lambda o: o.version)
     because = f", within what {', '.join(line for line, _ in tied)} require" if tied else ""
     note = f"for {pin.shown} the installer takes {best.build.label} (from {best.source}{because})"
-    # a CPU build the file asks for by name: PyTorch's cpu index, `jax[cpu]`, tensorflow-cpu
-    explicit_cpu = best.build.kind == "cpu" and (best.source.endswith("/cpu") or "cpu" in pin.extras
-                                                  or pin.name == "tensorflow-cpu")
+    # a CPU build the file asks for by name: PyTorch's cpu index, `jax[cpu]` (or `jax[tpu]`, for TPU machines: no
+    # GPU build either), tensorflow-cpu
+    by_name = best.source.endswith("/cpu") or not {"cpu", "tpu"}.isdisjoint(pin.extras) or pin.name == "tensorflow-cpu"
+    explicit_cpu = best.build.kind == "cpu" and by_name
     if _fits(best.build, database, target, python_known) or (explicit_cpu and _fits_as_cpu(best.build, database,
                                                                                           target, python_known)):
         return Judged(pin, (best.build,), note=note, explicit_cpu=explicit_cpu)

@@ -335,7 +335,9 @@ def _requirement(text: str, where: str) -> Line:
     from packaging.utils import canonicalize_name  # noqa: PLC0415 - packaging.utils is heavy (~15 ms): only a pin needs it
 
     if _is_url_or_path(text):
-        return _direct_reference(text, text, where)
+        # pip splits a URL line's marker at "; " (a bare ";" can be part of a URL): parse_req_from_line
+        url, _, marker = text.partition("; ") if "://" in text.split(" @ ")[0] else text.partition(";")
+        return _direct_reference(url.strip(), text, where, scope=frozenset({marker.strip()}) if marker.strip() else frozenset())
     try:
         requirement = Requirement(text)
     except InvalidRequirement as error:

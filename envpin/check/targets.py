@@ -329,6 +329,16 @@ def _no_entry_for(contents: Contents, check_target: CheckTarget) -> list[Problem
     target = check_target.target
     if not torches or not all(_scope_excludes(p, target) for p in torches):
         return []
+    here = [p for p in torches if not _scope_excludes(p, target, python_known=False)]  # left out by the Python alone
+    if here and check_target.python_known:
+        # entries for this platform that the Python leaves out (taggui's cp311/cp312 Windows wheels on Python 3.9)
+        pythons = sorted({v for p in here for v in p.pythons}) or [" and ".join(sorted(p.scope)) for p in here]
+        return [problem(
+            "CHK-TARGET-PYTHON", here[0].where,
+            f"{check_target.name}: no torch entry of this file installs on {target.platform} with Python "
+            f"{target.python} (those for {target.platform} are for Python {', '.join(pythons)})",
+            f"use a Python they are for there, or add a torch line for Python {target.python}: "
+            f"{_solve_fix(here[0], check_target)}")]
     platforms = sorted({platform for p in torches for platform in p.platforms}) or ["other platforms"]
     return [problem(
         "CHK-TARGET-PLATFORM", torches[0].where,
@@ -479,7 +489,7 @@ def _pip_judged(pin: Pin, contents: Contents, database: Database, target: Target
     build = next((b for b in jax_builds(release) if b.flavor == flavor), None)
     if build is None:
         return Judged(pin, failure=f"jax {release.version} has no [{flavor}] build")
-    return Judged(pin, (build,), explicit_cpu="cpu" in pin.extras)
+    return Judged(pin, (build,), explicit_cpu=not {"cpu", "tpu"}.isdisjoint(pin.extras))  # jax[tpu]: for TPUs
 
 
 def _conda_judged(pin: Pin, contents: Contents, database: Database, target: Target) -> Judged | None:

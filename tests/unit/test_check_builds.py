@@ -172,3 +172,23 @@ def test_every_failing_fact_of_a_pin_is_reported_each_with_its_fix(database):
     assert [p.id for p in result] == ["CHK-NUMPY-ABI", "CHK-TARGET-PYTHON", "CHK-TARGET-DRIVER", "CHK-TARGET-GPU"]
     assert all(p.fix for p in result)
     assert "install NVIDIA driver" in result[2].fix
+
+
+def test_jax_tpu_is_no_missed_gpu_build(database):
+    # `jax[tpu]` is JAX for TPU machines (libtpu, no CUDA plugin): chosen by name, like jax[cpu]
+    assert found(database, "jax[tpu]>=0.6.2\n", **RTX_5090) == []
+    assert found(database, "jax>=0.6.2\n", **RTX_5090) == [("CHK-TARGET-CPU-BUILD", "warning", "line 1")]
+
+
+def test_wheel_urls_with_markers_are_judged_on_the_machines_their_markers_name(database):
+    # taggui's requirements.txt: Windows wheels per CPython, split from their marker at "; " as pip splits a URL line
+    text = ('torch==2.6.0; platform_system != "Windows"\n'
+            'https://download.pytorch.org/whl/cu124/torch-2.6.0%2Bcu124-cp312-cp312-win_amd64.whl; '
+            'platform_system == "Windows" and python_version == "3.12"\n'
+            'https://download.pytorch.org/whl/cu124/torch-2.6.0%2Bcu124-cp311-cp311-win_amd64.whl; '
+            'platform_system == "Windows" and python_version == "3.11"\n')
+    [python] = problems(database, text, "requirements.txt", **GTX_1080_TI_WINDOWS)
+    assert (python.id, python.where) == ("CHK-TARGET-PYTHON", "line 2")
+    assert "with Python 3.9" in python.message and "3.11, 3.12" in python.message
+    newer_driver = GTX_1080_TI_WINDOWS | {"driver": "560.94", "python": "3.12"}
+    assert found(database, text, "requirements.txt", **newer_driver) == []  # line 2 is judged there, and runs
