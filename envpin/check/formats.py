@@ -20,6 +20,7 @@ READERS = {
     "pylock": "envpin.check.pylock",
     "conda-lock": "envpin.check.conda_lock",
     "explicit": "envpin.check.explicit",
+    "conda-specs": "envpin.check.conda_specs",
     "uv.lock": "envpin.check.uv_lock",
     "pyproject.toml": "envpin.check.manifests:parse_pyproject",
     "pixi.toml": "envpin.check.manifests:parse_pixi",
@@ -49,7 +50,9 @@ def kind_of(path: str, text: str) -> str | None:
     if name.endswith(".lock") and name.startswith("conda-"):
         return "explicit"  # conda-lock render's name (conda-linux-64.lock); the reader reports a missing @EXPLICIT
     if name.endswith((".txt", ".in")):
-        return "requirements"
+        from envpin.check.conda_specs import is_spec_list  # noqa: PLC0415 - only a .txt needs the test
+
+        return "conda-specs" if is_spec_list(text) else "requirements"
     return None
 
 

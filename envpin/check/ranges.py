@@ -89,11 +89,25 @@ def _tied_beside(pin: Pin, contents: Contents, database: Database) -> list[tuple
     for other in contents.pins:
         if other.manager != "pip" or other is pin or not can_coexist(pin, other):
             continue
+        if other.name in ("torchvision", "torchaudio") and other.version:
+            # an exact companion pairs with one torch release (torchvision 0.19.1 requires torch==2.4.1)
+            paired = _paired_torch(database, other.name, other.version.split("+", 1)[0])
+            if paired:
+                found.append((other.shown, f"=={paired}"))
+            continue
         records = releases_of(other.name, f"=={other.version}" if other.version else other.specifier)
         specifier = torch_specifier(records, versions)
         if specifier is not None:
             found.append((other.shown, specifier))
     return found
+
+
+def _paired_torch(database: Database, companion: str, version: str) -> str | None:
+    """The one torch release the database pairs that torchvision / torchaudio release with (its Requires-Dist
+    pins torch exactly), or None when it pairs none or several."""
+    paired = {str(r.version) for r in database.torch_releases if companion in r.companions
+              and version in {r.companions[companion].version, *(b.version for b in r.companions[companion].builds)}}
+    return paired.pop() if len(paired) == 1 else None
 
 
 def _offers(pin: Pin, contents: Contents, database: Database, target: Target, framework: str) -> list[Offer]:

@@ -131,9 +131,11 @@ def _exported_elsewhere(contents: Contents, check_target: CheckTarget) -> list[P
     if contents.exported_on is None or contents.exported_on == target.os:
         return []
     shown = ", ".join(contents.exported_only[:4]) + (", …" if len(contents.exported_only) > 4 else "")
+    spec_list = contents.kind == "conda-specs"
     return [problem(
-        "CHK-TARGET-PLATFORM", "dependencies",
-        f"{check_target.name}: this is a `conda env export` made on {_OS_WORDS[contents.exported_on]} (it pins "
+        "CHK-TARGET-PLATFORM", "line 1" if spec_list else "dependencies",
+        f"{check_target.name}: this is a `{'conda list --export' if spec_list else 'conda env export'}` made on "
+        f"{_OS_WORDS[contents.exported_on]} (it pins "
         f"{shown}, which conda installs there only, and every package's {contents.exported_on} build): conda "
         f"cannot create it on {target.platform} as written",
         f"translate it for that machine (`envpin solve --project DIR` drops the build strings and the "

@@ -11,6 +11,7 @@ from envpin.project.readers import (
     Entries,
     conda_dependency,
     parse_requirement,
+    read_conda_spec_list,
     read_environment_yml,
     read_pyproject,
     read_requirements_txt,
@@ -105,7 +106,10 @@ class _Reader:
         self._open.append(resolved)
         try:
             text = self._read(path, included)
-            entries = read_requirements_txt(text, self._label(path), lambda t, c: self._include(path, t, c))
+            from envpin.check.conda_specs import is_spec_list  # noqa: PLC0415 - only a requirements file needs it
+
+            reader = read_conda_spec_list if is_spec_list(text) else read_requirements_txt
+            entries = reader(text, self._label(path), lambda t, c: self._include(path, t, c))
         finally:
             self._open.pop()
         if is_constraint:

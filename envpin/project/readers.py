@@ -297,6 +297,31 @@ def read_environment_yml(text: str, name: str, include: Callable[[str, bool], En
         raise EnvpinInputError(f"{name}: not valid YAML ({str(error).splitlines()[0]})") from None
     if not isinstance(document, dict) or not isinstance(document.get("dependencies", []), list):
         raise EnvpinInputError(f"{name}: not a conda environment file (no `dependencies:` list)")
+    return _environment_document(document, name, include)
+
+
+def read_conda_spec_list(text: str, name: str, include: Callable[[str, bool], Entries]) -> Entries:
+    """A `conda list --export` spec list (often committed as requirements.txt, which pip cannot read): the same
+    packages as the `conda env export` of that environment, its `pypi_0` ones in the pip part, translated alike."""
+    specs, pip = [], []
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        package, _, rest = line.partition("=")
+        version, _, build = rest.partition("=")
+        if build == "pypi_0":
+            pip.append(f"{package}=={version}")
+        else:
+            specs.append(line if build else f"{package}={version}")
+    entries = _environment_document({"dependencies": specs + ([{"pip": pip}] if pip else []), "prefix": name},
+                                    name, include)
+    entries.notes.insert(0, f"{name}: a conda spec list (`conda list --export`), which pip cannot read: read as "
+                            "that environment's conda packages")
+    return entries
+
+
+def _environment_document(document: dict, name: str, include: Callable[[str, bool], Entries]) -> Entries:
     entries = Entries(channels=[str(c) for c in document.get("channels") or []])
     dependencies = document.get("dependencies") or []
     export = is_export(document, dependencies)

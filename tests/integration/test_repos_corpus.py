@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from envpin import _toml
-from envpin.check import check_text
+from envpin.check import check_text, formats
 from envpin.check.included import beside
 from envpin.check.rules import PROBLEMS
 from envpin.check.targets import configured_target
@@ -51,7 +51,9 @@ def kind_of(key: str) -> str:
         return "pyproject.toml"
     if name in ("setup.py", "setup.cfg"):
         return name
-    return "environment.yml" if name.endswith((".yml", ".yaml")) else "requirements"
+    if name.endswith((".yml", ".yaml")):
+        return "environment.yml"
+    return formats.kind_of(key, (REPOS / key).read_text(encoding="utf-8")) or "requirements"  # or a conda spec list
 
 
 def flags(machine: str) -> list[str]:
@@ -71,7 +73,7 @@ def checked(key: str, machine: str, database) -> list[str]:
 
 def solved(key: str, machine: str, tmp_path: Path, capsys) -> tuple[int, str, str]:
     kind = kind_of(key)
-    if kind == "requirements":
+    if kind in ("requirements", "conda-specs"):
         where = ["-r", str(REPOS / key)]
     else:
         project = tmp_path / "project"
@@ -100,7 +102,8 @@ def test_the_corpus_is_thirty_real_files_with_their_origin():
         assert (REPOS / key).is_file() and len(origin["commit"]) == 40 and "/" in origin["repo"], key
         assert (REPOS / key).stat().st_size == origin["bytes"], f"{key} is not the file as copied"
     kinds = {kind_of(k) for k in keys}
-    assert kinds == {"requirements", "environment.yml", "pyproject.toml", "pixi.toml", "setup.py", "setup.cfg"}
+    assert kinds == {"requirements", "conda-specs", "environment.yml", "pyproject.toml", "pixi.toml", "setup.py",
+                     "setup.cfg"}
     assert sorted(EXPECTED) == sorted(keys), "every corpus file has its expectations"
 
 

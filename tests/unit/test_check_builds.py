@@ -192,3 +192,11 @@ def test_wheel_urls_with_markers_are_judged_on_the_machines_their_markers_name(d
     assert "with Python 3.9" in python.message and "3.11, 3.12" in python.message
     newer_driver = GTX_1080_TI_WINDOWS | {"driver": "560.94", "python": "3.12"}
     assert found(database, text, "requirements.txt", **newer_driver) == []  # line 2 is judged there, and runs
+
+
+def test_an_exact_torchvision_holds_a_torch_range_to_the_release_it_pairs_with(database):
+    # pozitronik/sinner: torchvision 0.19.1's Requires-Dist pins torch==2.4.1, so pip takes 2.4.1+cu118 here
+    text = "--extra-index-url https://download.pytorch.org/whl/cu118\ntorch\ntorchvision==0.19.1\n"
+    [gpu] = [p for p in problems(database, text, "requirements.txt", **RTX_5090) if p.where == "line 2"]
+    assert gpu.id == "CHK-TARGET-GPU" and "2.4.1+cu118" in gpu.message and "torchvision==0.19.1" in gpu.message
+    assert not [p for p in problems(database, text, "requirements.txt", **GTX_1080_TI_WINDOWS) if p.where == "line 2"]

@@ -164,3 +164,45 @@ def test_cuda_libraries_beside_a_torch_that_bundles_its_own_are_unused_not_a_cla
     problems = check_text("requirements.txt", loading, load_database=lambda: database).problems
     assert [(p.id, p.severity, p.where) for p in problems if p.id == "CHK-CUDA-MAJOR-MISMATCH"] == [
         ("CHK-CUDA-MAJOR-MISMATCH", "error", "line 3")]
+
+
+# `conda list --export`, as wgcban/ChangeFormer commits it as requirements.txt (shortened)
+CONDA_SPEC_LIST = """# This file may be used to create an environment using:
+# $ conda create --name <env> --file <this file>
+# platform: linux-64
+_libgcc_mutex=0.1=main
+cudatoolkit=10.2.89=hfd86e86_1
+libgcc-ng=9.3.0=h5101ec6_17
+python=3.8.0=h0371630_2
+pytorch=1.10.1=py3.8_cuda10.2_cudnn7.6.5_0
+tensorboardx=2.5=pypi_0
+torchvision=0.11.2=py38_cu102
+"""
+
+
+def test_a_conda_spec_list_named_requirements_txt_is_conda_s_and_judged_as_conda_pins(database):
+    from envpin.check import check_text  # noqa: PLC0415 - as the command calls it
+    from envpin.check.formats import kind_of  # noqa: PLC0415 - as above
+    from envpin.check.targets import configured_target  # noqa: PLC0415 - as above
+    from envpin.target_spec import NamedTarget, TargetSpec  # noqa: PLC0415 - as above
+
+    assert kind_of("requirements.txt", CONDA_SPEC_LIST) == "conda-specs"
+    assert kind_of("requirements.txt", "numpy==1.26\ntorch>=2\n") == "requirements"
+    assert kind_of("requirements.txt", "numpy=1.26\npandas=2.1\ntqdm=4.*\n") == "conda-specs"  # hand-written
+    windows = configured_target(NamedTarget("w", TargetSpec(detect=False, os="windows", arch="x86_64", driver="472.12",
+                                                            gpus=("NVIDIA GeForce GTX 1080 Ti",), python="3.9")), database)
+    report = check_text("requirements.txt", CONDA_SPEC_LIST, load_database=lambda: database, targets=[windows])
+    found = {(p.id, p.severity, p.where) for p in report.problems}
+    assert ("CHK-STRUCTURE", "warning", "line 1") in found  # pip refuses it: said once, not per line
+    assert ("CHK-TARGET-PLATFORM", "error", "line 1") in found  # a linux-64 list cannot be created on Windows
+    assert ("CHK-RELEASE-UNKNOWN", "warning", "line 8") in found  # pytorch 1.10.1 predates the database
+    assert not any(i == "CHK-REQUIREMENT-INVALID" for i, _, _ in found)
+
+
+def test_solve_project_reads_a_conda_spec_list_as_that_environments_export(tmp_path):
+    from envpin.project.collect import collect_project  # noqa: PLC0415 - the solve's project reader
+
+    (tmp_path / "requirements.txt").write_text(CONDA_SPEC_LIST, encoding="utf-8")
+    project = collect_project(tmp_path)
+    assert [r.text for r in project.requirements] == ["pytorch==1.10.1.*", "torchvision==0.11.2.*", "tensorboardx==2.5"]
+    assert any("conda spec list" in n for n in project.notes)
