@@ -223,6 +223,8 @@ def duplicate_packages(contents: Contents) -> list[Problem]:
                 continue
             if earlier.manager != pin.manager:
                 conda, pip = (earlier, pin) if earlier.manager == "conda" else (pin, earlier)
+                if _pip_keeps_condas(conda, pip):
+                    continue
                 problems.append(problem(
                     "CHK-DUPLICATE-PACKAGE", pin.where,
                     f"{pin.name} is installed twice: by conda ({conda.shown}, {conda.where}) and by pip ({pip.shown}, "
@@ -240,6 +242,31 @@ def duplicate_packages(contents: Contents) -> list[Problem]:
                 break
         seen.setdefault(pin.name, []).append(pin)
     return problems
+
+
+_CONDA_NAME = re.compile(r"^\s*[A-Za-z0-9_][A-Za-z0-9_.\-]*")
+
+
+def _pip_keeps_condas(conda: Pin, pip: Pin) -> bool:
+    """Whether pip, run after conda (an environment.yml's `pip:` part), finds the conda package already satisfying
+    its line and installs no second copy: conda's python packages carry the metadata pip reads (`pip list` shows
+    them), so a pip line that every version the conda line allows satisfies (`numpy <2` under conda's `numpy <2`,
+    `torch==2.1.0` beside conda's `pytorch=2.1.0`, an unversioned line) changes nothing."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet  # noqa: PLC0415 - only a package in both needs it
+
+    from envpin.project.readers import conda_version_to_pip  # noqa: PLC0415 - conda's version syntax, read once
+
+    wanted = f"=={pip.version}" if pip.version else pip.specifier
+    if not wanted:
+        return True
+    try:
+        allowed = SpecifierSet(wanted)
+        if conda.version:
+            return allowed.contains(conda.version, prereleases=True)
+        rest = _CONDA_NAME.sub("", conda.label.split("::", 1)[-1], count=1).strip()  # `numpy <2` -> `<2`
+        return bool(rest) and SpecifierSet(conda_version_to_pip(rest)) == allowed
+    except InvalidSpecifier:
+        return False
 
 
 # ---------------------------------------------------------------- torch, torchvision, torchaudio

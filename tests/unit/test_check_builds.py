@@ -200,3 +200,14 @@ def test_an_exact_torchvision_holds_a_torch_range_to_the_release_it_pairs_with(d
     [gpu] = [p for p in problems(database, text, "requirements.txt", **RTX_5090) if p.where == "line 2"]
     assert gpu.id == "CHK-TARGET-GPU" and "2.4.1+cu118" in gpu.message and "torchvision==0.19.1" in gpu.message
     assert not [p for p in problems(database, text, "requirements.txt", **GTX_1080_TI_WINDOWS) if p.where == "line 2"]
+
+
+def test_a_package_in_conda_and_pip_is_installed_twice_only_where_pip_is_not_satisfied_by_condas(database):
+    def duplicates(pip_line: str) -> list[str]:
+        text = f"channels: [conda-forge]\ndependencies:\n  - python=3.10\n  - numpy <2\n  - pip\n  - pip:\n    - {pip_line}\n"
+        report = check_text("environment.yml", text, load_database=lambda: database)
+        return [p.where for p in report.problems if p.id == "CHK-DUPLICATE-PACKAGE"]
+
+    # orthoseg's environment-win-gpu.yml lists numpy <2 in both: pip finds conda's numpy 1.x and installs nothing
+    assert duplicates("numpy <2") == [] and duplicates("numpy") == []
+    assert duplicates("numpy==2.1.0") == ["dependencies[3].pip[0]"]  # pip replaces conda's numpy with its own
