@@ -41,13 +41,25 @@ def is_amd_release(text: str) -> bool:
 
 # amdgpu-dkms as the package manager prints it (1:6.12.12.60401-2164967.24.04: the module 6.12.12 of driver 6.4.1),
 # as `dkms status` prints it (6.12.12-2164967.24.04), or the module version alone (/sys/module/amdgpu/version)
-_AMDGPU_DKMS = re.compile(r"(?:\d+:)?(\d{1,2}\.\d{1,2}\.\d{1,3})(?:\.\d+)?(?:-[0-9A-Za-z.~+_]+)?", re.ASCII)
+_AMDGPU_DKMS = re.compile(r"(?:\d+:)?(\d{1,2}\.\d{1,2}\.\d{1,3})(?:\.(\d+))?(?:-[0-9A-Za-z.~+_]+)?", re.ASCII)
 
 
 def amdgpu_module_of(text: str) -> str | None:
     """The amdgpu module version an amdgpu-dkms version names, or None when `text` is not one."""
     match = _AMDGPU_DKMS.fullmatch(text)
     return match.group(1) if match else None
+
+
+def amdgpu_dkms_release(text: str) -> str | None:
+    """The AMD GPU driver release (X.Y) an amdgpu-dkms package version carries after its module version: the ROCm
+    version field up to driver 6.4 (60401: 6.4.1), and from 30.10 on the 8-digit field AMD's blog "ROCm Gets
+    Modular: Meet the Instinct Datacenter GPU Driver" describes (30100200: 30.10.2); None without such a field."""
+    match = _AMDGPU_DKMS.fullmatch(text)
+    field = match.group(2) if match else None
+    if field is None or len(field) not in (5, 8):
+        return None
+    major, minor = (field[0], field[1:3]) if len(field) == 5 else (field[:2], field[2:4])
+    return f"{int(major)}.{int(minor)}"
 
 
 def is_amd_driver(text: str) -> bool:

@@ -18,7 +18,7 @@ from envpin.compat.gpus import (
 )
 from envpin.compat.model import AmdgpuModule, ComputeCapability, Database
 from envpin.errors import EnvpinInputError
-from envpin.fact_checks import amdgpu_module_of, is_amd_driver, is_generic_amd_gpu_name
+from envpin.fact_checks import amdgpu_dkms_release, amdgpu_module_of, is_amd_driver, is_generic_amd_gpu_name
 from envpin.facts import (
     ARCHITECTURES,
     OPERATING_SYSTEMS,
@@ -83,6 +83,7 @@ class Target(Record):
     rocm: str | None = None  # the installed ROCm user space
     amdgpu_module: str | None = None  # the loaded amdgpu kernel module as detected (6.12.12, "in-tree 6.8.0-45-generic")
     amdgpu_driver_module: str | None = None  # the amdgpu-dkms module amdgpu_driver was read from (rocm.yaml)
+    amdgpu_driver_package: str | None = None  # the amdgpu-dkms package version given whose release field it is
     intel_gpus: tuple[TargetIntelGpu, ...] = ()
     apple_gpus: tuple[str, ...] = ()  # Apple silicon's GPU, by its chip's name
     macos: str | None = None  # the macOS version
@@ -107,7 +108,8 @@ class Target(Record):
         others = [f"{g.name} ({g.gfx}{', APU' if g.integrated else ''})" for g in self.amd_gpus]
         others += [g.name for g in self.intel_gpus] + list(self.apple_gpus)
         if self.amd_gpus:
-            module = f" (amdgpu module {self.amdgpu_driver_module})" if self.amdgpu_driver_module else ""
+            module = (f" (amdgpu module {self.amdgpu_driver_module})" if self.amdgpu_driver_module else
+                      f" (amdgpu-dkms {self.amdgpu_driver_package})" if self.amdgpu_driver_package else "")
             others.append(f"AMD GPU driver {self.amdgpu_driver}{module}" if self.amdgpu_driver
                           else "AMD GPU driver not given")
         if self.rocm:
@@ -284,7 +286,8 @@ def make_target(database: Database, facts: HostFacts) -> Target:
     gpus = [replace(gpu, vendor="amd") if gpu.vendor == "nvidia" and not gpu.compute_capability
             and lookup_gpu(database, gpu.name) is None and lookup_amd_gpu(database, gpu.name) is not None else gpu
             for gpu in facts.gpus]
-    shipped = _shipping_driver(database, facts)
+    package_release = amdgpu_dkms_release(facts.amdgpu_driver) if facts.amdgpu_driver else None
+    shipped = None if package_release else _shipping_driver(database, facts)
     return Target(
         os=facts.os,
         arch=facts.arch,
@@ -294,10 +297,11 @@ def make_target(database: Database, facts: HostFacts) -> Target:
         gpus=tuple(_target_gpu(database, gpu) for gpu in gpus if gpu.vendor == "nvidia"),
         wsl=facts.wsl,
         amd_gpus=tuple(_target_amd_gpu(database, gpu) for gpu in gpus if gpu.vendor == "amd"),
-        amdgpu_driver=shipped.driver if shipped else facts.amdgpu_driver,
+        amdgpu_driver=package_release or (shipped.driver if shipped else facts.amdgpu_driver),
         rocm=facts.rocm,
         amdgpu_module=facts.amdgpu_module,
         amdgpu_driver_module=shipped.module if shipped else None,
+        amdgpu_driver_package=facts.amdgpu_driver if package_release else None,
         intel_gpus=tuple(_target_intel_gpu(database, gpu) for gpu in facts.gpus if gpu.vendor == "intel"),
         apple_gpus=tuple(gpu.name for gpu in facts.gpus if gpu.vendor == "apple"),
         macos=facts.macos,

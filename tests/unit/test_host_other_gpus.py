@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from envpin.fact_checks import amdgpu_dkms_release, amdgpu_module_of
 from envpin.facts import Driver, Gpu, HostFacts, PythonInfo, from_json, to_json
 from envpin.host import detect_host, other_gpus
 from envpin.host.runner import SubprocessRunner
@@ -457,3 +458,16 @@ def test_an_intel_igpu_beside_an_arc_card_solves_for_the_card(database):
     alone = HostFacts(os="linux", arch="x86_64", python=PythonInfo("3.11"), gpus=(Gpu(0, names[1], None, vendor="intel"),))
     answer = _solve(database, alone)
     assert isinstance(answer, Plan) and answer.accelerator == "cpu"
+
+
+@pytest.mark.parametrize(("version", "module", "release"), [
+    ("1:6.3.6.60001-1710620.22.04", "6.3.6", "6.0"),  # apt's log of the 6.0.1 install, ROCm/legacy-rocm-build#2451
+    ("1:6.8.5.60200-2009582.24.04", "6.8.5", "6.2"),  # ROCm 6.2.0's, ROCm/rocm-install-on-linux#293
+    ("1:5.18.13.50403-1538762.22.04", "5.18.13", "5.4"),  # `dpkg -l` of ROCm 5.4.3 (the gist in rocm.yaml)
+    ("6.10.5.30100200-2109964.24.04", "6.10.5", "30.10"),  # AMD's blog's example of the 30.10.2 scheme
+    ("6.14.14-2204008.24.04", "6.14.14", None),  # `dkms status` (AMD's driver docs of 30.10): no release field
+    ("6.12.12", "6.12.12", None),  # /sys/module/amdgpu/version
+    ("30.10", None, None),  # a release, not an amdgpu-dkms version
+])
+def test_amdgpu_dkms_versions(version, module, release):
+    assert (amdgpu_module_of(version), amdgpu_dkms_release(version)) == (module, release)

@@ -109,15 +109,21 @@ CASES = [
          says=("which AMD GPU driver release ships it is unknown to the database",)),
     Case("mi300x-module-and-driver-given", "--amdgpu-driver wins over the module", "2.13.0+rocm7.2", "rocm7.2",
          (MI300X,), amdgpu_module="6.12.12", amdgpu_driver="30.30", says=("AMD GPU driver 30.30 supports ROCm 7.2",)),
-    Case("mi300x-driver-as-dkms-package", "--amdgpu-driver given as the package version dpkg prints: module 6.12.12, "
-         "driver 6.4", "2.13.0+rocm7.1", "rocm7.1", (MI300X,), amdgpu_driver="1:6.12.12.60401-2164967.24.04",
-         says=("the amdgpu-dkms given, module 6.12.12, is the one AMD GPU driver 6.4 ships",
+    Case("mi300x-driver-as-dkms-package", "--amdgpu-driver given as the package version dpkg prints: its release "
+         "field 60401 is driver 6.4.1", "2.13.0+rocm7.1", "rocm7.1", (MI300X,),
+         amdgpu_driver="1:6.12.12.60401-2164967.24.04",
+         says=("the amdgpu-dkms given, 1:6.12.12.60401-2164967.24.04, is of AMD GPU driver 6.4",
                "AMD GPU driver 6.4 does not support")),
+    Case("mi300x-driver-as-dkms-package-30.x", "the 8-digit release field of AMD's scheme from 30.10 on: 30300300 is "
+         "30.30.3, a module the database does not tie", "2.13.0+rocm7.2", "rocm7.2", (MI300X,),
+         amdgpu_driver="1:6.16.13.30300300-2327507.24.04",
+         says=("is of AMD GPU driver 30.30", "AMD GPU driver 30.30 supports ROCm 7.2")),
     Case("mi300x-driver-as-module", "--amdgpu-driver given as the module version (6.14.14 is driver 30.10's)",
          "2.13.0+rocm7.2", "rocm7.2", (MI300X,), amdgpu_driver="6.14.14",
          says=("AMD GPU driver 30.10 supports ROCm 7.2",)),
-    Case("mi300x-driver-as-unknown-dkms", "an amdgpu-dkms version of a module the database does not tie: not checked, "
-         "and said", "2.13.0+rocm7.2", "rocm7.2", (MI300X,), amdgpu_driver="1:6.16.13.30300300-2327507.24.04",
+    Case("mi300x-driver-as-unknown-dkms", "`dkms status`'s form has no release field, and the database does not tie "
+         "module 6.16.13: not checked, and said", "2.13.0+rocm7.2", "rocm7.2", (MI300X,),
+         amdgpu_driver="6.16.13-2327507.24.04",
          says=("module 6.16.13) is of an AMD GPU driver release the database does not know",)),
     Case("mi250x", "gfx90a is in every list", "2.13.0+rocm7.2", "rocm7.2", (MI250X,)),
     Case("mi250x-torch-1.13", "an old pin: 1.13.1's newest ROCm build has gfx90a", "1.13.1+rocm5.2", "rocm5.2",
