@@ -169,7 +169,7 @@ def plan(options: SolveOptions, target_spec: TargetSpec, database: Database) -> 
     if refusal is not None:
         answer: Plan | Unsatisfiable = Unsatisfiable(target, database.version, DRIVER_BROKEN, *refusal)
         return Planned(answer, request, project, _source_args(options, project), facts)
-    excluded = _python_excluded(project, target, database) if project is not None else None
+    excluded = _outside_requires_python(project, target, database) if project is not None else None
     if excluded is not None:
         return Planned(excluded, request, project, _source_args(options, project), facts)
     answer = _name_project_pins(solve(database, target, request), origins)
@@ -290,7 +290,7 @@ def _refuse_other_platforms(project: Project, target) -> None:
                                "for one of those")
 
 
-def _python_excluded(project: Project, target: Target, database: Database) -> Unsatisfiable | None:
+def _outside_requires_python(project: Project, target: Target, database: Database) -> Unsatisfiable | None:
     """A pyproject.toml's requires-python that leaves out the target's Python: pip and uv refuse to install the
     project there ("requires a different Python"), so no pins for it would install."""
     from envpin.check.targets import admits_python  # noqa: PLC0415 - only a project with requires-python needs it

@@ -211,3 +211,14 @@ def test_a_package_in_conda_and_pip_is_installed_twice_only_where_pip_is_not_sat
     # orthoseg's environment-win-gpu.yml lists numpy <2 in both: pip finds conda's numpy 1.x and installs nothing
     assert duplicates("numpy <2") == [] and duplicates("numpy") == []
     assert duplicates("numpy==2.1.0") == ["dependencies[3].pip[0]"]  # pip replaces conda's numpy with its own
+
+
+def test_a_rocm_build_on_an_nvidia_only_machine_is_a_gpu_it_cannot_use(database):
+    text = "--index-url https://download.pytorch.org/whl/rocm6.3\ntorch==2.7.1+rocm6.3\n"
+    [gpu] = problems(database, text, "requirements.txt", **RTX_5090)
+    assert (gpu.id, gpu.severity) == ("CHK-TARGET-GPU", "error") and "ROCm" in gpu.message
+    # an extra or group of ROCm builds is a choice for AMD machines, as a cpu extra is for machines without a GPU
+    extra = ('[project]\nname = "x"\nversion = "0"\n[project.optional-dependencies]\nrocm = ["torch==2.7.1"]\n'
+             '[tool.uv.sources]\ntorch = [{ index = "rocm", extra = "rocm" }]\n'
+             '[[tool.uv.index]]\nname = "rocm"\nurl = "https://download.pytorch.org/whl/rocm6.3"\nexplicit = true\n')
+    assert found(database, extra, "pyproject.toml", **RTX_5090) == []
