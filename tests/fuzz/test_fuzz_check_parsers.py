@@ -24,10 +24,12 @@ from tests.fuzz.support import FIXTURES, Samples, mutated_text, outcome, slow_ex
 
 CONDA = FIXTURES / "conda"
 FIXTURE_DIRS = {"requirements": "requirements", "environment.yml": "environment", "pylock": "pylock",
-                "conda-lock": "conda-lock", "explicit": "explicit", "uv.lock": "uv-lock"}
-# conda-lock's conda-lock.yml is in the corpus already (check/conda-lock/); the environment.yml it came from is not
-EXTRA_SEEDS = {"environment.yml": [CONDA / "conda-lock-pip" / "environment.yml"]}
-FILE_NAMES = {"requirements": "requirements.txt", "environment.yml": "environment.yml", "pylock": "pylock.toml",
+                "conda-lock": "conda-lock", "explicit": "explicit", "uv.lock": "uv-lock", "conda-specs": "conda-specs"}
+# conda-lock's conda-lock.yml is in the corpus already (check/conda-lock/); the environment.yml it came from is not;
+# a `conda list --export` spec list is in the real repositories' corpus
+EXTRA_SEEDS = {"environment.yml": [CONDA / "conda-lock-pip" / "environment.yml"],
+               "conda-specs": [FIXTURES / "repos" / "wgcban--ChangeFormer" / "requirements.txt"]}
+FILE_NAMES = {"requirements": "requirements.txt", "conda-specs": "requirements.txt", "environment.yml": "environment.yml", "pylock": "pylock.toml",
               "conda-lock": "conda-lock.yml", "explicit": "conda-linux-64.lock", "uv.lock": "uv.lock",
               "pyproject.toml": "pyproject.toml", "pixi.toml": "pixi.toml", "setup.py": "setup.py",
               "setup.cfg": "setup.cfg"}
