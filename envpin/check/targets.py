@@ -159,14 +159,15 @@ def _no_wheel_for_platform(contents: Contents, check_target: CheckTarget) -> lis
             continue
         platforms = sorted({p for r in records for p in r.platforms})
         first, last = records[0], records[-1]
-        what = (f"{first.package} {first.version} has no wheel for {target.platform} on PyPI and no sdist"
+        what = (f"{pin.shown} has no wheel for {target.platform} on PyPI and no sdist" if pin.version else
+                f"{pin.shown}: {first.package} {first.version} has no wheel for {target.platform} on PyPI and no sdist"
                 if len(records) == 1 else
-                f"none of the {len(records)} releases of {first.package} it allows ({first.version} to {last.version}) "
-                f"has a wheel for {target.platform} on PyPI or an sdist")
+                f"{pin.shown}: none of the {len(records)} releases of {first.package} it allows ({first.version} to "
+                f"{last.version}) has a wheel for {target.platform} on PyPI or an sdist")
         elsewhere = any(target.platform in r.platforms or r.sdist for r in release_files(pin.name, ""))
         problems.append(problem(
             "CHK-TARGET-PLATFORM", pin.where,
-            f"{check_target.name}: {pin.shown}: {what} (its wheels are for {', '.join(platforms) or 'no platform'}; "
+            f"{check_target.name}: {what} (its wheels are for {', '.join(platforms) or 'no platform'}; "
             f"{last.source}): pip finds nothing to install there",
             f"leave it out on {target.platform} (a marker such as `; sys_platform == 'linux'`), or install it on "
             f"{' or '.join(platforms) or 'another platform'}"
