@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from envpin.errors import EnvpinInputError
 from envpin.fact_checks import (  # noqa: F401 - importable from here
+    amdgpu_module_of,
     gpu_vendor,
     is_amd_release,
     is_compute_capability,
@@ -122,6 +123,7 @@ class HostFacts(Record):
     amdgpu_driver: str | None = None  # the AMD GPU driver release (6.4, 30.10), as AMD's support matrix names it
     rocm: str | None = None  # the ROCm user space installed on the machine (/opt/rocm/.info/version), X.Y[.Z]
     amdgpu_module: str | None = None  # the loaded amdgpu kernel module: amdgpu-dkms's version (6.12.12), or "in-tree <kernel>"
+    amdgpu_dkms: str | None = None  # the installed amdgpu-dkms package (1:6.12.12.60401-2164967.24.04) of that module
     macos: str | None = None  # the macOS version (sw_vers), X.Y
 
     def with_notes(self, *notes: str) -> HostFacts:
@@ -160,6 +162,7 @@ def to_json(facts: HostFacts) -> dict[str, Any]:
         ],
         "amdgpu_driver": facts.amdgpu_driver,
         "amdgpu_module": facts.amdgpu_module,
+        "amdgpu_dkms": facts.amdgpu_dkms,
         "rocm": facts.rocm,
         "macos": facts.macos,
         "toolkits": [{"version": t.version, "root": t.root, "nvcc": t.nvcc} for t in facts.toolkits],
@@ -213,6 +216,8 @@ def from_json(document: Any, origin: str = "facts") -> HostFacts:
         amdgpu_driver=_version_from_json(reader, document, "amdgpu_driver", is_amd_release, "an AMD GPU driver release such as 6.4"),
         rocm=_version_from_json(reader, document, "rocm", is_amd_release, "a ROCm version such as 6.2.4"),
         amdgpu_module=reader.optional_string(document, "amdgpu_module", path="amdgpu_module"),
+        amdgpu_dkms=_version_from_json(reader, document, "amdgpu_dkms", lambda text: amdgpu_module_of(text) is not None,
+                                       "an amdgpu-dkms package version such as 1:6.12.12.60401-2164967.24.04"),
         macos=_version_from_json(reader, document, "macos", is_macos_version, "a macOS version such as 14.5"),
     )
 

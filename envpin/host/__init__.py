@@ -77,6 +77,7 @@ def detect_host(
         driver_trouble=trouble,
         rocm=others.rocm if others else None,
         amdgpu_module=others.amdgpu_module if others else None,
+        amdgpu_dkms=others.amdgpu_dkms if others else None,
         macos=others.macos if others else None,
     )
     if not probe_environment:

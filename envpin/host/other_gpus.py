@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from envpin.fact_checks import is_generic_amd_gpu_name
+from envpin.fact_checks import amdgpu_module_of, is_generic_amd_gpu_name
 from envpin.facts import Gpu, is_amd_release, is_gfx_target, is_macos_version
 from envpin.host.procfs import read_text
 from envpin.host.runner import CommandTimeout, Runner
@@ -37,6 +37,7 @@ class GpuReport:
     gpus: list[Gpu] = field(default_factory=list)
     rocm: str | None = None
     amdgpu_module: str | None = None
+    amdgpu_dkms: str | None = None
     macos: str | None = None
     notes: list[str] = field(default_factory=list)
 
@@ -220,6 +221,13 @@ def parse_amdgpu_module_version(text: str) -> str | None:
     return value if re.fullmatch(r"\d+\.\d+(\.\d+)*", value) else None
 
 
+def parse_amdgpu_dkms_package(text: str) -> str | None:
+    """The amdgpu-dkms version the package manager prints (`dpkg-query -W -f='${Version}'`: 1:6.12.12.60401-2164967.24.04;
+    rpm's `%{EPOCH}:%{VERSION}-%{RELEASE}`, `(none):` without an epoch)."""
+    value = text.strip().removeprefix("(none):")
+    return value if value and amdgpu_module_of(value) else None
+
+
 def parse_rocm_version(text: str) -> str | None:
     """`/opt/rocm/.info/version`: `6.2.4-120` -> `6.2.4`."""
     match = re.match(r"\s*(\d+\.\d+(?:\.\d+)?)", text)
@@ -349,6 +357,8 @@ def detect_other_gpus(runner: Runner, os_label: str, fs_root: str, timeout: floa
         report.rocm = _installed_rocm(fs_root)
         if amd:
             report.amdgpu_module = amdgpu_module(fs_root) or next((g.driver for g in amd if g.driver), None)
+            if report.amdgpu_module and not report.amdgpu_module.startswith("in-tree"):
+                report.amdgpu_dkms = _installed_amdgpu_dkms(runner, report.amdgpu_module, timeout, report.notes)
         report.gpus += [Gpu(0, name, None, vendor="intel") for name in _intel(runner, fs_root, timeout, report.notes)]
     elif os_label == "windows":
         adapters = _run(runner, WINDOWS_ADAPTERS, timeout, parse_video_controllers, report.notes)
@@ -409,6 +419,36 @@ def amdgpu_module(fs_root: str) -> str | None:
         return None
     release = (read_text(fs_root, "proc/sys/kernel/osrelease") or "").strip()
     return f"in-tree {release}" if release else "in-tree"
+
+
+# Debian/Ubuntu, then RHEL/SLES: the package version names the driver release, the module version alone does not
+AMDGPU_DKMS_QUERIES = (["dpkg-query", "-W", "-f=${Version}", "amdgpu-dkms"],
+                       ["rpm", "-q", "--qf", "%{EPOCH}:%{VERSION}-%{RELEASE}", "amdgpu-dkms"])
+
+
+def _installed_amdgpu_dkms(runner: Runner, module: str, timeout: float, notes: list[str]) -> str | None:
+    """The installed amdgpu-dkms package whose module is the loaded one (a newer package not yet booted into is not
+    the driver that runs)."""
+    for argv in AMDGPU_DKMS_QUERIES:
+        try:
+            result = runner.run(argv, timeout)
+        except CommandTimeout:
+            notes.append(f"{argv[0]} timed out after {timeout:g} s")
+            continue
+        except OSError:
+            continue  # not this package manager
+        if result.returncode != 0:
+            continue  # not installed as a package of this manager
+        version = parse_amdgpu_dkms_package(result.stdout)
+        if version is None:
+            notes.append(f"{argv[0]} printed an amdgpu-dkms version envpin cannot read")
+        elif amdgpu_module_of(version) != module:
+            notes.append(f"the installed amdgpu-dkms {version} is not the loaded amdgpu module {module} "
+                         "(not rebooted since?): its driver release is not used")
+        else:
+            return version
+        return None
+    return None
 
 
 def _installed_rocm(fs_root: str) -> str | None:

@@ -21,6 +21,7 @@ def render_summary(facts: HostFacts) -> str:
     else:
         lines.append("GPUs:     none seen")
     amd = [part for part in (f"amdgpu module {facts.amdgpu_module}" if facts.amdgpu_module else None,
+                             f"amdgpu-dkms {facts.amdgpu_dkms}" if facts.amdgpu_dkms else None,
                              f"ROCm {facts.rocm}" if facts.rocm else None) if part]
     if amd:
         lines.append(f"AMD:      {', '.join(amd)}")

@@ -129,8 +129,8 @@ def check_amd_driver(database: Database, target: Target, build: Build, reasons: 
         unverified.append(f"the AMD kernel driver is assumed to be the one of the installed ROCm {target.rocm} "
                           "(amdgpu-install puts both on the machine); pass --amdgpu-driver when it is not")
     if target.amdgpu_driver_package:
-        reasons.append(f"the amdgpu-dkms given, {target.amdgpu_driver_package}, is of AMD GPU driver {driver}: the "
-                       "release field AMD's package versions carry after the module version")
+        reasons.append(f"amdgpu-dkms {target.amdgpu_driver_package} is of AMD GPU driver {driver}: the release "
+                       "field AMD's package versions carry after the module version")
     if target.amdgpu_driver_module:
         shipped = database.accelerators.amdgpu_modules[target.amdgpu_driver_module]
         reasons.append(f"the loaded amdgpu-dkms module {shipped.module} is the one AMD GPU driver {driver} ships "

@@ -286,7 +286,9 @@ def make_target(database: Database, facts: HostFacts) -> Target:
     gpus = [replace(gpu, vendor="amd") if gpu.vendor == "nvidia" and not gpu.compute_capability
             and lookup_gpu(database, gpu.name) is None and lookup_amd_gpu(database, gpu.name) is not None else gpu
             for gpu in facts.gpus]
-    package_release = amdgpu_dkms_release(facts.amdgpu_driver) if facts.amdgpu_driver else None
+    # the release an amdgpu-dkms package version carries: given as --amdgpu-driver, else the installed package
+    package = facts.amdgpu_driver if facts.amdgpu_driver is not None else facts.amdgpu_dkms
+    package_release = amdgpu_dkms_release(package) if package else None
     shipped = None if package_release else _shipping_driver(database, facts)
     return Target(
         os=facts.os,
@@ -301,7 +303,7 @@ def make_target(database: Database, facts: HostFacts) -> Target:
         rocm=facts.rocm,
         amdgpu_module=facts.amdgpu_module,
         amdgpu_driver_module=shipped.module if shipped else None,
-        amdgpu_driver_package=facts.amdgpu_driver if package_release else None,
+        amdgpu_driver_package=package if package_release else None,
         intel_gpus=tuple(_target_intel_gpu(database, gpu) for gpu in facts.gpus if gpu.vendor == "intel"),
         apple_gpus=tuple(gpu.name for gpu in facts.gpus if gpu.vendor == "apple"),
         macos=facts.macos,

@@ -22,7 +22,7 @@ def test_round_trip():
 def test_document_has_the_contract_keys():
     document = to_json(SAMPLE)
     assert set(document) == {"schema", "os", "arch", "wsl", "libc", "python", "driver", "gpus", "toolkits", "env",
-                             "files", "notes", "driver_trouble", "amdgpu_driver", "amdgpu_module", "rocm",
+                             "files", "notes", "driver_trouble", "amdgpu_driver", "amdgpu_module", "amdgpu_dkms", "rocm",
                              "macos"}
     assert document["driver"] == {"version": "535.104.05", "cuda": "12.2", "source": "nvml"}
     assert document["gpus"][1] == {"index": 1, "name": "NVIDIA GeForce RTX 3090", "vendor": "nvidia",

@@ -343,6 +343,35 @@ def test_a_detected_amdgpu_dkms_module_gives_the_target_its_driver_release(tmp_p
     assert any("AMD GPU driver 6.4 supports ROCm 7.1" in reason for reason in answer.reasons), answer.reasons
 
 
+def test_the_installed_amdgpu_dkms_package_of_the_loaded_module_is_read(tmp_path, monkeypatch, database):
+    # ROCm 6.2.0's amdgpu-dkms (ROCm/rocm-install-on-linux#293) with its module 6.8.5 loaded: the package version
+    # carries the release (60200: 6.2), which the solve uses as the driver; a package whose module is not the loaded
+    # one (installed, not booted into) is not used, and said
+    bin_dir, root = tmp_path / "bin", tmp_path / "root"
+    bin_dir.mkdir()
+    _kfd_node(root, 1, "gfx_target_version 110000\n")
+    (root / "sys" / "module" / "amdgpu").mkdir(parents=True)
+    (root / "sys" / "module" / "amdgpu" / "version").write_text("6.8.5\n", encoding="utf-8")
+    _tool(bin_dir, "rocm-smi", fixture("amd/rocm_smi_productname_json_rx7900xt_marimo_9237.txt"))
+    _tool(bin_dir, "dpkg-query", fixture("amd/dpkg_query_amdgpu_dkms_6.8.5_rocm_install_293.txt"))
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}/usr/bin{os.pathsep}/bin")
+    report = other_gpus.detect_other_gpus(SubprocessRunner(), "linux", str(root), timeout=5)
+    assert (report.amdgpu_module, report.amdgpu_dkms) == ("6.8.5", "1:6.8.5.60200-2009582.24.04")
+    facts = HostFacts(os="linux", arch="x86_64", python=PythonInfo("3.11"), gpus=tuple(report.gpus),
+                      amdgpu_module=report.amdgpu_module, amdgpu_dkms=report.amdgpu_dkms)
+    assert from_json(to_json(facts)) == facts
+    assert "AMD:      amdgpu module 6.8.5, amdgpu-dkms 1:6.8.5.60200-2009582.24.04" in render_summary(facts)
+    target = make_target(database, facts)
+    assert (target.amdgpu_driver, target.amdgpu_driver_package) == ("6.2", "1:6.8.5.60200-2009582.24.04")
+    answer = _solve(database, facts)
+    assert isinstance(answer, Plan) and any(
+        "amdgpu-dkms 1:6.8.5.60200-2009582.24.04 is of AMD GPU driver 6.2" in r for r in answer.reasons), answer.reasons
+    (root / "sys" / "module" / "amdgpu" / "version").write_text("6.3.6\n", encoding="utf-8")
+    report = other_gpus.detect_other_gpus(SubprocessRunner(), "linux", str(root), timeout=5)
+    assert (report.amdgpu_module, report.amdgpu_dkms) == ("6.3.6", None)
+    assert any("is not the loaded amdgpu module 6.3.6" in note for note in report.notes), report.notes
+
+
 def test_windows_wmic_table_of_an_intel_igpu_beside_an_nvidia_card():
     adapters = other_gpus.parse_video_controllers(
         fixture("windows/video_controller_wmic_name_uhd630_gtx1080ti_presentmon_159.txt"))

@@ -112,7 +112,7 @@ CASES = [
     Case("mi300x-driver-as-dkms-package", "--amdgpu-driver given as the package version dpkg prints: its release "
          "field 60401 is driver 6.4.1", "2.13.0+rocm7.1", "rocm7.1", (MI300X,),
          amdgpu_driver="1:6.12.12.60401-2164967.24.04",
-         says=("the amdgpu-dkms given, 1:6.12.12.60401-2164967.24.04, is of AMD GPU driver 6.4",
+         says=("amdgpu-dkms 1:6.12.12.60401-2164967.24.04 is of AMD GPU driver 6.4",
                "AMD GPU driver 6.4 does not support")),
     Case("mi300x-driver-as-dkms-package-30.x", "the 8-digit release field of AMD's scheme from 30.10 on: 30300300 is "
          "30.30.3, a module the database does not tie", "2.13.0+rocm7.2", "rocm7.2", (MI300X,),
