@@ -268,9 +268,11 @@ def _source_args(options: SolveOptions, project: Project | None) -> tuple[str, .
 def _outside_manifest_python(project: Project | None, target: Target, database: Database) -> Unsatisfiable | None:
     """A pixi manifest's `python` dependency says which Pythons pixi installs: a solve for a Python it leaves out
     (`python = "3.10.*"` with --python 3.12) would pin builds for an interpreter the environment never has."""
+    if project is None or not project.python_spec:
+        return None
     from envpin.check.targets import admits_python  # noqa: PLC0415 - only a pixi project with a python line
 
-    if project is None or not project.python_spec or admits_python(project.python_spec, target.python):
+    if admits_python(project.python_spec, target.python):
         return None
     allowed = [f"3.{minor}" for minor in range(6, 20) if admits_python(project.python_spec, f"3.{minor}")]
     return Unsatisfiable(
@@ -293,9 +295,11 @@ def _refuse_other_platforms(project: Project, target) -> None:
 def _outside_requires_python(project: Project, target: Target, database: Database) -> Unsatisfiable | None:
     """A pyproject.toml's requires-python that leaves out the target's Python: pip and uv refuse to install the
     project there ("requires a different Python"), so no pins for it would install."""
+    if not project.requires_python or not target.python:
+        return None
     from envpin.check.targets import admits_python  # noqa: PLC0415 - only a project with requires-python needs it
 
-    if not project.requires_python or not target.python or admits_python(project.requires_python, target.python):
+    if admits_python(project.requires_python, target.python):
         return None
     return Unsatisfiable(target, database.version, "python-unsupported",
                          f"{', '.join(project.files)}: requires-python {project.requires_python} leaves out Python "
