@@ -254,8 +254,6 @@ def _pip_keeps_condas(conda: Pin, pip: Pin) -> bool:
     `torch==2.1.0` beside conda's `pytorch=2.1.0`, an unversioned line) changes nothing."""
     from packaging.specifiers import InvalidSpecifier, SpecifierSet  # noqa: PLC0415 - only a package in both needs it
 
-    from envpin.project.readers import conda_version_to_pip  # noqa: PLC0415 - conda's version syntax, read once
-
     wanted = f"=={pip.version}" if pip.version else pip.specifier
     if not wanted:
         return True
@@ -264,9 +262,18 @@ def _pip_keeps_condas(conda: Pin, pip: Pin) -> bool:
         if conda.version:
             return allowed.contains(conda.version, prereleases=True)
         rest = _CONDA_NAME.sub("", conda.label.split("::", 1)[-1], count=1).strip()  # `numpy <2` -> `<2`
-        return bool(rest) and SpecifierSet(conda_version_to_pip(rest)) == allowed
+        return bool(rest) and SpecifierSet(_conda_range(rest)) == allowed
     except InvalidSpecifier:
         return False
+
+
+def _conda_range(spec: str) -> str:
+    """A conda version spec as PEP 440: `<2`, `>=1.21,<2` as they are; `=1.26`, `1.26` and `1.26.*` (conda's
+    1.26.*) as `==1.26.*`."""
+    if spec[:1] in "<>!" or spec.startswith("=="):
+        return spec
+    version = spec.lstrip("=")
+    return f"=={version}" if version.endswith("*") else f"=={version}.*"
 
 
 # ---------------------------------------------------------------- torch, torchvision, torchaudio
