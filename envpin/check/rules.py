@@ -475,7 +475,9 @@ def _pip_claim(pin: Pin, contents: Contents, database: Database) -> CudaClaim | 
         return None  # a companion is measured against torch by torch_family, not counted twice here
     if pin.name == "torch":
         major = cuda_major_of_variant(bound_variant(pin, contents))
-        return CudaClaim(pin, major, f"{pin.shown} is a CUDA {major} build", True) if major else None
+        if major:
+            return CudaClaim(pin, major, f"{pin.shown} is a CUDA {major} build", True)
+        return _pypi_torch_claim(pin, contents, database)
     major = nvidia_library_major(pin.name, public(pin) or None)
     if major:
         return CudaClaim(pin, major, f"{pin.shown} is a CUDA {major} library", False)
@@ -489,6 +491,22 @@ def _pip_claim(pin: Pin, contents: Contents, database: Database) -> CudaClaim | 
             major = gpu.cuda.split(".")[0]
             return CudaClaim(pin, major, f"{pin.shown} is tested with CUDA {gpu.cuda}", True)
     return None
+
+
+def _pypi_torch_claim(pin: Pin, contents: Contents, database: Database) -> CudaClaim | None:
+    """A public `torch==X` from PyPI alone (no PyTorch index in the file): on Linux x86_64 PyPI's wheel is a CUDA
+    build whose Requires-Dist names nvidia-*-cuNN (the database's `pins` of that variant, read from its METADATA),
+    which it loads: an nvidia library of another major beside it is a clash there."""
+    if not pin.version or local_variant(pin.version) or pin.index or file_variants(contents)[0]:
+        return None
+    release = torch_release_of(database, public(pin))
+    name = release.pypi.get("linux-x86_64") if release else None
+    variant = release.variants.get(name) if release and name else None
+    if variant is None or not variant.pins or not variant.cuda:
+        return None
+    major = variant.cuda.split(".")[0]
+    return CudaClaim(pin, major, f"{pin.shown} from PyPI is, on Linux, a CUDA {major} build that loads the "
+                     f"nvidia-*-cu{major} packages its wheel requires", True)
 
 
 def _conda_claim(pin: Pin) -> CudaClaim | None:

@@ -206,3 +206,14 @@ def test_solve_project_reads_a_conda_spec_list_as_that_environments_export(tmp_p
     project = collect_project(tmp_path)
     assert [r.text for r in project.requirements] == ["pytorch==1.10.1.*", "torchvision==0.11.2.*", "tensorboardx==2.5"]
     assert any("conda spec list" in n for n in project.notes)
+
+
+def test_cuda_libraries_of_another_major_beside_pypis_torch_which_loads_them_are_a_clash(database):
+    # PyPI's Linux torch 2.1.0 wheel requires nvidia-*-cu12 (its METADATA) and loads them from site-packages
+    problems = check_text("requirements.txt", "torch==2.1.0\nnvidia-cudnn-cu11==8.5.0.96\n",
+                          load_database=lambda: database).problems
+    [clash] = [p for p in problems if p.id == "CHK-CUDA-MAJOR-MISMATCH"]
+    assert (clash.severity, clash.where) == ("error", "line 2") and "from PyPI is, on Linux, a CUDA 12" in clash.message
+    # its own CUDA 12 libraries beside it are no clash
+    assert "CHK-CUDA-MAJOR-MISMATCH" not in [p.id for p in check_text(
+        "requirements.txt", "torch==2.1.0\nnvidia-cudnn-cu12==8.9.2.26\n", load_database=lambda: database).problems]
