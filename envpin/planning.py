@@ -17,7 +17,7 @@ from envpin.project.model import Project
 from envpin.record import Record, record, replace
 from envpin.resolver.fleet import FleetResult, solve_fleet
 from envpin.resolver.plan import Plan, Unsatisfiable
-from envpin.resolver.request import Request, parse_request
+from envpin.resolver.request import NumpyBound, Request, parse_request
 from envpin.resolver.solve import solve
 from envpin.resolver.target import Target, make_target
 from envpin.target_spec import TargetSpec
@@ -89,7 +89,18 @@ def request_for(options: SolveOptions, project_specs: tuple[str, ...] = (), proj
     frameworks = options.frameworks or (() if options.specs or project is not None else ("torch",))
     return parse_request(list(frameworks), list(project_specs + options.specs), options.driver_policy,
                          options.torch_index_url, options.allow_insecure_index, options.conda_source,
-                         frozenset(project.cpu_only) if project is not None else frozenset())
+                         frozenset(project.cpu_only) if project is not None else frozenset(),
+                         project_numpy(project) if project is not None else None)
+
+
+def project_numpy(project: Project) -> NumpyBound | None:
+    """The project's own numpy lines (`numpy>=1.22, <1.24`) as the bound the builds' numpy requirement must meet.
+    A line with a marker is left out: whether it holds on the target is pip's to say, and leaving it out never
+    refuses a build the line would allow."""
+    lines = [r for r in project.other_requirements if r.name == "numpy" and r.specifier and not r.marker]
+    if not lines:
+        return None
+    return NumpyBound(",".join(r.specifier for r in lines), " and ".join(f"{r.text} ({r.origin})" for r in lines))
 
 
 def read_project(source: ProjectSource | None) -> tuple[Project | None, tuple[str, ...], Mapping[str, list[str]]]:

@@ -119,6 +119,16 @@ def _targets() -> list[AuditTarget]:
                                ("--framework", "tensorflow", "--framework", "jax")))
     targets.append(AuditTarget("all-three-macos-arm64", "macos", "arm64", "3.12", None, (),
                                ("--framework", "torch", "--framework", "tensorflow", "--framework", "jax")))
+    # a project's numpy bound weighed against the releases' own numpy requirement (tensorflow.yaml / jax.yaml `numpy`):
+    # google-research/multinerf's requirements.txt (numpy>=1.22, <1.24 beside unpinned jax and tensorflow), every
+    # line of it resolved, and the same bound given with --spec
+    multinerf = ("-r", str(REPO / "tests" / "fixtures" / "repos" / "google-research--multinerf" / "requirements.txt"))
+    targets.append(AuditTarget("multinerf-linux-5090-py3.11", *linux, "3.11", "570.86.10", ("NVIDIA GeForce RTX 5090",),
+                               multinerf))
+    targets.append(AuditTarget("multinerf-windows-1080ti-py3.9", "windows", "x86_64", "3.9", "472.12",
+                               ("NVIDIA GeForce GTX 1080 Ti",), multinerf))
+    targets.append(AuditTarget("tensorflow+jax+numpy<1.24-linux-4090", *linux, "3.11", "570.86.10", (RTX4090,),
+                               ("--spec", "tensorflow", "--spec", "jax", "--spec", "numpy<1.24")))
     # download.pytorch.org plans: checked against the recorded snapshot of the index
     for name, target in SNAPSHOT_TARGETS.items():
         targets.append(AuditTarget(name, **target))

@@ -24,6 +24,7 @@ from envpin.check.rules import (
     jax_plugins,
     needs_database,
     numpy_abi,
+    numpy_requires,
     plan_bounds,
     problem,
     python_support,
@@ -122,6 +123,7 @@ def check_contents(
         problems += python_support(contents, database)
         problems += jax_plugins(contents, database)
         problems += numpy_abi(contents, database)
+        problems += numpy_requires(contents, database, sorted({t.target.python for t in targets if t.target.python}))
         problems += plan_bounds(contents, database)
         problems += cuda_library_pins(contents, database)
         for check_target in targets:

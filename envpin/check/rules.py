@@ -10,7 +10,7 @@ Facts come from the compatibility database (`torch_releases` with their `compani
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -66,6 +66,7 @@ PROBLEMS: dict[str, tuple[str, str]] = {
     "CHK-TORCH-VARIANT-MISMATCH": ("error", "torch and its companions are different builds (+cu118 beside +cu121, cpu beside CUDA)"),
     "CHK-COMPANION-IMPORT": ("error", "a companion build whose import-time CUDA check fails beside torch's build (torchaudio 2.11.0, CUDA 13.0, beside torch +cu132)"),
     "CHK-NUMPY-ABI": ("error", "a framework build compiled against NumPy 1.x whose metadata lets pip take NumPy 2 (torch <= 2.2, TensorFlow 2.7-2.11 and 2.14.0, jaxlib <= 0.4.25), with numpy not held below 2: import fails with NumPy 2"),
+    "CHK-NUMPY-REQUIRES": ("error", "a numpy pin or bound that the TensorFlow or JAX line's every matching release excludes by its own Requires-Dist on numpy (numpy<1.24 beside tensorflow==2.21.0): pip cannot install the file"),
     "CHK-PLAN-BOUND": ("error", "a pin whose extra lets pip take a library version its plugin cannot load (jax[cuda12] 0.4.23-0.4.25 and cuDNN 9), with that library not held below it"),
     "CHK-CUDA-MAJOR-MISMATCH": ("error", "one environment mixes CUDA majors across torch, JAX, TensorFlow, nvidia-* and conda CUDA packages"),
     "CHK-CUDA-LIBRARY-PIN": ("error", "an nvidia-* pin the framework build's own requirement excludes"),
@@ -908,6 +909,69 @@ def _numpy_below_2_platforms(database: Database, pin: Pin) -> tuple[set[str], se
         return (set(jax.numpy_below_2), set(jax.platforms)) if jax else (set(), set())
     tensorflow = next((r for r in database.tensorflow_releases if r.version == wanted), None)
     return (set(tensorflow.numpy_below_2), set(tensorflow.python)) if tensorflow else (set(), set())
+
+
+def numpy_requires(contents: Contents, database: Database, pythons: Iterable[str] = ()) -> list[Problem]:
+    """A numpy pin or bound beside a TensorFlow or JAX line none of whose matching releases can be installed with
+    it: each release's own Requires-Dist on numpy (the database's `numpy`, read in its wheels' METADATA) excludes
+    every numpy the file allows, so pip cannot resolve the file (numpy<1.24 beside tensorflow==2.21.0, which
+    requires numpy>=1.26.0). An unpinned framework line is fine while one release allows the numpy. With target
+    Pythons (`check --target`), each release is judged by its requirement on those, else on any of its Pythons."""
+    from envpin.resolver.numpy_fit import meet  # noqa: PLC0415 - only files that pin numpy
+
+    numpy = [p for p in contents.pins if p.name == "numpy" and p.manager == "pip" and (p.version or p.specifier)]
+    on = f" on Python {', '.join(pythons)}" if pythons else ""
+    problems = []
+    for line in numpy:
+        allowed = f"=={line.version}" if line.version else line.specifier
+        lines = [p for p in contents.pins if p.manager == "pip" and p.name in _NUMPY_REQUIRERS and can_coexist(p, line)]
+        if any(p.name == "jax" for p in lines):  # jaxlib beside jax is the same release's: said once, at jax
+            lines = [p for p in lines if p.name != "jaxlib"]
+        for pin in lines:
+            releases = [r for r in _releases_matching(database, pin) if r.numpy is not None]
+            if pythons:  # a release without a wheel for the target's Python is CHK-TARGET-PYTHON's, not this one's
+                releases = [r for r in releases if set(pythons) & _pythons_of(r)]
+            needs = {r.version: sorted({r.numpy.on(p) for p in pythons if p in _pythons_of(r)} if pythons else
+                                       {r.numpy.requires, *r.numpy.by_python.values()}) for r in releases}
+            if not releases or any(meet(need, allowed) for wanted in needs.values() for need in wanted):
+                continue
+            newest = max(releases, key=lambda r: r.version)
+            needed = " or ".join(needs[newest.version])
+            framework = "jax" if pin.name in ("jax", "jaxlib") else "tensorflow"
+            which = (f"{pin.shown} requires numpy{needed}{on}" if len(releases) == 1 else
+                     f"every {framework} release {pin.shown} allows requires a numpy it excludes{on} (the newest, "
+                     f"{newest.version}, numpy{needed})")
+            problems.append(problem(
+                "CHK-NUMPY-REQUIRES", pin.where,
+                f"{line.shown} ({line.where}) and {pin.shown} cannot be installed together: {which}, by its wheels' "
+                "Requires-Dist",
+                f"change {line.shown} to allow numpy{needs[newest.version][0]}, or pin a {framework} release whose "
+                "numpy requirement it meets",
+            ))
+    return problems
+
+
+_NUMPY_REQUIRERS = ("tensorflow", "tensorflow-cpu", "tensorflow-gpu", "jax", "jaxlib")
+
+
+def _pythons_of(release) -> set[str]:
+    """The CPython minors a TensorFlow (per platform) or JAX release has wheels for."""
+    python = release.python
+    return {p for pythons in python.values() for p in pythons} if isinstance(python, Mapping) else set(python)
+
+
+def _releases_matching(database: Database, pin: Pin) -> list:
+    """The database's releases a TensorFlow or JAX line allows (all of them for an unpinned line)."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet  # noqa: PLC0415 - only files that pin numpy
+
+    releases = database.jax_releases if pin.name in ("jax", "jaxlib") else database.tensorflow_releases
+    if pin.version:
+        return [r for r in releases if str(r.version) == public(pin)]
+    try:
+        specifier = SpecifierSet(pin.specifier)
+    except InvalidSpecifier:
+        return []
+    return [r for r in releases if specifier.contains(r.version, prereleases=True)]
 
 
 def jax_plugins(contents: Contents, database: Database) -> list[Problem]:

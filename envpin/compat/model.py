@@ -505,6 +505,20 @@ class AndCudaExtra(Record):
 
 
 @record
+class NumpyRequirement(Record):
+    """A release's own Requires-Dist on numpy, read in its wheels' METADATA: pip installs no numpy outside it, so a
+    project's numpy bound that it excludes makes the release uninstallable there."""
+
+    requires: str  # the specifier its wheels give ("<2.0.0,>=1.23.5"; JAX: jax's and jaxlib's together)
+    by_python: Mapping[str, str]  # CPython minor -> the specifier there, where a python_version marker gives another
+    wheels: tuple[str, ...]  # the wheel files whose METADATA says so
+    provenance: Provenance
+
+    def on(self, python: str) -> str:
+        return self.by_python.get(python, self.requires)
+
+
+@record
 class TensorflowRelease(Record):
     version: Version
     released: str | None
@@ -517,6 +531,7 @@ class TensorflowRelease(Record):
     added: str | None = None  # the database version that added the release (YYYY.MM.DD)
     numpy_below_2: tuple[str, ...] = ()  # platforms whose wheels need numpy<2 and do not say so (NumPy 1.x ABI)
     rocm: tuple[RocmFrameworkBuild, ...] = ()  # tensorflow-rocm on PyPI for this release
+    numpy: NumpyRequirement | None = None  # its wheels' own Requires-Dist on numpy (tensorflow, tensorflow-cpu alike)
 
 
 @record
@@ -550,6 +565,7 @@ class JaxRelease(Record):
     added: str | None = None  # the database version that added the release (YYYY.MM.DD)
     numpy_below_2: tuple[str, ...] = ()  # platforms whose jaxlib wheels need numpy<2 and do not say so
     rocm: tuple[RocmFrameworkBuild, ...] = ()  # the jax ROCm extras that resolve from PyPI (jax[rocm7-local])
+    numpy: NumpyRequirement | None = None  # jax's and its jaxlib's own Requires-Dist on numpy
 
 
 CONDA_FRAMEWORKS = {  # conda.yaml: channel strategy -> the frameworks it records

@@ -36,6 +36,7 @@ from envpin.compat.model import (
     JetsonSupport,
     KnownIssue,
     MinorVersionCompat,
+    NumpyRequirement,
     Provenance,
     RocmFrameworkBuild,
     Source,
@@ -785,9 +786,39 @@ def _tensorflow_releases(node: _Node, cited: _Citations, sets: dict[str, GfxList
                 added=_added(record),
                 numpy_below_2=_numpy_below_2(record),
                 rocm=_rocm_builds("tensorflow", version, record, sets, cited),
+                numpy=_numpy_requirement(record, _all_pythons(record), cited),
             )
         )
     return releases
+
+
+def _all_pythons(record: _Node) -> tuple[str, ...]:
+    return tuple(sorted({p for _, node in record.child("python").items() for p in node.strings()}))
+
+
+def _numpy_requirement(record: _Node, pythons: tuple[str, ...], cited: _Citations) -> NumpyRequirement | None:
+    """Optional `numpy: {requires, python, wheels, sources}`: the release's own Requires-Dist on numpy (SCHEMA.md)."""
+    if not record.has("numpy"):
+        return None
+    node = record.child("numpy")
+    node.mapping()
+
+    def specifier(child: _Node) -> str:
+        text = child.string(what="a version specifier such as >=1.26.0")
+        if text and not _is_specifier(text):
+            child.fail(f"{text!r} is not a version specifier")
+        return text
+
+    by_python = {}
+    for python, child in node.child("python").items() if node.has("python") else []:
+        if python not in pythons:
+            child.fail(f"Python {python} is not among the release's Pythons")
+        by_python[python] = specifier(child)
+    wheels = node.child("wheels").strings(what="a wheel file name")
+    if not wheels or any(not w.endswith(".whl") for w in wheels):
+        node.child("wheels").fail("expected the wheel files whose METADATA was read (*.whl)")
+    return NumpyRequirement(requires=specifier(node.child("requires")), by_python=by_python, wheels=wheels,
+                            provenance=cited.provenance(node))
 
 
 def _and_cuda(node: _Node, cited: _Citations) -> AndCudaExtra | None:
@@ -822,6 +853,7 @@ def _jax_releases(node: _Node, cited: _Citations, sets: dict[str, GfxList]) -> l
                 added=_added(record),
                 numpy_below_2=_numpy_below_2(record),
                 rocm=_rocm_builds("jax", version, record, sets, cited),
+                numpy=_numpy_requirement(record, record.child("python").strings(), cited),
             )
         )
     return releases

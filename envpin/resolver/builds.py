@@ -25,6 +25,7 @@ from envpin.compat.model import (
     Database,
     GfxList,
     JaxRelease,
+    NumpyRequirement,
     Provenance,
     RocmFrameworkBuild,
     TensorflowRelease,
@@ -95,6 +96,7 @@ class Build(Record):
     toolkit_known: bool = False  # `cuda` is the toolkit the build was compiled with (conda: cuda_compiler_version)
     rocm: str | None = None  # a ROCm build's ROCm ("6.2.4")
     numpy_below_2: tuple[str, ...] = ()  # platforms where the wheel needs numpy<2 and does not say so: a plan pins it
+    numpy: NumpyRequirement | None = field(default=None, repr=False)  # its own Requires-Dist on numpy; None: not read
     # package -> specifier a plan adds beside the build (nvidia-cudnn-cu12 <9 for a plugin built for cuDNN 8 whose
     # metadata lets pip take 9): the data's `plan_bounds`
     bounds: Mapping[str, str] = field(default_factory=dict, repr=False)
@@ -241,6 +243,9 @@ def rocm_framework_build(release: TensorflowRelease | JaxRelease, rocm: RocmFram
         record=release,
         rocm=rocm.rocm,
         numpy_below_2=release.numpy_below_2,
+        # jax[rocm7-local] installs jax and jaxlib, whose numpy requirement is the release's; tensorflow-rocm is
+        # another package, whose own was not read
+        numpy=release.numpy if rocm.framework == "jax" else None,
         gfx=rocm.gfx,
         rocm_build=rocm,
     )
@@ -271,6 +276,7 @@ def tensorflow_builds(release: TensorflowRelease) -> list[Build]:
                 blocked=None if and_cuda.installable else (and_cuda.note or "its [and-cuda] pins cannot install"),
                 record=release,
                 numpy_below_2=release.numpy_below_2,
+                numpy=release.numpy,
             )
         )
     for platform, gpu in release.gpu.items():
@@ -289,6 +295,7 @@ def tensorflow_builds(release: TensorflowRelease) -> list[Build]:
                 archs={platform: gpu.archs} if gpu.archs else {},
                 record=release,
                 numpy_below_2=release.numpy_below_2,
+                numpy=release.numpy,
             )
         )
     builds += [rocm_framework_build(release, r) for r in release.rocm]
@@ -303,6 +310,7 @@ def tensorflow_builds(release: TensorflowRelease) -> list[Build]:
             provenance=(release.provenance,),
             record=release,
             numpy_below_2=release.numpy_below_2,
+            numpy=release.numpy,
         )
     )
     return builds
@@ -330,6 +338,7 @@ def jax_builds(release: JaxRelease) -> list[Build]:
                 extras=(canonicalize_name(extra.name),),
                 record=release,
                 numpy_below_2=release.numpy_below_2,
+                numpy=release.numpy,
                 bounds=extra.plan_bounds,
             )
         )
@@ -345,6 +354,7 @@ def jax_builds(release: JaxRelease) -> list[Build]:
             provenance=(release.provenance,),
             record=release,
             numpy_below_2=release.numpy_below_2,
+            numpy=release.numpy,
         )
     )
     return builds

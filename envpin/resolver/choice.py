@@ -17,7 +17,7 @@ from envpin.resolver.fitness import Verdict
 from envpin.resolver.plan import PinnedPackage, Plan
 from envpin.resolver.provider import BuildProvider, Candidate, library_name
 from envpin.resolver.queries import closest_miss, has_builds, has_cuda_builds, pin_clash
-from envpin.resolver.request import Request
+from envpin.resolver.request import NumpyBound, Request
 from envpin.resolver.target import Target
 from envpin.vocabulary.frameworks import COMPANIONS, TORCH
 from envpin.vocabulary.platforms import MACOS_ARM64
@@ -62,10 +62,11 @@ def build_plan(
         warnings += _known_issues(build, target)
         if target.platform == MACOS_ARM64 and build.framework == TORCH and build.channel == "pip":
             warnings += mps_reasons(database, build, target)[1]
-    numpy_pin, numpy_reason = _numpy_bound(target, [chosen[f].framework_build for f in request.solved_frameworks])
+    numpy_pin, numpy_reasons = _numpy_bound(target, [chosen[f].framework_build for f in request.solved_frameworks],
+                                            request.numpy)
     if numpy_pin is not None:
         packages.append(numpy_pin)
-        reasons.append(numpy_reason)
+    reasons += numpy_reasons
     for bound, reason in _plan_bounds([chosen[f].framework_build for f in request.solved_frameworks]):
         packages.append(bound)
         reasons.append(reason)
@@ -87,17 +88,24 @@ def build_plan(
     )
 
 
-def _numpy_bound(target: Target, builds: list[Build]) -> tuple[PinnedPackage | None, str]:
+def _numpy_bound(target: Target, builds: list[Build], asked: NumpyBound | None) -> tuple[PinnedPackage | None, list[str]]:
     """numpy<2 beside wheels compiled against NumPy 1.x whose metadata does not cap numpy (torch ≤ 2.2, TensorFlow
-    2.7-2.11 and 2.14.0, jaxlib ≤ 0.4.25: the database's `numpy_below_2`): NumPy 2 lacks their C ABI."""
+    2.7-2.11 and 2.14.0, jaxlib ≤ 0.4.25: the database's `numpy_below_2`): NumPy 2 lacks their C ABI. A numpy bound
+    given with --spec is pinned too (a project's own numpy line stays in its file, where the plan writes it)."""
     old = [b for b in builds if b.channel == "pip" and target.platform in b.numpy_below_2]
-    if not old:
-        return None, ""
-    names = " and ".join(b.label for b in old)
-    reason = (f"{names} {'was' if len(old) == 1 else 'were'} compiled against NumPy 1.x, and `import` fails with "
-              "NumPy 2 ('A module that was compiled using NumPy 1.x cannot be run in NumPy 2'): numpy<2 keeps pip "
-              "from installing NumPy 2")
-    return PinnedPackage("numpy", "<2", None, bound=True), reason
+    specifiers, reasons = [], []
+    if old:
+        names = " and ".join(b.label for b in old)
+        specifiers.append("<2")
+        reasons.append(f"{names} {'was' if len(old) == 1 else 'were'} compiled against NumPy 1.x, and `import` fails "
+                       "with NumPy 2 ('A module that was compiled using NumPy 1.x cannot be run in NumPy 2'): numpy<2 "
+                       "keeps pip from installing NumPy 2")
+    if asked is not None and asked.from_spec and asked.specifier:
+        specifiers.append(asked.specifier)
+        reasons.append(f"numpy{asked.specifier} is pinned as asked ({asked.asked})")
+    if not specifiers:
+        return None, reasons
+    return PinnedPackage("numpy", ",".join(specifiers), None, bound=True), reasons
 
 
 def _plan_bounds(builds: list[Build]) -> list[tuple[PinnedPackage, str]]:

@@ -39,6 +39,7 @@ CODES = {
     "kind": "no-gpu-build",
     "driver": "driver-too-old",
     "gpu": "gpu-unsupported",
+    "numpy": "numpy-conflict",
 }
 
 
@@ -104,6 +105,8 @@ def _explain_framework(
     # With no build of an allowed kind on the platform, the allowed kind's builds say which platforms they have.
     judged = possible or [b for b in matching if b.kind in allowed] or matching
     miss = closest_miss([provider.verdict(b) for b in judged])
+    if miss.why_not.check == "numpy" and request.numpy is not None:
+        return _numpy_refusal(database, target, request, provider, framework, scope, matching)
     also = ""
     if miss.why_not.check == "driver":
         # A newer driver is only the answer if some build would then fit; otherwise the GPU decides.
@@ -154,6 +157,48 @@ def _explain_framework(
     fixes += _platform_fixes(database, target, framework, request.channel)
     fixes += _channel_fixes(database, target, request)
     return _answer(database, target, code, message, fixes)
+
+
+def _numpy_refusal(database: Database, target: Target, request: Request, provider: BuildProvider, framework: str,
+                   scope: str, matching: list[Build]) -> Unsatisfiable:
+    """Every build that runs here requires a numpy the project's bound excludes: the bound, and the newest release
+    that would fit without it, with the numpy that release requires."""
+    from envpin.resolver.numpy_fit import numpy_needed  # noqa: PLC0415 - only a solve with a numpy bound
+
+    bound = request.numpy
+    assert bound is not None
+    freed = _plan_if_any(database, target, replace(request, numpy=None))
+    build = freed.builds.get(framework) if freed is not None and freed.builds else None
+    if build is None:
+        build = closest_miss([provider.verdict(b) for b in matching]).build
+    needed = numpy_needed(build, target)
+    several = len({b.version for b in matching}) > 1
+    subject = (f"no {scope} release that runs on this machine can be installed beside {bound.asked}: each one's own "
+               "requirement on numpy excludes it" if several else
+               f"{framework} {matching[0].version} cannot be installed beside {bound.asked}: its own requirement on "
+               "numpy excludes it")
+    message = f"{subject}; without it, {build.label} would fit (it requires numpy{needed})"
+    fixes = []
+    if freed is not None:
+        fixes.append(f"allow numpy{needed} instead of {bound.asked}: {_pins(freed)} then fits")
+    fixes += _numpy_python_fixes(database, target, request, matching)
+    fixes += _fixes_without_specs(database, target, request)
+    return _answer(database, target, "numpy-conflict", message, fixes)
+
+
+def _numpy_python_fixes(database: Database, target: Target, request: Request, matching: list[Build]) -> list[str]:
+    """The Python nearest the target's on which the bound has an answer (the releases' numpy requirement is often
+    per Python: tensorflow 2.17.1 requires numpy>=1.23.5 on 3.11, >=1.26.0 on 3.12)."""
+    pythons = {p for b in matching if b.pythons for p in b.pythons.get(target.platform, ()) if p != target.python}
+    if not pythons:
+        return []
+    minor = int(target.python.split(".")[1])
+    for python in sorted(pythons, key=lambda p: (abs(int(p.split(".")[1]) - minor), -int(p.split(".")[1]))):
+        answer = _plan_if_any(database, replace(target, python=python), request)
+        if answer is not None:
+            return [f"use Python {python}: {_pins(answer)} fits beside {request.numpy.asked if request.numpy else 'it'} "
+                    f"there (--python {python})"]
+    return []
 
 
 def _fixes_near_the_request(database: Database, target: Target, request: Request, framework: str) -> list[tuple[str, str]]:
@@ -274,6 +319,7 @@ def _relaxed(database: Database, target: Target, provider: BuildProvider, build:
         policy=provider.policy,
         allowed_kinds=provider.allowed_kinds.get(build.framework, frozenset()),
         ignore=frozenset({lifted}),
+        numpy=provider.numpy,
     )
 
 

@@ -1,7 +1,7 @@
 """Does one build run on the target? Pure, and explains itself either way.
 
-The checks run in a fixed order (platform, Python, installable, kind of build, driver, GPUs) and the
-first failure is the verdict's rejection. ROCm, XPU and Apple silicon builds go through the same checks, with
+The checks run in a fixed order (platform, Python, installable, kind of build, driver, GPUs, and last the
+project's numpy bound against the build's own numpy requirement) and the first failure is the verdict's rejection. ROCm, XPU and Apple silicon builds go through the same checks, with
 their own driver and GPU facts (`envpin.resolver.accelerators`). `ignore` switches checks off, which is how the explainer asks
 "what if the driver were newer?" or "what if this were Python 3.12?".
 
@@ -29,10 +29,10 @@ from envpin.resolver.accelerators import (
     compute_amd_gpus,
 )
 from envpin.resolver.builds import Build
-from envpin.resolver.request import PIP
+from envpin.resolver.request import PIP, NumpyBound
 from envpin.resolver.target import Target
 
-CHECKS = ("platform", "python", "installable", "kind", "driver", "gpu")
+CHECKS = ("platform", "python", "installable", "kind", "driver", "gpu", "numpy")
 
 
 @record
@@ -81,6 +81,7 @@ def assess(
     policy: str,
     allowed_kinds: frozenset[str],
     ignore: frozenset[str] = frozenset(),
+    numpy: NumpyBound | None = None,
 ) -> Verdict:
     reasons: list[str] = []
     # only the doubts a plan on this platform rests on (a note scoped to other platforms decides nothing here)
@@ -131,6 +132,14 @@ def assess(
         return verdict(Rejection("gpu", problem, f"no {gfx} kernels" if known else "no gfx list known for this build"))
     if build.kind == "xpu" and "gpu" not in ignore and (problem := check_intel_gpus(target, build, reasons)):
         return verdict(Rejection("gpu", problem, f"not supported on this Intel GPU on {target.platform}"))
+    if numpy is not None and "numpy" not in ignore and build.numpy is not None:
+        from envpin.resolver.numpy_fit import numpy_clash, numpy_needed  # noqa: PLC0415 - only a solve with a numpy bound
+
+        clash = numpy_clash(build, target, numpy)
+        if clash is not None:
+            return verdict(Rejection("numpy", clash, f"requires numpy{numpy_needed(build, target)}"))
+        reasons.append(f"{build.label} requires numpy{numpy_needed(build, target)} (its wheels' Requires-Dist), which "
+                       f"{numpy.asked} allows")
     return verdict()
 
 

@@ -28,6 +28,7 @@ from envpin.compat.model import Database
 from envpin.record import Record, record
 from envpin.resolver.builds import Build, builds_of
 from envpin.resolver.fitness import Verdict, assess
+from envpin.resolver.request import NumpyBound
 from envpin.resolver.target import Target
 from envpin.vocabulary.frameworks import COMPANIONS, FRAMEWORKS
 
@@ -96,6 +97,7 @@ class BuildProvider(AbstractProvider):
         shared_libraries: bool = False,
         channel: str = "pip",
         companions: frozenset[str] = frozenset(),
+        numpy: NumpyBound | None = None,
     ):
         self.database = database
         self.target = target
@@ -106,6 +108,7 @@ class BuildProvider(AbstractProvider):
         self.channel = channel  # where the builds come from: pip, conda-forge, pytorch-channel
         # Companions a torch build must bring along where it is paired with them (conda: each has builds of its own)
         self.companions = companions
+        self.numpy = numpy  # the numpy the builds' own requirement must leave room for (a project's numpy line)
         self._verdicts: dict[int, Verdict] = {}
         self._builds: dict[str, list[Build]] = {}
         self._library_versions: dict[str, list[Version]] | None = None
@@ -217,6 +220,7 @@ class BuildProvider(AbstractProvider):
                 build,
                 policy=self.policy,
                 allowed_kinds=self.allowed_kinds.get(build.framework, frozenset({"cpu"})),
+                numpy=self.numpy,
             )
         return self._verdicts[key]
 

@@ -55,6 +55,7 @@ def make_provider(database: Database, target: Target, request: Request) -> Build
         shared_libraries=sum("cuda" in k for k in kinds.values()) > 1,
         channel=request.channel,
         companions=companions_required(request),
+        numpy=request.numpy,
     )
 
 

@@ -22,6 +22,16 @@ CHANNELS = (PIP, CONDA_FORGE, PYTORCH_CHANNEL)
 
 
 @record
+class NumpyBound(Record):
+    """The numpy versions the builds must leave room for: a project's numpy line or `--spec 'numpy<1.24'`. A
+    release whose own Requires-Dist on numpy excludes every one of them cannot be installed beside it."""
+
+    specifier: str  # "<1.24,>=1.22"
+    asked: str  # as written, for the reasons: "numpy>=1.22, <1.24 (requirements.txt:1)"
+    from_spec: bool = False  # given with --spec (the plan pins it); a project's own line stays in its file
+
+
+@record
 class Request(Record):
     frameworks: tuple[str, ...]  # as asked with --framework
     packages: tuple[str, ...]  # what the answer pins, in a stable order
@@ -32,6 +42,7 @@ class Request(Record):
     extras: Mapping[str, frozenset[str]] = field(default_factory=dict)  # `jax[cuda12]` -> {"jax": {"cuda12"}}
     channel: str = PIP  # the builds the solve chooses from: pip, conda-forge or pytorch-channel
     cpu_only: frozenset[str] = frozenset()  # frameworks asked for as CPU builds by name (tensorflow-cpu, a cpu index)
+    numpy: NumpyBound | None = None  # the numpy the builds' own numpy requirement must intersect
 
     def spec_text(self, name: str) -> str:
         """`jax[cuda12]>=0.6` as the user would write it."""
@@ -52,6 +63,7 @@ def parse_request(
     allow_insecure_index: bool = False,
     channel: str = PIP,
     cpu_only: frozenset[str] = frozenset(),
+    numpy: NumpyBound | None = None,
 ) -> Request:
     if policy not in POLICIES:
         raise EnvpinInputError(f"--driver-policy {policy!r}: expected one of {', '.join(POLICIES)}")
@@ -70,12 +82,18 @@ def parse_request(
     required = {PACKAGES[name][0] for name in chosen}
     for text in (one for given in specs for one in split_requirements(given)):
         name, specifier, wanted_extras = _parse_spec(text)
+        if name == NUMPY:
+            numpy = _with_numpy(numpy, NumpyBound(str(specifier), f"--spec {text}", from_spec=True))
+            continue
         specifiers[name] = specifiers[name] & specifier if name in specifiers else specifier
         if wanted_extras:
             extras[name] = extras.get(name, frozenset()) | wanted_extras
         required.update({name, FRAMEWORK_OF[name]})
         if name not in packages:
             packages.append(name)
+    if not required and numpy is not None:
+        raise EnvpinInputError(f"nothing to solve: {numpy.asked} only bounds numpy; name a framework too (--framework "
+                               "or a framework's --spec)")
     if not required:
         raise EnvpinInputError("nothing to solve: give --framework or --spec")
     packages.extend(p for p in required if p not in packages)
@@ -93,7 +111,19 @@ def parse_request(
         extras=extras,
         channel=channel,
         cpu_only=cpu_only,
+        numpy=numpy,
     )
+
+
+NUMPY = "numpy"
+
+
+def _with_numpy(before: NumpyBound | None, added: NumpyBound) -> NumpyBound:
+    """Two numpy bounds (a project's line and a --spec) hold together."""
+    if before is None:
+        return added
+    joined = ",".join(s for s in (before.specifier, added.specifier) if s)
+    return NumpyBound(joined, f"{before.asked} and {added.asked}", before.from_spec or added.from_spec)
 
 
 def split_requirements(text: str) -> list[str]:
@@ -133,8 +163,8 @@ def _parse_spec(text: str) -> tuple[str, SpecifierSet, frozenset[str]]:
         reason = str(error).splitlines()[0]
         raise EnvpinInputError(f"--spec {text!r}: not a PEP 508 requirement ({reason})") from None
     name = canonicalize_name(requirement.name)
-    if name not in FRAMEWORK_OF:
-        raise EnvpinInputError(f"--spec {text!r}: envpin pins {', '.join(PACKAGE_ORDER)}; not {name}")
+    if name not in FRAMEWORK_OF and name != NUMPY:
+        raise EnvpinInputError(f"--spec {text!r}: envpin pins {', '.join(PACKAGE_ORDER)} (and bounds numpy); not {name}")
     if requirement.marker is not None or requirement.url:
         raise EnvpinInputError(f"--spec {text!r}: markers and URLs are not supported here")
     return name, requirement.specifier, frozenset(canonicalize_name(e) for e in requirement.extras)

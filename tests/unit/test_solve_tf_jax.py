@@ -133,6 +133,25 @@ CASES = [
     Case("torch-cu118+jax-cuda12", "torch's cu118 builds carry no pins the database read (only PyPI's build's are): "
          "beside jax[cuda12] none can be judged, which is said (not a crash)", "!pins-clash",
          specs=("torch==2.7.1+cu118", "jax[cuda12]"), driver="535.104.05", says="keeping jax[cuda12]"),
+    # ---- a numpy bound against the releases' own Requires-Dist on numpy (jax.yaml / tensorflow.yaml `numpy`)
+    Case("tf-numpy-below-1.24-py311", "numpy<1.24 (multinerf's bound): tensorflow 2.18+ require numpy>=1.26.0 "
+         "(METADATA), 2.17.1 requires <2.0.0,>=1.23.5 on Python 3.11", ("tensorflow[and-cuda]==2.17.1", "numpy<1.24"),
+         specs=("tensorflow", "numpy<1.24"), driver="570.86.10",
+         says="tensorflow 2.21.0 was passed over: tensorflow[and-cuda] 2.21.0 requires numpy>=1.26.0"),
+    Case("tf-numpy-below-1.24-py312", "on Python 3.12 2.16-2.17 require numpy>=1.26.0 too (a python_version marker) "
+         "and 2.12-2.15 have no cp312 wheel: refused, naming the bound and the release that fits without it",
+         "!numpy-conflict", specs=("tensorflow", "numpy<1.24"), driver="570.86.10", python="3.12",
+         says="without it, tensorflow[and-cuda] 2.21.0 would fit (it requires numpy>=1.26.0)"),
+    Case("jax-numpy-below-2", "jax 0.7.2+ require numpy>=2.0 (jax's and jaxlib's METADATA); 0.7.1 numpy>=1.26",
+         ("jax[cuda12]==0.7.1", "numpy<2"), specs=("jax", "numpy<2"), driver="570.86.10",
+         says="which --spec numpy<2 allows"),
+    Case("tf+jax-numpy-below-1.24-py311", "both weighed: TF 2.17.1 (CUDA 12.3, cuDNN 8.9) and the newest jax whose "
+         "numpy and cuDNN pins agree with it", ("tensorflow[and-cuda]==2.17.1", "jax[cuda12]==0.4.28", "numpy<1.24"),
+         specs=("tensorflow", "jax", "numpy<1.24"), driver="570.86.10"),
+    Case("tf-numpy-1.21-pinned", "numpy==1.21.6: 2.12+ require numpy>=1.22, 2.8-2.11 >=1.20; 2.11.1 also needs numpy<2 "
+         "(NumPy 1.x ABI), pinned together", ("tensorflow==2.11.1", "numpy<2,==1.21.6"),
+         specs=("tensorflow", "numpy==1.21.6"), driver="570.86.10", python="3.10",
+         says="tensorflow 2.21.0 was passed over: tensorflow[and-cuda] 2.21.0 requires numpy>=1.26.0"),
     Case("torch2.5.1+jax-cuda13", "torch 2.5.1 is CUDA 12, jax[cuda13] CUDA 13: one major per environment", "!pins-clash",
          specs=("torch==2.5.1", "jax[cuda13]"), driver="580.65.06", says="CUDA 13"),
 ]

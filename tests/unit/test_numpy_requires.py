@@ -1,0 +1,63 @@
+"""The TensorFlow and JAX releases' own requirement on numpy is what their wheels' METADATA says.
+
+tests/fixtures/pypi-metadata/numpy-requirements.json is what scripts/record-numpy-requirements read on PyPI (each
+wheel's URL beside its `numpy` Requires-Dist lines); the database's `numpy` fields are derived from it by
+envpin.refresh.numpy_requires, offline, here again. A solve and `envpin check` weigh a project's numpy against them.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from envpin.check import check_text
+from envpin.refresh.numpy_requires import fields_from_snapshot, load_snapshot
+from envpin.resolver.numpy_fit import meet
+
+SNAPSHOT = load_snapshot()
+
+
+@pytest.mark.parametrize("which", ["live_database", "database"])
+def test_every_release_records_what_its_wheels_metadata_says(which, request):
+    database = request.getfixturevalue(which)
+    derived = fields_from_snapshot(SNAPSHOT, database)
+    for framework, releases in (("tensorflow", database.tensorflow_releases), ("jax", database.jax_releases)):
+        for release in releases:
+            field = derived.get((framework, str(release.version)))
+            assert field is not None and release.numpy is not None, f"{framework} {release.version} has no numpy field"
+            assert release.numpy.requires == field["requires"], f"{framework} {release.version}"
+            assert dict(release.numpy.by_python) == field.get("python", {}), f"{framework} {release.version}"
+            assert release.numpy.wheels == tuple(field["wheels"]), f"{framework} {release.version}"
+
+
+def test_torch_and_the_jax_cuda_plugins_name_no_numpy():
+    """So neither has a `numpy` field: torch's wheels (every release in torch.yaml) and the plugins say nothing."""
+    for project in ("torch", "jax-cuda12-plugin", "jax-cuda13-plugin"):
+        releases = SNAPSHOT["projects"][project]["releases"]
+        assert releases and all(not wheel["numpy"] for wheels in releases.values() for wheel in wheels.values())
+
+
+def test_the_recorded_facts_that_decide_multinerf(live_database):
+    """tensorflow 2.21.0 and jax 0.12.0.1 (what a solve gave multinerf's unpinned lines) require numpy>=1.26.0 and
+    >=2.2; TF 2.16.1's requirement moves with the Python (a python_version marker in its METADATA)."""
+    tf = {str(r.version): r.numpy for r in live_database.tensorflow_releases}
+    jax = {str(r.version): r.numpy for r in live_database.jax_releases}
+    assert tf["2.21.0"].requires == ">=1.26.0" and tf["2.12.0"].requires == "<1.24,>=1.22"
+    assert (tf["2.16.1"].on("3.11"), tf["2.16.1"].on("3.12")) == ("<2.0.0,>=1.23.5", "<2.0.0,>=1.26.0")
+    assert jax["0.12.0.1"].requires == ">=2.2" and jax["0.4.30"].on("3.12") == ">=1.26.0"
+
+
+@pytest.mark.parametrize("first, second, expected", [
+    (">=1.26.0", "<1.24,>=1.22", False), ("<=1.24.3,>=1.22", "<1.24", True), (">=1.23.5", "==1.23.5", True),
+    ("~=1.19.2", ">=1.20", False), ("~=1.19.2", ">=1.19", True), ("<2.0.0,>=1.23.5", ">1.23", True), ("<=1.24.3", ">1.24.3", False),
+    (">=2.2", "<2", False),
+])
+def test_two_numpy_specifiers_meet_where_some_version_satisfies_both(first, second, expected):
+    assert meet(first, second) is expected
+
+
+def test_check_names_both_lines(database):
+    text = "numpy>=1.22, <1.24\ntensorflow==2.21.0\njax\n"
+    report = check_text("requirements.txt", text, load_database=lambda: database)
+    found = [p for p in report.problems if p.id == "CHK-NUMPY-REQUIRES"]
+    assert [p.where for p in found] == ["line 2"]  # unpinned jax: 0.4.20-0.4.30 allow numpy 1.22-1.23
+    assert "numpy>=1.22, <1.24 (line 1)" in found[0].message and "tensorflow==2.21.0 requires numpy>=1.26.0" in found[0].message
