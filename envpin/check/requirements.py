@@ -194,31 +194,45 @@ class _Walk:
 def constrained(pins: list[Pin], constraints: list[Pin]) -> tuple[list[Pin], list[Problem]]:
     """The requirements as the constraints narrow them: an exact constraint decides the version, a range is
     added to the requirement's; a constraint that no version of the requirement meets is an error (pip:
-    ResolutionImpossible). A constraint on a package nothing requires installs nothing and is dropped."""
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet  # noqa: PLC0415 - only a file with constraints
-
+    ResolutionImpossible). Constraints under exclusive markers (`onnxruntime==1.23.2; python_version < '3.11'`
+    and `==1.24.3; python_version >= '3.11'`) make one requirement per marker, kept apart as markers keep pins
+    apart. A constraint on a package nothing requires installs nothing and is dropped."""
     problems: list[Problem] = []
     result = []
     for pin in pins:
-        for constraint in (c for c in constraints if c.name == pin.name and can_coexist(c, pin)):
-            try:
-                allowed = SpecifierSet(pin.specifier or (f"=={pin.version}" if pin.version else ""))
-                narrowing = SpecifierSet(constraint.specifier or (f"=={constraint.version}" if constraint.version else ""))
-            except InvalidSpecifier:
-                continue  # the requirement's own line says it is not PEP 508
-            label = f"{pin.shown} (constrained by {constraint.shown} at {constraint.where})"
-            if pin.version and narrowing.contains(pin.version, prereleases=True):
-                continue  # the exact requirement meets the constraint (`==2.0.1+cu118` meets `==2.0.1`)
-            if constraint.version and allowed.contains(constraint.version, prereleases=True):
-                # `torch>=2.7` (or `torch==2.7.1`) with `torch==2.7.1+cu126`: pip takes the constraint's version
-                pin = replace(pin, version=constraint.version, specifier="", label=label,
-                              index=pin.index or constraint.index)
-            elif pin.version or constraint.version:
-                problems.append(_conflict(pin, constraint))
-            else:
-                pin = replace(pin, specifier=str(allowed & narrowing), label=label)
-        result.append(pin)
+        matching = [c for c in constraints if c.name == pin.name and can_coexist(c, pin)]
+        unscoped = [c for c in matching if not c.scope]
+        scoped = [c for c in matching if c.scope]
+        worlds = [(replace(pin, scope=pin.scope | c.scope), [*unscoped, c]) for c in scoped] or [(pin, unscoped)]
+        for requirement, narrowing in worlds:
+            narrowed, conflicts = _narrowed(requirement, narrowing)
+            result.append(narrowed)
+            problems += conflicts
     return result, problems
+
+
+def _narrowed(pin: Pin, constraints: list[Pin]) -> tuple[Pin, list[Problem]]:
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet  # noqa: PLC0415 - only a file with constraints
+
+    problems = []
+    for constraint in constraints:
+        try:
+            allowed = SpecifierSet(pin.specifier or (f"=={pin.version}" if pin.version else ""))
+            narrowing = SpecifierSet(constraint.specifier or (f"=={constraint.version}" if constraint.version else ""))
+        except InvalidSpecifier:
+            continue  # the requirement's own line says it is not PEP 508
+        label = f"{pin.shown} (constrained by {constraint.shown} at {constraint.where})"
+        if pin.version and narrowing.contains(pin.version, prereleases=True):
+            continue  # the exact requirement meets the constraint (`==2.0.1+cu118` meets `==2.0.1`)
+        if constraint.version and allowed.contains(constraint.version, prereleases=True):
+            # `torch>=2.7` (or `torch==2.7.1`) with `torch==2.7.1+cu126`: pip takes the constraint's version
+            pin = replace(pin, version=constraint.version, specifier="", label=label,
+                          index=pin.index or constraint.index)
+        elif pin.version or constraint.version:
+            problems.append(_conflict(pin, constraint))
+        else:
+            pin = replace(pin, specifier=str(allowed & narrowing), label=label)
+    return pin, problems
 
 
 def _conflict(pin: Pin, constraint: Pin) -> Problem:

@@ -39,6 +39,7 @@ INCLUDED_ONLY = {  # read through another corpus file's `-r`
     "keras-team--keras/requirements-common.txt",
     "deepfakes--faceswap/requirements/_requirements_base.txt",
     "bmaltais--kohya_ss/requirements.txt",
+    "openvinotoolkit--nncf/constraints.txt",  # through tests/torch/requirements.txt's `-c`
 }
 CASES = [(key, machine) for key in SOURCES if key not in INCLUDED_ONLY for machine in MACHINES]
 

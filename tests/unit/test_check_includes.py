@@ -12,7 +12,7 @@ import pytest
 
 from envpin.check import check_text
 from envpin.check.included import beside
-from envpin.check.requirements import MAX_INCLUDE_DEPTH
+from envpin.check.requirements import MAX_INCLUDE_DEPTH, parse
 from envpin.check.targets import configured_target
 from envpin.cli import main
 from envpin.target_spec import NamedTarget, TargetSpec
@@ -143,3 +143,14 @@ def test_solve_says_a_url_include_is_not_fetched_and_refuses_a_fifo(tmp_path, ca
     top.write_text("-c fifo\ntorch==2.5.1\n", encoding="utf-8")
     assert main(["solve", "-r", str(top), *SOLVE_TARGET]) == 2
     assert "not a regular file" in capsys.readouterr().err
+
+
+def test_constraints_under_exclusive_markers_make_one_requirement_per_marker(tmp_path, database):
+    # nncf's constraints.txt pins onnxruntime per Python (openvinotoolkit/nncf at ef8e1dbd)
+    top = write(tmp_path, {"requirements.txt": "-c c.txt\nonnxruntime\n",
+                           "c.txt": "onnxruntime==1.23.2; python_version < '3.11'\n"
+                                    "onnxruntime==1.24.3; python_version >= '3.11'\n"})
+    assert found(top, database) == []  # no conflict: the two constraints never meet
+    pins = parse(top.read_text(encoding="utf-8"), beside(top)).pins
+    assert sorted((p.version, sorted(p.scope)) for p in pins) == [
+        ("1.23.2", ["python_version < \"3.11\""]), ("1.24.3", ["python_version >= \"3.11\""])]
