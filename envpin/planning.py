@@ -90,7 +90,8 @@ def request_for(options: SolveOptions, project_specs: tuple[str, ...] = (), proj
     return parse_request(list(frameworks), list(project_specs + options.specs), options.driver_policy,
                          options.torch_index_url, options.allow_insecure_index, options.conda_source,
                          frozenset(project.cpu_only) if project is not None else frozenset(),
-                         project_numpy(project) if project is not None else None)
+                         project_numpy(project) if project is not None else None,
+                         dict(project.gpu_asked) if project is not None else None)
 
 
 def project_numpy(project: Project) -> NumpyBound | None:

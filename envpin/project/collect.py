@@ -163,6 +163,7 @@ def _project(entries: Entries, files: list[str]) -> Project:
         else:
             channels.append(channel)
     cpu_only = _cpu_only(requirements, torch_indexes, entries)
+    gpu_asked = _gpu_asked(requirements, entries, torch_indexes)
     platforms = tuple(dict.fromkeys(entries.platforms))
     return Project(
         requirements=tuple(requirements),
@@ -174,6 +175,7 @@ def _project(entries: Entries, files: list[str]) -> Project:
         files=tuple(dict.fromkeys(files)),
         notes=tuple(dict.fromkeys([*notes, *_cpu_notes(cpu_only)])),
         cpu_only=cpu_only,
+        gpu_asked=gpu_asked,
         python_tied=tuple(dict.fromkeys(entries.python_tied)),
         platforms=platforms,
         by_platform=tuple(entries.by_platform),
@@ -224,6 +226,36 @@ def _cpu_only(requirements: list[ProjectRequirement], torch_indexes: list[str], 
         if cpu.get("torch") is not False or variants == {"cpu"}:
             cpu["torch"] = True
     return tuple(f for f, only in cpu.items() if only)
+
+
+# Names and extras that ask for a framework's NVIDIA GPU build by name
+GPU_NAMES = {"tensorflow-gpu": "tensorflow", "pytorch-gpu": "torch"}
+GPU_EXTRAS = {"tensorflow": {"and-cuda"}, "jax": {"cuda", "cuda12", "cuda13", "cuda12-pip", "cuda12-local",
+                                                  "cuda13-local", "cuda11-pip", "cuda11-local"}}
+
+
+def _gpu_asked(requirements: list[ProjectRequirement], entries: Entries,
+               torch_indexes: list[str]) -> tuple[tuple[str, str], ...]:
+    """(framework, the line) for each framework a line asks for as an NVIDIA GPU build: `tensorflow[and-cuda]`,
+    `jax[cuda12]`, a `+cuXXX` torch or a CUDA PyTorch index, `tensorflow-gpu`, conda's `pytorch-gpu` or a CUDA build
+    string (`jaxlib=0.3.15=*cuda*`). A framework the machine merely could run on its GPU is not among them: on a target
+    where another framework has no GPU build, the refusal names the framework that asked."""
+    asked: dict[str, str] = {}
+    for package, line in entries.gpu_asked:
+        asked.setdefault(GPU_PACKAGE_ALIASES.get(package, package), line)
+    for requirement in requirements:
+        framework = GPU_NAMES.get(requirement.name) or GPU_PACKAGE_ALIASES.get(requirement.name)
+        extras = {e.replace("_", "-") for e in requirement.extras}
+        local = requirement.specifier.partition("+")[2]
+        if (requirement.name in GPU_NAMES or extras & GPU_EXTRAS.get(framework or "", set())
+                or (framework == "torch" and local.startswith("cu"))):
+            asked.setdefault(framework or requirement.name, f"{requirement.text} ({requirement.origin})")
+    from envpin.check.variants import index_variant  # noqa: PLC0415 - pure string logic; only a project needs it
+
+    for option in torch_indexes:
+        if (index_variant(option.split(" ", 1)[-1]) or "").startswith("cu"):
+            asked.setdefault("torch", option)
+    return tuple((f if f != "torchvision" else "torch", line) for f, line in asked.items())
 
 
 def _cpu_notes(cpu_only: tuple[str, ...]) -> tuple[str, ...]:

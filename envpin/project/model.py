@@ -48,6 +48,8 @@ class Project(Record):
     files: tuple[str, ...]  # what was read, in order
     notes: tuple[str, ...]  # what envpin dropped or changed, and why
     cpu_only: tuple[str, ...] = ()  # frameworks the project asks for as CPU builds by name: they stay CPU
+    # (framework, the line): the frameworks a line asks for as a GPU build (a CUDA extra, tag, name or build string)
+    gpu_asked: tuple[tuple[str, str], ...] = ()
     python_tied: tuple[str, ...] = ()  # conda specs of a `conda env export` whose build was for its Python
     platforms: tuple[str, ...] = ()  # the conda subdirs a pixi workspace installs on; empty: any
     by_platform: tuple[tuple[tuple[str, ...], str, str, str], ...] = ()  # (subdirs, manager, text, origin) lines

@@ -36,12 +36,13 @@ class Entries:
     platforms: list[str] = field(default_factory=list)  # pixi's workspace platforms (conda subdirs): where it installs
     python_spec: str | None = None  # pixi's `python` dependency, as PEP 440
     python_origin: str = ""
+    gpu_asked: list[tuple[str, str]] = field(default_factory=list)  # (package, the line) a conda CUDA build string asks
     # pixi `target.<selector>` lines: (conda subdirs, manager, text, origin), joined once the target is known
     by_platform: list[tuple[tuple[str, ...], str, str, str]] = field(default_factory=list)
 
     def extend(self, other: Entries) -> None:
         for name in ("requirements", "constraints", "other_lines", "index_options", "conda_packages", "channels", "notes",
-                     "python_tied", "platforms", "by_platform"):
+                     "python_tied", "platforms", "by_platform", "gpu_asked"):
             getattr(self, name).extend(getattr(other, name))
         self.python = self.python or other.python
         if other.python_spec and not self.python_spec:
@@ -458,6 +459,9 @@ def conda_dependency(spec: str, origin: str, entries: Entries) -> None:
         pip_spec = conda_version_to_pip(version)
         entries.requirements.append(parse_requirement(f"{package}{pip_spec}", origin))
         entries.notes.append(f"{origin}: conda `{spec}` is solved as pip `{package}{pip_spec}`")
+        build = version.replace(" ", "").lstrip("=").partition("=")[2]
+        if "cuda" in build.lower():  # `jaxlib=0.3.15=*cuda*`, `pytorch=1.12=py3.9_cuda11.3*`: this build on purpose
+            entries.gpu_asked.append((package, f"{spec} ({origin})"))
     else:
         entries.conda_packages.append(spec if not channel else f"{channel}::{rest}")
 

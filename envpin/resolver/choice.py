@@ -40,7 +40,7 @@ def build_plan(
         build = chosen[framework].framework_build
         verdict = provider.verdict(build)
         accelerators[framework] = accelerator_of(build, target)
-        reasons += _kind_reasons(database, target, build)
+        reasons += _beside_the_gpu_framework(request, target, build) or _kind_reasons(database, target, build)
         reasons += verdict.reasons
         reasons += _choice_reasons(provider, request, build, chosen)
         if build.channel != request.channel:
@@ -161,6 +161,17 @@ def _kind_reasons(database: Database, target: Target, build: Build) -> list[str]
     if not target.has_nvidia:
         return [f"no NVIDIA driver or GPU was found: this is the CPU build of {build.framework}"]
     return [f"a CPU build of {build.framework} was asked for by name"]
+
+
+def _beside_the_gpu_framework(request: Request, target: Target, build: Build) -> list[str]:
+    """A framework's CPU build beside the one the project asks for as a GPU build, where its own line has no GPU
+    build here (`tensorflow>=2.13.0` on native Windows beside torch from a CUDA index): what pip installs."""
+    if build.kind != CPU or not request.gpu_asked or build.framework in request.gpu_asked or not target.has_nvidia \
+            or build.framework in request.cpu_only:
+        return []
+    asked = "; ".join(f"{framework}: {line}" for framework, line in request.gpu_asked.items())
+    return [f"{request.spec_text(build.framework)} has no NVIDIA GPU build for {target.platform}: this is its CPU "
+            f"build, as pip installs it; the GPU is for what the project asks for as a GPU build ({asked})"]
 
 
 def jetson_notes(database: Database, target: Target, framework: str) -> list[str]:

@@ -86,6 +86,16 @@ def _explain_framework(
     spec = request.specifiers.get(framework, SpecifierSet())
     extras = request.extras.get(framework, frozenset())
     scope = _scope(framework, spec, extras)
+    asked = request.gpu_asked.get(framework)
+    if asked is not None and target.has_nvidia and not has_cuda_builds(database, framework, target.platform, request.channel):
+        # the project asks for this framework's GPU build (`jaxlib=0.3.15=*cuda*`) where it has none at all: that,
+        # not which of its releases the database knows, is why nothing here can be what the file meant
+        return _answer(database, target, "no-gpu-build",
+                       f"{asked} asks for {framework}'s NVIDIA GPU build, and no {framework} release has one for "
+                       f"{target.platform}",
+                       [*_platform_fixes(database, target, framework, request.channel),
+                        f"or use {framework}'s CPU build: {asked.rsplit(' (', 1)[0]} without its CUDA build, which "
+                        "leaves the GPU unused"])
     builds = provider.builds(framework)
     matching = [b for b in builds if _matches(spec, b) and extras <= set(b.extras)]
     if not matching and request.channel != PIP:

@@ -85,10 +85,28 @@ def allowed_kinds(database: Database, target: Target, request: Request, framewor
     named = _named_kinds(request, framework)
     if named:
         return named
+    if framework in request.gpu_asked and target.has_nvidia:
+        return frozenset({CUDA})  # a project line asks for its NVIDIA GPU build: no silent CPU build instead
     if target.os == "macos":
         return frozenset({"cpu"})
-    return frozenset({gpu_kind(target, lambda kind: has_builds(database, framework, target.platform, kind,
-                                                               request.channel))})
+    kind = gpu_kind(target, lambda kind: has_builds(database, framework, target.platform, kind, request.channel))
+    if kind != CPU and request.gpu_asked and not _has_matching(database, target, request, framework, kind):
+        # another framework is the project's GPU one; this one's line (`tensorflow>=2.13` on native Windows) has no
+        # build of that kind here, and pip installs its CPU build: so does the plan, which says so
+        return frozenset({CPU})
+    return frozenset({kind})
+
+
+def _has_matching(database: Database, target: Target, request: Request, framework: str, kind: str) -> bool:
+    """Whether a build of the kind, of a release the request's spec allows, exists for the target's platform."""
+    spec = request.specifiers.get(framework)
+    for build in builds_of(database, framework, request.channel):
+        if build.kind != kind or target.platform not in build.platforms:
+            continue
+        local = f"+{build.flavor}" if framework == "torch" else ""
+        if spec is None or spec.contains(f"{build.version}{local}", prereleases=True):
+            return True
+    return False
 
 
 def has_cuda_builds(database: Database, framework: str, platform: str, channel: str = PIP) -> bool:

@@ -43,6 +43,9 @@ class Request(Record):
     channel: str = PIP  # the builds the solve chooses from: pip, conda-forge or pytorch-channel
     cpu_only: frozenset[str] = frozenset()  # frameworks asked for as CPU builds by name (tensorflow-cpu, a cpu index)
     numpy: NumpyBound | None = None  # the numpy the builds' own numpy requirement must intersect
+    # framework -> the project line that asks for its NVIDIA GPU build (`jaxlib=0.3.15=*cuda*`): what a refusal
+    # names when another framework, merely run on the GPU where it can, has no GPU build here
+    gpu_asked: Mapping[str, str] = field(default_factory=dict)
 
     def spec_text(self, name: str) -> str:
         """`jax[cuda12]>=0.6` as the user would write it."""
@@ -64,6 +67,7 @@ def parse_request(
     channel: str = PIP,
     cpu_only: frozenset[str] = frozenset(),
     numpy: NumpyBound | None = None,
+    gpu_asked: Mapping[str, str] | None = None,
 ) -> Request:
     if policy not in POLICIES:
         raise EnvpinInputError(f"--driver-policy {policy!r}: expected one of {', '.join(POLICIES)}")
@@ -112,6 +116,7 @@ def parse_request(
         channel=channel,
         cpu_only=cpu_only,
         numpy=numpy,
+        gpu_asked=dict(gpu_asked or {}),
     )
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from envpin.cli import main
+from envpin.project.collect import collect_project
 
 LAYOUTS = Path(__file__).resolve().parents[1] / "fixtures" / "projects"
 EXPECTED = LAYOUTS / "expected"
@@ -110,3 +111,21 @@ def test_broken_project_files_are_one_line_errors(tmp_path, capsys, monkeypatch,
     assert main(["solve", "--project", "--os", "linux", "--arch", "x86_64", "--python", "3.11", "--driver", "none"]) == 2
     err = capsys.readouterr().err
     assert words in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("name, text, expected", [
+    ("environment.yml", "dependencies:\n  - jaxlib=0.3.15=*cuda*\n  - pytorch-cpu=1.13.0\n  - pip:\n    - tensorflow==2.11.0\n",
+     {"jax": "jaxlib=0.3.15=*cuda* (environment.yml: dependencies[0])"}),
+    ("requirements.txt", "--extra-index-url https://download.pytorch.org/whl/cu121\ntorch==2.1.2\ntensorflow>=2.13\n",
+     {"torch": "--extra-index-url https://download.pytorch.org/whl/cu121"}),
+    ("requirements.txt", "tensorflow[and-cuda]==2.17.1\njax[cuda12]\ntorch\n",
+     {"tensorflow": "tensorflow[and-cuda]==2.17.1 (requirements.txt:1)", "jax": "jax[cuda12] (requirements.txt:2)"}),
+    ("requirements.txt", "tensorflow-gpu==2.6.0\ntorch==2.5.1+cu124\ntensorflow-cpu\n",
+     {"tensorflow": "tensorflow-gpu==2.6.0 (requirements.txt:1)", "torch": "torch==2.5.1+cu124 (requirements.txt:2)"}),
+    ("requirements.txt", "torch==2.5.1\ntensorflow\njax\n", {}),
+])
+def test_the_lines_that_ask_for_a_gpu_build(tmp_path, name, text, expected):
+    """What makes a framework the project's GPU framework: a CUDA extra, tag, index, name or conda build string; a
+    plain line only runs on the GPU where it can."""
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    assert dict(collect_project(tmp_path, (), (), ()).gpu_asked) == expected

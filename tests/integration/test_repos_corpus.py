@@ -10,6 +10,7 @@ lines after a deliberate change (the `why` lines stay): review the diff.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -147,3 +148,36 @@ def _dump(expected: dict) -> str:
             lines.append(f"solve = {quoted(entry.get('solve', ''))}")
             lines.append("")
     return "\n".join(lines)
+
+
+def _solved_json(key: str, machine: str, tmp_path: Path, capsys) -> dict:
+    kind = kind_of(key)
+    if kind == "requirements":
+        where = ["-r", str(REPOS / key)]
+    else:
+        project = tmp_path / "project"
+        project.mkdir()
+        shutil.copy(REPOS / key, project / ("environment.yml" if kind == "environment.yml" else kind))
+        where = ["--project", str(project)]
+    main(["solve", *where, *flags(machine), "--format", "json"])
+    return json.loads(capsys.readouterr().out)
+
+
+def test_a_refusal_names_the_framework_that_asked_for_the_gpu(tmp_path, capsys):
+    """EasyLM's GPU environment asks for JAX's CUDA build (`jaxlib=0.3.15=*cuda*`); on native Windows JAX has no GPU
+    build at all, and pip's tensorflow 2.11.0 there is a CPU build: the refusal names the jaxlib line."""
+    answer = _solved_json("young-geng--EasyLM/scripts/gpu_environment.yml", "gtx1080ti-windows", tmp_path, capsys)
+    error = answer["error"]
+    assert error["code"] == "no-gpu-build"
+    assert "jaxlib=0.3.15=*cuda* (environment.yml: dependencies[12]) asks for jax's NVIDIA GPU build" in error["message"]
+    assert "no tensorflow" not in error["message"]
+    assert any("WSL2" in fix and "--framework jax" in fix for fix in error["fixes"])
+
+
+def test_a_framework_beside_the_gpu_one_takes_its_cpu_build_where_it_has_no_gpu_build(tmp_path, capsys):
+    """sinner's requirements-pc-cuda.txt: torch from the cu121 index is the GPU framework; tensorflow>=2.13.0 has no
+    GPU build on native Windows, and pip installs its CPU build there: so does the plan, which says why."""
+    answer = _solved_json("pozitronik--sinner/requirements-pc-cuda.txt", "gtx1080ti-windows", tmp_path, capsys)
+    assert answer["status"] == "ok" and answer["accelerators"] == {"torch": "cu118", "tensorflow": "cpu"}
+    assert any(r.startswith("tensorflow>=2.13.0 has no NVIDIA GPU build for windows-x86_64: this is its CPU build")
+               and "--extra-index-url https://download.pytorch.org/whl/cu121" in r for r in answer["reasons"])

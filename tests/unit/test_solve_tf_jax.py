@@ -222,3 +222,29 @@ def test_tensorflow_on_native_windows_with_a_gpu_and_python_3_11_is_offered_its_
     assert "or use the CPU build: tensorflow-cpu==2.21.0 (cpu), which leaves the GPU unused (--driver none)" in answer.fixes
     assert answer.fixes.index(next(f for f in answer.fixes if "CPU build" in f)) < answer.fixes.index(
         next(f for f in answer.fixes if "WSL2" in f))
+
+
+def _windows_1080ti(database):
+    facts = HostFacts(os="windows", arch="x86_64", python=PythonInfo("3.9"))
+    return make_target(database, apply_overrides(facts, TargetOverrides(driver="472.12", gpus=(GTX1080TI,))))
+
+
+def test_a_framework_beside_the_one_asked_for_as_a_gpu_build_takes_its_cpu_build_where_it_has_no_gpu_build(database):
+    """torch asked for as a CUDA build beside tensorflow>=2.13 on native Windows, where TensorFlow has no GPU build
+    after 2.10: torch gets the GPU, TensorFlow its CPU build (what pip installs), said; alone, TensorFlow asks the GPU."""
+    asked = {"torch": "--extra-index-url https://download.pytorch.org/whl/cu121"}
+    answer = solve(database, _windows_1080ti(database), parse_request([], ["torch==2.1.2", "tensorflow>=2.13"], gpu_asked=asked))
+    assert isinstance(answer, Plan) and answer.accelerators == {"torch": "cu118", "tensorflow": "cpu"}
+    assert any("the GPU is for what the project asks for as a GPU build (torch: --extra-index-url" in r for r in answer.reasons)
+    alone = solve(database, _windows_1080ti(database), parse_request([], ["torch==2.1.2", "tensorflow>=2.13"]))
+    assert isinstance(alone, Unsatisfiable) and alone.code == "no-gpu-build" and "tensorflow>=2.13" in alone.message
+
+
+def test_a_framework_asked_for_as_a_gpu_build_where_it_has_none_is_refused_by_that_line(database):
+    """`jaxlib=0.3.15=*cuda*` on native Windows: JAX has no GPU build there in any release, which the refusal says
+    with the line (not that 0.3.15 predates the database, nor anything about the CPU TensorFlow beside it)."""
+    asked = {"jax": "jaxlib=0.3.15=*cuda* (environment.yml: dependencies[12])"}
+    answer = solve(database, _windows_1080ti(database),
+                   parse_request([], ["jax==0.3.16.*", "tensorflow==2.11.0"], gpu_asked=asked))
+    assert isinstance(answer, Unsatisfiable) and answer.code == "no-gpu-build"
+    assert answer.message.startswith("jaxlib=0.3.15=*cuda* (environment.yml: dependencies[12]) asks for jax's NVIDIA GPU")
