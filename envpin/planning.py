@@ -104,9 +104,10 @@ def project_numpy(project: Project) -> NumpyBound | None:
     return NumpyBound(",".join(r.specifier for r in lines), " and ".join(f"{r.text} ({r.origin})" for r in lines))
 
 
-def read_project(source: ProjectSource | None) -> tuple[Project | None, tuple[str, ...], Mapping[str, list[str]]]:
+def read_project(source: ProjectSource | None, database: Database | None = None,
+                 ) -> tuple[Project | None, tuple[str, ...], Mapping[str, list[str]]]:
     """(Project or None, its GPU requirements as specs, where each GPU package is asked for)."""
-    return project_specs_of(collect(source))
+    return project_specs_of(collect(source), database)
 
 
 def collect(source: ProjectSource | None) -> Project | None:
@@ -125,12 +126,8 @@ def project_specs_of(project: Project | None, database: Database | None = None,
         return None, (), {}
     from envpin.project.gpu import gpu_specs  # noqa: PLC0415 - for --project only, as collect
 
-    specs, notes, origins = gpu_specs(project, _torch_versions(database))
+    specs, notes, origins = gpu_specs(project, database)
     return replace(project, notes=project.notes + tuple(notes)), tuple(specs), origins
-
-
-def _torch_versions(database: Database | None) -> tuple[str, ...]:
-    return tuple(str(r.version) for r in database.torch_releases) if database is not None else ()
 
 
 @record
@@ -171,7 +168,8 @@ def plan(options: SolveOptions, target_spec: TargetSpec, database: Database) -> 
         # the target's own lines (a pixi `target.linux-64` table) join the project once the target is known
         from envpin.project.collect import for_platform  # noqa: PLC0415 - for --project only, as collect
 
-        project = for_platform(project, conda_subdir(target.platform)).for_target(target.python, target.os, target.arch)
+        project = for_platform(project, conda_subdir(target.platform)).for_target(target.python, target.os, target.arch,
+                                                                                          database)
     project, project_specs, origins = project_specs_of(project, database)
     request = request_for(options, project_specs, project)
     outside = _outside_manifest_python(project, target, database)
@@ -259,7 +257,7 @@ def plan_fleet(options: SolveOptions, inventory: str, target_spec: TargetSpec, d
     """`--targets FILE`: every machine of the inventory (the target flags laid over each), solved once per
     distinct machine, one result per distinct answer. A machine whose facts show an NVIDIA GPU with a driver that
     does not answer is refused as a single solve refuses it, and named in its own result."""
-    project, project_specs, _ = read_project(options.project)
+    project, project_specs, _ = read_project(options.project, database)
     request = request_for(options, project_specs, project)
     from envpin.fleet.inventory import read_inventory  # noqa: PLC0415 - only a fleet needs it, never one solve
 
@@ -376,10 +374,10 @@ def _tied_follow_torch(answer: Plan | Unsatisfiable, project: Project, options: 
     from envpin.project.gpu import tied_lines  # noqa: PLC0415 - for --project only, as collect
     from envpin.project.tied import built_from_source, described, release_for  # noqa: PLC0415 - as above
 
-    notes = [f"{r.origin}: {r.name} has no wheel on PyPI ({found.source}): pip compiles it against the torch "
+    notes = [f"{r.origin}: {r.name} has no wheel on PyPI ({found}): pip compiles it against the torch "
              "installed beside it, so torch must be installed first" for r in project.other_requirements
-             if (found := built_from_source(r.name)) is not None]
-    lines = tied_lines(project, _torch_versions(database))
+             if (found := built_from_source(database, r.name)) is not None]
+    lines = tied_lines(project, database)
     if isinstance(answer, Unsatisfiable):
         fixes = _tied_fixes(lines, project, options, database, target) if lines else []
         return replace(project, notes=project.notes + tuple(notes)), \
@@ -411,7 +409,7 @@ def _tied_fixes(lines: list, project: Project, options: SolveOptions, database: 
     from envpin.project.tied import described, release_for, releases_of  # noqa: PLC0415 - as above
 
     try:
-        specs, _, _ = gpu_specs(project, _torch_versions(database), tied=False)
+        specs, _, _ = gpu_specs(project, database, tied=False)
     except EnvpinInputError:
         return []  # the tied lines were its only torch requirement
     freed = solve(database, target, request_for(options, tuple(specs), project))
@@ -423,7 +421,7 @@ def _tied_fixes(lines: list, project: Project, options: SolveOptions, database: 
     for requirement, _, own in lines:
         if release_for(own, solved) is not None:
             continue  # the line allows a release made for that torch: it does not block
-        chosen = release_for(releases_of(requirement.name, ""), solved, target.platform)
+        chosen = release_for(releases_of(database, requirement.name, ""), solved, target.platform)
         if chosen is None:
             fixes.append(f"{requirement.origin}: remove {requirement.text}: no {requirement.name} release is made for "
                          f"torch {solved}, the newest that runs here without that line")

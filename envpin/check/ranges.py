@@ -95,7 +95,7 @@ def _tied_beside(pin: Pin, contents: Contents, database: Database) -> list[tuple
             if paired:
                 found.append((other.shown, f"=={paired}"))
             continue
-        records = releases_of(other.name, f"=={other.version}" if other.version else other.specifier)
+        records = releases_of(database, other.name, f"=={other.version}" if other.version else other.specifier)
         specifier = torch_specifier(records, versions)
         if specifier is not None:
             found.append((other.shown, specifier))

@@ -94,7 +94,7 @@ def target_fit(contents: Contents, database: Database, check_target: CheckTarget
         problems += _judge(judged, database, check_target, policy, cuda_supplied=cuda_supplied)
         problems += _picked_numpy_1(judged, contents, check_target)
     problems += _cuda_package_pins(contents, database, check_target, policy)
-    problems += _no_wheel_for_platform(contents, check_target)
+    problems += _no_wheel_for_platform(contents, database, check_target)
     problems += _local_cuda_jaxlib(contents, check_target)
     return problems
 
@@ -142,9 +142,9 @@ def _exported_elsewhere(contents: Contents, check_target: CheckTarget) -> list[P
         f"{contents.exported_on}-only packages, and says each), or export with `conda env export --from-history`")]
 
 
-def _no_wheel_for_platform(contents: Contents, check_target: CheckTarget) -> list[Problem]:
+def _no_wheel_for_platform(contents: Contents, database: Database, check_target: CheckTarget) -> list[Problem]:
     """A requirement on a package that publishes no wheel for the target's platform and no sdist to build, as
-    PyPI's recorded file lists say (envpin/project/tied_packages.json): `torch-xla` (Linux x86_64 wheels only) or
+    PyPI's recorded file lists say (the database's tied.yaml): `torch-xla` (Linux x86_64 wheels only) or
     `triton` on Windows, an exact `xformers==0.0.28.post3` there. A range is judged by every release it allows:
     only when none has a wheel there can pip install none."""
     from envpin.project.tied import release_files  # noqa: PLC0415 - only a file with such a requirement needs it
@@ -154,7 +154,7 @@ def _no_wheel_for_platform(contents: Contents, check_target: CheckTarget) -> lis
     for pin in contents.pins:
         if pin.manager != "pip" or _scope_excludes(pin, target) or pin.label.startswith(("git+", "http", "file:")):
             continue
-        records = release_files(pin.name, f"=={pin.version}" if pin.version else pin.specifier)
+        records = release_files(database, pin.name, f"=={pin.version}" if pin.version else pin.specifier)
         if not records or any(target.platform in r.platforms or r.sdist for r in records):
             continue
         platforms = sorted({p for r in records for p in r.platforms})
@@ -164,7 +164,7 @@ def _no_wheel_for_platform(contents: Contents, check_target: CheckTarget) -> lis
                 if len(records) == 1 else
                 f"{pin.shown}: none of the {len(records)} releases of {first.package} it allows ({first.version} to "
                 f"{last.version}) has a wheel for {target.platform} on PyPI or an sdist")
-        elsewhere = any(target.platform in r.platforms or r.sdist for r in release_files(pin.name, ""))
+        elsewhere = any(target.platform in r.platforms or r.sdist for r in release_files(database, pin.name, ""))
         problems.append(problem(
             "CHK-TARGET-PLATFORM", pin.where,
             f"{check_target.name}: {what} (its wheels are for {', '.join(platforms) or 'no platform'}; "

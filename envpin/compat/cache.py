@@ -391,9 +391,13 @@ class _Codecs:
         raise CacheMiss(f"unsupported annotation {name!r}")
 
     def part_fields(self, part: str) -> list[tuple[str, tuple]]:
-        """The kinds of one part's fields of Database, in the part's order."""
-        kinds = dict(self._fields("Database"))
-        return [(name, kinds[name]) for name in PARTS[part][1]]
+        """The kinds of one part's fields of Database, in the part's order (only those are parsed: a warm solve
+        decodes two parts of six)."""
+        cls = self.classes["Database"]
+        annotations = cls.__dict__.get("__annotations__", {})
+        if tuple(annotations) != cls._fields:
+            raise CacheMiss("Database: fields and annotations differ")
+        return [(name, self._parse(annotations[name])) for name in PARTS[part][1]]
 
     def _fields(self, name: str) -> list[tuple[str, tuple]]:
         cls = self.classes[name]

@@ -2,14 +2,19 @@
 them), so that neither has to import the other for the list."""
 
 FILES = ("sources.yaml", "cuda.yaml", "gpus.yaml", "torch.yaml", "tensorflow.yaml", "jax.yaml", "conda.yaml",
-         "rocm.yaml", "amd_gpus.yaml", "xpu.yaml", "mps.yaml")
+         "rocm.yaml", "amd_gpus.yaml", "xpu.yaml", "mps.yaml", "tied.yaml")
 # a torch-only or NVIDIA-only database (a team's fork) may leave these out
-OPTIONAL_FILES = ("tensorflow.yaml", "jax.yaml", "conda.yaml", "rocm.yaml", "amd_gpus.yaml", "xpu.yaml", "mps.yaml")
+OPTIONAL_FILES = ("tensorflow.yaml", "jax.yaml", "conda.yaml", "rocm.yaml", "amd_gpus.yaml", "xpu.yaml", "mps.yaml",
+                  "tied.yaml")
+# Files whose `sources:` only their own records may cite: read with their own part, never by the base, so that a
+# command that does not need the part does not parse the file at all (tied.yaml: one source per wheel read).
+OWN_SOURCES = ("tied.yaml",)
 
 # The database in parts, each validated, cached and read on its own: part -> (the files it validates, the fields of
 # envpin.compat.model.Database it fills). `base` is read with every database; it also holds every file's
-# `sources:` (any record may cite any of them), so each other part reads only the rest of its own files, when a
-# command first asks for one of its fields: a torch solve never reads tensorflow.yaml, jax.yaml or conda.yaml.
+# `sources:` (any record may cite any of them; OWN_SOURCES aside), so each other part reads only the rest of its own
+# files, when a command first asks for one of its fields: a torch solve never reads tensorflow.yaml, jax.yaml or
+# conda.yaml, nor tied.yaml unless its project names a package built for one torch release.
 # The ROCm, XPU and MPS files belong to `torch`, whose releases they complete.
 BASE = "base"
 PARTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -20,4 +25,5 @@ PARTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "tensorflow": (("tensorflow.yaml",), ("tensorflow_releases",)),
     "jax": (("jax.yaml",), ("jax_releases",)),
     "conda": (("conda.yaml",), ("conda_releases",)),
+    "tied": (("tied.yaml",), ("tied_releases", "built_from_source", "release_files")),
 }

@@ -18,7 +18,7 @@ from typing import Any
 
 from envpin import __version__
 from envpin.compat import cache
-from envpin.compat.files import BASE, FILES, OPTIONAL_FILES, PARTS  # noqa: F401 - importable from here, as before
+from envpin.compat.files import BASE, FILES, OPTIONAL_FILES, OWN_SOURCES, PARTS  # noqa: F401 - importable from here, as before
 from envpin.compat.model import Database, in_parts
 from envpin.errors import DatabaseError
 
@@ -109,7 +109,7 @@ class _Documents:
         documents = {name: self.document(name) for name in own if (self.directory / name).exists()}
         if part == BASE:
             for name in FILES:
-                if name not in own and (self.directory / name).exists():
+                if name not in own and name not in OWN_SOURCES and (self.directory / name).exists():
                     documents[name] = self.section(name, "sources")
         return documents
 

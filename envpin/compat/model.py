@@ -431,6 +431,9 @@ class Database(Record):
     conda_releases: tuple[CondaRelease, ...] = ()  # conda.yaml: builds per channel strategy, newest first
     accelerators: AcceleratorTables = AcceleratorTables()  # rocm.yaml, amd_gpus.yaml, xpu.yaml
     jetson: Mapping[str, JetsonSupport] = NEW_DICT  # framework -> what runs on Jetson (Tegra) GPUs (gpus.yaml)
+    tied_releases: tuple[TiedRelease, ...] = ()  # tied.yaml: releases built for one torch release
+    built_from_source: Mapping[str, str] = NEW_DICT  # tied.yaml: package PyPI has no wheel of -> its files page there
+    release_files: tuple[ReleaseFiles, ...] = ()  # tied.yaml: what each release of triton and torch-xla publishes
 
     def torch_release(self, version: str) -> TorchRelease | None:
         wanted = Version(version)
@@ -586,3 +589,58 @@ class CondaRelease(Record):
     provenance: Provenance
     cuda_package: str | None = None  # pytorch-channel: pytorch-cuda or the legacy cudatoolkit
     companions: Mapping[str, str] = NEW_DICT  # pytorch-channel: torchvision / torchaudio it pairs with
+
+
+# Packages built for one torch release (tied.yaml `tied:`): xformers, torchdata and torchtext name the torch they need
+# in their wheels' METADATA; torch names the triton it needs. And packages PyPI has no wheel of, which pip compiles
+# against the torch installed beside them (tied.yaml `built_from_source:`: flash-attn, torch-scatter). A project solve
+# reads tied.yaml only when it names one of these, so the file may hold no other.
+TIED_TO_TORCH = ("xformers", "torchdata", "torchtext", "triton")
+BUILT_AGAINST_TORCH = ("causal-conv1d", "flash-attn", "mamba-ssm", "torch-scatter")
+# Projects whose wheels are for some platforms only, recorded with their sdists (tied.yaml `release_files:`): with
+# none, pip has nothing to install elsewhere (triton and torch-xla publish Linux wheels only).
+PLATFORM_LIMITED = ("triton", "torch-xla")
+
+
+@record
+class TiedRelease(Record):
+    """A release of a package built for one torch release (tied.yaml `tied:`): xformers, torchdata and torchtext name
+    the torch they need in their wheels' Requires-Dist; triton is named by torch (torch 2.0.0 and 2.0.1 require
+    `triton==2.0.0` on Linux), so a triton release allows the torch releases that require it."""
+
+    package: str
+    version: str
+    torch: str | None  # its Requires-Dist on torch ("==2.0.1", ">=2"); triton: the torch releases that require it
+    #                    ("==2.0.0||==2.0.1"); None: it names no torch release
+    platforms: tuple[str, ...]  # where it has wheels on PyPI
+    read_in: tuple[str, ...]  # the wheels whose METADATA says so (their URLs)
+    provenance: Provenance
+
+    def allows(self, torch_version: str) -> bool:
+        from packaging.specifiers import SpecifierSet  # noqa: PLC0415 - heavy; only a project with such a package
+
+        if self.torch is None:
+            return True
+        public = Version(torch_version).public
+        return any(SpecifierSet(option).contains(public, prereleases=True) for option in self.torch.split("||"))
+
+    @property
+    def exact(self) -> bool:
+        return self.torch is not None and all(o.startswith("==") for o in self.torch.split("||"))
+
+    @property
+    def source(self) -> str:
+        return " and ".join(self.read_in)
+
+
+@record
+class ReleaseFiles(Record):
+    """What one release of a platform-limited project publishes on PyPI, as its file list says (tied.yaml
+    `release_files:`)."""
+
+    package: str
+    version: str
+    platforms: tuple[str, ...]  # where it has wheels
+    sdist: bool  # whether it has an sdist pip could build from
+    source: str  # the release's file list on PyPI
+    provenance: Provenance

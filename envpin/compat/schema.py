@@ -13,13 +13,16 @@ from typing import Any
 
 from packaging.version import Version
 
-from envpin.compat.files import BASE, FILES, OPTIONAL_FILES, PARTS
+from envpin.compat.files import BASE, FILES, OPTIONAL_FILES, OWN_SOURCES, PARTS
 from envpin.compat.gpus import gpu_name_key
 from envpin.compat.model import (
     ARCH_EVIDENCE,
+    BUILT_AGAINST_TORCH,
     CONDA_FRAMEWORKS,
     CUDA_CHECKS,
+    PLATFORM_LIMITED,
     PYPI_INDEX,
+    TIED_TO_TORCH,
     AndCudaExtra,
     ArchList,
     Companion,
@@ -38,10 +41,12 @@ from envpin.compat.model import (
     MinorVersionCompat,
     NumpyRequirement,
     Provenance,
+    ReleaseFiles,
     RocmFrameworkBuild,
     Source,
     TensorflowGpuBuild,
     TensorflowRelease,
+    TiedRelease,
     TorchRelease,
     Variant,
 )
@@ -198,7 +203,8 @@ def _base(version: str, roots: dict[str, _Node], documents: Mapping[str, Any], p
     if not _DB_VERSION.match(version):
         problems.add("VERSION", f"{version!r} is not a YYYY.MM.DD database version")
     # Every file's sources, in FILES order: the rest of another file (its top level included) is its own part's.
-    every = {name: roots.get(name) or _Node(documents.get(name), name, problems) for name in FILES}
+    every = {name: roots.get(name) or _Node(documents.get(name), name, problems) for name in FILES
+             if name not in OWN_SOURCES}
     sources = _sources(every, problems)
     cited = _Citations(sources)
     gpus = roots["gpus.yaml"]
@@ -275,7 +281,90 @@ def _conda_part(version: str, roots: dict[str, _Node], base: Mapping[str, Any], 
     return {"conda_releases": tuple(sorted(releases, key=lambda r: r.version, reverse=True))}
 
 
-_PART_BUILDERS = {"torch": _torch_part, "tensorflow": _tensorflow_part, "jax": _jax_part, "conda": _conda_part}
+def _tied_part(version: str, roots: dict[str, _Node], base: Mapping[str, Any], problems: Problems) -> dict[str, Any]:
+    """tied.yaml: its records cite its own `sources:` (one per wheel read, OWN_SOURCES) or the base's."""
+    root = roots["tied.yaml"]
+    root.only(("sources", "tied", "built_from_source", "release_files", "releases"))  # `releases: []`: no file
+    own = _sources({"tied.yaml": root}, problems)
+    for source_id in own:
+        if source_id in base["sources"]:
+            root.child("sources").child(source_id).fail(f"source id {source_id!r} is defined twice")
+    cited = _Citations({**base["sources"], **own})
+    releases, seen = [], set()
+    for record in root.child("tied").sequence() if root.has("tied") else ():
+        record.only(("package", "version", "torch", "required_by", "platforms", *_PROVENANCE_KEYS))
+        package = record.child("package").string(what="a package name")
+        if package and package not in TIED_TO_TORCH:
+            record.child("package").fail(f"{package!r} is not one of {', '.join(TIED_TO_TORCH)} (the packages a "
+                                         "project solve looks up here)")
+        release = _release_version(record.child("version"))
+        subject = f"{package} {release}"
+        if (package, release) in seen:
+            record.child("version").fail(f"{subject} is listed twice")
+        seen.add((package, release))
+        torch = _tied_torch(record, package, subject)
+        provenance = cited.provenance(record)
+        read_in = tuple(cited.sources[i].url or "" for i in provenance.sources if i in cited.sources
+                        and (cited.sources[i].url or "").endswith(".whl"))
+        if not read_in and provenance.sources and all(i in cited.sources for i in provenance.sources):
+            record.child("sources").fail(f"{subject}: no source is the wheel whose METADATA was read (a .whl url)")
+        releases.append(TiedRelease(package=package, version=record.child("version").value if release else "", torch=torch,
+                                    platforms=record.child("platforms").platforms(), read_in=read_in,
+                                    provenance=provenance))
+    built = {}  # package -> the files page its sources give (the model keeps only that: what a plan's note names)
+    for record in root.child("built_from_source").sequence() if root.has("built_from_source") else ():
+        record.only(("package", *_PROVENANCE_KEYS))
+        package = record.child("package").string(what="a package name")
+        if package and package not in BUILT_AGAINST_TORCH:
+            record.child("package").fail(f"{package!r} is not one of {', '.join(BUILT_AGAINST_TORCH)}")
+        provenance = cited.provenance(record)
+        urls = [cited.sources[i].url for i in provenance.sources if i in cited.sources and cited.sources[i].url]
+        if package in built:
+            record.child("package").fail(f"{package} is listed twice")
+        built[package] = urls[0] if urls else ""
+    files, seen = [], set()
+    for record in root.child("release_files").sequence() if root.has("release_files") else ():
+        record.only(("package", "version", "platforms", "sdist", *_PROVENANCE_KEYS))
+        package = record.child("package").string(what="a package name")
+        if package and package not in PLATFORM_LIMITED:
+            record.child("package").fail(f"{package!r} is not one of {', '.join(PLATFORM_LIMITED)}")
+        release = _release_version(record.child("version"))
+        if (package, release) in seen:
+            record.child("version").fail(f"{package} {release} is listed twice")
+        seen.add((package, release))
+        sdist = record.child("sdist").value
+        if type(sdist) is not bool:
+            record.child("sdist").fail(f"expected true or false (whether {package} {release} has an sdist), got {sdist!r}")
+        provenance = cited.provenance(record)
+        urls = [cited.sources[i].url for i in provenance.sources if i in cited.sources and cited.sources[i].url]
+        files.append(ReleaseFiles(package=package, version=record.child("version").value if release else "",
+                                  platforms=record.child("platforms").platforms(), sdist=sdist is True,
+                                  source=(urls[0] or "") if urls else "", provenance=provenance))
+    return {"tied_releases": tuple(sorted(releases, key=lambda r: (r.package, Version(r.version or "0")))),
+            "built_from_source": built,
+            "release_files": tuple(sorted(files, key=lambda r: (r.package, Version(r.version or "0"))))}
+
+
+def _tied_torch(record: _Node, package: str, subject: str) -> str | None:
+    """A tied record's torch requirement: `torch` (a PEP 440 specifier, as its wheel's Requires-Dist says), or, for
+    triton, `required_by` (the torch releases whose wheels require it), as one `==A||==B` text."""
+    if package == "triton":
+        if record.has("torch"):
+            record.child("torch").fail(f"{subject}: torch names triton, not the other way round: use `required_by`")
+        required = [_release_version(node) for node in record.child("required_by").sequence()]
+        if not required:
+            record.child("required_by").fail(f"{subject}: the torch releases that require it, a non-empty list")
+        return "||".join(f"=={v}" for v in required if v is not None) or None
+    if record.has("required_by"):
+        record.child("required_by").fail(f"{subject}: only triton records name the torch releases that require them")
+    text = record.child("torch").optional_string(what="a version specifier")
+    if text is not None and not _is_specifier(text):
+        record.child("torch").fail(f"{subject}: {text!r} is not a version specifier (as Requires-Dist writes it)")
+    return text
+
+
+_PART_BUILDERS = {"torch": _torch_part, "tensorflow": _tensorflow_part, "jax": _jax_part, "conda": _conda_part,
+                  "tied": _tied_part}
 
 
 # ---------------------------------------------------------------- sources and provenance

@@ -53,7 +53,7 @@ def plan_classes(options: SolveOptions, path: str, spec: TargetSpec, database: D
     """Each class solved once for its facts. A node whose facts show an NVIDIA GPU with a driver that does not answer
     (as `envpin solve` refuses such a machine) is left out of its class's facts and named; a class of such nodes
     only is refused, with the single solve's `driver-broken` answer."""
-    project, project_specs, _ = read_project(options.project)
+    project, project_specs, _ = read_project(options.project, database)
     request = request_for(options, project_specs, project)
     nodes, kubernetes = read_inventory(path, spec)
     refusals: dict[str, tuple[str, tuple[str, ...]]] = {}  # node -> the refusal a single solve gives it

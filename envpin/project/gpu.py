@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from envpin.compat.model import Database
 from envpin.errors import EnvpinInputError
 from envpin.project.model import GPU_PACKAGE_ALIASES, Project
 from envpin.project.tied import described, releases_of, torch_specifier
@@ -14,12 +15,12 @@ JAX_EXTRA_ALIASES = {"cuda": "cuda12", "cuda12-pip": "cuda12", "cuda12-local": "
 KNOWN_EXTRAS = {"tensorflow": {"and-cuda"}, "jax": {"cuda12", "cuda13"}}
 
 
-def gpu_specs(project: Project, torch_releases: Sequence[str] = (),
+def gpu_specs(project: Project, database: Database | None = None,
               tied: bool = True) -> tuple[list[str], list[str], dict[str, list[str]]]:
     """(specs for the solver, notes, package -> where the project asks for it). A line of a package built for
     one torch release (`torchdata==0.6.1`, `xformers>=0.0.20`) adds the torch releases its allowed releases
-    require (`torch_releases`: the database's, which turn their union into one specifier); `tied=False` leaves
-    those out (the question a refusal's fix asks: which torch would run without them)."""
+    require (the database's tied.yaml; its torch releases turn their union into one specifier); `tied=False`
+    leaves those out (the question a refusal's fix asks: which torch would run without them)."""
     specs: list[str] = []
     notes: list[str] = []
     origins: dict[str, list[str]] = {}
@@ -46,7 +47,7 @@ def gpu_specs(project: Project, torch_releases: Sequence[str] = (),
         if requirement.marker:
             notes.append(f"{requirement.origin}: {requirement.name} is solved for this line, marker "
                          f"`{requirement.marker}`; the plan's pin is written without it")
-    for requirement, specifier, records in tied_lines(project, torch_releases) if tied else ():
+    for requirement, specifier, records in tied_lines(project, database) if tied else ():
         specs.append(f"torch{specifier}")
         origins.setdefault("torch", []).append(f"{requirement.text} ({requirement.origin})")
         if len(records) == 1:
@@ -65,13 +66,17 @@ def gpu_specs(project: Project, torch_releases: Sequence[str] = (),
     return specs, notes, origins
 
 
-def tied_lines(project: Project, torch_releases: Sequence[str] = ()) -> list[tuple]:
-    """(requirement, torch specifier, its recorded releases) for each line whose allowed releases limit torch."""
+def tied_lines(project: Project, database: Database | None) -> list[tuple]:
+    """(requirement, torch specifier, its recorded releases) for each line whose allowed releases limit torch (none
+    without a database)."""
+    if database is None:
+        return []
+    torch_releases: Sequence[str] = [str(r.version) for r in database.torch_releases]
     found = []
     for requirement in project.other_requirements:
         if requirement.marker and "darwin" in requirement.marker:
             continue
-        records = releases_of(requirement.name, requirement.specifier)
+        records = releases_of(database, requirement.name, requirement.specifier)
         specifier = torch_specifier(records, torch_releases)
         if specifier is not None:
             found.append((requirement, specifier, records))

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from envpin.record import Record, record, replace
+
+if TYPE_CHECKING:
+    from envpin.compat.model import Database
 
 # The names under which repositories ask for a GPU framework, mapped to the package envpin solves.
 # tensorflow-gpu was the GPU package up to TF 2.11; jaxlib comes with jax's extras.
@@ -59,11 +64,11 @@ class Project(Record):
     python_origin: str = ""
     requires_python: str | None = None  # a pyproject.toml's `requires-python`: pip and uv install it on no other
 
-    def for_target(self, python: str, os_name: str, arch: str = "x86_64") -> Project:
+    def for_target(self, python: str, os_name: str, arch: str = "x86_64", database: Database | None = None) -> Project:
         """The project for the machine solved: a GPU framework line whose marker does not hold there is left
         out (`torch==2.0.1+cu118; python_version < "3.10"` on Python 3.12: pip skips it), said; a package with
-        wheels for Linux only and no sdist (triton, torch-xla: tied.linux_only_packages) is left out elsewhere, said;
-        then for_python."""
+        wheels for Linux only and no sdist (triton, torch-xla: the database's tied.yaml, tied.linux_only_packages)
+        is left out elsewhere, said; then for_python."""
         from envpin.markers import marker_holds  # noqa: PLC0415 - only a project with markers needs packaging.markers
 
         skipped = [r for r in self.gpu_requirements
@@ -72,12 +77,13 @@ class Project(Record):
             notes = tuple(f"{r.origin}: {r.text} is not for this machine (its marker does not hold here); left out"
                           for r in skipped)
             kept = tuple(r for r in self.requirements if r not in skipped)
-            return replace(self, requirements=kept, notes=self.notes + notes).for_target(python, os_name, arch)
-        if os_name == "linux":
+            return replace(self, requirements=kept, notes=self.notes + notes).for_target(python, os_name, arch, database)
+        if os_name == "linux" or database is None:
             return self.for_python(python)
         from envpin.project.tied import linux_only_packages  # noqa: PLC0415 - reads the recorded facts: only off Linux
 
-        linux_only = linux_only_packages()  # triton, torch-xla: PyPI has Linux wheels of them only, and no sdist
+        # triton, torch-xla: PyPI has Linux wheels of them only, and no sdist (tied.yaml is read only for such a name)
+        linux_only = linux_only_packages(database, (r.name for r in self.requirements))
         # with a marker that holds here (`torch-xla; sys_platform != 'darwin'` on Windows) pip would still try it
         dropped = [r for r in self.requirements if r.name in linux_only
                    and (not r.marker or marker_holds(r.marker, os_name=os_name, arch=arch, python=python))]

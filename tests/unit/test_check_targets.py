@@ -349,8 +349,9 @@ def test_a_package_with_no_wheel_and_no_sdist_for_the_platform_names_where_it_ha
     assert ("CHK-TARGET-PLATFORM", "error", "line 1") in ids(database, "triton==2.0.0\n", windows)
 
 
-def test_the_linux_only_packages_the_solve_leaves_out_elsewhere_come_from_the_recorded_file_lists():
+def test_the_linux_only_packages_the_solve_leaves_out_elsewhere_come_from_the_recorded_file_lists(database):
     from envpin.project.tied import linux_only_packages, release_files  # noqa: PLC0415 - the facts under test
 
-    assert {"triton", "torch-xla"} <= linux_only_packages()
-    assert all(r.platforms == ("linux-x86_64",) and not r.sdist for r in release_files("torch-xla", ""))
+    assert {"triton", "torch-xla"} <= linux_only_packages(database)
+    assert linux_only_packages(database, ["numpy"]) == frozenset()  # no such name: tied.yaml is not read
+    assert all(r.platforms == ("linux-x86_64",) and not r.sdist for r in release_files(database, "torch-xla", ""))
