@@ -129,6 +129,9 @@ def _targets() -> list[AuditTarget]:
                                ("NVIDIA GeForce GTX 1080 Ti",), multinerf))
     targets.append(AuditTarget("tensorflow+jax+numpy<1.24-linux-4090", *linux, "3.11", "570.86.10", (RTX4090,),
                                ("--spec", "tensorflow", "--spec", "jax", "--spec", "numpy<1.24")))
+    # torch 2.2.2 (compiled against NumPy 1.x: numpy<2) beside jax, whose releases from 0.7.2 require numpy>=2.0
+    targets.append(AuditTarget("torch==2.2.2+jax-linux-3090", *linux, "3.11", "535.104.05", (RTX3090,),
+                               ("--spec", "torch==2.2.2", "--spec", "jax", "--driver-policy", "strict")))
     # download.pytorch.org plans: checked against the recorded snapshot of the index
     for name, target in SNAPSHOT_TARGETS.items():
         targets.append(AuditTarget(name, **target))

@@ -202,11 +202,11 @@ def _choice_reasons(provider: BuildProvider, request: Request, build: Build, cho
     if newer:
         same = [b for b in provider.builds(framework) if b.version == newer[0] and b.kind == build.kind]
         verdicts = [provider.verdict(b) for b in same or provider.builds(framework) if b.version == newer[0]]
-        reasons.append(f"{framework} {newer[0]} was passed over: {_why_not(verdicts, chosen, framework)}")
+        reasons.append(f"{framework} {newer[0]} was passed over: {_why_not(verdicts, chosen, framework, provider.target)}")
     fitting_newer = [v for v in newer[1:] if any(provider.verdict(b).fits for b in provider.builds(framework) if b.version == v)]
     if fitting_newer:
         verdicts = [provider.verdict(b) for b in provider.builds(framework) if b.version == fitting_newer[0]]
-        reasons.append(f"{framework} {fitting_newer[0]} was passed over: {_why_not(verdicts, chosen, framework)}")
+        reasons.append(f"{framework} {fitting_newer[0]} was passed over: {_why_not(verdicts, chosen, framework, provider.target)}")
     siblings = [b for b in provider.builds(framework) if b.version == build.version and b.kind == build.kind]
     for sibling in siblings[: siblings.index(build)]:
         rejection = provider.verdict(sibling).rejection
@@ -238,12 +238,26 @@ def _matches(spec: SpecifierSet | None, build: Build) -> bool:
     return spec.contains(f"{build.version}{local}", prereleases=True)
 
 
-def _why_not(verdicts: list[Verdict], chosen: Mapping[str, Candidate], framework: str) -> str:
+def _why_not(verdicts: list[Verdict], chosen: Mapping[str, Candidate], framework: str, target: Target) -> str:
     fitting = [v for v in verdicts if v.fits]
     if fitting:
-        clash = pin_clash(fitting[0].build, [c.build for n, c in chosen.items() if c.build and n != framework])
+        others = [c.build for n, c in chosen.items() if c.build and n != framework]
+        clash = pin_clash(fitting[0].build, others) or _numpy_pair_clash(fitting[0].build, others, target)
         return clash or companion_gap(fitting[0].build, chosen) or "it fits alone, but not together with the rest of the request"
     return closest_miss(verdicts).why_not.message
+
+
+def _numpy_pair_clash(build: Build, others: list[Build], target: Target) -> str | None:
+    """Two builds that need numpy versions no one numpy satisfies (jax 0.10.2's numpy>=2.0, torch 2.2.2's numpy<2)."""
+    from envpin.resolver.numpy_fit import meet  # noqa: PLC0415 - only a plan of several frameworks
+    from envpin.resolver.provider import numpy_of  # noqa: PLC0415 - as above
+
+    mine = numpy_of(build, target)
+    for other in others:
+        theirs = numpy_of(other, target)
+        if mine and theirs and not meet(mine, theirs):
+            return f"{build.label} needs numpy{mine} and {other.label} numpy{theirs}: no numpy serves both"
+    return None
 
 
 def companion_gap(build: Build, chosen: Mapping[str, Candidate]) -> str | None:

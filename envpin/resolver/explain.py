@@ -585,6 +585,21 @@ def _fixes_keeping_one_framework(database: Database, target: Target, request: Re
     return fixes
 
 
+def _numpy_clash_of(target: Target, alone: dict[str, Plan]) -> str | None:
+    """Where the frameworks' own answers need numpy versions no one numpy satisfies (torch 2.2.2's numpy<2 beside
+    jax 0.10.2's numpy>=2.0), in words."""
+    from envpin.resolver.numpy_fit import meet  # noqa: PLC0415 - only a failed solve of several frameworks
+    from envpin.resolver.provider import numpy_of  # noqa: PLC0415 - as above
+
+    builds = [b for plan in alone.values() for b in plan.builds.values()]
+    for position, build in enumerate(builds):
+        for other in builds[position + 1:]:
+            mine, theirs = numpy_of(build, target), numpy_of(other, target)
+            if mine and theirs and not meet(mine, theirs):
+                return f"{build.label} needs numpy{mine} and {other.label} numpy{theirs}: no numpy serves both"
+    return None
+
+
 def _explain_clash(database: Database, target: Target, request: Request, alone: dict[str, Plan]) -> Unsatisfiable:
     """Each framework fits alone; their CUDA majors or library pins do not meet."""
     builds = {}
@@ -596,7 +611,9 @@ def _explain_clash(database: Database, target: Target, request: Request, alone: 
     newest = {f: builds[f][0] for f in builds if builds[f]}
     clash = next((c for o in others if first in newest and o in newest
                   and (c := pin_clash(newest[o], [newest[first]]))), None)
-    message = "the frameworks cannot share one environment: " + (clash or "no releases with agreeing CUDA library pins")
+    numpy = _numpy_clash_of(target, alone)
+    message = "the frameworks cannot share one environment: " + (
+        clash or numpy or "no releases with agreeing CUDA library pins")
     fixes = _fixes_keeping_one_framework(database, target, request)
     fixes += _fixes_without_specs(database, target, request)
     fixes += _channel_fixes(database, target, request)

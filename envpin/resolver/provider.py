@@ -165,7 +165,7 @@ class BuildProvider(AbstractProvider):
         build = candidate.build
         if build is None:
             return []
-        needs = self._companions_needed(build)
+        needs = self._companions_needed(build) + self._numpy_needed(build)
         if build.kind != "cuda" or not self.shared_libraries:
             return needs
         from packaging.specifiers import SpecifierSet  # noqa: PLC0415 - costly to import; only shared CUDA pins need it
@@ -175,6 +175,17 @@ class BuildProvider(AbstractProvider):
         for name, specifier in build.pins.items():
             needs.append(Requirement(library_name(name), SpecifierSet(specifier), origin))
         return needs
+
+    def _numpy_needed(self, build: Build) -> list[Requirement]:
+        """Beside another framework, the numpy this build needs: its wheels' own Requires-Dist on numpy, and `<2`
+        where it was compiled against NumPy 1.x (the plan's numpy<2), so that two frameworks only meet where one
+        numpy serves both (torch 2.2's numpy<2 and jax 0.10's numpy>=2.0 never do)."""
+        specifier = numpy_of(build, self.target)
+        if len(self.order) < 2 or not specifier:
+            return []
+        from packaging.specifiers import SpecifierSet  # noqa: PLC0415 - costly to import; only several frameworks
+
+        return [Requirement(NUMPY, SpecifierSet(specifier), build.label)]
 
     def _companions_needed(self, build: Build) -> list[Requirement]:
         """The companions asked for that this torch build is paired with: each of the paired version and a build
@@ -201,6 +212,8 @@ class BuildProvider(AbstractProvider):
             return self._companions(identifier)
         if identifier == CUDA:
             return [Candidate(CUDA, Version(major)) for major in ("13", "12", "11", "10")]
+        if identifier == NUMPY:
+            return [Candidate(NUMPY, version) for version in self.numpy_versions()]
         return [Candidate(identifier, version) for version in self.library_versions().get(identifier, [])]
 
     def builds(self, framework: str) -> list[Build]:
@@ -236,6 +249,17 @@ class BuildProvider(AbstractProvider):
             for (version, _), verdicts in grouped.items()
         ]
 
+    def numpy_versions(self) -> list[Version]:
+        """Representative numpy versions: every bound the solved frameworks' builds give numpy here, and 2 (two
+        specifiers meet exactly when one of these satisfies both)."""
+        found = {Version("2")}
+        for framework in self.order:
+            for build in self.builds(framework):
+                specifier = numpy_of(build, self.target)
+                if specifier:
+                    found.update(representatives(specifier))
+        return sorted(found, reverse=True)
+
     def library_versions(self) -> dict[str, list[Version]]:
         """Representative versions of each pinned library: every exact pin and lower bound in the database.
 
@@ -250,6 +274,19 @@ class BuildProvider(AbstractProvider):
                         found.setdefault(library_name(name), set()).update(representatives(specifier))
             self._library_versions = {name: sorted(versions, reverse=True) for name, versions in found.items()}
         return self._library_versions
+
+
+NUMPY = "numpy"
+
+
+def numpy_of(build: Build, target: Target) -> str:
+    """The numpy specifier a pip build needs on the target: its Requires-Dist there, `<2` for a NumPy 1.x build."""
+    if build.channel != "pip":
+        return ""
+    parts = [build.numpy.on(target.python)] if build.numpy is not None else []
+    if target.platform in build.numpy_below_2:
+        parts.append("<2")
+    return ",".join(p for p in parts if p)
 
 
 def library_name(requirement_name: str) -> str:

@@ -152,6 +152,12 @@ CASES = [
          "(NumPy 1.x ABI), pinned together", ("tensorflow==2.11.1", "numpy<2,==1.21.6"),
          specs=("tensorflow", "numpy==1.21.6"), driver="570.86.10", python="3.10",
          says="tensorflow 2.21.0 was passed over: tensorflow[and-cuda] 2.21.0 requires numpy>=1.26.0"),
+    Case("torch2.2+jax-numpy", "torch 2.2.2 was compiled against NumPy 1.x (numpy<2) and jax 0.7.2+ require numpy>=2.0 "
+         "(jax's and jaxlib's METADATA): beside it jax is 0.7.1 (numpy>=1.26)", ("torch==2.2.2+cpu", "jax==0.7.1", "numpy<2"),
+         specs=("torch==2.2.2", "jax"), driver=None, gpus=(),
+         says="jax 0.10.2 was passed over: jax 0.10.2 (CPU) needs numpy>=2.0 and torch 2.2.2+cpu numpy<2"),
+    Case("torch2.2+jax0.10-numpy", "the same two pinned: no numpy serves both", "!pins-clash",
+         specs=("torch==2.2.2", "jax==0.10.2"), driver=None, gpus=(), says="no numpy serves both"),
     Case("torch2.5.1+jax-cuda13", "torch 2.5.1 is CUDA 12, jax[cuda13] CUDA 13: one major per environment", "!pins-clash",
          specs=("torch==2.5.1", "jax[cuda13]"), driver="580.65.06", says="CUDA 13"),
 ]
