@@ -433,10 +433,39 @@ def _tensorflow_record(ctx: _Context, release: Release) -> ProposedRecord:
     rocm = _tensorflow_rocm(ctx, release.version)
     if rocm is not None:
         record["rocm"] = rocm
+    numpy = _tensorflow_numpy(ctx, version, metadata, python, representative_wheels(release), src)
+    if numpy is not None:
+        record["numpy"] = numpy
     record["sources"] = [src] + ([ctx.source_id("tensorflow-cpu", "tensorflow.yaml")] if cpu else [])
     record["unverified"] = f"proposed by envpin refresh from PyPI alone (read {ctx.read_date})"
     record["added"] = ctx.new_version
     return ProposedRecord("tensorflow.yaml", "tensorflow", version, _drop_none(record), tuple(read))
+
+
+def _tensorflow_numpy(ctx: _Context, version: str, metadata: Mapping[str, Metadata], python: Mapping[str, list[str]],
+                      wheels: Mapping[str, Any], src: str) -> dict[str, Any] | None:
+    """The release's own Requires-Dist on numpy (tensorflow.yaml `numpy`), from the METADATA of its real wheels (not
+    the stubs: their package's was not read, which the report says); None where the platforms disagree."""
+    from envpin.refresh.numpy_requires import numpy_field  # noqa: PLC0415 - tensorflow only
+
+    read = {platform: ([line for line in metadata[platform].requires_dist if _project_name(line) == "numpy"],
+                       wheels[platform].filename) for platform in python if platform in metadata}
+    pythons = tuple(sorted({p for ps in python.values() for p in ps}, key=lambda v: tuple(map(int, v.split(".")))))
+    try:
+        return numpy_field("tensorflow", version, read, pythons, [src]) if read else None
+    except ValueError as error:
+        ctx.curated.append(CuratedNeed(f"tensorflow {version}", f"its numpy requirement ({error})",
+                                       "scripts/record-numpy-requirements"))
+        return None
+
+
+def _project_name(requirement: str) -> str:
+    from packaging.requirements import InvalidRequirement, Requirement  # noqa: PLC0415 - only a tensorflow record
+
+    try:
+        return Requirement(requirement).name.lower()
+    except InvalidRequirement:
+        return ""
 
 
 def _tensorflow_gpu(ctx: _Context, version: str, wheel: str, pinned_cuda: str, cudnn: str | None,
@@ -560,6 +589,10 @@ def _jax_record(ctx: _Context, release: Release) -> ProposedRecord:
     record["unverified"] = (f"proposed by envpin refresh from PyPI alone (read {ctx.read_date}); python/platforms "
                             f"are the wheel tags of jaxlib {jaxlib.version}")
     record["added"] = ctx.new_version
+    # jaxlib's METADATA is not read here: without both, a numpy requirement would be half of it
+    ctx.curated.append(CuratedNeed(f"jax {version}", f"its numpy requirement (jax's and jaxlib {jaxlib.version}'s "
+                                   "Requires-Dist): run scripts/record-numpy-requirements, then --write",
+                                   "https://pypi.org/project/jaxlib/#files"))
     return ProposedRecord("jax.yaml", "jax", version, _drop_none(record), tuple(read))
 
 

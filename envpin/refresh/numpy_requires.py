@@ -58,7 +58,8 @@ def fields_from_snapshot(snapshot: dict[str, Any], database) -> dict[tuple[str, 
                 if found is not None:
                     read[f"{package}@{platform}"] = found
         if read:
-            fields[("tensorflow", version)] = _field("tensorflow", version, read, _pythons(release.python))
+            fields[("tensorflow", version)] = numpy_field("tensorflow", version, read, _pythons(release.python),
+                                                          [SOURCES["tensorflow"][1]])
     for release in database.jax_releases:
         version = str(release.version)
         jax = projects.get("jax", {}).get(version, {}).get("any")
@@ -72,7 +73,8 @@ def fields_from_snapshot(snapshot: dict[str, Any], database) -> dict[tuple[str, 
             wheel = projects["jaxlib"][jaxlib].get(platform)
             if wheel is not None:
                 read[f"jaxlib@{platform}"] = (wheel["numpy"], _file(wheel["url"]))
-        fields[("jax", version)] = _field("jax", version, read, tuple(release.python), together=True)
+        fields[("jax", version)] = numpy_field("jax", version, read, tuple(release.python), [SOURCES["jax"][1]],
+                                               together=True)
     return fields
 
 
@@ -102,8 +104,8 @@ def _jaxlib_for(jaxlib_releases: dict[str, Any], lines: list[str]) -> str | None
     return max(allowed, key=Version) if allowed else None
 
 
-def _field(framework: str, version: str, read: dict[str, tuple[list[str], str]], pythons: tuple[str, ...],
-           together: bool = False) -> dict[str, Any]:
+def numpy_field(framework: str, version: str, read: dict[str, tuple[list[str], str]], pythons: tuple[str, ...],
+                sources: list[str], together: bool = False) -> dict[str, Any]:
     """One requirement for the release: every platform's lines must agree (`together`: jax's lines and jaxlib's
     apply at once, and the jaxlib platforms must agree among themselves)."""
     groups = {k: v for k, v in read.items() if not together or k != "jax"}
@@ -123,7 +125,7 @@ def _field(framework: str, version: str, read: dict[str, tuple[list[str], str]],
     if others:
         field["python"] = others
     field["wheels"] = wheels
-    field["sources"] = [SOURCES[framework][1]]
+    field["sources"] = sources
     return field
 
 

@@ -364,6 +364,10 @@ def test_a_new_tensorflow_release_gets_the_arch_list_of_its_wheel_and_its_rocm_b
                       f"9.3); {TESTED}",
         "sources": [TF_SOURCE]}}
     assert record["rocm"] == TENSORFLOW_ROCM_2_22_0
+    # its own Requires-Dist on numpy, from the METADATA of its real wheels (2.21.0's, recorded from PyPI)
+    assert record["numpy"] == {"requires": ">=1.26.0", "wheels": [
+        TF_WHEEL, "tensorflow-2.22.0-cp313-cp313-manylinux_2_27_aarch64.whl", "tensorflow-2.22.0-cp313-cp313-win_amd64.whl",
+        "tensorflow-2.22.0-cp313-cp313-macosx_12_0_arm64.whl"], "sources": [TF_SOURCE]}
     sources = load_yaml(tmp_path / "out" / "tensorflow.yaml")["sources"]
     assert sources[TF_SOURCE] == {
         "title": "PyPI tensorflow: JSON API and PEP 691 simple API (releases, upload dates, wheel tags); wheel METADATA "

@@ -23,6 +23,11 @@ def test_every_release_records_what_its_wheels_metadata_says(which, request):
     for framework, releases in (("tensorflow", database.tensorflow_releases), ("jax", database.jax_releases)):
         for release in releases:
             field = derived.get((framework, str(release.version)))
+            if field is None and release.added is not None:
+                # a release a later refresh proposed: TensorFlow's field comes from the METADATA it read; JAX's
+                # waits for scripts/record-numpy-requirements (the report asks for it)
+                assert framework == "jax" or release.numpy is not None, f"{framework} {release.version}"
+                continue
             assert field is not None and release.numpy is not None, f"{framework} {release.version} has no numpy field"
             assert release.numpy.requires == field["requires"], f"{framework} {release.version}"
             assert dict(release.numpy.by_python) == field.get("python", {}), f"{framework} {release.version}"
