@@ -316,7 +316,9 @@ def _shipping_driver(database: Database, facts: HostFacts) -> AmdgpuModule | Non
     loaded one. A driver release that is a row of AMD's matrix is taken as it is; an unknown module gives None."""
     given = facts.amdgpu_driver
     if given is None:
-        return database.accelerators.amdgpu_modules.get(facts.amdgpu_module or "")
+        if not facts.amdgpu_module:
+            return None  # no AMD driver here: the accelerator tables are not read (an NVIDIA solve never parses them)
+        return database.accelerators.amdgpu_modules.get(facts.amdgpu_module)
     if ".".join(given.split(".")[:2]) in {row.driver for row in database.accelerators.amd_drivers}:
         return None
     return database.accelerators.amdgpu_modules.get(amdgpu_module_of(given) or "")

@@ -15,7 +15,9 @@ from envpin.compat.files import BASE, FILES, PARTS
 from envpin.compat.loader import default_database_path, load_database
 from envpin.compat.model import ComputeCapability, Database, Provenance, in_parts
 from envpin.errors import DatabaseError
+from envpin.facts import Driver, Gpu, HostFacts, PythonInfo
 from envpin.record import FrozenRecordError, replace
+from envpin.resolver.target import make_target
 
 STAMPS = "envpin 0.1.0\nsome database\ntorch.yaml:1:2"
 
@@ -144,6 +146,21 @@ def test_a_database_read_in_parts_reads_each_part_when_first_asked_and_equals_th
     assert lazy.jax_releases == database.jax_releases and asked == ["torch", "jax"]
     assert lazy == database and sorted(asked) == sorted(part for part in PARTS if part != BASE)
     assert repr(lazy) == repr(database) and replace(lazy, version="2099.01.01").jax_releases == database.jax_releases
+
+
+def test_a_target_without_an_amd_driver_reads_no_part(database):
+    """The torch part holds the accelerator tables: a TensorFlow or JAX solve for an NVIDIA machine must not parse
+    torch.yaml to learn that it has no amdgpu module to look up."""
+    asked = []
+
+    def read_part(part):
+        asked.append(part)
+        return fields_of(database, part)
+
+    facts = HostFacts(os="linux", arch="x86_64", python=PythonInfo("3.11"), driver=Driver("535.104.05", None, "nvidia-smi"),
+                      gpus=(Gpu(0, "NVIDIA GeForce RTX 3090", "8.6"),))
+    target = make_target(in_parts(fields_of(database, BASE), read_part), facts)
+    assert target.amdgpu_driver is None and target.driver_cuda == "12.2" and asked == []
 
 
 def test_a_part_with_problems_raises_each_time_it_is_asked_for(database):
