@@ -172,20 +172,16 @@ def plan(options: SolveOptions, target_spec: TargetSpec, database: Database) -> 
                                                                                           database)
     project, project_specs, origins = project_specs_of(project, database)
     request = request_for(options, project_specs, project)
-    outside = _outside_manifest_python(project, target, database)
+    outside = _outside_project_python(project, target, database)
     if outside is not None:
         return Planned(outside, request, project, _source_args(options, project), facts)
     refusal = broken_driver(facts, target_spec, request)
     if refusal is not None:
         answer: Plan | Unsatisfiable = Unsatisfiable(target, database.version, DRIVER_BROKEN, *refusal)
         return Planned(answer, request, project, _source_args(options, project), facts)
-    excluded = _outside_requires_python(project, target, database) if project is not None else None
-    if excluded is not None:
-        return Planned(excluded, request, project, _source_args(options, project), facts)
     answer = _name_project_pins(solve(database, target, request), origins)
     if project is not None:
-        answer = _cuda_package_clashes(answer, project)
-        answer = _numpy_2_pins(answer, project)
+        answer = _project_lines_beside(answer, project)
         project, answer = _tied_follow_torch(answer, project, options, database, target)
     if target_spec.probes_this_machine:
         answer = _with_detection_trouble(answer, facts.notes, facts.driver_trouble)
@@ -265,9 +261,12 @@ def plan_fleet(options: SolveOptions, inventory: str, target_spec: TargetSpec, d
     for node in read_inventory(inventory, target_spec)[0]:
         target = make_target(database, node.facts)
         refusal = broken_driver(node.facts, target_spec, request, in_fleet=True)
-        machines.append((node.name, target if refusal is None
-                         else Unsatisfiable(target, database.version, DRIVER_BROKEN, *refusal)))
+        # refused as a single solve refuses it: a Python the project leaves out, then a driver that does not answer
+        machines.append((node.name, _outside_project_python(project, target, database) or (
+            target if refusal is None else Unsatisfiable(target, database.version, DRIVER_BROKEN, *refusal))))
     results = solve_fleet(database, machines, request)
+    if project is not None:
+        results = [replace(result, answer=_project_lines_beside(result.answer, project)) for result in results]
     return PlannedFleet(tuple(results), request, project, _source_args(options, project))
 
 
@@ -275,10 +274,22 @@ def _source_args(options: SolveOptions, project: Project | None) -> tuple[str, .
     return options.source_argv() if project is not None else None
 
 
-def _outside_manifest_python(project: Project | None, target: Target, database: Database) -> Unsatisfiable | None:
+def _outside_project_python(project: Project | None, target: Target, database: Database) -> Unsatisfiable | None:
+    """The refusal for a target Python the project itself leaves out (its pixi python line, its requires-python)."""
+    if project is None:
+        return None
+    return _outside_manifest_python(project, target, database) or _outside_requires_python(project, target, database)
+
+
+def _project_lines_beside(answer: Plan | Unsatisfiable, project: Project) -> Plan | Unsatisfiable:
+    """The project's own lines that cannot go beside the solved builds (a CUDA major, NumPy 2), said in the plan."""
+    return _numpy_2_pins(_cuda_package_clashes(answer, project), project)
+
+
+def _outside_manifest_python(project: Project, target: Target, database: Database) -> Unsatisfiable | None:
     """A pixi manifest's `python` dependency says which Pythons pixi installs: a solve for a Python it leaves out
     (`python = "3.10.*"` with --python 3.12) would pin builds for an interpreter the environment never has."""
-    if project is None or not project.python_spec:
+    if not project.python_spec:
         return None
     from envpin.check.targets import admits_python  # noqa: PLC0415 - only a pixi project with a python line
 

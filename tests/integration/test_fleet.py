@@ -100,3 +100,20 @@ def test_machines_that_pin_the_same_packages_on_other_platforms_or_pythons_are_n
     assert "environment.cu132.linux-aarch64.yml" in files, files
     header = (tmp_path / "environment.cu132.linux-aarch64.yml").read_text().splitlines()[1]
     assert header.startswith("# Target: linux-aarch64, Python 3.12")
+
+
+def test_a_machine_on_a_python_the_project_leaves_out_is_refused_as_a_single_solve_refuses_it(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "app"\nversion = "1"\nrequires-python = ">=3.11"\n'
+                                             'dependencies = ["torch"]\n')
+    fleet = [dict(FLEET[0]), dict(FLEET[0], name="old-python", python={"version": "3.10"})]
+    inventory = tmp_path / "fleet.json"
+    inventory.write_text(json.dumps(fleet))
+    result = envpin("solve", "--project", str(tmp_path), "--targets", str(inventory), "--format", "json")
+    single = envpin("solve", "--project", str(tmp_path), "--os", "linux", "--arch", "x86_64", "--python", "3.10",
+                    "--driver", "535.104.05", "--gpu", "NVIDIA A100-SXM4-80GB", "--format", "json")
+    assert result.returncode == 1 and single.returncode == 1, result.stderr
+    by_names = {tuple(r["targets"]): r for r in json.loads(result.stdout)["results"]}
+    refused = by_names[("old-python",)]
+    assert refused["error"] == json.loads(single.stdout)["error"]
+    assert refused["error"]["code"] == "python-unsupported" and "requires-python >=3.11" in refused["error"]["message"]
+    assert by_names[("a100-nodes",)]["packages"][0]["name"] == "torch"
