@@ -105,7 +105,8 @@ def test_machines_that_pin_the_same_packages_on_other_platforms_or_pythons_are_n
 def test_a_machine_on_a_python_the_project_leaves_out_is_refused_as_a_single_solve_refuses_it(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "app"\nversion = "1"\nrequires-python = ">=3.11"\n'
                                              'dependencies = ["torch"]\n')
-    fleet = [dict(FLEET[0]), dict(FLEET[0], name="old-python", python={"version": "3.10"})]
+    old_python = json.loads(json.dumps(FLEET[0])) | {"name": "old-python", "python": {"version": "3.10"}}
+    fleet = [FLEET[0], old_python]
     inventory = tmp_path / "fleet.json"
     inventory.write_text(json.dumps(fleet))
     result = envpin("solve", "--project", str(tmp_path), "--targets", str(inventory), "--format", "json")
