@@ -177,6 +177,7 @@ def _project(entries: Entries, files: list[str]) -> Project:
         cpu_only=cpu_only,
         gpu_asked=gpu_asked,
         python_tied=tuple(dict.fromkeys(entries.python_tied)),
+        exported_pip=tuple(dict.fromkeys(entries.exported_pip)),
         platforms=platforms,
         by_platform=tuple(entries.by_platform),
         python_spec=entries.python_spec,

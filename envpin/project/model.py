@@ -56,6 +56,7 @@ class Project(Record):
     # (framework, the line): the frameworks a line asks for as a GPU build (a CUDA extra, tag, name or build string)
     gpu_asked: tuple[tuple[str, str], ...] = ()
     python_tied: tuple[str, ...] = ()  # conda specs of a `conda env export` whose build was for its Python
+    exported_pip: tuple[str, ...] = ()  # the origins of a `conda env export`'s pip pins, resolved for its Python
     platforms: tuple[str, ...] = ()  # the conda subdirs a pixi workspace installs on; empty: any
     by_platform: tuple[tuple[tuple[str, ...], str, str, str], ...] = ()  # (subdirs, manager, text, origin) lines
     # a pixi manifest's `python` dependency as PEP 440 (`==3.10.*`, `>=3.11,<3.13`) and where it is: the Pythons
@@ -105,14 +106,14 @@ class Project(Record):
                                   f"{python}: " + ", ".join(self.python_tied),)
         # the export's pip pins were resolved for its Python too, but which of them have wheels for another one
         # only each package's files say: they are kept, and said
-        exported = [r.text for r in self.other_requirements if "(pip)" in r.origin and r.specifier.startswith("==")]
+        exported = [r.text for r in self.other_requirements if r.origin in self.exported_pip and r.specifier.startswith("==")]
         if exported:
             shown = ", ".join(exported[:5]) + (f", … {len(exported)} in all" if len(exported) > 5 else "")
             notes += (f"the pip section's exact pins were resolved for Python {self.python} and are kept at their "
                       f"versions for Python {python} ({shown}): one without a wheel for Python {python} fails to "
                       "install and has to be moved by hand",)
         return replace(self, conda_packages=tuple(relaxed.get(p, p) for p in self.conda_packages),
-                       notes=self.notes + notes, python_tied=())
+                       notes=self.notes + notes, python_tied=(), exported_pip=())
 
     @property
     def gpu_requirements(self) -> tuple[ProjectRequirement, ...]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from envpin.errors import EnvpinInputError
@@ -33,6 +33,7 @@ class Entries:
     requires_python: str | None = None  # a pyproject.toml's `requires-python`: pip and uv install it on no other
     notes: list[str] = field(default_factory=list)
     python_tied: list[str] = field(default_factory=list)  # exported conda specs whose build named the Python
+    exported_pip: list[str] = field(default_factory=list)  # the origins of an export's pip pins (made for its Python)
     platforms: list[str] = field(default_factory=list)  # pixi's workspace platforms (conda subdirs): where it installs
     python_spec: str | None = None  # pixi's `python` dependency, as PEP 440
     python_origin: str = ""
@@ -42,7 +43,7 @@ class Entries:
 
     def extend(self, other: Entries) -> None:
         for name in ("requirements", "constraints", "other_lines", "index_options", "conda_packages", "channels", "notes",
-                     "python_tied", "platforms", "by_platform", "gpu_asked"):
+                     "python_tied", "exported_pip", "platforms", "by_platform", "gpu_asked"):
             getattr(self, name).extend(getattr(other, name))
         self.python = self.python or other.python
         if other.python_spec and not self.python_spec:
@@ -303,38 +304,42 @@ def read_environment_yml(text: str, name: str, include: Callable[[str, bool], En
 
 def read_conda_spec_list(text: str, name: str, include: Callable[[str, bool], Entries]) -> Entries:
     """A `conda list --export` spec list (often committed as requirements.txt, which pip cannot read): the same
-    packages as the `conda env export` of that environment, its `pypi_0` ones in the pip part, translated alike."""
-    specs, pip = [], []
-    for raw in text.splitlines():
+    packages as the `conda env export` of that environment, its `pypi_0` ones in the pip part, translated alike.
+    Every package keeps its own line's number (`requirements.txt:77`), as a requirements file's lines do."""
+    specs, origins, pip = [], [], []
+    for number, raw in enumerate(text.splitlines(), 1):
         line = raw.split("#", 1)[0].strip()
-        if not line:
-            continue
         package, _, rest = line.partition("=")
         version, _, build = rest.partition("=")
-        if build == "pypi_0":
-            pip.append(f"{package}=={version}")
-        else:
+        # the pip part is read as a requirements text whose line N is the file's line N (the others left blank)
+        pip.append(f"{package}=={version}" if line and build == "pypi_0" else "")
+        if line and build != "pypi_0":
             specs.append(line if build else f"{package}={version}")
-    entries = _environment_document({"dependencies": specs + ([{"pip": pip}] if pip else []), "prefix": name},
-                                    name, include)
+            origins.append(f"{name}:{number}")
+    dependencies: list = specs + ([{"pip": pip}] if any(pip) else [])
+    entries = _environment_document({"dependencies": dependencies, "prefix": name}, name, include, origins, name)
     entries.notes.insert(0, f"{name}: a conda spec list (`conda list --export`), which pip cannot read: read as "
                             "that environment's conda packages")
     return entries
 
 
-def _environment_document(document: dict, name: str, include: Callable[[str, bool], Entries]) -> Entries:
+def _environment_document(document: dict, name: str, include: Callable[[str, bool], Entries],
+                          origins: Sequence[str] = (), pip_name: str = "") -> Entries:
+    """`origins` names each conda dependency's place where it is not `dependencies[N]` (a spec list's lines), and
+    `pip_name` the pip part's (`NAME (pip)` unless given)."""
     entries = Entries(channels=[str(c) for c in document.get("channels") or []])
     dependencies = document.get("dependencies") or []
     export = is_export(document, dependencies)
     moved: dict[str, list[str]] = {}
     for position, item in enumerate(dependencies):
-        origin = f"{name}: dependencies[{position}]"
+        origin = origins[position] if position < len(origins) else f"{name}: dependencies[{position}]"
         if isinstance(item, dict) and "pip" in item:
             pip_text = "\n".join(str(line) for line in item["pip"] or [])
-            pip = read_requirements_txt(pip_text, f"{name} (pip)", include)
+            pip = read_requirements_txt(pip_text, pip_name or f"{name} (pip)", include)
             if export:
                 pip.requirements = [r for r in pip.requirements if not _platform_only(r.name, r.text, moved)
                                     and not _framework_dependency(r.name, r.text, moved)]
+                pip.exported_pip = [r.origin for r in pip.requirements]
             entries.extend(pip)
         elif isinstance(item, str):
             spec = _exported_spec(item.strip(), moved) if export else item.strip()

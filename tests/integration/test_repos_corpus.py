@@ -181,3 +181,29 @@ def test_a_framework_beside_the_gpu_one_takes_its_cpu_build_where_it_has_no_gpu_
     assert answer["status"] == "ok" and answer["accelerators"] == {"torch": "cu118", "tensorflow": "cpu"}
     assert any(r.startswith("tensorflow>=2.13.0 has no NVIDIA GPU build for windows-x86_64: this is its CPU build")
                and "--extra-index-url https://download.pytorch.org/whl/cu121" in r for r in answer["reasons"])
+
+
+def test_a_conda_spec_list_is_named_by_its_own_lines(tmp_path, capsys):
+    """ChangeFormer's requirements.txt is a `conda list --export`: `check` names its pytorch line (77), and so does
+    the refusal of `solve --project`, never `dependencies[N]` (a place only an environment.yml has)."""
+    project = tmp_path / "project"
+    project.mkdir()
+    shutil.copy(REPOS / "wgcban--ChangeFormer/requirements.txt", project / "requirements.txt")
+    main(["solve", "--project", str(project), *flags("rtx5090-linux"), "--format", "json"])
+    message = json.loads(capsys.readouterr().out)["error"]["message"]
+    assert "pytorch==1.10.1.* (requirements.txt:77)" in message and "torchvision==0.11.2.* (requirements.txt:89)" in message
+    assert "dependencies[" not in message
+
+
+def test_a_conda_spec_lists_pip_packages_are_named_by_their_lines(tmp_path, capsys):
+    """The `pypi_0` lines (what pip installed into that environment) keep their line numbers too: this spec list
+    is written here in `conda list --export`'s layout (header, NAME=VERSION=BUILD lines), not taken from a repository."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "requirements.txt").write_text(
+        "# This file may be used to create an environment using:\n# $ conda create --name <env> --file <this file>\n"
+        "# platform: linux-64\n_libgcc_mutex=0.1=main\npython=3.12.4=h5148396_1\n"
+        "pytorch=2.5.1=py3.12_cuda12.4_cudnn9.1.0_0\nxformers=0.0.28.post3=pypi_0\n", encoding="utf-8")
+    main(["solve", "--project", str(project), *flags("rtx5090-linux"), "--format", "json"])
+    message = json.loads(capsys.readouterr().out)["error"]["message"]
+    assert "pytorch==2.5.1.* (requirements.txt:6)" in message and "xformers==0.0.28.post3 (requirements.txt:7)" in message
