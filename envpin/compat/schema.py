@@ -53,7 +53,8 @@ from envpin.compat.model import (
 from envpin.vocabulary.platforms import PLATFORMS
 from envpin.vocabulary.variants import CUDA, cuda_tag, is_database_tag, kind_of
 
-SOURCE_GRADES = ("primary", "primary-copy", "pypi", "secondary")
+# "unlocated": read once, but no public location is known (no url, no ref); every record citing it is unverified.
+SOURCE_GRADES = ("primary", "primary-copy", "pypi", "secondary", "unlocated")
 
 _CC = re.compile(r"^(\d{1,2})\.(\d)$")
 _ARCH = re.compile(r"^(\d{1,2})\.(\d)(\+PTX)?$")
@@ -383,7 +384,10 @@ def _sources(roots: dict[str, _Node], problems: Problems) -> dict[str, Source]:
             if grade and grade not in SOURCE_GRADES:
                 node.child("grade").fail(f"{grade!r} is not one of {', '.join(SOURCE_GRADES)}")
             url, ref = node.child("url").optional_string(), node.child("ref").optional_string()
-            if url is None and ref is None:
+            if grade == "unlocated":
+                if url is not None or ref is not None:
+                    node.fail("an unlocated source has no url or ref: give it the grade of what the location holds")
+            elif url is None and ref is None:
                 node.fail("a source needs a url or a ref (a file at a commit)")
             sources[source_id] = Source(
                 id=source_id,

@@ -6,16 +6,20 @@ torch, TensorFlow or JAX release, or a new VERSION, keeps them green unless the 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from packaging.version import Version
 
+from envpin.compat import yaml_subset
 from envpin.compat.drivers import POLICIES, minimum_driver
+from envpin.compat.files import FILES
 from envpin.facts import HostFacts, PythonInfo
 from envpin.resolver.plan import Plan
 from envpin.resolver.request import parse_request
 from envpin.resolver.solve import solve
 from envpin.resolver.target import make_target
-from tests.conftest import REPO
+from tests.conftest import LIVE_DB_DIR, REPO
 
 
 def _cuda_platforms(database):
@@ -188,3 +192,65 @@ def test_every_tensorflow_rocm_build_is_of_a_release_whose_pythons_it_shares(liv
         for build in release.rocm:
             assert build.pin.startswith(str(release.version)), (release.version, build.pin)
             assert build.platforms == ("linux-x86_64",)
+
+
+# A location a reader can open: a web page or a PyPI file (http(s) URL), or a file of a public repository at a
+# commit (`owner/repo:path@<40-hex commit>`, the form `ref:` uses).
+_WEB_URL = re.compile(r"^https?://\S+$")
+_FILE_AT_COMMIT = re.compile(r"^[\w.-]+/[\w.-]+:[^\s@]+@[0-9a-f]{40}\b")
+
+
+def _raw_database_files():
+    return {name: yaml_subset.load((LIVE_DB_DIR / name).read_text(encoding="utf-8")) for name in FILES
+            if (LIVE_DB_DIR / name).exists()}
+
+
+def _raw_sources(files):
+    return {source_id: (name, source) for name, document in files.items()
+            for source_id, source in (document.get("sources") or {}).items()}
+
+
+def _citing_records(node, path=""):
+    """Every mapping of a database file with a `sources:` list, with where it is."""
+    if isinstance(node, dict):
+        if isinstance(node.get("sources"), list):
+            yield path, node
+        for key, value in node.items():
+            yield from _citing_records(value, f"{path}.{key}" if path else str(key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _citing_records(value, f"{path}[{index}]")
+
+
+def test_every_source_has_a_public_location():
+    """Each source names where a reader opens it (issue 17): a URL, a PyPI file or a repository file at a commit;
+    one read where nobody can find it again says so with the grade `unlocated`, and carries no location at all."""
+    for source_id, (name, source) in _raw_sources(_raw_database_files()).items():
+        url, ref = source.get("url"), source.get("ref")
+        if source.get("grade") == "unlocated":
+            assert url is None and ref is None, f"{name}: unlocated source {source_id} names a location"
+            continue
+        opens = (isinstance(url, str) and bool(_WEB_URL.match(url))) or (
+            isinstance(ref, str) and bool(_FILE_AT_COMMIT.match(ref)))
+        assert opens, (f"{name}: source {source_id} has no location a reader can open (url {url!r}, ref {ref!r}): "
+                       "an http(s) URL, a PyPI file URL or owner/repo:path@<40-hex commit>")
+
+
+def test_records_citing_an_unlocated_source_are_unverified():
+    files = _raw_database_files()
+    unlocated = {source_id for source_id, (_, source) in _raw_sources(files).items()
+                 if source.get("grade") == "unlocated"}
+    for name, document in files.items():
+        for path, record in _citing_records(document):
+            cited = unlocated.intersection(record["sources"])
+            if cited:
+                assert record.get("unverified") or record.get("unverified_on"), (
+                    f"{name}: {path} cites {sorted(cited)}, which no reader can open, and says nothing is unverified")
+
+
+def test_no_source_text_points_at_a_private_index():
+    """A search index's file ids are no reference: nobody outside can open them."""
+    for path in sorted(LIVE_DB_DIR.iterdir()):
+        if path.suffix in (".yaml", ".md"):
+            text = path.read_text(encoding="utf-8").lower()
+            assert "search index" not in text, f"{path.name} cites a search index, which a reader cannot open"

@@ -26,7 +26,18 @@ def test_version_is_a_date(database):
 
 def test_every_cited_source_has_an_address(database):
     for source in database.sources.values():
-        assert source.url or source.ref, source.id
+        assert source.url or source.ref or source.grade == "unlocated", source.id
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("    grade: unlocated\n", "    url: https://example.org\n    grade: unlocated\n", "an unlocated source has no url or ref"),
+    ("    url: https://leimao.github.io/blog/NVIDIA-GPU-Compute-Capability/\n", "",
+     "leimao-cuda-gpus-copy: a source needs a url or a ref"),
+], ids=["unlocated-with-a-url", "located-without-one"])
+def test_a_source_has_a_location_or_says_it_has_none(db_copy, old, new, message):
+    _corrupt(db_copy, "sources.yaml", old, new)
+    with pytest.raises(DatabaseError, match=message):
+        load_database(db_copy)
 
 
 def test_torch_covers_1_12_to_newest(database):
