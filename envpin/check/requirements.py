@@ -14,13 +14,20 @@ the requirement of the same name (`torch>=2.7` with `torch==2.12.1` in constrain
 reading itself is the caller's (`IncludeReader`): this module stays text in, Contents out. A URL is never
 fetched (said, not followed); a cycle is an error; nesting deeper than MAX_INCLUDE_DEPTH, more than
 MAX_INCLUDED_FILES files or more text than userfiles.MAX_INPUT_BYTES in all is refused as bad input.
+
+Environment variables are expanded as pip expands them (req_file.py `expand_env_variables`, after joining lines
+and removing comments; the requirements file format's "Using Environment Variables",
+https://pip.pypa.io/en/stable/reference/requirements-file-format/#using-environment-variables): only the
+`${NAME}` form, NAME of uppercase letters, digits and `_`, replaced by its value where it is set and not empty.
+Where it is not, pip passes the text on as written; the line is read so, and a warning names the variable.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -31,6 +38,7 @@ from envpin.check.variants import file_name, parse_wheel
 from envpin.record import replace
 
 _COMMENT = re.compile(r"(^|\s+)#.*$")
+VARIABLE = re.compile(r"\$\{([A-Z0-9_]+)\}")  # pip's req_file.ENV_VAR_RE: the one form pip expands
 # option -> (takes a value, what it is); pip's SUPPORTED_OPTIONS for a requirements file
 _FILE_OPTIONS = {
     "-i": "index-url", "--index-url": "index-url", "--extra-index-url": "extra-index-url",
@@ -150,8 +158,11 @@ class _Walk:
     def file(self, lines: Iterable[tuple[str, str]], label: str | None, *, constraint: bool,
              chain: tuple[str, ...]) -> None:
         prefix = f"{label} " if label else ""
-        for where, text in lines:
+        for where, written in lines:
+            text, unset = expand_variables(written)
             line = read_line(text, prefix + where)
+            if unset:
+                line = _replace(line, problems=line.problems + tuple(_unset(name, prefix + where) for name in unset))
             self.read.append((line, constraint))
             for what, target in line.includes:
                 self._include(what, target, line.where, label, chain)
@@ -189,6 +200,33 @@ class _Walk:
         # pip: a -c file's lines are constraints; a -r inside it is read as requirements again
         self.file(logical_lines(included.text), included.label, constraint=what == "constraint",
                   chain=chain + (included.key,))
+
+
+def expand_variables(text: str, environ: Mapping[str, str] | None = None) -> tuple[str, tuple[str, ...]]:
+    """(`text` with each `${NAME}` that is set and not empty replaced by its value, as pip does; the names left
+    as written, which pip passes on literally)."""
+    environ = os.environ if environ is None else environ
+    if "${" not in text:
+        return text, ()
+    unset: list[str] = []
+
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if environ.get(name):
+            return environ[name]
+        unset.append(name)
+        return match.group(0)
+
+    return VARIABLE.sub(value, text), tuple(dict.fromkeys(unset))
+
+
+def _unset(name: str, where: str) -> Problem:
+    return problem(
+        "CHK-ENV-VARIABLE-UNSET", where,
+        f"${{{name}}} names an environment variable that is not set (or is empty) here: pip expands it where it is set, "
+        "and otherwise passes the text on as written, so this line is checked as written",
+        f"set {name} when checking (as where pip installs the file) to check the line pip will read, or write "
+        "the value in the file")
 
 
 def constrained(pins: list[Pin], constraints: list[Pin]) -> tuple[list[Pin], list[Problem]]:

@@ -53,6 +53,7 @@ PROBLEMS: dict[str, tuple[str, str]] = {
     "CHK-SETUP-PY-COMPUTED": ("warning", "setup.py computes install_requires or extras_require when it runs: envpin does not run it, so they are not checked"),
     "CHK-OPTION-MARKER-IGNORED": ("warning", "an environment marker after an option line: pip ignores it, and the option applies on every platform"),
     "CHK-INCLUDE-NOT-READ": ("warning", "a -r/-c include envpin does not read (a URL it does not fetch, or text given without its file): what it pins is not checked"),
+    "CHK-ENV-VARIABLE-UNSET": ("warning", "a `${NAME}` in a requirements line whose variable is not set: pip passes the text on as written, and so it is checked"),
     "CHK-INCLUDE-CYCLE": ("error", "a -r/-c include leads back to a file that includes it: pip follows the loop until it fails"),
     "CHK-CONSTRAINT-CONFLICT": ("error", "a requirement and a -c constraint on it that no version meets: pip cannot resolve the install"),
     "CHK-INDEX-OPTION-IGNORED": ("warning", "an index option on a requirement line: pip ignores it (only --hash, --config-settings, --global-option apply per requirement)"),

@@ -77,8 +77,9 @@ def read_requirements_txt(text: str, name: str, include: Callable[[str, bool], E
     """pip's requirements format: `-r`/`-c` includes (through `include(path, is_constraint)`), index options,
     line continuations, comments and per-line `--hash` options."""
     entries = Entries()
-    for number, line in _logical_lines(text):
+    for number, written in _logical_lines(text):
         origin = f"{name}:{number}"
+        line, unset = _expanded(written, origin, entries) if "${" in written else (written, ())
         words = _split(line, origin) if line.startswith("-") else line.split()
         option = words[0]
         if option in ("-r", "--requirement", "-c", "--constraint") or option.startswith(("-r", "-c")) and len(words) == 1:
@@ -104,8 +105,31 @@ def read_requirements_txt(text: str, name: str, include: Callable[[str, bool], E
             if ignored:
                 entries.notes.append(f"{origin}: pip ignores {shown(ignored)} on a requirement line (only --hash, "
                                      "--config-settings and --global-option act on one requirement); not used")
-            entries.requirements.append(parse_requirement(requirement_text, origin))
+            try:
+                entries.requirements.append(parse_requirement(requirement_text, origin))
+            except EnvpinInputError as error:
+                if not unset:
+                    raise
+                raise EnvpinInputError(f"{error}: {', '.join(f'${{{n}}}' for n in unset)} is not set (or is empty) "
+                                       "here, and pip reads the line as written; set it to solve for the line pip "
+                                       "will read") from None
     return entries
+
+
+def _expanded(line: str, origin: str, entries: Entries) -> tuple[str, tuple[str, ...]]:
+    """The line with its `${NAME}` variables expanded as pip expands them (envpin.check.requirements.expand_variables);
+    the ones not set are left as written, as pip leaves them, and said: never a guessed value."""
+    from envpin.check.requirements import VARIABLE, expand_variables  # noqa: PLC0415 - only a line with ${…} needs it
+
+    expanded, unset = expand_variables(line)
+    named = [n for n in dict.fromkeys(VARIABLE.findall(line)) if n not in unset]
+    if named:
+        entries.notes.append(f"{origin}: {', '.join(f'${{{n}}}' for n in named)} expanded from the environment, "
+                             "as pip expands it")
+    for variable in unset:
+        entries.notes.append(f"{origin}: ${{{variable}}} is not set (or is empty) here: pip passes it on "
+                             "as written, and so it is read; set it to solve for the line pip will read there")
+    return expanded, unset
 
 
 def _requirement_and_options(line: str) -> tuple[str, str]:
