@@ -15,7 +15,7 @@ from envpin.cli import main
 from envpin.project.readers import Entries, read_requirements_txt
 from envpin.target_spec import NamedTarget, TargetSpec
 
-RTX5090 = dict(os="linux", arch="x86_64", driver="570.86.10", gpus=("NVIDIA GeForce RTX 5090",), python="3.12")
+RTX5090: dict = dict(os="linux", arch="x86_64", driver="570.86.10", gpus=("NVIDIA GeForce RTX 5090",), python="3.12")
 INDEXED = "--extra-index-url ${TORCH_INDEX}\ntorch==2.7.1+cu128\n"
 
 
