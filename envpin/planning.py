@@ -7,6 +7,7 @@ project says which of its lines asked for what.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -390,9 +391,8 @@ def _tied_follow_torch(answer: Plan | Unsatisfiable, project: Project, options: 
              if (found := built_from_source(database, r.name)) is not None]
     lines = tied_lines(project, database)
     if isinstance(answer, Unsatisfiable):
-        fixes = _tied_fixes(lines, project, options, database, target) if lines else []
-        return replace(project, notes=project.notes + tuple(notes)), \
-            replace(answer, fixes=tuple(fixes) + answer.fixes) if fixes else answer
+        fixes = _tied_fixes(lines, project, options, database, target, answer.fixes) if lines else answer.fixes
+        return replace(project, notes=project.notes + tuple(notes)), replace(answer, fixes=fixes)
     torch = answer.builds.get("torch")
     if torch is None:
         return replace(project, notes=project.notes + tuple(notes)), answer
@@ -414,20 +414,40 @@ def _tied_follow_torch(answer: Plan | Unsatisfiable, project: Project, options: 
     return replace(project, requirements=requirements, notes=project.notes + tuple(notes)), answer
 
 
-def _tied_fixes(lines: list, project: Project, options: SolveOptions, database: Database, target: Target) -> list[str]:
-    """Solved without the tied lines' torch: for each line, the release of its package made for that torch."""
+# how a refusal's fix names the torch release it moves to (resolver/explain.py `_fixes_near_the_request`)
+_MOVED_TORCH = re.compile(r"--spec 'torch==([^'+]+)'")
+
+
+def _tied_fixes(lines: list, project: Project, options: SolveOptions, database: Database, target: Target,
+                fixes_given: tuple[str, ...]) -> tuple[str, ...]:
+    """The refusal's fixes with the tied lines'. Solved without the tied lines' torch: for each line, the release
+    of its package made for that torch, first. Where the project's own torch line is what cannot run (torch==2.0.1
+    on Python 3.12), a fix moves torch to another release: each tied line that would then block (xformers==0.0.22
+    requires torch==2.0.1) says, after that fix, the release of its package made for that torch, so that following
+    the fixes installs."""
     from envpin.project.gpu import gpu_specs  # noqa: PLC0415 - for --project only, as collect
-    from envpin.project.tied import described, release_for, releases_of  # noqa: PLC0415 - as above
 
     try:
         specs, _, _ = gpu_specs(project, database, tied=False)
     except EnvpinInputError:
-        return []  # the tied lines were its only torch requirement
+        return fixes_given  # the tied lines were its only torch requirement
     freed = solve(database, target, request_for(options, tuple(specs), project))
     torch = freed.builds.get("torch") if isinstance(freed, Plan) else None
-    if torch is None:
-        return []
-    solved = str(torch.version)
+    if torch is not None:
+        return tuple(_tied_changes(lines, str(torch.version), f"torch {torch.version}+{torch.flavor}",
+                                   "the newest that runs here without these lines", database, target)) + fixes_given
+    for position, fix in enumerate(fixes_given):
+        moved = _MOVED_TORCH.search(fix)
+        if moved:
+            version = moved.group(1)
+            changes = _tied_changes(lines, version, f"torch {version}", "with the fix above", database, target)
+            return fixes_given[:position + 1] + tuple(changes) + fixes_given[position + 1:]
+    return fixes_given
+
+
+def _tied_changes(lines: list, solved: str, shown: str, why: str, database: Database, target: Target) -> list[str]:
+    from envpin.project.tied import described, release_for, releases_of  # noqa: PLC0415 - for --project only
+
     fixes = []
     for requirement, _, own in lines:
         if release_for(own, solved) is not None:
@@ -435,11 +455,10 @@ def _tied_fixes(lines: list, project: Project, options: SolveOptions, database: 
         chosen = release_for(releases_of(database, requirement.name, ""), solved, target.platform)
         if chosen is None:
             fixes.append(f"{requirement.origin}: remove {requirement.text}: no {requirement.name} release is made for "
-                         f"torch {solved}, the newest that runs here without that line")
+                         f"{shown}, {why}")
         else:
             fixes.append(f"{requirement.origin}: change {requirement.text} to {requirement.name}=={chosen.version} "
-                         f"({described(chosen)}), the release made for torch {torch.version}+{torch.flavor}, the "
-                         "newest that runs here without these lines")
+                         f"({described(chosen)}), the release made for {shown}, {why}")
     return fixes
 
 

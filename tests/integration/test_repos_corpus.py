@@ -207,3 +207,14 @@ def test_a_conda_spec_lists_pip_packages_are_named_by_their_lines(tmp_path, caps
     main(["solve", "--project", str(project), *flags("rtx5090-linux"), "--format", "json"])
     message = json.loads(capsys.readouterr().out)["error"]["message"]
     assert "pytorch==2.5.1.* (requirements.txt:6)" in message and "xformers==0.0.28.post3 (requirements.txt:7)" in message
+
+
+def test_a_refusal_that_moves_torch_moves_the_lines_built_for_the_old_one(tmp_path, capsys):
+    """magic-animate's Linux export pins torch==2.0.1 and xformers==0.0.22 (whose wheel requires torch==2.0.1): on
+    Python 3.12 no 2.0.1 wheel exists, and the fix moves torch to 2.7.0, the nearest release that runs. Followed
+    alone it would leave xformers==0.0.22, which pip cannot install beside it: the next fix names the xformers made
+    for 2.7.0 (0.0.30, the Requires-Dist of its wheel in the database's tied.yaml)."""
+    fixes = _solved_json("magic-research--magic-animate/environment.yaml", "rtx5090-linux", tmp_path, capsys)["error"]["fixes"]
+    moved = next(n for n, fix in enumerate(fixes) if "--spec 'torch==2.7.0'" in fix)
+    assert fixes[moved + 1].startswith("environment.yml (pip):126: change xformers==0.0.22 to xformers==0.0.30 "
+                                       "(torch==2.7.0), the release made for torch 2.7.0")
