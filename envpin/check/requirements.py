@@ -160,6 +160,10 @@ class _Walk:
         prefix = f"{label} " if label else ""
         for where, written in lines:
             text, unset = expand_variables(written)
+            if text != written:  # a value put into a URL's user part is a credential: findings never show it
+                from envpin.resolver.urls import redact_credentials  # noqa: PLC0415 - only a line with a set ${…}
+
+                text = redact_credentials(text)
             line = read_line(text, prefix + where)
             if unset:
                 line = _replace(line, problems=line.problems + tuple(_unset(name, prefix + where) for name in unset))

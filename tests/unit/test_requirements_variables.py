@@ -84,3 +84,11 @@ def test_solve_project_refuses_a_line_an_unset_variable_leaves_unreadable_and_na
     assert main(["solve", "--project", str(tmp_path), "--os", "linux", "--arch", "x86_64", "--driver", "570.86.10",
                  "--gpu", "NVIDIA GeForce RTX 5090", "--python", "3.12"]) == 0
     assert "torch  2.7.1+cu128" in capsys.readouterr().out
+
+
+def test_a_credential_a_variable_holds_never_shows_in_findings(monkeypatch, database):
+    monkeypatch.setenv("INDEX_TOKEN", "s3cret")
+    text = "--extra-index-url https://${INDEX_TOKEN}@download.pytorch.org/whl/cu128\ntorch==2.7.1+cu128 --index-url x\n"
+    report = check_text("requirements.txt", text, load_database=lambda: database)
+    assert [o.url for o in parse(text).indexes] == ["https://****@download.pytorch.org/whl/cu128"]
+    assert report.problems and not any("s3cret" in p.message for p in report.problems)
