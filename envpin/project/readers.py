@@ -73,12 +73,14 @@ def parse_requirement(text: str, origin: str) -> ProjectRequirement:
 # ---------------------------------------------------------------- requirements.txt
 
 
-def read_requirements_txt(text: str, name: str, include: Callable[[str, bool], Entries]) -> Entries:
+def read_requirements_txt(text: str, name: str, include: Callable[[str, bool], Entries],
+                          origin_of: Callable[[int], str] | None = None) -> Entries:
     """pip's requirements format: `-r`/`-c` includes (through `include(path, is_constraint)`), index options,
-    line continuations, comments and per-line `--hash` options."""
+    line continuations, comments and per-line `--hash` options. A line's origin is `NAME:LINE`, or what
+    `origin_of(LINE)` says (an environment.yml's `dependencies[3].pip[1]`)."""
     entries = Entries()
     for number, written in _logical_lines(text):
-        origin = f"{name}:{number}"
+        origin = origin_of(number) if origin_of else f"{name}:{number}"
         line, unset = _expanded(written, origin, entries) if "${" in written else (written, ())
         words = _split(line, origin) if line.startswith("-") else line.split()
         option = words[0]
@@ -358,8 +360,9 @@ def _environment_document(document: dict, name: str, include: Callable[[str, boo
     for position, item in enumerate(dependencies):
         origin = origins[position] if position < len(origins) else f"{name}: dependencies[{position}]"
         if isinstance(item, dict) and "pip" in item:
-            pip_text = "\n".join(str(line) for line in item["pip"] or [])
-            pip = read_requirements_txt(pip_text, pip_name or f"{name} (pip)", include)
+            items = [str(line) for line in item["pip"] or []]
+            pip = read_requirements_txt("\n".join(items), pip_name or f"{name} (pip)", include,
+                                        None if pip_name else _pip_item_origin(name, position, items))
             if export:
                 pip.requirements = [r for r in pip.requirements if not _platform_only(r.name, r.text, moved)
                                     and not _framework_dependency(r.name, r.text, moved)]
@@ -376,6 +379,16 @@ def _environment_document(document: dict, name: str, include: Callable[[str, boo
     if export:
         entries.notes.extend(_export_notes(name, moved))
     return entries
+
+
+def _pip_item_origin(name: str, position: int, items: list[str]) -> Callable[[int], str]:
+    """Line N of a `pip:` list's text as the item it is of, named as `envpin check` names it: `dependencies[3].pip[1]`."""
+    item_of = [n for n, text in enumerate(items) for _ in text.split("\n")]
+
+    def origin(line: int) -> str:
+        return f"{name}: dependencies[{position}].pip[{item_of[line - 1]}]"
+
+    return origin
 
 
 # A `conda env export` pins every package of one machine: `numpy=1.23.5=py39h5f9d8c6_0`. Its build strings name

@@ -214,7 +214,10 @@ def test_a_refusal_that_moves_torch_moves_the_lines_built_for_the_old_one(tmp_pa
     Python 3.12 no 2.0.1 wheel exists, and the fix moves torch to 2.7.0, the nearest release that runs. Followed
     alone it would leave xformers==0.0.22, which pip cannot install beside it: the next fix names the xformers made
     for 2.7.0 (0.0.30, the Requires-Dist of its wheel in the database's tied.yaml)."""
-    fixes = _solved_json("magic-research--magic-animate/environment.yaml", "rtx5090-linux", tmp_path, capsys)["error"]["fixes"]
+    error = _solved_json("magic-research--magic-animate/environment.yaml", "rtx5090-linux", tmp_path, capsys)["error"]
+    # the pip lines are named as `check` names them (CHK-TARGET-GPU@dependencies[55].pip[123] in expected.toml)
+    assert "torch==2.0.1 (environment.yml: dependencies[55].pip[123])" in error["message"]
+    fixes = error["fixes"]
     moved = next(n for n, fix in enumerate(fixes) if "--spec 'torch==2.7.0'" in fix)
-    assert fixes[moved + 1].startswith("environment.yml (pip):126: change xformers==0.0.22 to xformers==0.0.30 "
+    assert fixes[moved + 1].startswith("environment.yml: dependencies[55].pip[125]: change xformers==0.0.22 to xformers==0.0.30 "
                                        "(torch==2.7.0), the release made for torch 2.7.0")
