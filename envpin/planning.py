@@ -292,11 +292,11 @@ def _outside_manifest_python(project: Project, target: Target, database: Databas
     (`python = "3.10.*"` with --python 3.12) would pin builds for an interpreter the environment never has."""
     if not project.python_spec:
         return None
-    from envpin.check.targets import admits_python  # noqa: PLC0415 - only a pixi project with a python line
+    from envpin.check.targets import admits_python, pythons_admitted  # noqa: PLC0415 - only a pixi project with a python line
 
     if admits_python(project.python_spec, target.python):
         return None
-    allowed = [f"3.{minor}" for minor in range(6, 20) if admits_python(project.python_spec, f"3.{minor}")]
+    allowed = pythons_admitted(project.python_spec)
     return Unsatisfiable(
         target, database.version, "python-unsupported",
         f"{project.python_origin}: the pixi manifest's python ({project.python_spec}) leaves out Python "

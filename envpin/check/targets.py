@@ -417,7 +417,7 @@ def _manifest_python(contents: Contents, check_target: CheckTarget) -> list[Prob
         spec = pixi_python_spec(pin.label)
         if spec is None or admits_python(spec, target.python):
             continue
-        allowed = [f"3.{minor}" for minor in range(6, 20) if admits_python(spec, f"3.{minor}")]
+        allowed = pythons_admitted(spec)
         problems.append(problem(
             "CHK-TARGET-PYTHON", pin.where,
             f"{check_target.name}: the pixi manifest's `{pin.label}` leaves out Python {target.python}: pixi "
@@ -425,6 +425,12 @@ def _manifest_python(contents: Contents, check_target: CheckTarget) -> list[Prob
             (f"check and solve for the Python pixi installs (--python {allowed[-1]})" if allowed
              else "fix the manifest's python line") + f", or widen the manifest's python to include {target.python}"))
     return problems
+
+
+def pythons_admitted(requires_python: str) -> list[str]:
+    """The Python minors (3.6 … 3.19) a `requires-python` or a pixi python line admits, oldest first: what a fix
+    can offer instead of the target's."""
+    return [f"3.{minor}" for minor in range(6, 20) if admits_python(requires_python, f"3.{minor}")]
 
 
 def admits_python(requires_python: str, python: str) -> bool:
