@@ -15,7 +15,7 @@ import json
 import os
 import sys
 
-from envpin import __version__
+from envpin import __version__, cli_conventions, terminal
 from envpin.commands import COMMANDS, EXAMPLES, EXIT_CODES
 from envpin.errors import EnvpinError, EnvpinInputError
 from envpin.escapes import has_control, printable
@@ -54,15 +54,22 @@ class RawDescriptionHelpFormatter(_TerminalWidth, argparse.RawDescriptionHelpFor
 
 class Parser(argparse.ArgumentParser):
     json_errors = False  # set by main() when the words ask for --format json
+    reading: argparse.ArgumentParser | None = None  # the innermost parser at work: its options are the suggestions
 
     def __init__(self, *args, **kwargs) -> None:
         kwargs.setdefault("formatter_class", HelpFormatter)
         super().__init__(*args, **kwargs)
 
+    def parse_known_args(self, args=None, namespace=None):
+        Parser.reading = self
+        return super().parse_known_args(args, namespace)
+
     def error(self, message: str):  # one line, exit 2, as for every other bad input (never returns; not -> NoReturn: the front door does not import typing)
+        message += cli_conventions.suggestion(message, Parser.reading)  # "; did you mean 'solve'?"
         if Parser.json_errors:
             print_json_error("usage", message)
-        self.exit(2, f"envpin: error: {message} (see `{self.prog} --help`)\n")
+        prog = Parser.reading.prog if Parser.reading is not None else self.prog
+        self.exit(2, f"envpin: error: {message} (see `{prog} --help`)\n")
 
 
 def print_json_error(code: str, message: str) -> None:
@@ -75,8 +82,17 @@ def wants_json(words: list[str]) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     fit_output_to_terminal()
-    words = sys.argv[1:] if argv is None else list(argv)
+    stderr = sys.stderr
+    try:
+        return _run(sys.argv[1:] if argv is None else list(argv))
+    finally:
+        sys.stderr = stderr  # -q wraps it for one run (main is also called in-process, by tests)
+        terminal.configure()
+
+
+def _run(words: list[str]) -> int:
     Parser.json_errors = wants_json(words)
+    Parser.reading = None
     command = command_named(words)
     try:
         # A run of one command needs only that command's parser (argparse builds each subparser in full); the
@@ -86,6 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         return stop.code if isinstance(stop.code, int) else 2
     try:
         refuse_control_characters(args)
+        cli_conventions.apply(args)  # -q, -v, --color, -o -
         return args.handler(args)
     except EnvpinError as error:
         if Parser.json_errors:
@@ -134,6 +151,7 @@ def build_parser(command: str | None = None, only: bool = False) -> argparse.Arg
     parser = Parser(prog="envpin", description="Pick, pin and verify the right GPU build for a machine.",
                     epilog=EXIT_CODES, formatter_class=RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"envpin {__version__}")
+    cli_conventions.add_global_options(parser, top=True)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=Parser)
     for name, summary in COMMANDS.items():
         if only and name != command:
@@ -144,6 +162,8 @@ def build_parser(command: str | None = None, only: bool = False) -> argparse.Arg
         if command is None or name == command:
             importlib.import_module(f"envpin.commands.{name}").register(subparser, Parser)
             _explain_subcommands(subparser, name)
+            for each in _parsers_under(subparser):
+                cli_conventions.add_global_options(each, top=False)
     return parser
 
 
@@ -160,6 +180,16 @@ def _explain_subcommands(parser: argparse.ArgumentParser, name: str) -> None:
             subparser.description = subparser.description or helps.get(word)
             subparser.epilog = subparser.epilog or f"{examples}{EXIT_CODES}"
             subparser.formatter_class = RawDescriptionHelpFormatter
+
+
+def _parsers_under(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """`parser` and every subcommand's parser under it."""
+    found = [parser]
+    for action in parser._actions:  # noqa: SLF001 - argparse keeps its subparsers there only
+        if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001
+            for subparser in action.choices.values():
+                found.extend(_parsers_under(subparser))
+    return found
 
 
 def command_named(words: list[str]) -> str:

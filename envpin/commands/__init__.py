@@ -19,6 +19,7 @@ COMMANDS = {
     "conda": "conda environments for a target: solve, lock, create (py-rattler)",
     "fleet": "machine classes of a cluster: Kubernetes Jobs, Dockerfiles, Slurm jobs, verify status",
     "matrix": "which releases and builds of a framework run on a machine: a grid, with the reason for each",
+    "completion": "print a shell completion script: bash, zsh or fish",
 }
 
 EXAMPLES = {  # shown under each command's --help, with the exit codes
@@ -55,6 +56,9 @@ EXAMPLES = {  # shown under each command's --help, with the exit codes
                "    --driver 535.104.05 --gpu 'NVIDIA GeForce GTX 1080 Ti'",
                "envpin matrix --facts node.json --format json",
                "envpin matrix --targets fleet.json -o matrix.html    # one grid per machine class"],
+    "completion": ["envpin completion bash > ~/.local/share/bash-completion/completions/envpin",
+                   "envpin completion zsh > ~/.envpin-completion.zsh     # then: source it in ~/.zshrc",
+                   "envpin completion fish > ~/.config/fish/completions/envpin.fish"],
 }
 
 EXIT_CODES = """exit codes:

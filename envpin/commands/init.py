@@ -51,15 +51,16 @@ def register(init: argparse.ArgumentParser, parser_class) -> None:
 
 def run(args: argparse.Namespace) -> int:
     directory = Path(args.directory)
-    output = Path(args.output) if args.output else directory / DEFAULT_FILES[args.format]
+    to_stdout = args.output == "-"  # the file's text on stdout, nothing written
+    output = Path(DEFAULT_FILES[args.format]) if to_stdout else Path(args.output) if args.output else directory / DEFAULT_FILES[args.format]
     database = load_database(args.db)
     planned = plan(solve_options(args, project_directory=args.directory), target_spec(args), database)
     rendering = RenderOptions(format=args.format, output=str(output), name=args.name or directory.resolve().name or "envpin")
     text = render(planned.answer, planned.request, rendering, database, planned.project, planned.source_args)
     answer = planned.answer
-    if not isinstance(answer, Plan):  # not planned.ok
+    if not isinstance(answer, Plan) or to_stdout:  # not planned.ok, or -o -
         sys.stdout.write(text)
-        return planned.exit_code  # 1, or 3 for a broken driver
+        return planned.exit_code  # 0; 1, or 3 for a broken driver
     if output.exists():
         current = read_text(output, errors="replace")
         if current == text:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from envpin.matrix import page, terminal
 from envpin.matrix.grid import Grid, grid_json, grids
 from envpin.options import add_db_option, add_driver_policy_option, add_fleet_option, add_target_options, target_spec
 from envpin.planning import SolveOptions
+from envpin.terminal import wants_colour as terminal_wants_colour
 from envpin.userfiles import write_atomically
 
 FORMATS = ("text", "json", "html")
@@ -69,9 +69,5 @@ def grid_format_for_path(output: str | None) -> str:
 
 
 def wants_colour(stream) -> bool:
-    """Colour on a terminal only, and never with NO_COLOR in the environment (https://no-color.org; set to
-    anything, even empty) or TERM=dumb."""
-    if "NO_COLOR" in os.environ or os.environ.get("TERM") == "dumb":
-        return False
-    isatty = getattr(stream, "isatty", None)
-    return bool(isatty and isatty())
+    """Colour by --color, NO_COLOR, FORCE_COLOR and whether `stream` is a terminal (envpin/terminal.py)."""
+    return terminal_wants_colour(stream)

@@ -22,6 +22,7 @@ from envpin.refresh.diff import propose
 from envpin.refresh.plan import PACKAGES
 from envpin.refresh.report import RunInfo, render_report
 from envpin.refresh.write import check_output, write_proposal
+from envpin.terminal import StatusLine
 from envpin.userfiles import write_atomically
 
 
@@ -57,8 +58,14 @@ def refresh(args: RefreshOptions) -> int:
 
     client = PyPIClient(ClientSettings(json_url=args.json_url, simple_url=args.simple_url, timeout=args.timeout,
                                        attempts=args.attempts, backoff=min(1.0, args.timeout)))
-    progress = (lambda line: print(f"  {line}", file=sys.stderr)) if args.verbose else (lambda line: None)
-    observations = collect(client, database, packages, recheck=args.recheck, progress=progress)
+    # -v: each read on its own line; else, on a terminal only, one status line rewritten per read (never on a pipe
+    # or in CI logs, never on stdout, where the report goes)
+    status = StatusLine("envpin db refresh: reading PyPI")
+    progress = (lambda line: print(f"  {line}", file=sys.stderr)) if args.verbose else status.update
+    try:
+        observations = collect(client, database, packages, recheck=args.recheck, progress=progress)
+    finally:
+        status.clear()
     proposal = propose(database, observations, read_date, recheck=args.recheck)
     result = write_proposal(proposal, database_dir, output)
     code = 1 if result.problems else 2 if observations.problems else 0

@@ -35,6 +35,9 @@ from envpin.facts import Driver, Gpu, HostFacts, Libc, PythonInfo  # noqa: E402
 from envpin.resolver.target import make_target  # noqa: E402
 from tests.integration.loopback_index import Index, build_wheel  # noqa: E402
 
+# slow: real conda solves and prefixes with py-rattler; one xdist worker runs the module, so its shared fixtures are made once
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("rattler")]
+
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "conda"  # where each file comes from: SOURCES.md there
 LOCK_DERIVED = FIXTURES / "lock-derived"

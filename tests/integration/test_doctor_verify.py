@@ -20,6 +20,9 @@ from pathlib import Path
 
 import pytest
 
+# slow: real torch installed into a fresh venv by a session fixture (~35 s); one xdist worker runs the module, so its shared fixtures are made once
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("real-torch-venv")]
+
 REPO = Path(__file__).resolve().parents[2]
 MACHINES = REPO / "tests" / "fixtures" / "doctor" / "machines"
 PYTHON37 = Path("/root/.pyenv/versions/3.7.16/bin/python")

@@ -36,7 +36,9 @@ NODES = {  # node -> (partition, its recorded nvidia-smi table, the GPU name det
 SLURM_TOOLS = ("munged", "slurmctld", "slurmd", "sinfo", "srun", "sbatch", "squeue")
 PYTHON = f"{sys.version_info[0]}.{sys.version_info[1]}"
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="Slurm runs on Linux")
+# slow: starts a real single-node Slurm cluster; one xdist worker runs the module, so its shared fixtures are made once
+pytestmark = [pytest.mark.skipif(sys.platform != "linux", reason="Slurm runs on Linux"), pytest.mark.slow, pytest.mark.xdist_group("slurm")]
+
 
 
 def free_port() -> int:

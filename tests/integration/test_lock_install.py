@@ -21,6 +21,9 @@ from envpin import _toml
 from tests.conftest import DB_DIR
 from tests.integration.loopback_index import Index, build_wheel, canonical, sha256_of
 
+# slow: real uv and pip lock and install environments (~90 s in all); one xdist worker runs the module, so its shared fixtures are made once
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("real-installers")]
+
 REPO = Path(__file__).resolve().parents[2]
 PYTHON = f"{sys.version_info[0]}.{sys.version_info[1]}"
 CPU_TARGET = ["--os", "linux", "--arch", "x86_64", "--python", PYTHON, "--driver", "none"]

@@ -28,6 +28,9 @@ import pytest
 
 from tests.integration.test_cli import REPO, envpin
 
+# slow: renders the page in a real headless Chromium; one xdist worker runs the module, so its shared fixtures are made once
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("chromium")]
+
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = REPO / "test-artifacts"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",

@@ -22,6 +22,9 @@ from uv import find_uv_bin  # uv is a dependency of envpin, so the dev environme
 from envpin import _toml
 from tests.integration.loopback_index import Index, build_wheel
 
+# slow: builds envpin's wheel and installs it as a uv tool; one xdist worker runs the module, so its shared fixtures are made once
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("envpin-wheel")]
+
 REPO = Path(__file__).resolve().parents[2]
 PYTHON = f"{sys.version_info[0]}.{sys.version_info[1]}"
 GPU_TARGET = ["--os", "linux", "--arch", "x86_64", "--driver", "550.54.15", "--gpu", "NVIDIA GeForce RTX 3090",
