@@ -137,7 +137,7 @@ def solve_options(args: argparse.Namespace, project_directory: str | None = None
 
 def add_render_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=FORMATS, help="output format (default: text, or from -o)")
-    parser.add_argument("-o", "--output", help="write to FILE; the format follows the file name")
+    parser.add_argument("-o", "--output", help="write to FILE, or - for stdout; the format follows the file name")
     parser.add_argument("--name", default="envpin", help="environment name in environment.yml")
     add_conda_source_option(parser, "a conda source is solved and written as environment.yml")
 

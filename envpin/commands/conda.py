@@ -35,7 +35,7 @@ def register(conda: argparse.ArgumentParser, parser_class) -> None:
 
     virtual = actions.add_parser("virtual-packages", help="the target's conda virtual packages (conda-lock's spec file)")
     virtual.add_argument("--format", choices=("yaml", "json"), default="yaml")
-    virtual.add_argument("-o", "--output", help="write to FILE (atomically), e.g. virtual-packages.yml")
+    virtual.add_argument("-o", "--output", help="write to FILE (atomically), e.g. virtual-packages.yml, or - for stdout")
     add_conda_target(virtual)
     virtual.set_defaults(handler=run_virtual_packages)
 
@@ -48,7 +48,7 @@ def register(conda: argparse.ArgumentParser, parser_class) -> None:
 
     lock = actions.add_parser("lock", help="solve an environment.yml for the target and write a lock")
     lock.add_argument("file", help="an environment.yml")
-    lock.add_argument("-o", "--output", required=True, help="pixi.lock, conda-lock.yml or an @EXPLICIT file (*.txt)")
+    lock.add_argument("-o", "--output", required=True, help="pixi.lock, conda-lock.yml or an @EXPLICIT file (*.txt); - for stdout with --format")
     lock.add_argument("--format", choices=LOCK_FORMATS, help="default: from the file name")
     lock.add_argument("--public-urls", action="store_true",
                       help="record packages solved from a local channel folder at https://conda.anaconda.org/NAME/")

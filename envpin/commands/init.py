@@ -39,7 +39,7 @@ repos:
 def register(init: argparse.ArgumentParser, parser_class) -> None:
     init.add_argument("directory", nargs="?", default=".", help="the repository (default: .)")
     init.add_argument("--format", choices=tuple(DEFAULT_FILES), default="environment.yml")
-    init.add_argument("-o", "--output", help="file to write (default: DIR/environment.yml or DIR/requirements-gpu.txt)")
+    init.add_argument("-o", "--output", help="file to write, or - for stdout (default: DIR/environment.yml or DIR/requirements-gpu.txt)")
     init.add_argument("--force", action="store_true", help="overwrite an existing file that differs")
     init.add_argument("--name", default=None, help="environment name (default: the directory's name)")
     add_request_options(init, requirements=False)

@@ -25,7 +25,7 @@ def register(matrix: argparse.ArgumentParser, parser_class) -> None:
     matrix.add_argument("--framework", action="append", default=[], help="torch (default), tensorflow or jax")
     add_driver_policy_option(matrix)
     matrix.add_argument("--format", choices=FORMATS, help="text (default, or from -o), json or html")
-    matrix.add_argument("-o", "--output", metavar="FILE", help="write to FILE (atomically); the format follows its name")
+    matrix.add_argument("-o", "--output", metavar="FILE", help="write to FILE (atomically), or - for stdout; the format follows its name")
     add_fleet_option(matrix, "one grid per machine class")
     add_target_options(matrix)
     add_db_option(matrix)

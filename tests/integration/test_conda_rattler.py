@@ -450,7 +450,7 @@ def _glibc_here() -> str | None:
 
 @pytest.mark.skipif(_glibc_here() is None, reason="this machine has no glibc")
 def test_virtual_packages_of_this_machine_name_its_glibc(tmp_path):
-    # the README's `envpin conda virtual-packages -o virtual-packages.yml`, on this machine: its own glibc (a
+    # docs/conda.md's `envpin conda virtual-packages -o virtual-packages.yml`, on this machine: its own glibc (a
     # solve's detection leaves the C library out, and the command refused with "glibc version is unknown")
     result = envpin("conda", "virtual-packages", "-o", "virtual-packages.yml", cwd=tmp_path)
     assert result.returncode == 0, result.stderr

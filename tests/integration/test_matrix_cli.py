@@ -244,9 +244,9 @@ def test_a_gpu_whose_driver_does_not_answer_gets_no_grid_as_it_gets_no_solve(tmp
     assert envpin("matrix", "--targets", str(tmp_path / "fleet.json"), "--driver", "none").returncode == 0
 
 
-def test_the_readme_shows_the_real_grid_of_the_recorded_t4_machine():
+def test_the_matrix_page_shows_the_real_grid_of_the_recorded_t4_machine():
     command = "envpin matrix --facts tests/fixtures/doctor/machines/linux-t4-515.105.01.json"
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    readme = (REPO / "docs" / "matrix.md").read_text(encoding="utf-8")
     shown = readme.split(f"$ {command}\n", 1)[1].split("```", 1)[0]
     result = subprocess.run([sys.executable, "-m", "envpin", *command.split()[1:]], capture_output=True, text=True,
                             cwd=REPO, timeout=60)
