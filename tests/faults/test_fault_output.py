@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import random
 import re
-import resource
 import shutil
 import signal
 import subprocess
@@ -33,6 +32,8 @@ from tests.faults.support import (
     remount_read_only,
     unmount,
 )
+
+resource = pytest.importorskip("resource", reason="setrlimit is POSIX only")
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux file systems and signals")
 

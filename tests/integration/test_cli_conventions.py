@@ -8,7 +8,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import pty
 import shutil
 import subprocess
 import sys
@@ -20,6 +19,12 @@ from envpin.cli import build_parser, main
 from envpin.cli_conventions import QuietStream, apply, suggestion
 from tests.conftest import REPO
 from tests.integration.refresh_world import World
+
+try:
+    import pty  # POSIX only: the tests that need a pseudo-terminal are skipped on Windows
+except ImportError:
+    pty = None  # type: ignore[assignment]
+needs_pty = pytest.mark.skipif(pty is None, reason="pseudo-terminals (pty) are POSIX only")
 
 RTX_3090 = ["--os", "linux", "--arch", "x86_64", "--driver", "535.104.05", "--gpu", "NVIDIA GeForce RTX 3090",
             "--python", "3.11"]
@@ -160,6 +165,7 @@ def complete_in_bash(script: str, line: str) -> list[str]:
     return result.stdout.split()
 
 
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash (the script is for bash)")
 def test_bash_completion_offers_commands_subcommands_options_and_choices():
     script = envpin("completion", "bash")
     assert script.returncode == 0 and script.stderr == ""
@@ -220,6 +226,7 @@ def refresh_with_stderr(on_terminal: bool, server, tmp_path) -> tuple[str, str]:
     return stdout, b"".join(chunks).decode()
 
 
+@needs_pty
 def test_db_refresh_shows_progress_on_a_terminal_only_and_never_on_stdout(tmp_path):
     with World(plant=False).serve() as server:
         report, shown = refresh_with_stderr(True, server, tmp_path)

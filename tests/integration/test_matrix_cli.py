@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -14,6 +13,12 @@ from pathlib import Path
 import pytest
 
 from tests.integration.test_cli import REPO, envpin
+
+try:
+    import pty  # POSIX only: the tests that need a pseudo-terminal are skipped on Windows
+except ImportError:
+    pty = None  # type: ignore[assignment]
+needs_pty = pytest.mark.skipif(pty is None, reason="pseudo-terminals (pty) are POSIX only")
 
 MACHINES = REPO / "tests" / "fixtures" / "doctor" / "machines"
 TARGETS = {
@@ -95,6 +100,7 @@ def run_on_a_terminal(*args: str, env: dict[str, str]) -> str:
     return b"".join(chunks).decode()
 
 
+@needs_pty
 def test_colour_on_a_terminal_and_never_with_no_color():
     coloured = run_on_a_terminal("matrix", *TARGETS["1080ti-535"], env={"TERM": "xterm-256color"})
     assert "\x1b[32m" in coloured and "\x1b[1;32m[ok]\x1b[0m" in coloured
