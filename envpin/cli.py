@@ -86,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _run(sys.argv[1:] if argv is None else list(argv))
     finally:
+        if isinstance(sys.stderr, cli_conventions.QuietStream):
+            sys.stderr.finish()
         sys.stderr = stderr  # -q wraps it for one run (main is also called in-process, by tests)
         terminal.configure()
 

@@ -105,6 +105,11 @@ class QuietStream:
     def flush(self) -> None:
         self.stream.flush()
 
+    def finish(self) -> None:
+        """The last line, if the run ended without its line break."""
+        if self.pending:
+            self.write("\n")
+
     def isatty(self) -> bool:
         return False  # nothing rewritten in place under -q
 

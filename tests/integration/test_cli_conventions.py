@@ -85,6 +85,9 @@ def test_quiet_stream_passes_whole_lines_of_errors_and_warnings():
     stream.write("wrote x\nenvpin: warn")
     stream.write("ing: unverified thing\nenvpin: note: y\nenvpin: error: z\n")
     assert sink.getvalue() == "envpin: warning: unverified thing\nenvpin: error: z\n" and not stream.isatty()
+    stream.write("envpin: error: no line break")
+    stream.finish()
+    assert sink.getvalue().endswith("envpin: error: z\nenvpin: error: no line break\n")
 
 
 def test_quiet_and_verbose_together_is_bad_input():
