@@ -95,26 +95,28 @@ def test_the_import_check_sees_an_unguarded_import_and_accepts_guarded_ones(tmp_
         sample.unlink()
 
 
+def _own_nodes(function: ast.AST):
+    """The nodes of a function's body, not those of the functions defined inside it."""
+    stack = list(ast.iter_child_nodes(function))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
 def platform_branches() -> set[tuple[str, str]]:
+    """(file, function) of each function whose own code tests os.name or sys.platform."""
     found = set()
     for path in sorted((REPO / "envpin").rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for function in (n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
-            tests = [n for n in ast.walk(function) if isinstance(n, (ast.Compare, ast.Call))]
-            if any(any(t in ast.unparse(n) for t in PLATFORM_TESTS) for n in tests):
+        text = path.read_text(encoding="utf-8")
+        if not any(test in text for test in PLATFORM_TESTS):
+            continue
+        for function in (n for n in ast.walk(ast.parse(text)) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+            if any(isinstance(n, ast.Attribute) and ast.unparse(n) in PLATFORM_TESTS for n in _own_nodes(function)):
                 found.add((path.relative_to(REPO).as_posix(), function.name))
-    # a branch inside a nested function is counted for the innermost one only
-    return {entry for entry in found if not any(entry[0] == other[0] and entry != other and _encloses(entry, other)
-                                                for other in found)}
-
-
-def _encloses(outer: tuple[str, str], inner: tuple[str, str]) -> bool:
-    tree = ast.parse((REPO / outer[0]).read_text(encoding="utf-8"))
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == outer[1]:
-            return any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == inner[1] and n is not node
-                       for n in ast.walk(node))
-    return False
+    return found
 
 
 def test_every_platform_branch_is_listed_with_what_covers_it():
