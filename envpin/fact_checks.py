@@ -67,6 +67,13 @@ def is_amd_driver(text: str) -> bool:
     return is_amd_release(text) or amdgpu_module_of(text) is not None
 
 
+_GLIBC_VERSION = re.compile(r"2\.\d{1,2}", re.ASCII)
+
+
+def is_glibc_version(text: str) -> bool:
+    return bool(_GLIBC_VERSION.fullmatch(text))
+
+
 def is_macos_version(text: str) -> bool:
     return bool(_MACOS_VERSION.fullmatch(text))
 

@@ -36,10 +36,11 @@ def add_target_options(parser: argparse.ArgumentParser, conda: bool = False) -> 
     group.add_argument("--amdgpu-driver", help="AMD: the kernel driver release (6.4, 30.10), as AMD's matrix names it, or "
                             "its amdgpu-dkms version (1:6.12.12.60401-2164967.24.04, 6.12.12)")
     group.add_argument("--rocm", help="AMD: the ROCm user space installed (/opt/rocm/.info/version)")
-    group.add_argument("--python", help="Python version, e.g. 3.11")
+    group.add_argument("--python", help="Python version, e.g. 3.11 (3.13t: the free-threaded build)")
     group.add_argument("--facts", help="a file from `envpin detect --format json` taken on the target")
+    group.add_argument("--glibc", help="Linux: the target's glibc version, X.Y (`ldd --version`); a wheel tagged for a "
+                                       "newer glibc does not install there (also __glibc of a conda target)")
     if conda:
-        group.add_argument("--glibc", help="the target's glibc version, for __glibc (when --facts does not say)")
         group.add_argument("--macos", "--macos-version", dest="macos",
                            help="Apple: the macOS version, X.Y (also __osx of a conda target)")
     else:
@@ -61,7 +62,7 @@ def target_spec(args: argparse.Namespace, conda: bool = False) -> TargetSpec:
         rocm=args.rocm,
         macos=args.macos,
         facts_file=args.facts,
-        glibc=args.glibc if conda else None,
+        glibc=args.glibc,
         macos_version=args.macos if conda else None,
     )
 

@@ -434,6 +434,11 @@ class Database(Record):
     tied_releases: tuple[TiedRelease, ...] = ()  # tied.yaml: releases built for one torch release
     built_from_source: Mapping[str, str] = NEW_DICT  # tied.yaml: package PyPI has no wheel of -> its files page there
     release_files: tuple[ReleaseFiles, ...] = ()  # tied.yaml: what each release of triton and torch-xla publishes
+    wheel_tags: tuple[WheelTags, ...] = ()  # wheel_tags.yaml: what each framework release's PyPI wheel tags say
+
+    def wheel_tags_of(self, framework: str, version: Version) -> WheelTags | None:
+        """The wheel tags of one release (torch, tensorflow, or jax by its jaxlib), None where not recorded."""
+        return next((t for t in self.wheel_tags if t.framework == framework and Version(t.version) == version), None)
 
     def torch_release(self, version: str) -> TorchRelease | None:
         wanted = Version(version)
@@ -644,3 +649,16 @@ class ReleaseFiles(Record):
     sdist: bool  # whether it has an sdist pip could build from
     source: str  # the release's file list on PyPI
     provenance: Provenance
+
+
+@record
+class WheelTags(Record):
+    """What one framework release's wheels on PyPI are tagged for (wheel_tags.yaml; envpin.refresh.wheel_tags): the
+    glibc each Linux platform's wheels need, the CPython minors with a free-threaded wheel, musllinux platforms."""
+
+    framework: str  # torch, tensorflow, or jax (its jaxlib's wheels)
+    version: str
+    provenance: Provenance
+    glibc: Mapping[str, str] = NEW_DICT  # Linux platform -> the glibc its manylinux wheels need ("2.28")
+    free_threaded: Mapping[str, tuple[str, ...]] = NEW_DICT  # platform -> CPython minors with a cp3XXt wheel
+    musllinux: tuple[str, ...] = ()  # platforms with a musllinux wheel

@@ -49,6 +49,7 @@ from envpin.compat.model import (
     TiedRelease,
     TorchRelease,
     Variant,
+    WheelTags,
 )
 from envpin.vocabulary.platforms import PLATFORMS
 from envpin.vocabulary.variants import CUDA, cuda_tag, is_database_tag, kind_of
@@ -364,8 +365,48 @@ def _tied_torch(record: _Node, package: str, subject: str) -> str | None:
     return text
 
 
+_GLIBC = re.compile(r"^2\.\d{1,2}$")
+_WHEEL_FRAMEWORKS = ("torch", "tensorflow", "jax")
+
+
+def _wheels_part(version: str, roots: dict[str, _Node], base: Mapping[str, Any], problems: Problems) -> dict[str, Any]:
+    """wheel_tags.yaml: its records cite its own `sources:` (OWN_SOURCES) or the base's."""
+    root = roots["wheel_tags.yaml"]
+    root.only(("sources", "wheels", "releases"))  # `releases: []`: no file
+    own = _sources({"wheel_tags.yaml": root}, problems)
+    for source_id in own:
+        if source_id in base["sources"]:
+            root.child("sources").child(source_id).fail(f"source id {source_id!r} is defined twice")
+    cited = _Citations({**base["sources"], **own})
+    records, seen = [], set()
+    for record in root.child("wheels").sequence() if root.has("wheels") else ():
+        record.only(("framework", "version", "glibc", "free_threaded", "musllinux", *_PROVENANCE_KEYS))
+        framework = record.child("framework").string(what="a framework")
+        if framework and framework not in _WHEEL_FRAMEWORKS:
+            record.child("framework").fail(f"{framework!r} is not one of {', '.join(_WHEEL_FRAMEWORKS)}")
+        release = _release_version(record.child("version"))
+        if (framework, release) in seen:
+            record.child("version").fail(f"{framework} {release} is listed twice")
+        seen.add((framework, release))
+        glibc = {}
+        for platform, node in record.child("glibc").items() if record.has("glibc") else ():
+            if not platform.startswith("linux-") or platform not in PLATFORMS:
+                node.fail(f"{platform!r} is not a Linux platform ({', '.join(p for p in PLATFORMS if p.startswith('linux-'))})")
+            glibc[platform] = node.string(_GLIBC, "a glibc version such as \"2.28\"")
+        free = {}
+        for platform, node in record.child("free_threaded").items() if record.has("free_threaded") else ():
+            if platform not in PLATFORMS:
+                node.fail(f"{platform!r} is not one of {', '.join(PLATFORMS)}")
+            free[platform] = node.strings(_PYTHON, "a Python minor such as \"3.13\"")
+        musl = record.child("musllinux").platforms() if record.has("musllinux") else ()
+        records.append(WheelTags(framework=framework, version=record.child("version").value if release else "",
+                                 provenance=cited.provenance(record), glibc=glibc, free_threaded=free,
+                                 musllinux=musl))
+    return {"wheel_tags": tuple(records)}
+
+
 _PART_BUILDERS = {"torch": _torch_part, "tensorflow": _tensorflow_part, "jax": _jax_part, "conda": _conda_part,
-                  "tied": _tied_part}
+                  "tied": _tied_part, "wheels": _wheels_part}
 
 
 # ---------------------------------------------------------------- sources and provenance

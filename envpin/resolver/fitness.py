@@ -1,6 +1,6 @@
 """Does one build run on the target? Pure, and explains itself either way.
 
-The checks run in a fixed order (platform, Python, installable, kind of build, driver, GPUs, and last the
+The checks run in a fixed order (platform, the wheels' tags for the C library and a free-threaded Python, Python, installable, kind of build, driver, GPUs, and last the
 project's numpy bound against the build's own numpy requirement) and the first failure is the verdict's rejection. ROCm, XPU and Apple silicon builds go through the same checks, with
 their own driver and GPU facts (`envpin.resolver.accelerators`). `ignore` switches checks off, which is how the explainer asks
 "what if the driver were newer?" or "what if this were Python 3.12?".
@@ -31,6 +31,7 @@ from envpin.resolver.accelerators import (
 from envpin.resolver.builds import Build
 from envpin.resolver.request import PIP, NumpyBound
 from envpin.resolver.target import Target
+from envpin.resolver.wheel_fit import check_wheel_tags, wheel_tags_matter
 
 CHECKS = ("platform", "python", "installable", "kind", "driver", "gpu", "numpy")
 
@@ -98,6 +99,12 @@ def assess(
         return verdict(Rejection("platform", f"{build.label} is not built for {platform}", f"not built for {platform}"))
     if "platform" not in ignore and (problem := check_macos_wheel(target, build, reasons, unverified)):
         return verdict(Rejection("platform", problem, f"no wheel for macOS {target.macos}"))
+    # the C library and the Python ABI, as the wheels' tags say (a platform question asked before the Python's)
+    if wheel_tags_matter(target) and (tagged := check_wheel_tags(database, target, build, reasons, unverified,
+                                                                  unchecked)):
+        check, message, brief = tagged
+        if check not in ignore:
+            return verdict(Rejection(check, message, brief))
     if "python" not in ignore and build.pythons is None:
         unchecked.append("python")
         unverified.append(f"the database does not record which Pythons {build.where} built {build.conda_package} "

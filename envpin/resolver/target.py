@@ -18,13 +18,20 @@ from envpin.compat.gpus import (
 )
 from envpin.compat.model import AmdgpuModule, ComputeCapability, Database
 from envpin.errors import EnvpinInputError
-from envpin.fact_checks import amdgpu_dkms_release, amdgpu_module_of, is_amd_driver, is_generic_amd_gpu_name
+from envpin.fact_checks import (
+    amdgpu_dkms_release,
+    amdgpu_module_of,
+    is_amd_driver,
+    is_generic_amd_gpu_name,
+    is_glibc_version,
+)
 from envpin.facts import (
     ARCHITECTURES,
     OPERATING_SYSTEMS,
     Driver,
     Gpu,
     HostFacts,
+    Libc,
     gpu_vendor,
     is_amd_release,
     is_compute_capability,
@@ -87,6 +94,9 @@ class Target(Record):
     intel_gpus: tuple[TargetIntelGpu, ...] = ()
     apple_gpus: tuple[str, ...] = ()  # Apple silicon's GPU, by its chip's name
     macos: str | None = None  # the macOS version
+    glibc: str | None = None  # Linux: the glibc version (None: not known, or not a glibc)
+    musl: bool = False  # Linux with musl as its C library (Alpine): no manylinux wheel installs there
+    free_threaded: bool = False  # the free-threaded CPython build (`--python 3.13t`): only cp3XXt wheels load
 
     @cached_property  # asked for every build judged; kept in the record's __dict__, outside its fields
     def platform(self) -> str:
@@ -116,8 +126,10 @@ class Target(Record):
             others.append(f"ROCm {self.rocm} installed")
         if self.macos:
             others.append(f"macOS {self.macos}")
+        if self.musl and self.os == "linux":
+            others.append("musl libc")  # the glibc version is said where a wheel's tag makes it matter (wheel_fit)
         more = "".join(f", {text}" for text in others)
-        return f"{self.platform}{' (WSL2)' if self.wsl else ''}, Python {self.python}, {driver}, {gpus}{more}"
+        return f"{self.platform}{' (WSL2)' if self.wsl else ''}, Python {self.python}{'t' if self.free_threaded else ''}, {driver}, {gpus}{more}"
 
 
 @record
@@ -135,6 +147,7 @@ class TargetOverrides(Record):
     rocm: str | None = None
     macos: str | None = None
     wsl: bool | None = None  # True: Linux under WSL2 (the Windows driver); None: as the facts say
+    glibc: str | None = None  # Linux: the glibc version (also `__glibc` of a conda target)
 
     def to_argv(self) -> tuple[str, ...]:
         """The flags as a command line spells them (`--os linux --arch x86_64 --python 3.11 --driver 535.104.05
@@ -152,7 +165,8 @@ class TargetOverrides(Record):
             words += ["--compute-capability", capability]
         for target in self.gfx:
             words += ["--gfx", target]
-        for option, value in (("--amdgpu-driver", self.amdgpu_driver), ("--rocm", self.rocm), ("--macos", self.macos)):
+        for option, value in (("--amdgpu-driver", self.amdgpu_driver), ("--rocm", self.rocm), ("--macos", self.macos),
+                              ("--glibc", self.glibc)):
             if value:
                 words += [option, value]
         return tuple(words)
@@ -165,7 +179,8 @@ def overrides_of(target: Target) -> TargetOverrides:
     nvidia_probed = any(g.capability_source == "probe" for g in target.gpus)
     amd_probed = any(g.gfx_source == "probe" for g in target.amd_gpus)
     return TargetOverrides(
-        os=target.os, arch=target.arch, python=target.python, driver=target.driver or "none",
+        os=target.os, arch=target.arch, python=f"{target.python}{'t' if target.free_threaded else ''}",
+        driver=target.driver or "none",
         wsl=target.wsl or None,
         gpus=(*(g.name for g in target.gpus), *(g.name for g in target.amd_gpus), *(g.name for g in target.intel_gpus),
               *target.apple_gpus),
@@ -206,6 +221,7 @@ def apply_overrides(facts: HostFacts, overrides: TargetOverrides) -> HostFacts:
          "an AMD GPU driver release such as 6.4 or 30.10, or an amdgpu-dkms version such as 1:6.12.12.60401-2164967.24.04"),
         ("--rocm", overrides.rocm, is_amd_release, "a ROCm version such as 6.2.4"),
         ("--macos", overrides.macos, is_macos_version, "a macOS version such as 14.5"),
+        ("--glibc", overrides.glibc, is_glibc_version, "a glibc version such as 2.28 (`ldd --version` prints it)"),
     ):
         if value is not None and not check(value.strip()):
             raise EnvpinInputError(f"{flag} {value!r}: expected {what}")
@@ -215,6 +231,8 @@ def apply_overrides(facts: HostFacts, overrides: TargetOverrides) -> HostFacts:
         updated = replace(updated, rocm=overrides.rocm.strip())
     if overrides.macos is not None:
         updated = replace(updated, macos=overrides.macos.strip())
+    if overrides.glibc is not None:
+        updated = replace(updated, libc=Libc("glibc", overrides.glibc.strip()))
     return updated
 
 
@@ -307,6 +325,9 @@ def make_target(database: Database, facts: HostFacts) -> Target:
         intel_gpus=tuple(_target_intel_gpu(database, gpu) for gpu in facts.gpus if gpu.vendor == "intel"),
         apple_gpus=tuple(gpu.name for gpu in facts.gpus if gpu.vendor == "apple"),
         macos=facts.macos,
+        glibc=facts.libc.version if facts.os == "linux" and facts.libc and facts.libc.name == "glibc" else None,
+        musl=facts.os == "linux" and facts.libc is not None and facts.libc.name == "musl",
+        free_threaded=_free_threaded(facts.python.version),
     )
 
 
@@ -401,6 +422,11 @@ def _truncated_gpu(database: Database, name: str, prefix: str) -> TargetGpu:
         f"GPU name {name!r} was cut short by nvidia-smi's table, and {known}: pass --compute-capability X.Y "
         "(`nvidia-smi --query-gpu=name,compute_cap --format=csv` prints the whole name and the capability)"
     )
+
+
+def _free_threaded(version: str) -> bool:
+    """`3.13t` (or `3.13.1t`, as `--python` and a facts file may say): the free-threaded build (PEP 703)."""
+    return version.endswith("t")
 
 
 def _python_minor(version: str) -> str:
