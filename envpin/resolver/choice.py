@@ -207,6 +207,16 @@ def _choice_reasons(provider: BuildProvider, request: Request, build: Build, cho
     if fitting_newer:
         verdicts = [provider.verdict(b) for b in provider.builds(framework) if b.version == fitting_newer[0]]
         reasons.append(f"{framework} {fitting_newer[0]} was passed over: {_why_not(verdicts, chosen, framework, provider.target)}")
+    said = {newer[0]} if newer else set()
+    said |= {fitting_newer[0]} if fitting_newer else set()
+    # the preference rule at work: a newer release of the same wheel that would run on the CPU here (torch 2.11.0 on
+    # macOS 13, whose MPS needs 14) was passed over for this one, which uses the GPU
+    on_cpu = next((verdict for v in newer if v not in said for b in provider.builds(framework)
+                   if b.version == v and b.kind == build.kind
+                   and (verdict := provider.verdict(b)).rejection is not None and verdict.why_not.check == "kind"), None)
+    if on_cpu is not None:
+        reasons.append(f"{framework} {on_cpu.build.version} was passed over: {on_cpu.why_not.message}; a build that uses "
+                       "the GPU comes first")
     siblings = [b for b in provider.builds(framework) if b.version == build.version and b.kind == build.kind]
     for sibling in siblings[: siblings.index(build)]:
         rejection = provider.verdict(sibling).rejection

@@ -21,7 +21,7 @@ from packaging.specifiers import SpecifierSet
 
 from envpin.compat.model import Database
 from envpin.record import replace
-from envpin.resolver.accelerators import amd_fixes
+from envpin.resolver.accelerators import MPS, amd_fixes, carries
 from envpin.resolver.builds import CHANNEL_NAMES, CONDA_PACKAGES, PYTORCH_CHANNEL_LAST, Build, builds_of
 from envpin.resolver.choice import build_plan, jetson_notes
 from envpin.resolver.fitness import Verdict, assess
@@ -108,12 +108,13 @@ def _explain_framework(
     if any(provider.verdict(b).fits for b in matching):
         return _companion_conflict(database, target, request, provider)
     allowed = provider.allowed_kinds.get(framework, frozenset())
-    possible = [b for b in matching if b.kind in allowed and target.platform in b.platforms]
+    possible = [b for b in matching if any(carries(b, kind, target.platform) for kind in allowed)
+                and target.platform in b.platforms]
     # The deciding fact is the check that fails after every earlier one passed, on the newest release
     # that gets that far: "no build has code for this GPU" beats "the newest release needs a newer driver"
     # when no driver would help.
     # With no build of an allowed kind on the platform, the allowed kind's builds say which platforms they have.
-    judged = possible or [b for b in matching if b.kind in allowed] or matching
+    judged = possible or [b for b in matching if any(carries(b, kind, target.platform) for kind in allowed)] or matching
     miss = closest_miss([provider.verdict(b) for b in judged])
     if miss.why_not.check == "numpy" and request.numpy is not None:
         return _numpy_refusal(database, target, request, provider, framework, scope, matching)
@@ -148,6 +149,7 @@ def _explain_framework(
     # for; the newest that runs; a CPU build; another OS or channel.
     fixes = _driver_fixes(database, target, provider, matching)
     fixes += _amd_driver_fixes(database, target, provider, matching)
+    fixes += _macos_fixes(database, target, provider, matching)
     fixes += _python_fixes(database, target, provider, matching)
     near = _fixes_near_the_request(database, target, request, framework)
     fixes += [text for text, _ in near]
@@ -157,7 +159,8 @@ def _explain_framework(
                            lambda build, machine: _relaxed(database, machine, provider, build, "").fits)
     if code == "gpu-unsupported":
         fixes += jetson_notes(database, target, framework)  # on a Jetson: NVIDIA's builds for it, or that there are none
-    if code in ("gpu-unsupported", "driver-too-old", "no-driver") and framework == "torch":
+    mps_miss = code == "no-gpu-build" and MPS in allowed
+    if (code in ("gpu-unsupported", "driver-too-old", "no-driver") or mps_miss) and framework == "torch":
         cpu = next((b for b in builds if b.version == newest_version and b.kind == "cpu"
                     and (not conda or target.platform in b.platforms)), None)
         if cpu is not None:
@@ -370,6 +373,34 @@ def _amd_driver_fixes(database: Database, target: Target, provider: BuildProvide
                 uses = "bundles" if build.rocm_build is None else "was built for"
                 return [f"install {needs} to use {build.label}, which {uses} ROCm {build.rocm}"]
     return []
+
+
+def _macos_fixes(database: Database, target: Target, provider: BuildProvider, matching: list[Build]) -> list[str]:
+    """On Apple silicon where no build's MPS runs on this macOS (or none installs): the macOS the newest release
+    needs for its MPS backend and its wheel, and the smallest update that brings MPS (an older release)."""
+    allowed = provider.allowed_kinds.get(matching[0].framework, frozenset()) if matching else frozenset()
+    if MPS not in allowed or target.macos is None:
+        return []
+    needs: list[tuple[str, Build, str]] = []  # (macOS needed, build, its MPS minimum), newest release first
+    for version in _versions(matching):
+        for build in (b for b in matching if b.version == version and b.channel == PIP):
+            support = build.torch_record[0].macos
+            if support is None:
+                continue
+            needed = max(support.mps_macos, support.wheel_macos_for(target.python), key=_numbers)
+            if _relaxed(database, replace(target, macos=needed), provider, build, "").fits:
+                needs.append((needed, build, support.mps_macos))
+                break
+    if not needs:
+        return []
+    smallest = min(needs, key=lambda need: _numbers(need[0]))  # min keeps the first, the newest, of equal needs
+    chosen = [needs[0]] if smallest[0] == needs[0][0] else [needs[0], smallest]
+    return [f"update macOS to {needed} or newer to use torch {build.version} with MPS (its MPS backend needs macOS "
+            f"≥ {minimum})" for needed, build, minimum in chosen]
+
+
+def _numbers(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split(".") if part.isdigit())
 
 
 def _python_fixes(database: Database, target: Target, provider: BuildProvider, matching: list[Build]) -> list[str]:
