@@ -161,6 +161,7 @@ def answer_json(answer: Plan | Unsatisfiable) -> dict[str, Any]:
     return {
         "status": "ok",
         **head,
+        **({"headline": answer.headline} if answer.headline else {}),
         "accelerator": answer.accelerator,
         "index_url": answer.index_url,
         "packages": [

@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING
 from envpin.compat.archs import TEGRA_CAPABILITIES
 from envpin.compat.model import PYPI_INDEX, CompanionBuild, Database
 from envpin.resolver.accelerators import kind_reasons, mps_reasons, mps_runs
-from envpin.resolver.builds import Build
-from envpin.resolver.fitness import Verdict
+from envpin.resolver.builds import Build, builds_of
+from envpin.resolver.fitness import Verdict, assess, driver_requirement
 from envpin.resolver.plan import PinnedPackage, Plan
 from envpin.resolver.provider import BuildProvider, Candidate, library_name
-from envpin.resolver.queries import closest_miss, has_builds, has_cuda_builds, pin_clash
+from envpin.resolver.queries import closest_miss, has_builds, has_cuda_builds, named_kinds, pin_clash
 from envpin.resolver.request import NumpyBound, Request
 from envpin.resolver.target import Target
 from envpin.vocabulary.frameworks import COMPANIONS, TORCH
@@ -36,11 +36,15 @@ def build_plan(
     warnings: list[str] = []
     notes: list[str] = []
     accelerators: dict[str, str] = {}
+    headline = None
     for framework in request.solved_frameworks:
         build = chosen[framework].framework_build
         verdict = provider.verdict(build)
         accelerators[framework] = accelerator_of(build, target)
-        reasons += _beside_the_gpu_framework(request, target, build) or _kind_reasons(database, target, build)
+        kind_said = _beside_the_gpu_framework(request, target, build) or _kind_reasons(database, target, build)
+        reasons += kind_said
+        if framework == request.solved_frameworks[0]:
+            headline = cpu_headline(database, target, request, build, accelerators[framework], kind_said, policy=provider.policy)
         reasons += verdict.reasons
         reasons += _choice_reasons(provider, request, build, chosen)
         if build.channel != request.channel:
@@ -85,7 +89,40 @@ def build_plan(
         notes=tuple(notes),
         channel=request.channel,
         builds={f: chosen[f].framework_build for f in request.solved_frameworks},
+        headline=headline,
     )
+
+
+def cpu_headline(database: Database, target: Target, request: Request, build: Build, accelerator: str,
+                 kind_said: list[str], *, policy: str) -> str | None:
+    """The preference rule's last clause: a CPU answer on a machine with a GPU says so first, with why no build here
+    uses the GPU and, where the database has one that would with another driver, that build and the driver."""
+    if accelerator != CPU or not _has_gpu(target):
+        return None
+    if CPU in named_kinds(request, build.framework):
+        return f"the CPU build of {build.framework}, as asked: the GPU is left unused"
+    why = kind_said[0] if kind_said else f"{build.framework} has no GPU build for this machine in the database"
+    needs = _gpu_build_with_a_driver(database, target, build, policy) if not target.has_nvidia and target.gpus else None
+    return f"runs on the CPU: {why}" + (f"; {needs}" if needs else "")
+
+
+def _has_gpu(target: Target) -> bool:
+    return bool(target.has_nvidia or target.gpus or target.amd_gpus or target.apple_gpus
+                or any(g.family for g in target.intel_gpus) or target.platform == MACOS_ARM64)
+
+
+def _gpu_build_with_a_driver(database: Database, target: Target, build: Build, policy: str) -> str | None:
+    """NVIDIA GPUs without their driver: the newest CUDA build of the framework that would run on them, and the
+    driver it needs (the checks of a solve, with the driver lifted)."""
+    cuda = sorted((b for b in builds_of(database, build.framework, build.channel) if b.kind == CUDA),
+                  key=lambda b: b.version, reverse=True)
+    for candidate in cuda:
+        verdict = assess(database, target, candidate, policy=policy, allowed_kinds=frozenset({CUDA}),
+                         ignore=frozenset({"driver"}))
+        requirement = driver_requirement(database, target, candidate, policy) if verdict.fits else None
+        if requirement is not None:
+            return f"{candidate.label} would use the GPU with an NVIDIA driver ≥ {requirement.minimum} (--driver)"
+    return None
 
 
 def _numpy_bound(target: Target, builds: list[Build], asked: NumpyBound | None) -> tuple[PinnedPackage | None, list[str]]:

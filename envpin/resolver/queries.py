@@ -87,7 +87,7 @@ def allowed_kinds(database: Database, target: Target, request: Request, framewor
     name). A framework with no build of that kind for the platform at all (JAX on native Windows, ROCm on Windows,
     TensorFlow on macOS) gets its CPU build, and the plan's headline says so.
     """
-    named = _named_kinds(request, framework)
+    named = named_kinds(request, framework)
     if named:
         return named
     if framework in request.gpu_asked and target.has_nvidia:
@@ -122,7 +122,8 @@ def has_builds(database: Database, framework: str, platform: str, kind: str, cha
     return any(carries(b, kind, platform) and platform in b.platforms for b in builds_of(database, framework, channel))
 
 
-def _named_kinds(request: Request, framework: str) -> frozenset[str]:
+def named_kinds(request: Request, framework: str) -> frozenset[str]:
+    """The kinds of build the request names for the framework (`+cpu`, `+rocm6.2`, `[cuda12]`); empty: none."""
     if framework in request.cpu_only:
         return frozenset({CPU})  # a project's tensorflow-cpu or cpu index: the CPU build, on any machine
     named = set()

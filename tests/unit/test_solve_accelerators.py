@@ -329,3 +329,33 @@ def test_at_least_forty_cases_across_the_three_vendors():
     intel = [c for c in CASES if any("Intel" in g for g in c.gpus)]
     apple = [c for c in CASES if c.os == "macos"]
     assert len(CASES) >= 40 and len(amd) >= 15 and len(intel) >= 5 and len(apple) >= 5
+
+
+# The rule's last clause: a CPU answer on a machine with a GPU says so first (Plan.headline, the JSON `headline`),
+# and an answer that uses the GPU has no headline.
+HEADLINES = [
+    (Case("nvidia-no-driver", "NVIDIA GPU, no driver", "2.15.0+cpu", gpus=(RTX3090,)),
+     ("runs on the CPU: no NVIDIA driver was found", "torch 2.15.0+cu132 would use the GPU with an NVIDIA driver ≥ 580")),
+    (Case("windows-amd", "no ROCm torch for Windows", "2.15.0", gpus=(RX7900XTX,), os="windows"),
+     ("runs on the CPU: PyTorch's indexes have ROCm builds of torch only for Linux x86_64",)),
+    (Case("mac-cpu-by-name", "the CPU build asked for", "2.9.1", gpus=("Apple M1",), os="macos", arch="arm64",
+          macos="13.6", specs=("torch==2.9.1+cpu",)), ("the CPU build of torch, as asked",)),
+    (Case("tf-mac", "TensorFlow's macOS wheels", "2.21.0", os="macos", arch="arm64", macos="14.5",
+          framework="tensorflow"), ("runs on the CPU: macOS has no CUDA",)),
+    (Case("mac-13", "MPS", "2.8.0", gpus=("Apple M1",), os="macos", arch="arm64", macos="13.6"), ()),
+    (Case("rx7900xtx", "ROCm", "2.13.0+rocm7.2", gpus=(RX7900XTX,)), ()),
+    (Case("arc", "XPU", "2.14.1+xpu", gpus=(ARC_A770,)), ()),
+]
+
+
+@pytest.mark.parametrize(("case", "headline"), HEADLINES, ids=[c.id for c, _ in HEADLINES])
+def test_cpu_answer_says_so_first(database, case, headline):
+    answer = run_case(database, case)
+    assert isinstance(answer, Plan), case.fact
+    document = answer_json(answer)
+    if not headline:
+        assert answer.headline is None and "headline" not in document, case.fact
+        return
+    assert answer.accelerator == "cpu" and document["headline"] == answer.headline
+    for text in headline:
+        assert text in (answer.headline or ""), f"{case.fact}: {text!r} not in {answer.headline!r}"
