@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from packaging.specifiers import SpecifierSet
 
+from envpin.compat.drivers import driver_at_least, minimum_driver
 from envpin.compat.model import Database
 from envpin.record import replace
 from envpin.resolver.accelerators import MPS, amd_fixes, carries
@@ -166,6 +167,8 @@ def _explain_framework(
         if cpu is not None:
             fixes.append(f"or use the CPU build: --spec 'torch=={newest_version}+cpu'")
     elif framework != "torch" and target.has_nvidia and request.channel == PIP:
+        if framework == "jax" and code in ("driver-too-old", "no-gpu-build"):
+            fixes += _jax_cuda11_fixes(database, target, request, matching)
         fixes += _cpu_build_fixes(database, target, request)
     fixes += _platform_fixes(database, target, framework, request.channel)
     fixes += _channel_fixes(database, target, request)
@@ -270,6 +273,28 @@ def _matches_public(spec: SpecifierSet, version) -> bool:
 
 def _framework_pin(answer: Plan, framework: str) -> str:
     return next((p.requirement for p in answer.packages if p.name == framework), framework)
+
+
+# JAX's own find-links page, where its CUDA 11 jaxlib wheels (last: 0.4.25) are; PyPI never had them (jax.yaml)
+JAX_FIND_LINKS = "https://storage.googleapis.com/jax-releases/jax_cuda_releases.html"
+
+
+def _jax_cuda11_fixes(database: Database, target: Target, request: Request, matching: list[Build]) -> list[str]:
+    """A driver too old for CUDA 12 may still run CUDA 11: the newest JAX release whose CUDA 11 extra needs a jaxlib
+    only on JAX's find-links page (jax.yaml `missing_extras`), named as a route with the driver it needs. envpin has
+    not recorded that page's wheels, so it names the route and does not plan from it (docs/gpu-first.md)."""
+    requirement = minimum_driver(database, "11", target.driver_os, request.policy)
+    if requirement is None or target.driver is None or not driver_at_least(target.driver, requirement.minimum):
+        return []
+    releases = sorted({b.version: b for b in matching if b.channel == PIP}.values(), key=lambda b: b.version, reverse=True)
+    for build in releases:
+        extra = "cuda11_pip"  # the extra JAX's install docs of the 0.4 series name for the CUDA 11 wheels
+        if extra in build.jax_release.missing_extras and target.python in build.jax_release.python:
+            return [f"or take JAX's CUDA 11 route, which driver {target.driver} runs ({requirement.rule}: ≥ "
+                    f"{requirement.minimum}): pip install 'jax[{extra}]=={build.version}' -f {JAX_FIND_LINKS} "
+                    f"(jax {build.version}'s CUDA 11 jaxlib is only on that page; envpin has not recorded it, so it "
+                    "does not plan from it, and the GPU's arch list was not checked)"]
+    return []
 
 
 def _cpu_build_fixes(database: Database, target: Target, request: Request) -> list[str]:

@@ -1,0 +1,41 @@
+"""Routes outside PyTorch's and PyPI's indexes, named with their facts (docs/gpu-first.md): envpin names them in an
+answer or as a fix and never plans from an index whose contents it has not recorded.
+
+Each case: the machine, what the answer must say, and what it must not (a route named where it cannot help).
+The facts come from the frozen database: jax.yaml's `missing_extras` (the CUDA 11 jaxlib only on JAX's find-links
+page, read in jax's PyPI metadata) and cuda.yaml's CUDA 11 minor-version minimum (NVIDIA's release notes).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.unit.test_solve_accelerators import Case, _texts, run_case
+
+A100, V100 = "NVIDIA A100-SXM4-40GB", "NVIDIA Tesla V100-SXM2-16GB"
+FIND_LINKS = "-f https://storage.googleapis.com/jax-releases/jax_cuda_releases.html"
+
+ROUTES = [
+    (Case("jax-a100-driver-470", "driver 470 runs CUDA 11 (≥ 450.80.02), not JAX's CUDA 12 (≥ 525)", "!driver-too-old",
+          gpus=(A100,), driver="470.82.01", python="3.10", framework="jax"),
+     ("pip install 'jax[cuda11_pip]==0.4.25' " + FIND_LINKS, "≥ 450.80.02", "does not plan from it",
+      "install NVIDIA driver 525 or newer"), ()),
+    (Case("jax-a100-driver-470-old-pin", "jax<=0.4.20 has no GPU build on PyPI at all: its CUDA 11 route is the way",
+          "!no-gpu-build", gpus=(A100,), driver="470.82.01", python="3.9", framework="jax", specs=("jax<=0.4.20",)),
+     ("pip install 'jax[cuda11_pip]==0.4.20' " + FIND_LINKS,), ()),
+    (Case("jax-v100-driver-418", "driver 418 is below CUDA 11's 450.80.02: the route cannot help, and is not named",
+          "!driver-too-old", gpus=(V100,), driver="418.40", python="3.10", framework="jax"),
+     ("install NVIDIA driver 525 or newer",), ("cuda11_pip",)),
+]
+
+
+@pytest.mark.parametrize(("case", "says", "never"), ROUTES, ids=[c.id for c, _, _ in ROUTES])
+def test_route_is_named_with_its_facts(database, case, says, never):
+    answer = run_case(database, case)
+    texts = _texts(answer)
+    if case.expect.startswith("!"):
+        assert getattr(answer, "code", None) == case.expect[1:], f"{case.fact}: {texts}"
+    for text in says:
+        assert text in texts, f"{case.fact}: {text!r} not in\n{texts}"
+    for text in never:
+        assert text not in texts, f"{case.fact}: {text!r} in\n{texts}"
