@@ -427,6 +427,7 @@ class Database(Record):
     torch_releases: tuple[TorchRelease, ...]  # newest first
     arch_sets: Mapping[str, ArchList]
     tensorflow_releases: tuple[TensorflowRelease, ...] = ()  # newest first
+    tensorflow_metal: tuple[MetalPlugin, ...] = ()  # tensorflow.yaml `metal:`, newest first
     jax_releases: tuple[JaxRelease, ...] = ()  # newest first
     conda_releases: tuple[CondaRelease, ...] = ()  # conda.yaml: builds per channel strategy, newest first
     accelerators: AcceleratorTables = AcceleratorTables()  # rocm.yaml, amd_gpus.yaml, xpu.yaml
@@ -535,6 +536,20 @@ class TensorflowRelease(Record):
     numpy_below_2: tuple[str, ...] = ()  # platforms whose wheels need numpy<2 and do not say so (NumPy 1.x ABI)
     rocm: tuple[RocmFrameworkBuild, ...] = ()  # tensorflow-rocm on PyPI for this release
     numpy: NumpyRequirement | None = None  # its wheels' own Requires-Dist on numpy (tensorflow, tensorflow-cpu alike)
+
+
+@record
+class MetalPlugin(Record):
+    """Apple's tensorflow-metal PluggableDevice (tensorflow.yaml `metal:`): one release, the TensorFlow releases its
+    table on PyPI pairs it with, the macOS it needs, and the Pythons and macOS tag of its arm64 wheels. A route
+    envpin names on Apple silicon; it is not planned from (docs/gpu-first.md)."""
+
+    version: Version
+    tensorflow: str  # the TensorFlow releases it pairs with, as a specifier: ">=2.14,<2.19"
+    macos: str  # the macOS its table asks for: "12.1"
+    wheel_macos: str  # its arm64 wheels' tag: macosx_12_0_arm64 -> "12.0"
+    python: tuple[str, ...]  # CPython minors with macOS arm64 wheels
+    provenance: Provenance
 
 
 @record

@@ -38,6 +38,7 @@ from envpin.compat.model import (
     JaxRelease,
     JetsonSupport,
     KnownIssue,
+    MetalPlugin,
     MinorVersionCompat,
     NumpyRequirement,
     Provenance,
@@ -244,7 +245,32 @@ def _tensorflow_part(version: str, roots: dict[str, _Node], base: Mapping[str, A
     releases = _tensorflow_releases(roots["tensorflow.yaml"].child("releases"), cited,
                                     _rocm_gfx_sets(roots["tensorflow.yaml"], cited))
     _check_added(version, "tensorflow.yaml", releases, problems)
-    return {"tensorflow_releases": tuple(sorted(releases, key=lambda r: r.version, reverse=True))}
+    metal = _metal_plugins(roots["tensorflow.yaml"].child("metal"), cited) if roots["tensorflow.yaml"].has("metal") else []
+    return {"tensorflow_releases": tuple(sorted(releases, key=lambda r: r.version, reverse=True)),
+            "tensorflow_metal": tuple(sorted(metal, key=lambda m: m.version, reverse=True))}
+
+
+_MACOS = re.compile(r"^\d{2}\.\d$")
+
+
+def _metal_plugins(node: _Node, cited: _Citations) -> list[MetalPlugin]:
+    """tensorflow.yaml `metal:`: Apple's tensorflow-metal releases, each with the TensorFlow it pairs with."""
+    plugins = []
+    for record, version in _releases(node, "tensorflow-metal"):
+        record.only(("version", "tensorflow", "macos", "wheel_macos", "python", *_PROVENANCE_KEYS))
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet  # noqa: PLC0415 - only when validating
+
+        pairs = record.child("tensorflow").string(what="a specifier of TensorFlow releases")
+        try:
+            SpecifierSet(pairs)
+        except InvalidSpecifier:
+            record.child("tensorflow").fail(f"{pairs!r} is not a version specifier")
+        plugins.append(MetalPlugin(
+            version=version, tensorflow=pairs, macos=record.child("macos").string(_MACOS, "a macOS version (12.1)"),
+            wheel_macos=record.child("wheel_macos").string(_MACOS, "a macOS version (12.0)"),
+            python=record.child("python").strings(re.compile(r"^3\.\d{1,2}$"), "a CPython version"),
+            provenance=cited.provenance(record)))
+    return plugins
 
 
 def _jax_part(version: str, roots: dict[str, _Node], base: Mapping[str, Any], problems: Problems) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 from packaging.version import Version
 
-from envpin.compat.model import AmdDriverSupport, Database, TorchRelease
+from envpin.compat.model import AmdDriverSupport, Database, MetalPlugin, TorchRelease
 from envpin.fact_checks import amdgpu_module_of, is_amd_release
 from envpin.record import replace
 from envpin.resolver.builds import Build
@@ -318,6 +318,37 @@ def mps_reasons(database: Database, build: Build, target: Target) -> tuple[list[
             "it runs on the CPU"], [f"MPS is unavailable: torch {build.version} needs macOS ≥ {minimum} for the MPS "
                                     f"backend (this Mac has {target.macos}); update macOS to use the GPU{instead}",
                                     *doubt]
+
+
+def metal_route(database: Database, target: Target, build: Build) -> str | None:
+    """TensorFlow on Apple silicon: Apple's tensorflow-metal plugin, the route to the GPU that PyPI's TensorFlow
+    wheels (CPU builds) do not take. Named with its facts (tensorflow.yaml `metal:`), never planned: the plugin's
+    pairing is Apple's table, which no metadata carries (docs/gpu-first.md)."""
+    if target.platform != MACOS_ARM64 or build.framework != "tensorflow" or not database.tensorflow_metal:
+        return None
+    from packaging.specifiers import SpecifierSet  # noqa: PLC0415 - only a TensorFlow answer on a Mac asks
+
+    pairing = next((m for m in database.tensorflow_metal if SpecifierSet(m.tensorflow).contains(build.version)), None)
+    if pairing is not None:
+        needs = _metal_needs(pairing, target)
+        return (f"Apple's tensorflow-metal {pairing.version} (PyPI) adds the Metal GPU to tensorflow {build.version} "
+                f"(Apple's table pairs it with tensorflow{pairing.tensorflow}, on macOS ≥ {pairing.macos}){needs}: "
+                f"pip install tensorflow-metal=={pairing.version} beside it; envpin names it and does not pin it")
+    newest = database.tensorflow_metal[0]
+    return (f"Apple's tensorflow-metal plugin pairs with no tensorflow as new as {build.version}: its newest, "
+            f"{newest.version}, goes with tensorflow{newest.tensorflow} on macOS ≥ {newest.macos} (Apple's table on "
+            f"PyPI){_metal_needs(newest, target)}; for the GPU, --spec 'tensorflow{newest.tensorflow}' and pip install "
+            f"tensorflow-metal=={newest.version}; envpin names it and does not pin it")
+
+
+def _metal_needs(plugin: MetalPlugin, target: Target) -> str:
+    """What of the plugin's own needs this Mac lacks (its macOS, its Python), in words; empty when it has them."""
+    lacks = []
+    if target.macos is not None and _numbers(target.macos) < _numbers(plugin.macos):
+        lacks.append(f"this Mac has macOS {target.macos}")
+    if target.python not in plugin.python:
+        lacks.append(f"its wheels are for Python {', '.join(plugin.python)}, not {target.python}")
+    return f" ({'; '.join(lacks)})" if lacks else ""
 
 
 # ---------------------------------------------------------------- fixes

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from envpin.compat.archs import TEGRA_CAPABILITIES
 from envpin.compat.model import PYPI_INDEX, CompanionBuild, Database
-from envpin.resolver.accelerators import kind_reasons, mps_reasons, mps_runs
+from envpin.resolver.accelerators import kind_reasons, metal_route, mps_reasons, mps_runs
 from envpin.resolver.builds import Build, builds_of
 from envpin.resolver.fitness import Verdict, assess, driver_requirement
 from envpin.resolver.plan import PinnedPackage, Plan
@@ -185,7 +185,8 @@ def _kind_reasons(database: Database, target: Target, build: Build) -> list[str]
         mps = " with Metal (MPS) on Apple silicon" if build.framework == "torch" else ""
         if build.channel != "pip":
             return [f"macOS has no CUDA: {build.where}'s macOS {build.conda_package} builds are CPU builds{mps}"]
-        return [f"macOS has no CUDA: {build.framework}'s macOS wheels are CPU builds{mps}"]
+        route = metal_route(database, target, build)
+        return [f"macOS has no CUDA: {build.framework}'s macOS wheels are CPU builds{mps}" + (f"; {route}" if route else "")]
     if target.has_nvidia and not has_cuda_builds(database, build.framework, target.platform, build.channel):
         route = " (WSL2 is the way to the GPU on Windows)" if target.os == "windows" else ""
         if build.channel != "pip":

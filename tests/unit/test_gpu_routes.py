@@ -3,13 +3,15 @@ answer or as a fix and never plans from an index whose contents it has not recor
 
 Each case: the machine, what the answer must say, and what it must not (a route named where it cannot help).
 The facts come from the frozen database: jax.yaml's `missing_extras` (the CUDA 11 jaxlib only on JAX's find-links
-page, read in jax's PyPI metadata) and cuda.yaml's CUDA 11 minor-version minimum (NVIDIA's release notes).
+page, read in jax's PyPI metadata), cuda.yaml's CUDA 11 minor-version minimum (NVIDIA's release notes), and
+tensorflow.yaml's `metal:` (Apple's tensorflow-metal table and wheel files on PyPI).
 """
 
 from __future__ import annotations
 
 import pytest
 
+from envpin.resolver.plan import Plan
 from tests.unit.test_solve_accelerators import Case, _texts, run_case
 
 A100, V100 = "NVIDIA A100-SXM4-40GB", "NVIDIA Tesla V100-SXM2-16GB"
@@ -26,6 +28,18 @@ ROUTES = [
     (Case("jax-v100-driver-418", "driver 418 is below CUDA 11's 450.80.02: the route cannot help, and is not named",
           "!driver-too-old", gpus=(V100,), driver="418.40", python="3.10", framework="jax"),
      ("install NVIDIA driver 525 or newer",), ("cuda11_pip",)),
+    # tensorflow-metal on Apple silicon: named beside PyPI's CPU wheels, never pinned
+    (Case("tf-mac-newest", "TensorFlow 2.21 is newer than every tensorflow-metal pairing: the newest pairing is named",
+          "2.21.0", os="macos", arch="arm64", macos="14.5", framework="tensorflow"),
+     ("tensorflow-metal plugin pairs with no tensorflow as new as 2.21.0", "tensorflow-metal==1.2.0",
+      "--spec 'tensorflow>=2.18,<2.19'", "envpin names it and does not pin it"), ()),
+    (Case("tf-mac-2.16", "tensorflow 2.16 pairs with tensorflow-metal 1.1.0 (Apple's v2.14-v2.18 row)", "2.16.2",
+          os="macos", arch="arm64", macos="13.6", framework="tensorflow", specs=("tensorflow==2.16.*",)),
+     ("tensorflow-metal 1.1.0 (PyPI) adds the Metal GPU to tensorflow 2.16.2", "macOS ≥ 12.1"), ("1.2.0",)),
+    (Case("tf-mac-2.16-py312", "tensorflow-metal 1.1.0 has no cp312 wheel: said", "2.16.2", os="macos", arch="arm64",
+          macos="13.6", python="3.12", framework="tensorflow", specs=("tensorflow==2.16.*",)),
+     ("its wheels are for Python 3.9, 3.10, 3.11, not 3.12",), ()),
+    (Case("tf-linux", "no Mac: no tensorflow-metal", "2.21.0", framework="tensorflow"), (), ("tensorflow-metal",)),
 ]
 
 
@@ -35,6 +49,9 @@ def test_route_is_named_with_its_facts(database, case, says, never):
     texts = _texts(answer)
     if case.expect.startswith("!"):
         assert getattr(answer, "code", None) == case.expect[1:], f"{case.fact}: {texts}"
+    else:
+        assert isinstance(answer, Plan) and answer.packages[0].version == case.expect, f"{case.fact}: {texts}"
+        assert all(p.name != "tensorflow-metal" for p in answer.packages), case.fact  # named, never pinned
     for text in says:
         assert text in texts, f"{case.fact}: {text!r} not in\n{texts}"
     for text in never:
