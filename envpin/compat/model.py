@@ -177,6 +177,21 @@ class GfxList(Record):
 
 
 @record
+class JetpackRelease(Record):
+    """A Jetson Linux (L4T) release and the JetPack that names it (gpus.yaml `jetpack:`): a Jetson's driver fact."""
+
+    l4t: str  # "36.4.0", as /etc/nv_tegra_release gives it (R36, REVISION 4.0)
+    jetpack: str  # "6.1"
+    provenance: Provenance
+    cuda: str | None = None  # the CUDA the release came with, where the source gives it
+
+    @property
+    def folder(self) -> str:
+        """The JetPack as NVIDIA's wheel folders spell it: 6.1 -> v61, 5.1.2 -> v512."""
+        return "v" + self.jetpack.replace(".", "")
+
+
+@record
 class JetsonSupport(Record):
     """What runs on NVIDIA Jetson (Tegra) GPUs for one framework (gpus.yaml `jetson:`): whether its PyPI CUDA wheels
     do (they are built for x86_64 and server Arm's CUDA, not for JetPack's), and where builds that do are."""
@@ -186,6 +201,7 @@ class JetsonSupport(Record):
     text: str  # what a person reads: where the Jetson builds are, or that there are none
     provenance: Provenance
     builds: str | None = None  # the public URL of the builds that run there; None: there are none
+    per_jetpack: str | None = None  # NVIDIA's wheel folder of one JetPack, `{folder}` its v61 form; None: none known
 
 
 @record
@@ -432,6 +448,7 @@ class Database(Record):
     conda_releases: tuple[CondaRelease, ...] = ()  # conda.yaml: builds per channel strategy, newest first
     accelerators: AcceleratorTables = AcceleratorTables()  # rocm.yaml, amd_gpus.yaml, xpu.yaml
     jetson: Mapping[str, JetsonSupport] = NEW_DICT  # framework -> what runs on Jetson (Tegra) GPUs (gpus.yaml)
+    jetpack_releases: tuple[JetpackRelease, ...] = ()  # gpus.yaml `jetpack:`: L4T release -> JetPack
     tied_releases: tuple[TiedRelease, ...] = ()  # tied.yaml: releases built for one torch release
     built_from_source: Mapping[str, str] = NEW_DICT  # tied.yaml: package PyPI has no wheel of -> its files page there
     release_files: tuple[ReleaseFiles, ...] = ()  # tied.yaml: what each release of triton and torch-xla publishes

@@ -36,6 +36,7 @@ from envpin.compat.model import (
     GpuModel,
     JaxExtra,
     JaxRelease,
+    JetpackRelease,
     JetsonSupport,
     KnownIssue,
     MetalPlugin,
@@ -210,7 +211,7 @@ def _base(version: str, roots: dict[str, _Node], documents: Mapping[str, Any], p
     sources = _sources(every, problems)
     cited = _Citations(sources)
     gpus = roots["gpus.yaml"]
-    gpus.only(("jetson", "sources", "gpus"))
+    gpus.only(("jetson", "jetpack", "sources", "gpus"))
     roots["cuda.yaml"].only(("minor_version_compat", "toolkits", "sources"))
     return {
         "version": version,
@@ -219,7 +220,28 @@ def _base(version: str, roots: dict[str, _Node], documents: Mapping[str, Any], p
         "toolkits": _toolkits(roots["cuda.yaml"].child("toolkits"), cited),
         "gpus": _gpus(gpus.child("gpus"), cited),
         "jetson": _jetson(gpus.child("jetson"), cited) if gpus.has("jetson") else {},
+        "jetpack_releases": _jetpack(gpus.child("jetpack"), cited) if gpus.has("jetpack") else (),
     }
+
+
+_L4T = re.compile(r"^\d{2}\.\d{1,2}\.\d{1,2}$")
+_JETPACK = re.compile(r"^\d\.\d{1,2}(\.\d{1,2})?$")
+
+
+def _jetpack(node: _Node, cited: _Citations) -> tuple[JetpackRelease, ...]:
+    """gpus.yaml `jetpack:`: L4T releases and the JetPack each is, each L4T once."""
+    releases, seen = [], set()
+    for record in node.sequence():
+        record.only(("l4t", "jetpack", "cuda", *_PROVENANCE_KEYS))
+        l4t = record.child("l4t").string(_L4T, "an L4T release such as 36.4.0")
+        if l4t in seen:
+            record.child("l4t").fail(f"L4T {l4t} is listed twice")
+        seen.add(l4t)
+        releases.append(JetpackRelease(
+            l4t=l4t, jetpack=record.child("jetpack").string(_JETPACK, "a JetPack version such as 6.1"),
+            provenance=cited.provenance(record),
+            cuda=record.child("cuda").optional_string(re.compile(r"^\d{2}\.\d$"), "a CUDA version such as 12.6")))
+    return tuple(releases)
 
 
 def _torch_part(version: str, roots: dict[str, _Node], base: Mapping[str, Any], problems: Problems) -> dict[str, Any]:
@@ -567,7 +589,7 @@ def _jetson(node: _Node, cited: _Citations) -> dict[str, JetsonSupport]:
     builds that do are (a URL), or that there are none."""
     table: dict[str, JetsonSupport] = {}
     for record in node.sequence():
-        record.only(("framework", "pypi_cuda", "builds", "text", *_PROVENANCE_KEYS))
+        record.only(("framework", "pypi_cuda", "builds", "per_jetpack", "text", *_PROVENANCE_KEYS))
         framework = record.child("framework").string(what="a framework")
         if framework and framework not in _JETSON_FRAMEWORKS:
             record.child("framework").fail(f"{framework!r} is not one of {', '.join(_JETSON_FRAMEWORKS)}")
@@ -577,12 +599,15 @@ def _jetson(node: _Node, cited: _Citations) -> dict[str, JetsonSupport]:
         if not isinstance(pypi_cuda, bool):
             record.child("pypi_cuda").fail("expected true or false")
         builds = record.child("builds").optional_string(re.compile(r"^https://"), "an https:// URL")
+        per_jetpack = record.child("per_jetpack").optional_string(re.compile(r"^https://[^{}]*\{folder\}[^{}]*$"),
+                                                                  "an https:// URL with one {folder}")
         table[framework] = JetsonSupport(
             framework=framework,
             pypi_cuda=bool(pypi_cuda),
             text=record.child("text").string(what="a text"),
             provenance=cited.provenance(record),
             builds=builds,
+            per_jetpack=per_jetpack,
         )
     return table
 

@@ -194,6 +194,9 @@ def _kind_reasons(database: Database, target: Target, build: Build) -> list[str]
                     f"this is its CPU build{route}"]
         return [f"{build.framework} has no NVIDIA GPU build for {target.platform}: this is its CPU build{route}",
                 *jetson_notes(database, target, build.framework)]
+    jetson = jetson_driver_reason(database, target, build.framework)
+    if jetson is not None:
+        return [jetson]
     if not target.has_nvidia and target.gpus:
         return ["no NVIDIA driver was found, so the GPUs cannot be used: this is the CPU build (install a driver, or pass --driver)"]
     if not target.has_nvidia:
@@ -210,6 +213,34 @@ def _beside_the_gpu_framework(request: Request, target: Target, build: Build) ->
     asked = "; ".join(f"{framework}: {line}" for framework, line in request.gpu_asked.items())
     return [f"{request.spec_text(build.framework)} has no NVIDIA GPU build for {target.platform}: this is its CPU "
             f"build, as pip installs it; the GPU is for what the project asks for as a GPU build ({asked})"]
+
+
+def jetson_driver_reason(database: Database, target: Target, framework: str) -> str | None:
+    """A Jetson without a desktop driver: its driver is its JetPack (L4T release), so the answer names that and
+    NVIDIA's wheels for it (gpus.yaml `jetpack:` and `jetson:`), which envpin names and does not plan from."""
+    tegra = [g for g in target.gpus if g.compute_capability in TEGRA_CAPABILITIES]
+    if not tegra or target.has_nvidia:
+        return None
+    gpu = f"{tegra[0].name} ({tegra[0].compute_capability.sm}) is a Jetson GPU"
+    support = database.jetson.get(framework)
+    release = target.jetson
+    if release is None and not (target.l4t or target.jetpack):
+        return (f"{gpu}, whose driver comes with its JetPack: this is the CPU build; give the JetPack with --jetpack "
+                "(6.1, or the L4T release r36.4.0 that /etc/nv_tegra_release names) for the Jetson builds")
+    if release is None:
+        named = f"L4T {target.l4t}" if target.l4t else f"JetPack {target.jetpack}"
+        where = f"; NVIDIA's Jetson builds: {support.builds}" if support is not None and support.builds else ""
+        return (f"{gpu} on {named}, which the database's JetPack table does not know: this is the CPU build{where} "
+                "(envpin names them and does not plan from them)")
+    cuda = f", CUDA {release.cuda}" if release.cuda else ""
+    lead = f"{gpu} on JetPack {release.jetpack} (L4T {release.l4t}{cuda}), the Jetson's driver"
+    if support is None:
+        return f"{lead}: this is the CPU build"
+    if support.per_jetpack is None:
+        return f"{lead}: this is the CPU build; {support.text}"
+    folder = support.per_jetpack.format(folder=release.folder)
+    return (f"{lead}: this is the CPU build from PyPI; NVIDIA's {framework} wheels for JetPack {release.jetpack} are "
+            f"at {folder} (envpin has not recorded that folder's wheels, so it names it and does not plan from it)")
 
 
 def jetson_notes(database: Database, target: Target, framework: str) -> list[str]:

@@ -4,7 +4,8 @@ answer or as a fix and never plans from an index whose contents it has not recor
 Each case: the machine, what the answer must say, and what it must not (a route named where it cannot help).
 The facts come from the frozen database: jax.yaml's `missing_extras` (the CUDA 11 jaxlib only on JAX's find-links
 page, read in jax's PyPI metadata), cuda.yaml's CUDA 11 minor-version minimum (NVIDIA's release notes), and
-tensorflow.yaml's `metal:` (Apple's tensorflow-metal table and wheel files on PyPI).
+tensorflow.yaml's `metal:` (Apple's tensorflow-metal table and wheel files on PyPI), gpus.yaml's `jetpack:` (L4T
+release -> JetPack, from dusty-nv/jetson-containers) and `jetson:` (NVIDIA's per-JetPack wheel folders).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import pytest
 from envpin.resolver.plan import Plan
 from tests.unit.test_solve_accelerators import Case, _texts, run_case
 
-A100, V100 = "NVIDIA A100-SXM4-40GB", "NVIDIA Tesla V100-SXM2-16GB"
+A100, V100, ORIN = "NVIDIA A100-SXM4-40GB", "NVIDIA Tesla V100-SXM2-16GB", "Orin (nvgpu)"
 FIND_LINKS = "-f https://storage.googleapis.com/jax-releases/jax_cuda_releases.html"
 
 ROUTES = [
@@ -40,6 +41,25 @@ ROUTES = [
           macos="13.6", python="3.12", framework="tensorflow", specs=("tensorflow==2.16.*",)),
      ("its wheels are for Python 3.9, 3.10, 3.11, not 3.12",), ()),
     (Case("tf-linux", "no Mac: no tensorflow-metal", "2.21.0", framework="tensorflow"), (), ("tensorflow-metal",)),
+    # a Jetson: its JetPack (L4T release) is its driver; NVIDIA's per-JetPack wheel folders are named, never planned
+    (Case("orin-jetpack-6.1", "JetPack 6.1 is L4T 36.4.0 with CUDA 12.6 (gpus.yaml jetpack:)", "2.14.1+cpu",
+          gpus=(ORIN,), arch="aarch64", python="3.10", jetpack="6.1"),
+     ("JetPack 6.1 (L4T 36.4.0, CUDA 12.6), the Jetson's driver",
+      "https://developer.download.nvidia.com/compute/redist/jp/v61/pytorch/", "does not plan from it"),
+     ("install a driver",)),
+    (Case("orin-l4t-35.4.1", "L4T r35.4.1 as /etc/nv_tegra_release gives it is JetPack 5.1.2", "2.15.0+cpu",
+          gpus=(ORIN,), arch="aarch64", python="3.11", jetpack="r35.4.1"),
+     ("JetPack 5.1.2 (L4T 35.4.1)", "/jp/v512/pytorch/"), ()),
+    (Case("orin-tf-jetpack-6.1", "TensorFlow's JetPack folder", "2.21.0", gpus=(ORIN,), arch="aarch64", python="3.10",
+          jetpack="6.1", framework="tensorflow"), ("https://developer.download.nvidia.com/compute/redist/jp/v61 ",), ()),
+    (Case("orin-jax-jetpack-6.1", "no Jetson JAX: said", "0.6.2", gpus=(ORIN,), arch="aarch64", python="3.10",
+          jetpack="6.1", framework="jax"), ("no Jetson build of jaxlib",), ("/jp/v61",)),
+    (Case("orin-no-jetpack", "a Jetson GPU without its JetPack: the answer asks for it, not for a desktop driver",
+          "2.14.1+cpu", gpus=(ORIN,), arch="aarch64", python="3.10"), ("give the JetPack with --jetpack",),
+     ("install a driver",)),
+    (Case("orin-unknown-jetpack", "a JetPack the table does not know: kept, said, and the general Jetson page named",
+          "2.14.1+cpu", gpus=(ORIN,), arch="aarch64", python="3.10", jetpack="7.0"),
+     ("JetPack 7.0, which the database's JetPack table does not know", "install-pytorch-jetson-platform"), ("/jp/v70",)),
 ]
 
 

@@ -54,6 +54,7 @@ class Case:
     says: tuple[str, ...] = ()
     index: str | None = "any"
     framework: str = "torch"
+    jetpack: str | None = None  # a Jetson's JetPack or L4T release (--jetpack)
 
 
 CASES = [
@@ -303,7 +304,7 @@ CASES = [
 def run_case(database, case: Case) -> Plan | Unsatisfiable:
     facts = HostFacts(os=case.os, arch=case.arch, python=PythonInfo(case.python), amdgpu_module=case.amdgpu_module)
     overrides = TargetOverrides(driver=case.driver, gpus=case.gpus, gfx=case.gfx, amdgpu_driver=case.amdgpu_driver,
-                                rocm=case.rocm, macos=case.macos)
+                                rocm=case.rocm, macos=case.macos, jetpack=case.jetpack)
     target = make_target(database, apply_overrides(facts, overrides))
     return solve(database, target, parse_request([case.framework], list(case.specs)))
 
