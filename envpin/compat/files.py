@@ -22,7 +22,7 @@ PARTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
            ("version", "sources", "minor_version_compat", "toolkits", "gpus", "jetson", "jetpack_releases")),
     "torch": (("torch.yaml", "rocm.yaml", "amd_gpus.yaml", "xpu.yaml", "mps.yaml"),
               ("torch_releases", "arch_sets", "accelerators")),
-    "tensorflow": (("tensorflow.yaml",), ("tensorflow_releases", "tensorflow_metal")),
+    "tensorflow": (("tensorflow.yaml",), ("tensorflow_releases", "tensorflow_metal", "tensorflow_amd_wheels")),
     "jax": (("jax.yaml",), ("jax_releases",)),
     "conda": (("conda.yaml",), ("conda_releases",)),
     "tied": (("tied.yaml",), ("tied_releases", "built_from_source", "release_files")),

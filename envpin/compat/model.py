@@ -444,6 +444,7 @@ class Database(Record):
     arch_sets: Mapping[str, ArchList]
     tensorflow_releases: tuple[TensorflowRelease, ...] = ()  # newest first
     tensorflow_metal: tuple[MetalPlugin, ...] = ()  # tensorflow.yaml `metal:`, newest first
+    tensorflow_amd_wheels: tuple[AmdTensorflowWheels, ...] = ()  # tensorflow.yaml `amd_wheels:`, newest ROCm first
     jax_releases: tuple[JaxRelease, ...] = ()  # newest first
     conda_releases: tuple[CondaRelease, ...] = ()  # conda.yaml: builds per channel strategy, newest first
     accelerators: AcceleratorTables = AcceleratorTables()  # rocm.yaml, amd_gpus.yaml, xpu.yaml
@@ -566,6 +567,18 @@ class MetalPlugin(Record):
     macos: str  # the macOS its table asks for: "12.1"
     wheel_macos: str  # its arm64 wheels' tag: macosx_12_0_arm64 -> "12.0"
     python: tuple[str, ...]  # CPython minors with macOS arm64 wheels
+    provenance: Provenance
+
+
+@record
+class AmdTensorflowWheels(Record):
+    """AMD's own tensorflow-rocm wheels for one ROCm release (tensorflow.yaml `amd_wheels:`), off PyPI from ROCm 6.1:
+    the TensorFlow releases AMD's docs list for it and where they are. Named as a route, never planned from: their
+    files and gfx lists are not recorded."""
+
+    rocm: str  # "6.2"
+    tensorflow: tuple[str, ...]  # ("2.14.1", "2.15.1", "2.16.1")
+    url: str  # the find-links location AMD's docs give
     provenance: Provenance
 
 

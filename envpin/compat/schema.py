@@ -23,6 +23,7 @@ from envpin.compat.model import (
     PLATFORM_LIMITED,
     PYPI_INDEX,
     TIED_TO_TORCH,
+    AmdTensorflowWheels,
     AndCudaExtra,
     ArchList,
     Companion,
@@ -268,8 +269,26 @@ def _tensorflow_part(version: str, roots: dict[str, _Node], base: Mapping[str, A
                                     _rocm_gfx_sets(roots["tensorflow.yaml"], cited))
     _check_added(version, "tensorflow.yaml", releases, problems)
     metal = _metal_plugins(roots["tensorflow.yaml"].child("metal"), cited) if roots["tensorflow.yaml"].has("metal") else []
+    amd = _amd_tensorflow_wheels(roots["tensorflow.yaml"].child("amd_wheels"), cited) \
+        if roots["tensorflow.yaml"].has("amd_wheels") else []
     return {"tensorflow_releases": tuple(sorted(releases, key=lambda r: r.version, reverse=True)),
-            "tensorflow_metal": tuple(sorted(metal, key=lambda m: m.version, reverse=True))}
+            "tensorflow_metal": tuple(sorted(metal, key=lambda m: m.version, reverse=True)),
+            "tensorflow_amd_wheels": tuple(sorted(amd, key=lambda w: Version(w.rocm), reverse=True))}
+
+
+def _amd_tensorflow_wheels(node: _Node, cited: _Citations) -> list[AmdTensorflowWheels]:
+    """tensorflow.yaml `amd_wheels:`: per ROCm release, the TensorFlow releases of AMD's own tensorflow-rocm wheels."""
+    rows, seen = [], set()
+    for record in node.sequence():
+        record.only(("rocm", "tensorflow", "url", *_PROVENANCE_KEYS))
+        rocm = record.child("rocm").string(re.compile(r"^\d\.\d{1,2}$"), "a ROCm release such as 6.2")
+        if rocm in seen:
+            record.child("rocm").fail(f"ROCm {rocm} is listed twice")
+        seen.add(rocm)
+        rows.append(AmdTensorflowWheels(
+            rocm=rocm, tensorflow=record.child("tensorflow").strings(re.compile(r"^\d+\.\d+\.\d+$"), "a TensorFlow release"),
+            url=record.child("url").string(re.compile(r"^https://"), "an https:// URL"), provenance=cited.provenance(record)))
+    return rows
 
 
 _MACOS = re.compile(r"^\d{2}\.\d$")

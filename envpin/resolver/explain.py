@@ -158,6 +158,8 @@ def _explain_framework(
     if "rocm" in allowed and code in ("gpu-unsupported", "unsupported-platform"):
         fixes += amd_fixes(database, target, builds,
                            lambda build, machine: _relaxed(database, machine, provider, build, "").fits)
+    if "rocm" in allowed and framework == "tensorflow":
+        fixes += _amd_tensorflow_fixes(database, target)
     if code == "gpu-unsupported":
         fixes += jetson_notes(database, target, framework)  # on a Jetson: NVIDIA's builds for it, or that there are none
     mps_miss = code == "no-gpu-build" and MPS in allowed
@@ -295,6 +297,25 @@ def _jax_cuda11_fixes(database: Database, target: Target, request: Request, matc
                     f"(jax {build.version}'s CUDA 11 jaxlib is only on that page; envpin has not recorded it, so it "
                     "does not plan from it, and the GPU's arch list was not checked)"]
     return []
+
+
+def _amd_tensorflow_fixes(database: Database, target: Target) -> list[str]:
+    """TensorFlow on an AMD GPU where PyPI's tensorflow-rocm (which ends at ROCm 6.0) does not fit: AMD's own wheels
+    for the ROCm releases the AMD driver supports (tensorflow.yaml `amd_wheels:`), named and not planned from."""
+    supported = None
+    if target.amdgpu_driver:
+        wanted = ".".join(target.amdgpu_driver.split(".")[:2])
+        row = next((r for r in database.accelerators.amd_drivers if r.driver == wanted), None)
+        supported = set(row.rocm) if row is not None else None
+    rows = [w for w in database.tensorflow_amd_wheels if supported is None or w.rocm in supported]
+    if not rows:
+        return []
+    listed = "; ".join(f"ROCm {w.rocm}: tensorflow-rocm {', '.join(w.tensorflow)}" for w in rows)
+    driver = f" that AMD GPU driver {target.amdgpu_driver} supports" if supported is not None else ""
+    return [f"or AMD's own tensorflow-rocm wheels, off PyPI from ROCm 6.1, at {rows[0].url} (pip install "
+            f"tensorflow-rocm==<version> -f <the ROCm release's folder there>), for the ROCm releases{driver}: {listed} "
+            "(AMD's ROCm docs); envpin has not recorded their files or gfx lists, so it names them and does not plan "
+            "from them"]
 
 
 def _cpu_build_fixes(database: Database, target: Target, request: Request) -> list[str]:

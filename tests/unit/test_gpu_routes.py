@@ -5,7 +5,8 @@ Each case: the machine, what the answer must say, and what it must not (a route 
 The facts come from the frozen database: jax.yaml's `missing_extras` (the CUDA 11 jaxlib only on JAX's find-links
 page, read in jax's PyPI metadata), cuda.yaml's CUDA 11 minor-version minimum (NVIDIA's release notes), and
 tensorflow.yaml's `metal:` (Apple's tensorflow-metal table and wheel files on PyPI), gpus.yaml's `jetpack:` (L4T
-release -> JetPack, from dusty-nv/jetson-containers) and `jetson:` (NVIDIA's per-JetPack wheel folders).
+release -> JetPack, from dusty-nv/jetson-containers) and `jetson:` (NVIDIA's per-JetPack wheel folders), and
+tensorflow.yaml's `amd_wheels:` (AMD's ROCm docs: tensorflow-rocm off PyPI from ROCm 6.1).
 """
 
 from __future__ import annotations
@@ -41,6 +42,19 @@ ROUTES = [
           macos="13.6", python="3.12", framework="tensorflow", specs=("tensorflow==2.16.*",)),
      ("its wheels are for Python 3.9, 3.10, 3.11, not 3.12",), ()),
     (Case("tf-linux", "no Mac: no tensorflow-metal", "2.21.0", framework="tensorflow"), (), ("tensorflow-metal",)),
+    # AMD's own tensorflow-rocm wheels (off PyPI from ROCm 6.1): named with the ROCm rows the AMD driver supports
+    (Case("tf-rx7900xtx-driver-6.4", "driver 6.4 (ROCm 6.1-7.1) runs none of PyPI's tensorflow-rocm with gfx1100",
+          "!gpu-unsupported", gpus=("AMD Radeon RX 7900 XTX",), amdgpu_driver="6.4", framework="tensorflow"),
+     ("AMD's own tensorflow-rocm wheels", "https://repo.radeon.com/rocm/manylinux",
+      "ROCm 6.2: tensorflow-rocm 2.14.1, 2.15.1, 2.16.1", "that AMD GPU driver 6.4 supports", "does not plan from them"),
+     ()),
+    (Case("tf-rx7900xtx-driver-5.7", "driver 5.7 (ROCm 5.5-6.1): only the ROCm 6.1 row", "!gpu-unsupported",
+          gpus=("AMD Radeon RX 7900 XTX",), amdgpu_driver="5.7", framework="tensorflow", specs=("tensorflow==2.13.1",)),
+     ("ROCm 6.1: tensorflow-rocm 2.13.1",), ("ROCm 6.2:",)),
+    (Case("tf-mi300x", "PyPI's tensorflow-rocm has no gfx942: AMD's wheels named", "!gpu-unsupported",
+          gpus=("AMD Instinct MI300X",), framework="tensorflow"), ("ROCm 6.2: tensorflow-rocm 2.14.1",), ()),
+    (Case("tf-rx7900xtx", "PyPI's tensorflow-rocm 2.14.0.600 fits: a plan, no route", "2.14.0.600",
+          gpus=("AMD Radeon RX 7900 XTX",), framework="tensorflow"), (), ("repo.radeon.com",)),
     # a Jetson: its JetPack (L4T release) is its driver; NVIDIA's per-JetPack wheel folders are named, never planned
     (Case("orin-jetpack-6.1", "JetPack 6.1 is L4T 36.4.0 with CUDA 12.6 (gpus.yaml jetpack:)", "2.14.1+cpu",
           gpus=(ORIN,), arch="aarch64", python="3.10", jetpack="6.1"),
