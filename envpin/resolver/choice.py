@@ -400,7 +400,7 @@ def _torch_packages(
         if paired is None:
             raise AssertionError(f"{name} {version} was chosen beside {build.label} without a build on {target.platform}")
         packages.append(_companion_pin(name, paired, request))
-        reasons.append(_companion_reason(name, paired, build))
+        reasons.append(_companion_reason(name, paired, build, accelerator_of(build, target)))
     if variant.cudnn:
         reasons.append(f"torch {build.version}+{variant.name} uses cuDNN {variant.cudnn}")
     return packages, reasons
@@ -413,15 +413,17 @@ def _companion_pin(name: str, paired: CompanionBuild, request: Request) -> Pinne
     return PinnedPackage(name, f"{paired.version}+{paired.index}", f"{request.torch_index}/{paired.index}")
 
 
-def _companion_reason(name: str, paired: CompanionBuild, build: Build) -> str:
+def _companion_reason(name: str, paired: CompanionBuild, build: Build, accelerator: str) -> str:
     where = "PyPI" if paired.index == PYPI_INDEX else f"the {paired.index} index"
-    built = f"built for CUDA {paired.cuda}" if paired.cuda else "a CPU build" if build.kind == "cpu" else "its own build"
+    # torch's macOS arm64 wheel is one build for the CPU and MPS: its companions' are too
+    kind = "its macOS arm64 wheel, with MPS" if accelerator == "mps" else "a CPU build"
+    built = f"built for CUDA {paired.cuda}" if paired.cuda else kind if build.kind == "cpu" else "its own build"
     variant_cuda = build.torch_record[1].cuda
     # The import check is worth saying only where the two CUDAs differ (a companion of another build's CUDA)
     check = {"minor": "its import check wants the same CUDA major.minor",
              "major": "its import check wants the same CUDA major only"}.get(paired.cuda_check) if (
         paired.cuda and paired.cuda != variant_cuda) else None
-    return (f"{name} {paired.version} from {where} pairs with torch {build.version} ({build.flavor}): {built}"
+    return (f"{name} {paired.version} from {where} pairs with torch {build.version} ({accelerator}): {built}"
             + (f"; {check}" if check else ""))
 
 
