@@ -36,6 +36,8 @@ def add_target_options(parser: argparse.ArgumentParser, conda: bool = False) -> 
     group.add_argument("--amdgpu-driver", help="AMD: the kernel driver release (6.4, 30.10), as AMD's matrix names it, or "
                             "its amdgpu-dkms version (1:6.12.12.60401-2164967.24.04, 6.12.12)")
     group.add_argument("--rocm", help="AMD: the ROCm user space installed (/opt/rocm/.info/version)")
+    group.add_argument("--jetpack", help="NVIDIA Jetson: the JetPack (6.1) or the L4T release (r36.4.0, "
+                            "/etc/nv_tegra_release), the Jetson's driver")
     group.add_argument("--python", help="Python version, e.g. 3.11 (3.13t: the free-threaded build)")
     group.add_argument("--facts", help="a file from `envpin detect --format json` taken on the target")
     group.add_argument("--glibc", help="Linux: the target's glibc version, X.Y (`ldd --version`); a wheel tagged for a "
@@ -61,6 +63,7 @@ def target_spec(args: argparse.Namespace, conda: bool = False) -> TargetSpec:
         amdgpu_driver=args.amdgpu_driver,
         rocm=args.rocm,
         macos=args.macos,
+        jetpack=args.jetpack,
         facts_file=args.facts,
         glibc=args.glibc,
         macos_version=args.macos if conda else None,

@@ -34,7 +34,7 @@ class TargetSpec(TargetOverrides):
         """Whether the user described a target at all (else: this machine)."""
         return bool(self.os or self.arch or self.driver or self.gpus or self.compute_capabilities or self.python
                     or self.facts_file or self.gfx or self.amdgpu_driver or self.rocm or self.macos or self.wsl
-                    or self.glibc)
+                    or self.glibc or self.jetpack)
 
     @property
     def probes_this_machine(self) -> bool:

@@ -19,10 +19,10 @@ OWN_SOURCES = ("tied.yaml", "wheel_tags.yaml")
 BASE = "base"
 PARTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     BASE: (("sources.yaml", "cuda.yaml", "gpus.yaml"),
-           ("version", "sources", "minor_version_compat", "toolkits", "gpus", "jetson")),
+           ("version", "sources", "minor_version_compat", "toolkits", "gpus", "jetson", "jetpack_releases")),
     "torch": (("torch.yaml", "rocm.yaml", "amd_gpus.yaml", "xpu.yaml", "mps.yaml"),
               ("torch_releases", "arch_sets", "accelerators")),
-    "tensorflow": (("tensorflow.yaml",), ("tensorflow_releases",)),
+    "tensorflow": (("tensorflow.yaml",), ("tensorflow_releases", "tensorflow_metal", "tensorflow_amd_wheels")),
     "jax": (("jax.yaml",), ("jax_releases",)),
     "conda": (("conda.yaml",), ("conda_releases",)),
     "tied": (("tied.yaml",), ("tied_releases", "built_from_source", "release_files")),

@@ -27,6 +27,8 @@ from envpin.resolver.accelerators import (
     check_intel_gpus,
     check_macos_wheel,
     compute_amd_gpus,
+    of_kind,
+    runs_on,
 )
 from envpin.resolver.builds import Build
 from envpin.resolver.request import PIP, NumpyBound
@@ -117,8 +119,8 @@ def assess(
     if "installable" not in ignore and build.blocked:
         return verdict(Rejection("installable", f"{build.label} cannot be installed: {build.blocked}",
                                  f"cannot install: {build.blocked}"))
-    if "kind" not in ignore and build.kind not in allowed_kinds:
-        return verdict(Rejection("kind", f"{build.label} is a {build.kind} build", _kind_brief(target, build)))
+    if "kind" not in ignore and not of_kind(build, target, allowed_kinds):
+        return verdict(_kind_rejection(target, build))
     if build.kind == "cuda" and "driver" not in ignore:
         rejection = _check_driver(database, target, build, policy, reasons, unverified)
         if rejection:
@@ -151,6 +153,18 @@ def assess(
 
 
 _KIND_NAMES = {"cuda": "CUDA", "rocm": "ROCm", "xpu": "XPU", "cpu": "CPU"}
+
+
+def _kind_rejection(target: Target, build: Build) -> Rejection:
+    """A build that does not run on the kind the machine's GPU calls for. Torch's macOS arm64 wheel, which would
+    install, is named with the macOS its MPS backend needs: that it runs on the CPU is the whole reason."""
+    if runs_on(build, target) == "cpu" and build.kind == "cpu" and target.macos is not None \
+            and build.framework == "torch" and build.channel == "pip":
+        support = build.torch_record[0].macos
+        needed = support.mps_macos if support is not None else "?"
+        return Rejection("kind", f"{build.label} runs on the CPU on macOS {target.macos}: its MPS backend needs macOS "
+                                 f"≥ {needed}", f"runs on the CPU: MPS needs macOS ≥ {needed}")
+    return Rejection("kind", f"{build.label} is a {build.kind} build", _kind_brief(target, build))
 
 
 def _kind_brief(target: Target, build: Build) -> str:

@@ -148,3 +148,32 @@ def test_cli_glibc_flag_and_free_threaded_python():
     bad = subprocess.run([sys.executable, "-m", "envpin", *base, "--python", "3.11", "--glibc", "two"],
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "--glibc" in bad.stdout + bad.stderr
+
+
+def test_a_configured_target_and_a_facts_file_carry_the_c_library_and_the_abi(tmp_path, database):
+    from envpin.check.config import read_config  # noqa: PLC0415 - the test of one reader
+    from envpin.errors import EnvpinInputError  # noqa: PLC0415
+
+    (tmp_path / "pyproject.toml").write_text(
+        '[[tool.envpin.targets]]\nname = "centos7"\nos = "linux"\narch = "x86_64"\ndriver = "550.54.14"\n'
+        'gpu = "NVIDIA GeForce RTX 4090"\npython = "3.11"\nglibc = "2.17"\n', encoding="utf-8")
+    config = read_config(tmp_path / "pyproject.toml")
+    target = config.targets[0].spec.resolve(database)
+    assert target.glibc == "2.17" and not target.free_threaded
+    (tmp_path / "bad.toml").write_text('[[tool.envpin.targets]]\nos = "linux"\narch = "x86_64"\ndriver = "none"\n'
+                                       'glibc = "two"\n', encoding="utf-8")
+    with pytest.raises(EnvpinInputError, match="glibc"):
+        read_config(tmp_path / "bad.toml")
+    facts = HostFacts(os="linux", arch="x86_64", python=PythonInfo("3.13.1t"), libc=Libc("musl", None))
+    target = make_target(database, facts)
+    assert target.python == "3.13" and target.free_threaded and target.musl and target.glibc is None
+
+
+def test_detection_reads_the_free_threaded_abi_flag(monkeypatch):
+    from envpin.host import platform_info  # noqa: PLC0415 - the probe under test
+
+    monkeypatch.setattr(platform_info.sys, "abiflags", "t", raising=False)
+    assert platform_info.python_info({}).version.endswith("t")
+    monkeypatch.setattr(platform_info.sys, "abiflags", "", raising=False)
+    monkeypatch.setattr(platform_info.os, "name", "posix")
+    assert not platform_info.python_info({}).version.endswith("t")
