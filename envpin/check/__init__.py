@@ -3,7 +3,8 @@
     text ──formats.kind_of──► kind ──<format>.parse──► Contents (pins, index options, format problems)
          ──check_contents (+ database, + targets)──► Problems ──ignores──► FileReport
 
-One module per format (requirements, environment_yml, pylock, conda_lock, explicit, uv_lock, pixi_lock); `rules` holds
+One module per format (requirements, environment_yml, pylock, conda_lock, explicit, uv_lock, pixi_lock, poetry_lock,
+pipfile_lock, pdm_lock); `rules` holds
 the problem ids and the checks every format shares; `config` reads `[tool.envpin]`. Only `config` and the
 command touch the file system.
 """
@@ -58,7 +59,8 @@ def check_text(
     if kind is None:
         return FileReport(path, (problem(
             "CHK-FILE-UNREADABLE", "", "envpin cannot tell what kind of file this is",
-            f"name it as the tools do (requirements*.txt, environment*.yml, pylock.toml, conda-lock.yml, uv.lock, pixi.lock, "
+            f"name it as the tools do (requirements*.txt, environment*.yml, pylock.toml, conda-lock.yml, uv.lock, pixi.lock, poetry.lock, "
+            f"Pipfile.lock, pdm.lock, "
             f"pyproject.toml, pixi.toml, "
             f"an @EXPLICIT file) or pass --kind ({', '.join(KINDS)})",
         ),), unreadable=True)

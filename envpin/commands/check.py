@@ -35,10 +35,12 @@ from envpin.userfiles import UnreadableFile, read_text
 
 def register(check: argparse.ArgumentParser, parser_class) -> None:
     check.add_argument("files", nargs="+", metavar="FILE", help="requirements*.txt, environment*.yml, pylock*.toml, "
-                       "conda-lock.yml, @EXPLICIT files, uv.lock, pixi.lock, pyproject.toml, pixi.toml, setup.cfg, setup.py")
+                       "conda-lock.yml, @EXPLICIT files, uv.lock, pixi.lock, poetry.lock, Pipfile.lock, pdm.lock, "
+                       "pyproject.toml, pixi.toml, setup.cfg, setup.py")
     check.add_argument("--format", choices=("text", "json"), default="text")
     check.add_argument("--kind", help="read every FILE as this kind: environment.yml, requirements, conda-specs, "
-                       "pylock, conda-lock, explicit, uv.lock, pixi.lock, pyproject.toml, pixi.toml, setup.py, setup.cfg "
+                       "pylock, conda-lock, explicit, uv.lock, pixi.lock, poetry.lock, Pipfile.lock, pdm.lock, "
+                       "pyproject.toml, pixi.toml, setup.py, setup.cfg "
                        "(default: from the file name)")
     check.add_argument("--ignore", action="append", default=[], metavar="ID", help="drop this problem id (repeatable)")
     check.add_argument("--config", help="pyproject.toml with [tool.envpin] (default: the nearest one above the "
