@@ -4,6 +4,7 @@ as a uv.lock is; hashes said (tests/fixtures/locks/SOURCES.md says where each fi
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from envpin.check import check_text
 from envpin.check.formats import kind_of
@@ -14,11 +15,11 @@ LOCKS = Path(__file__).resolve().parents[1] / "fixtures" / "locks"
 POETRY = LOCKS / "poetry" / "gpu-using-with-poetry" / "poetry.lock"
 PIPFILE = LOCKS / "pipenv" / "cu124" / "Pipfile.lock"
 PDM = LOCKS / "pdm" / "cu124" / "pdm.lock"
-RTX_4090 = {"os": "linux", "arch": "x86_64", "driver": "550.54.14", "gpus": ("NVIDIA GeForce RTX 4090",)}
-GTX_1080_TI = {"os": "linux", "arch": "x86_64", "driver": "470.82.01", "gpus": ("NVIDIA GeForce GTX 1080 Ti",)}
+RTX_4090: dict[str, Any] = {"os": "linux", "arch": "x86_64", "driver": "550.54.14", "gpus": ("NVIDIA GeForce RTX 4090",)}
+GTX_1080_TI: dict[str, Any] = {"os": "linux", "arch": "x86_64", "driver": "470.82.01", "gpus": ("NVIDIA GeForce GTX 1080 Ti",)}
 
 
-def check(database, path: Path, text: str | None = None, **target):
+def check(database, path: Path, text: str | None = None, **target: Any):
     targets = [configured_target(NamedTarget("target", TargetSpec(detect=False, **target)), database)] if target else []
     return check_text(str(path), path.read_text(encoding="utf-8") if text is None else text,
                       load_database=lambda: database, targets=targets)
