@@ -84,9 +84,26 @@ def check_text(
     # with targets the database is loaded already (they were resolved against it): the target checks all run
     database = load_database() if needs_database(contents) or targets else None
     problems = check_contents(contents, database, targets, policy=policy)
+    if include is not None:
+        from envpin.check.staleness import stale_problems  # noqa: PLC0415 - only a lock beside its manifest needs it
+
+        problems += tuple(stale_problems(kind, text, _reader_beside(include)))
     if database is not None:
         problems += database_news_problems(text, contents, database)
     return FileReport(path, tuple(p for p in problems if p.id not in ignore))
+
+
+def _reader_beside(include: IncludeReader) -> Callable[[str], str | None]:
+    """A file beside the checked one by name, or None when it is not there or cannot be read."""
+    from envpin.userfiles import UnreadableFile  # noqa: PLC0415
+
+    def read(name: str) -> str | None:
+        try:
+            return include(None, name).text
+        except (UnreadableFile, UnreadableInclude, OSError):
+            return None
+
+    return read
 
 
 # envpin's file header ("compatibility database 2026.11.29") and its pylock table (db-version = "2026.11.29").
