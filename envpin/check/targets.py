@@ -55,18 +55,20 @@ class CheckTarget:
     target: Target
     python_known: bool = True  # False: no Python was given, so the Python check is left to the file's own pin
     flags: str = ""  # the target options that describe it, for the fix's `envpin solve` command
+    spec: TargetSpec | None = None  # the options themselves, for `check --fix`'s solve
 
 
 def command_line_target(spec: TargetSpec, database: Database) -> CheckTarget:
     """The machine of the target options (`--os … --driver …` or `--facts FILE`)."""
     target = spec.resolve(database)
-    return CheckTarget(f"on {short_description(target)}", target, True, spec.flags)
+    return CheckTarget(f"on {short_description(target)}", target, True, spec.flags, spec)
 
 
 def configured_target(named: NamedTarget, database: Database) -> CheckTarget:
     """A `[tool.envpin]` target; without a Python (given or in its facts file) the Python check is left out."""
     spec = named.spec
-    return CheckTarget(f"on {named.name}", spec.resolve(database), bool(spec.python or spec.facts_file), spec.flags)
+    return CheckTarget(f"on {named.name}", spec.resolve(database), bool(spec.python or spec.facts_file), spec.flags,
+                       spec)
 
 
 def short_description(target: Target) -> str:

@@ -30,7 +30,7 @@ from envpin.errors import EnvpinInputError
 from envpin.options import add_channel_options, add_db_option, add_target_options, channels, target_spec
 from envpin.record import replace
 from envpin.target_spec import TargetSpec
-from envpin.userfiles import UnreadableFile, read_text
+from envpin.userfiles import UnreadableFile, read_text, write_atomically
 
 
 def register(check: argparse.ArgumentParser, parser_class) -> None:
@@ -47,6 +47,10 @@ def register(check: argparse.ArgumentParser, parser_class) -> None:
                        "current directory, up to the repository root)")
     check.add_argument("--no-config", action="store_true", help="do not read [tool.envpin]")
     check.add_argument("--driver-policy", help="minor or strict, for the target checks (default: minor)")
+    check.add_argument("--fix", action="store_true",
+                       help="rewrite the failing torch lines of requirements files, environment.yml pip sections and "
+                       "a pyproject's PyTorch index URLs to the solve's answer for the targets (a lock: print the "
+                       "manifest edit and the tool's lock command); what cannot be fixed still fails")
     check.add_argument("--solve", action="store_true",
                        help="also solve each environment.yml for the target with py-rattler (envpin[conda])")
     add_channel_options(check)
@@ -87,6 +91,8 @@ def run(args: argparse.Namespace) -> int:
         if conda_channels is not None and not report.unreadable:
             report = _with_conda_solve(report, text, args.kind, spec, database.get(), conda_channels, ignore,
                                        assumed)
+        if args.fix and path != "-" and not report.unreadable and report.errors:
+            report = _fixed(report, text, args.kind, targets, database, policy, ignore)
         reports.append(report)
     for report in reports:
         if report.unreadable:
@@ -112,6 +118,31 @@ class _OneDatabase:
         if self.loaded is None:
             self.loaded = load_database(self.directory)
         return self.loaded
+
+
+def _fixed(report: FileReport, text: str, kind: str | None, targets: tuple[CheckTarget, ...], database: _OneDatabase,
+           policy: str, ignore: frozenset[str]) -> FileReport:
+    """`--fix`: the file rewritten (atomically) where envpin.check.fix can, and checked again; what it did and
+    did not do on stderr."""
+    from envpin.check.fix import fix_file  # noqa: PLC0415 - only --fix needs the solve
+
+    path = report.path
+
+    def recheck(new_text: str) -> FileReport:
+        return check_text(path, new_text, load_database=database.get, kind=kind, targets=targets, policy=policy,
+                          ignore=ignore, include=beside(path))
+
+    fixed = fix_file(path, text, kind or kind_of(path, text) or "", report, targets, database.get(), recheck)
+    for line in fixed.advice:
+        print(f"envpin: {path}: {line}", file=sys.stderr)
+    if fixed.text is not None:
+        write_atomically(Path(path), fixed.text, "--fix")
+        for change in fixed.changed:
+            print(f"envpin: fixed {path}:{change}", file=sys.stderr)
+        report = recheck(fixed.text)
+    for reason in fixed.unfixed:
+        print(f"envpin: not fixed: {path}: {reason}", file=sys.stderr)
+    return report
 
 
 def _glibc_unknown(spec: TargetSpec) -> bool:
