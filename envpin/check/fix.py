@@ -26,7 +26,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from envpin.check.model import FileReport
+from envpin.check.model import FileReport, MalformedFile, UnreadableInclude
 from envpin.check.staleness import MANIFESTS
 from envpin.check.targets import CheckTarget
 from envpin.compat.model import Database
@@ -235,12 +235,12 @@ def fix_file(path: str, text: str, kind: str, report: FileReport, targets: Seque
 
 
 def _torch_pins(text: str, kind: str):
-    from envpin.check.formats import read_contents  # noqa: PLC0415
+    from envpin.check.formats import read_contents  # noqa: PLC0415 - formats imports every reader lazily anyway
 
     try:
         contents = read_contents(kind, text)
-    except Exception:  # noqa: BLE001 - the check already said what is wrong with the file
-        return []
+    except (MalformedFile, UnreadableInclude, ValueError, TypeError, KeyError, AttributeError, IndexError):
+        return []  # the check already said what is wrong with the file
     return [p for p in contents.pins if p.name in TORCH_NAMES and p.manager == "pip"]
 
 

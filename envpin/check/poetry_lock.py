@@ -48,13 +48,14 @@ def read(data: Any) -> Contents:
                                 f"regenerate it with `{REFRESH}`"))
         packages = []
     pins: list[Pin] = []
+    reached_under = _edge_markers(packages)
     for position, package in enumerate(packages):
         where = f"package[{position}]"
         if not isinstance(package, dict) or not isinstance(package.get("name"), str):
             problems.append(problem("CHK-STRUCTURE", where, "a package entry is not a table with a name",
                                     f"regenerate it with `{REFRESH}`"))
             continue
-        found, entry_problems = _package(package, where, legacy_files)
+        found, entry_problems = _package(package, where, legacy_files, reached_under)
         pins += found
         problems += entry_problems
     python = single_python_minor(metadata.get("python-versions") if isinstance(metadata.get("python-versions"), str)
@@ -66,7 +67,25 @@ def read(data: Any) -> Contents:
                     else None)
 
 
-def _package(package: dict[str, Any], where: str, legacy_files: dict[str, Any]) -> tuple[list[Pin], list[Problem]]:
+def _edge_markers(packages: list[Any]) -> dict[str, str]:
+    """package name -> the one marker every dependency edge to it carries (`triton = {version = "2.0.0", markers =
+    "platform_system == \"Linux\""}` under torch): before lock-version 2.1 the lock keeps a package's markers
+    only on the edges that reach it. A package some edge reaches unconditionally, or under two markers, gets none."""
+    from packaging.utils import canonicalize_name  # noqa: PLC0415 - packaging.utils is heavy (~15 ms)
+
+    markers: dict[str, set[str | None]] = {}
+    for package in packages:
+        dependencies = package.get("dependencies") if isinstance(package, dict) else None
+        for name, edge in dependencies.items() if isinstance(dependencies, dict) else ():
+            edges = edge if isinstance(edge, list) else [edge]
+            for one in edges:
+                marker = one.get("markers") if isinstance(one, dict) else None
+                markers.setdefault(canonicalize_name(str(name)), set()).add(marker if isinstance(marker, str) else None)
+    return {name: next(iter(found)) for name, found in markers.items() if len(found) == 1 and None not in found}  # type: ignore[misc]
+
+
+def _package(package: dict[str, Any], where: str, legacy_files: dict[str, Any],
+             reached_under: dict[str, str]) -> tuple[list[Pin], list[Problem]]:
     name = package["name"]
     version = package.get("version") if isinstance(package.get("version"), str) else None
     source = table(package.get("source"))
@@ -95,5 +114,9 @@ def _package(package: dict[str, Any], where: str, legacy_files: dict[str, Any]) 
         sorted({m for m in markers.values() if isinstance(m, str)}) if isinstance(markers, dict) else []
     # lock-version 2.1 writes a marker per group; the package is installed where any of them holds
     marker = marker_texts[0] if len(marker_texts) == 1 else None
+    if not marker_texts:
+        from packaging.utils import canonicalize_name  # noqa: PLC0415
+
+        marker = reached_under.get(canonicalize_name(name))
     pin = locked_pin(name, version, where, files=names, index=index, marker=marker)
     return [pin], problems

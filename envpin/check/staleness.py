@@ -213,6 +213,8 @@ def _uv(lock: dict[str, Any], manifest: dict[str, Any], text: str) -> list[tuple
                    and any(k in p["source"] for k in ("editable", "virtual", "directory"))), None)
     if member is None:
         return [("package", f"it has no entry for the project {name} (`uv lock --check` fails)")]
+    if not isinstance(member.get("metadata"), dict):
+        return []  # a lock from a uv that did not record what it locked from: nothing to compare
     metadata = _table(member.get("metadata"))
     locked: set[tuple[str, str, str]] = set()
     for entry in _list(metadata.get("requires-dist")):

@@ -91,7 +91,9 @@ def run(args: argparse.Namespace) -> int:
         if conda_channels is not None and not report.unreadable:
             report = _with_conda_solve(report, text, args.kind, spec, database.get(), conda_channels, ignore,
                                        assumed)
-        if args.fix and path != "-" and not report.unreadable and report.errors:
+        if args.fix and path == "-" and report.errors:
+            print("envpin: not fixed: -: text from stdin is checked, never rewritten", file=sys.stderr)
+        elif args.fix and not report.unreadable and report.errors:
             report = _fixed(report, text, args.kind, targets, database, policy, ignore)
         reports.append(report)
     for report in reports:

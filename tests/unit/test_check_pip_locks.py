@@ -84,3 +84,20 @@ def test_malformed_locks_are_one_line_not_a_traceback(database):
     for name, text in (("Pipfile.lock", "{"), ("pdm.lock", "[[package]\n"), ("poetry.lock", "package = 3\n")):
         report = check_text(name, text, load_database=lambda: database)
         assert report.problems and all(p.message for p in report.problems), name
+
+
+def test_a_poetry_lock_2_1_marker_keeps_an_entry_off_the_platforms_it_excludes(database):
+    text = POETRY.read_text(encoding="utf-8")
+    old_driver: dict[str, Any] = {"arch": "x86_64", "driver": "418.87.01", "gpus": ("NVIDIA GeForce GTX 1080 Ti",), "python": "3.10"}
+    # triton is reached only under torch's `platform_system == "Linux"` edge: not installed on Windows
+    assert ids(check(database, POETRY, text, os="windows", **old_driver)) == [("CHK-TARGET-DRIVER", "error", "package[23]")]
+    # lock-version 2.1 writes the markers under which a package is installed (one string, or one per group)
+    linux_only = text.replace('[[package]]\nname = "torch"\n', '[[package]]\nname = "torch"\nmarkers = "sys_platform == \'linux\'"\n')
+    # on Windows the lock then installs no torch at all: said, and the driver is not judged
+    assert ids(check(database, POETRY, linux_only, os="windows", **old_driver)) == [
+        ("CHK-TARGET-PLATFORM", "error", "package[23]")]
+    per_group = text.replace('[[package]]\nname = "torch"\n',
+                             '[[package]]\nname = "torch"\nmarkers = {main = "sys_platform == \'linux\'"}\n')
+    assert ids(check(database, POETRY, per_group, os="windows", **old_driver)) == [
+        ("CHK-TARGET-PLATFORM", "error", "package[23]")]
+    assert ids(check(database, POETRY, per_group, os="linux", **old_driver)) == [("CHK-TARGET-DRIVER", "error", "package[23]")]
