@@ -38,6 +38,7 @@ from envpin.record import replace
 REFRESH = "pixi lock"
 _REGENERATE = f"regenerate it with `{REFRESH}`"
 READ_VERSIONS = (4, 5, 6, 7)
+_NEEDS_CUDA = re.compile(r"^__cuda(\s|$)")
 _CUDA_DEPENDENCY = re.compile(r"^__cuda\s*(?:>=\s*|=\s*|==\s*)?(\d+(?:\.\d+)?)")
 
 
@@ -197,6 +198,7 @@ def _environment_pins(platform: LockedPlatform, where: str, selectors: list[Any]
     pins: list[Pin] = []
     problems: list[Problem] = []
     cuda_needed: tuple[str, str] | None = None  # (CUDA, the package that asks for it)
+    cuda_user: tuple[str, str] | None = None  # (where, package) of the first package that needs any __cuda
     for position, selector in enumerate(selectors):
         here = f"{where}[{position}]"
         key = _selector_key(selector)
@@ -212,6 +214,8 @@ def _environment_pins(platform: LockedPlatform, where: str, selectors: list[Any]
         pins.append(pin)
         if pin.manager == "conda":
             for dependency in record.get("depends") or []:
+                if cuda_user is None and _NEEDS_CUDA.match(str(dependency)):
+                    cuda_user = (here, pin.shown)
                 match = _CUDA_DEPENDENCY.match(str(dependency))
                 if match and (cuda_needed is None or _cuda_key(match.group(1)) > _cuda_key(cuda_needed[0])):
                     cuda_needed = (match.group(1), f"{pin.shown} depends on {dependency}")
@@ -219,6 +223,9 @@ def _environment_pins(platform: LockedPlatform, where: str, selectors: list[Any]
         pins.append(Pin(name="__cuda", where=where, label=f"__cuda >={cuda_needed[0]} ({cuda_needed[1]})",
                         version=cuda_needed[0], manager="conda", scope=frozenset({scope_label(platform)}),
                         platforms=_platforms(platform)))
+    elif cuda_user is not None:  # `__cuda` with no version: any driver, but one there must be
+        pins.append(Pin(name="__cuda", where=cuda_user[0], label=f"__cuda ({cuda_user[1]} depends on it)",
+                        manager="conda", scope=frozenset({scope_label(platform)}), platforms=_platforms(platform)))
     return pins, problems
 
 
@@ -334,14 +341,26 @@ def chosen_platforms(contents: Contents, subdir: str, cuda_runs: Callable[[str],
 
 
 def for_target(contents: Contents, target_name: str, subdir: str, cuda_runs: Callable[[str], bool],
-               driver_needed: Callable[[str], str]) -> tuple[Contents, list[Problem]]:
+               driver_needed: Callable[[str], str], driver_present: bool = True) -> tuple[Contents, list[Problem]]:
     """The lock as pixi installs it on the host: each environment's pins of the platform pixi chooses there
-    (the others left out), and a problem for each environment pixi would refuse."""
+    (the others left out), and a problem for each environment pixi would refuse: one it has no platform for,
+    and on a host without an NVIDIA driver one whose packages depend on `__cuda` (pixi checks the machine's
+    virtual packages against the environment's system requirements before it installs)."""
     chosen, refused = chosen_platforms(contents, subdir, cuda_runs)
     keep = {scope_label(p) for p in chosen.values()}
     pins = tuple(pin for pin in contents.pins
                  if not any(label.startswith("pixi:") for label in pin.scope) or pin.scope & keep)
     problems = []
+    if not driver_present:
+        for pin in pins:
+            if pin.name == "__cuda" and pin.manager == "conda" and pin.scope & keep:
+                environment = next(p.environment for p in chosen.values() if scope_label(p) in pin.scope)
+                problems.append(problem(
+                    "CHK-TARGET-DRIVER", pin.where,
+                    f"{target_name}: environment {environment} needs {pin.label}, and this machine has no NVIDIA "
+                    f"driver: pixi refuses to install it there (no __cuda virtual package)",
+                    f"install an NVIDIA driver there, or lock a CPU environment for it (a feature without "
+                    f"system-requirements.cuda) and run `{REFRESH}`"))
     fix = f"add {subdir} to the workspace's platforms and run `{REFRESH}`, or do not install it there"
     for environment in refused:
         platforms = [p for p in contents.environments if p.environment == environment]

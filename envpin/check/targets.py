@@ -146,7 +146,8 @@ def _pixi_environments(contents: Contents, database: Database, check_target: Che
         return target.driver is not None and (minimum is None or driver_at_least(target.driver, minimum))
 
     return for_target(contents, check_target.name, conda_subdir(target.platform), runs,
-                      lambda cuda: needed(cuda) or f"one that runs CUDA {cuda}")
+                      lambda cuda: needed(cuda) or f"one that runs CUDA {cuda}",
+                      driver_present=target.driver is not None or target.os == "macos")
 
 
 def _exported_elsewhere(contents: Contents, check_target: CheckTarget) -> list[Problem]:

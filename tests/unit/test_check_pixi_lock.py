@@ -140,3 +140,12 @@ def test_check_takes_the_targets_of_tool_envpin_for_a_pixi_lock(tmp_path):
     assert done.returncode == 1, done.stderr
     assert "on old workstation" in done.stdout and "on new workstation" not in done.stdout
     assert "environments.cf-channel.packages.linux-64[63]: error CHK-TARGET-DRIVER" in done.stdout
+
+
+def test_an_environment_whose_packages_need_cuda_is_refused_on_a_machine_without_a_driver(database):
+    report = check(database, EXAMPLE, os="linux", arch="x86_64", driver="none", python="3.12")
+    refused = [p for p in report.problems if p.severity == "error"]
+    # conda-forge's CUDA pytorch depends on `__cuda`: pixi will not install cf-channel there; the pytorch
+    # channel's builds do not, so those environments install (and run on the CPU: a warning)
+    assert [(p.id, p.where) for p in refused] == [("CHK-TARGET-DRIVER", "environments.cf-channel.packages.linux-64[63]")]
+    assert "pixi refuses to install it" in refused[0].message and "__cuda" in refused[0].message
