@@ -8,6 +8,7 @@ from typing import Any
 
 from envpin.check import check_text
 from envpin.check.formats import kind_of
+from envpin.check.poetry_lock import parse
 from envpin.check.targets import configured_target
 from envpin.target_spec import NamedTarget, TargetSpec
 
@@ -101,3 +102,11 @@ def test_a_poetry_lock_2_1_marker_keeps_an_entry_off_the_platforms_it_excludes(d
     assert ids(check(database, POETRY, per_group, os="windows", **old_driver)) == [
         ("CHK-TARGET-PLATFORM", "error", "package[23]")]
     assert ids(check(database, POETRY, per_group, os="linux", **old_driver)) == [("CHK-TARGET-DRIVER", "error", "package[23]")]
+
+
+def test_a_poetry_lock_version_1_keeps_its_files_under_metadata_files():
+    path = LOCKS / "poetry" / "poetry-old_lock" / "poetry.lock"
+    contents = parse(path.read_text(encoding="utf-8"))
+    assert not contents.problems and {p.name for p in contents.pins} >= {"sampleproject"}
+    hashless = path.read_text(encoding="utf-8").replace("sha256:", "sha256")
+    assert {p.id for p in parse(hashless).problems} == {"CHK-HASH-MALFORMED"}

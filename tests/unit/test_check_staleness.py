@@ -40,6 +40,13 @@ def test_each_tools_hash_of_its_real_manifest_is_the_one_its_lock_records():
     assert pipfile_hash(pipfile) == "edff3c36826f984dacc94d24141b4fc9895c9b8568f16fb67deeea60631ec1a6"
 
 
+def test_poetrys_own_up_to_date_and_outdated_pairs_are_judged_as_poetry_check_lock_judges_them(database):
+    # python-poetry/poetry tests/console/commands/test_check.py: exit 0 on up_to_date_lock, 1 on outdated_lock
+    assert stale(database, LOCKS / "poetry" / "poetry-up_to_date_lock" / "poetry.lock") == []
+    assert stale(database, LOCKS / "poetry" / "poetry-outdated_lock" / "poetry.lock") == [
+        ("metadata.content-hash", "run `poetry lock` and commit the lock it writes")]
+
+
 def test_real_locks_beside_their_manifests_are_fresh(database):
     for lock in (POETRY / "poetry.lock", PDM / "pdm.lock", PIPENV / "Pipfile.lock", PIXI / "pixi.lock"):
         assert stale(database, lock) == [], lock
