@@ -15,7 +15,8 @@ What is rewritten, keeping comments, order and every other line as written:
 
 The answer is the solve's for the file's own torch release where every target runs a build of it, else the
 solve's newest; the targets must agree on one answer (a file serves one build). A lockfile is not edited:
-the fix says the tool's lock command and the manifest edit. What cannot be fixed faithfully (hash-checking
+the fix says the tool's lock command and the manifest edit (for a conda torch, the match specs a conda solve
+on its environment's channel asks for). What cannot be fixed faithfully (hash-checking
 files, lines continued with a backslash, conda framework lines, other problems) is said, and still fails.
 Nothing here touches a file: the command writes what this returns.
 """
@@ -52,6 +53,7 @@ class Answer:
     index_url: str | None
     pins: dict[str, str]  # name -> requirement ("torch==2.5.1+cu118")
     shown: str  # "torch==2.5.1+cu118 from https://download.pytorch.org/whl/cu118"
+    conda_specs: tuple[str, ...] = ()  # a conda solve's match specs ("pytorch=2.5.1=cuda118*", "cuda-version…")
 
 
 @dataclass(frozen=True)
@@ -67,9 +69,10 @@ def fixable_errors(report: FileReport) -> list[str]:
     return [p.where for p in report.problems if p.severity == "error" and p.id in FIXABLE]
 
 
-def solve_answer(text_pins: dict[str, str], targets: Sequence[CheckTarget], database: Database) -> Answer | str:
+def solve_answer(text_pins: dict[str, str], targets: Sequence[CheckTarget], database: Database,
+                 conda_source: str = "pip") -> Answer | str:
     """One torch answer for every target, or why there is none. `text_pins` is the file's torch-family
-    names -> their pinned public version ("" when unpinned)."""
+    names -> their pinned public version ("" when unpinned); `conda_source` the channel of a conda solve."""
     from envpin.planning import SolveOptions, plan  # noqa: PLC0415 - the solve is for --fix only
     from envpin.resolver.plan import Plan  # noqa: PLC0415
 
@@ -83,7 +86,8 @@ def solve_answer(text_pins: dict[str, str], targets: Sequence[CheckTarget], data
         for specs in ((f"torch=={release}", *[n for n in names if n != "torch"]) if release else (), names):
             if not specs:
                 continue
-            planned = plan(SolveOptions(frameworks=("torch",), specs=tuple(specs)), check_target.spec, database)
+            planned = plan(SolveOptions(frameworks=("torch",), specs=tuple(specs), conda_source=conda_source),
+                           check_target.spec, database)
             if isinstance(planned.answer, Plan):
                 found = planned.answer
                 break
@@ -91,7 +95,13 @@ def solve_answer(text_pins: dict[str, str], targets: Sequence[CheckTarget], data
             return f"{check_target.name}: the solve finds no torch build that runs there"
         pins = {p.name: p.requirement for p in found.packages if p.name in TORCH_NAMES and p.name in names}
         torch = pins.get("torch", "")
-        answers.append(Answer(found.index_url, pins, f"{torch} from {found.index_url or 'PyPI'}"))
+        if conda_source == "pip":
+            answers.append(Answer(found.index_url, pins, f"{torch} from {found.index_url or 'PyPI'}"))
+            continue
+        from envpin.conda.specs import conda_environment  # noqa: PLC0415 - only a conda lock's fix
+
+        specs = tuple(d for d in conda_environment(found).dependencies if not d.startswith("python"))
+        answers.append(Answer(None, pins, f"{' '.join(specs)} from {found.channel}", specs))
     if not answers:
         return "--fix needs a target (the target options, or [[tool.envpin.targets]]) to solve for"
     if all((a.index_url, a.pins) == (answers[0].index_url, answers[0].pins) for a in answers[1:]):
@@ -100,7 +110,8 @@ def solve_answer(text_pins: dict[str, str], targets: Sequence[CheckTarget], data
     # machine and a driver-550 one alike)
     for candidate in answers:
         specs = tuple(candidate.pins.values())
-        if all(isinstance(plan(SolveOptions(frameworks=("torch",), specs=specs), t.spec, database).answer, Plan)
+        if all(isinstance(plan(SolveOptions(frameworks=("torch",), specs=specs, conda_source=conda_source), t.spec,
+                               database).answer, Plan)
                for t in targets if t.spec is not None):
             return candidate
     each = "; ".join(f"{t.name}: {a.shown}" for t, a in zip(targets, answers, strict=True))
@@ -210,11 +221,15 @@ def fix_file(path: str, text: str, kind: str, report: FileReport, targets: Seque
     others = [f"{p.where or path}: {p.id}" for p in report.problems if p.severity == "error" and p.id not in FIXABLE]
     if not errors:
         return Fixed(path, unfixed=tuple(f"{o} is not a problem --fix rewrites" for o in others))
+    is_lock = kind in MANIFESTS or kind in ("conda-lock", "pylock", "explicit")
+    conda = _failing_conda_sources(text, kind, set(errors))
+    if conda and (is_lock or kind == "environment.yml"):
+        return _conda_fix(path, kind, conda, targets, database, is_lock)
     torch_pins = {p.name: (p.version or "").split("+")[0] for p in _torch_pins(text, kind)}
     answer = solve_answer(torch_pins, targets, database)
     if isinstance(answer, str):
         return Fixed(path, unfixed=(answer,))
-    if kind in MANIFESTS or kind.endswith(("lock", "conda-lock", "pylock")) or kind == "explicit":
+    if is_lock:
         return Fixed(path, advice=_lock_advice(kind, answer))
     if kind not in FIXABLE_KINDS:
         return Fixed(path, unfixed=(f"{kind} files are not rewritten; regenerate it with envpin for {answer.shown}",))
@@ -232,6 +247,56 @@ def fix_file(path: str, text: str, kind: str, report: FileReport, targets: Seque
             f"the rewrite to {answer.shown} still fails at {', '.join(left) or 'reading'}: the file was left as it was",))
     return Fixed(path, new, tuple(changes), tuple(refusals) + tuple(
         f"{p.where}: {p.id} is not a problem --fix rewrites" for p in after.problems if p.severity == "error"))
+
+
+def _failing_conda_sources(text: str, kind: str, failing: set[str]) -> dict[str, list[str]]:
+    """conda channel strategy -> the failing conda torch pins' `where`, for the pins whose channel envpin solves."""
+    from envpin.check.conda_builds import channel_strategy  # noqa: PLC0415
+    from envpin.check.formats import read_contents  # noqa: PLC0415
+
+    try:
+        contents = read_contents(kind, text)
+    except (MalformedFile, UnreadableInclude, ValueError, TypeError, KeyError, AttributeError, IndexError):
+        return {}
+    torches = [p for p in contents.pins if p.manager == "conda" and p.name == "torch"]
+    found: dict[str, list[str]] = {}
+    for pin in contents.pins:
+        if pin.manager != "conda" or pin.where not in failing or \
+                pin.name not in ("torch", "__cuda", "cuda-version", "pytorch-cuda", "cudatoolkit"):
+            continue
+        # a CUDA package takes the channel of the torch beside it (the same environment and platform)
+        torch = pin if pin.name == "torch" else next((t for t in torches if t.scope == pin.scope), None)
+        strategy = channel_strategy(torch, contents, "torch") if torch is not None else None
+        found.setdefault(strategy or "", []).append(pin.where)
+    return found
+
+
+def _conda_fix(path: str, kind: str, failing: dict[str, list[str]], targets: Sequence[CheckTarget],
+               database: Database, is_lock: bool) -> Fixed:
+    """A conda environment's torch: the match specs a conda solve for the targets asks for, per channel."""
+    manifests, refresh = MANIFESTS.get(kind, ((), ""))
+    advice, unfixed = [], []
+    for strategy, wheres in sorted(failing.items()):
+        if not strategy:
+            unfixed.append(f"{', '.join(wheres)}: a CUDA package of a channel envpin does not solve for")
+            continue
+        answer = solve_answer({"torch": ""}, targets, database, conda_source=strategy)
+        if isinstance(answer, str):
+            unfixed.append(f"{', '.join(wheres)}: {answer}")
+            continue
+        specs = " ".join(f"'{spec}'" for spec in answer.conda_specs)
+        where = ", ".join(sorted({w.split(".packages")[0] for w in wheres}))
+        if is_lock:
+            manifest = manifests[0] if manifests else "the environment file it was made from"
+            environments = sorted({w.split(".")[1] for w in wheres if w.startswith("environments.")})
+            feature = "" if environments == ["default"] else " --feature <the feature of that environment>"
+            command = f"`pixi add{feature} {specs}` (and lower its system-requirements cuda where it names a CUDA " \
+                f"the driver does not run), then `{refresh}`" if kind == "pixi.lock" else \
+                f"ask {manifest} for {specs}, then run `{refresh or 'conda-lock lock'}`"
+            advice.append(f"the lock is not edited: for {where}, {command}, and commit the lock it writes")
+        else:
+            unfixed.append(f"{where}: conda lines are not rewritten; ask for {specs} ({answer.shown})")
+    return Fixed(path, unfixed=tuple(unfixed), advice=tuple(advice))
 
 
 def _torch_pins(text: str, kind: str):

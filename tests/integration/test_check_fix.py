@@ -124,3 +124,17 @@ def test_targets_whose_answers_differ_take_the_one_they_all_run(tmp_path):
                           timeout=180)
     assert done.returncode == 0, done.stdout + done.stderr
     assert path.read_text(encoding="utf-8") == "--extra-index-url https://download.pytorch.org/whl/cu118\ntorch==2.5.1+cu118\n"
+
+
+def test_a_pixi_lock_gets_the_conda_specs_each_environments_channel_needs(tmp_path):
+    lock = tmp_path / "pixi.lock"
+    shutil.copy(REPO / "tests" / "fixtures" / "conda" / "pixi-pytorch-example" / "pixi.lock", lock)
+    before = lock.read_bytes()
+    done = envpin(*GTX_1080_TI[:-1], "3.12", "--fix", "pixi.lock", cwd=tmp_path)
+    assert done.returncode == 1 and lock.read_bytes() == before
+    advice = [line for line in done.stderr.splitlines() if line.startswith("envpin: pixi.lock: the lock is not edited")]
+    assert len(advice) == 2, done.stderr
+    # conda-forge's CUDA 11.8 build for cf-channel, the pytorch channel's pytorch-cuda=11.8 for the other two
+    assert "for environments.cf-channel," in advice[0] and "'pytorch=2.5.1=cuda118*'" in advice[0]
+    assert "environments.nvidia-channel, environments.pytorch-channel" in advice[1] and "'pytorch-cuda=11.8'" in advice[1]
+    assert all("`pixi lock`" in line for line in advice)
