@@ -11,7 +11,7 @@ What is rewritten, keeping comments, order and every other line as written:
   `--extra-index-url` line goes in before the first torch line;
 - an environment.yml: the same lines in its `pip:` section;
 - a pyproject.toml: the URL of each PyTorch index or source (`[[tool.uv.index]]`, `[[tool.poetry.source]]`,
-  `[[tool.pdm.source]]`).
+  `[[tool.pdm.source]]`), and each exact torch-family pin in a requirement string.
 
 The answer is the solve's for the file's own torch release where every target runs a build of it, else the
 solve's newest; the targets must agree on one answer (a file serves one build). A lockfile is not edited:
@@ -193,13 +193,23 @@ def rewrite_requirements(text: str, answer: Answer, *, yaml_items: bool = False)
 _TOML_URL = re.compile(r"^(\s*url\s*=\s*)([\"'])(https?://download\.pytorch\.org/whl/[^\"']*)(\2)(.*)$")
 
 
+# an exact torch-family pin in a TOML string: "torch==2.5.1+cu124", "torchvision == 0.20.1+cu124 ; sys_platform == 'linux'"
+_TOML_PIN = re.compile(r"([\"'])(torch|torchvision|torchaudio)(\[[^\]]*\])?\s*==\s*([^;\"'\s]+)(\s*;[^\"']*)?\1")
+
+
 def rewrite_pyproject(text: str, answer: Answer) -> tuple[str, list[str], list[str]]:
-    """Each PyTorch index or source URL (`url = "https://download.pytorch.org/whl/cu124"`) set to the answer's."""
+    """Each PyTorch index or source URL (`url = "https://download.pytorch.org/whl/cu124"`) set to the answer's,
+    and each exact torch-family pin in a requirement string (`"torch==2.5.1+cu124"`) to the answer's version."""
     lines = text.splitlines(keepends=True)
     changes: list[str] = []
     refusals: list[str] = []
     for number, raw in enumerate(lines):
         body, newline = (raw[:-1], "\n") if raw.endswith("\n") else (raw, "")
+        pinned = _TOML_PIN.sub(lambda m: _pin_in_string(m, answer), body)
+        if pinned != body:
+            changes.append(f"line {number + 1}: {body.strip()} -> {pinned.strip()}")
+            lines[number] = body = pinned
+            lines[number] += newline
         match = _TOML_URL.match(body)
         if match is None:
             continue
@@ -212,6 +222,14 @@ def rewrite_pyproject(text: str, answer: Answer) -> tuple[str, list[str], list[s
             lines[number] = new + newline
             changes.append(f"line {number + 1}: {match.group(3)} -> {answer.index_url}{trailing}")
     return "".join(lines), changes, refusals
+
+
+def _pin_in_string(match: re.Match[str], answer: Answer) -> str:
+    quote, name, extras, _, marker = match.groups()
+    wanted = answer.pins.get(name)
+    if wanted is None:
+        return match.group(0)
+    return f"{quote}{wanted.replace(name, f'{name}{extras}', 1) if extras else wanted}{marker or ''}{quote}"
 
 
 def fix_file(path: str, text: str, kind: str, report: FileReport, targets: Sequence[CheckTarget],

@@ -138,3 +138,15 @@ def test_a_pixi_lock_gets_the_conda_specs_each_environments_channel_needs(tmp_pa
     assert "for environments.cf-channel," in advice[0] and "'pytorch=2.5.1=cuda118*'" in advice[0]
     assert "environments.nvidia-channel, environments.pytorch-channel" in advice[1] and "'pytorch-cuda=11.8'" in advice[1]
     assert all("`pixi lock`" in line for line in advice)
+
+
+def test_a_pyprojects_exact_torch_pins_follow_the_answer(tmp_path):
+    text = ('[project]\nname = "app"\nversion = "0.1.0"\nrequires-python = ">=3.11"\n'
+            'dependencies = [\n    "torch==2.5.1+cu124",  # the CUDA build\n    "requests",\n]\n\n'
+            '[tool.uv.sources]\ntorch = { index = "pytorch" }\n\n[[tool.uv.index]]\nname = "pytorch"\n'
+            'url = "https://download.pytorch.org/whl/cu124"\nexplicit = true\n')
+    path = tmp_path / "pyproject.toml"
+    path.write_text(text, encoding="utf-8")
+    done = envpin(*GTX_1080_TI, "--fix", "pyproject.toml", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert path.read_text(encoding="utf-8") == text.replace("cu124", "cu118")
