@@ -16,7 +16,8 @@ command to refresh it.
 - uv.lock: the workspace member's `[package.metadata] requires-dist` (and `requires-dev`) is what uv
   locked the project's requirements as; a requirement the manifest adds, drops or re-specifies since is what
   `uv lock --check` refuses. envpin compares names and version specifiers per extra and group.
-- pixi.lock: every environment the manifest defines, and every platform it lists, must be in the lock.
+- pixi.lock: every environment the manifest defines, and every platform it lists, must be in the lock, and
+  its default environment must hold each package `[dependencies]` and `[pypi-dependencies]` name.
 
 Each reads the manifest beside the lock (pyproject.toml, Pipfile, pixi.toml); without one nothing is said.
 """
@@ -288,6 +289,34 @@ def _pixi(lock: dict[str, Any], manifest: dict[str, Any], text: str) -> list[tup
             subdir = platform.get("platform") if isinstance(platform, dict) else platform
             if isinstance(subdir, str) and subdir not in subdirs:
                 reasons.append(("environments", f"the manifest's platform {subdir} is not locked"))
+    return reasons + _pixi_missing_dependencies(lock, manifest)
+
+
+def _pixi_missing_dependencies(lock: dict[str, Any], manifest: dict[str, Any]) -> list[tuple[str, str]]:
+    """The default environment must hold every package the manifest's `[dependencies]` and
+    `[pypi-dependencies]` name, on each platform it is locked for (pixi's own "missing dependency"
+    unsatisfiability; the per-platform `[target.*]` tables are left out)."""
+    from packaging.utils import canonicalize_name  # noqa: PLC0415
+
+    from envpin.check.model import MalformedFile  # noqa: PLC0415
+    from envpin.check.pixi_lock import read, scope_label  # noqa: PLC0415
+    from envpin.check.variants import CONDA_NAMES  # noqa: PLC0415
+
+    try:
+        contents = read(lock)
+    except MalformedFile:
+        return []
+    wanted = [(CONDA_NAMES.get(str(n), str(n)), "conda") for n in _table(manifest.get("dependencies"))]
+    wanted += [(canonicalize_name(str(n)), "pip") for n in _table(manifest.get("pypi-dependencies"))]
+    reasons = []
+    for platform in (p for p in contents.environments if p.environment == "default"):
+        label = scope_label(platform)
+        locked = {(pin.name, pin.manager) for pin in contents.pins if label in pin.scope}
+        missing = [name for name, manager in wanted if (name, manager) not in locked]
+        if missing:
+            reasons.append((f"environments.default.packages.{platform.name}",
+                            f"the manifest's {', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not locked "
+                            f"for {platform.name}"))
     return reasons
 
 

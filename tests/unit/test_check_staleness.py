@@ -135,3 +135,13 @@ def test_without_a_manifest_beside_it_nothing_is_said(database, tmp_path):
     lock = tmp_path / "poetry.lock"
     shutil.copy(POETRY / "poetry.lock", lock)
     assert stale(database, lock) == []
+
+
+def test_a_pixi_dependency_the_lock_does_not_hold_is_stale(database, tmp_path):
+    pixi = copied(PIXI, tmp_path)
+    manifest = pixi / "pixi.toml"
+    text = manifest.read_text(encoding="utf-8")
+    manifest.write_text(text.replace('[dependencies]\n', '[dependencies]\njax = "*"\n'), encoding="utf-8")
+    found = stale(database, pixi / "pixi.lock")
+    assert sorted(w for w, _ in found) == [f"environments.default.packages.{p}"
+                                           for p in ("linux-64", "p1", "p2", "p3", "win-64")]
