@@ -11,7 +11,8 @@ The shapes are rattler_lock's (conda/rattler crates/rattler_lock/src/parse, file
 - version 7: a top-level `platforms` list (`name`, `subdir`, `virtual-packages`) names the platforms the
   environments' package lists are keyed by; locally built packages are `conda_source:` records.
 
-Versions 1 to 3 are the single-environment format pixi wrote before 0.13; pixi rewrites them on `pixi lock`.
+Versions 1 to 3 are the single-environment format pixi wrote before 0.13 (version 4 came with prefix-dev/pixi
+"refactor: multi-env (#721)", first in the v0.13.0 tag); pixi rewrites them on `pixi lock`.
 
 Each environment is one `pixi install -e NAME`, and pixi installs an environment's packages for the machine's
 own conda subdir (no fallback to another). So every pin is scoped by its environment and platform, each
