@@ -10,7 +10,8 @@ command to refresh it.
 - pdm.lock: `metadata.content_hash` is "sha256:" + sha256 of `json.dumps(…, sort_keys=True)` of the
   sources, dependencies, dev-dependencies (dependency-groups and `[tool.pdm.dev-dependencies]`, by normalized
   group name), optional-dependencies, requires-python and `[tool.pdm.resolution]` (pdm-project/pdm
-  src/pdm/project/project_file.py, `content_hash`).
+  src/pdm/project/project_file.py, `content_hash`). A lock with `metadata.lock_inputs` (pdm's newer
+  freshness record) and a `[tool.pdm.workspace]` root's lock (its hash takes in each member) are not compared.
 - Pipfile.lock: `_meta.hash.sha256` is sha256 of the compact sorted JSON of the Pipfile's sources, requires
   and package sections, package names canonicalized (pypa/pipenv pipenv/utils/pipfile.py, `calculate_hash`).
 - uv.lock: the workspace member's `[package.metadata] requires-dist` (and `requires-dev`) is what uv
@@ -156,8 +157,13 @@ def _pdm_name(name: str) -> str:
 
 
 def _pdm(lock: dict[str, Any], manifest: dict[str, Any], text: str) -> list[tuple[str, str]]:
-    recorded = _table(lock.get("metadata")).get("content_hash")
+    metadata = _table(lock.get("metadata"))
+    recorded = metadata.get("content_hash")
     if not isinstance(recorded, str) or not recorded.startswith("sha256:"):
+        return []
+    if "lock_inputs" in metadata or _table(_table(manifest.get("tool")).get("pdm")).get("workspace"):
+        # a lock pdm judges by its recorded inputs (src/pdm/project/lockfile/freshness.py), or a workspace root's,
+        # whose hash takes in every member's manifest: not compared here
         return []
     current = pdm_content_hash(manifest)
     if recorded[len("sha256:"):] == current:

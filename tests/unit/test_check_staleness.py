@@ -145,3 +145,13 @@ def test_a_pixi_dependency_the_lock_does_not_hold_is_stale(database, tmp_path):
     found = stale(database, pixi / "pixi.lock")
     assert sorted(w for w, _ in found) == [f"environments.default.packages.{p}"
                                            for p in ("linux-64", "p1", "p2", "p3", "win-64")]
+
+
+def test_a_pdm_lock_with_recorded_lock_inputs_is_left_to_pdm(database, tmp_path):
+    pdm = copied(PDM, tmp_path)
+    (pdm / "pyproject.toml").write_text((pdm / "pyproject.toml").read_text(encoding="utf-8").replace(
+        '"idna",', '"idna>=3",'), encoding="utf-8")
+    lock = pdm / "pdm.lock"
+    lock.write_text(lock.read_text(encoding="utf-8").replace('lock_version = "4.5.0"\n',
+                                                             'lock_version = "4.5.0"\nlock_inputs = {}\n'), encoding="utf-8")
+    assert stale(database, lock) == []
