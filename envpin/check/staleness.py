@@ -169,7 +169,7 @@ def _pdm(lock: dict[str, Any], manifest: dict[str, Any], text: str) -> list[tupl
     if recorded[len("sha256:"):] == current:
         return []
     return [("metadata.content_hash", f"its content_hash {recorded[7:19]}… is not the manifest's {current[:12]}… "
-             "(pdm: the lock file hash doesn't match pyproject.toml, packages may be outdated)")]
+             "(`pdm lock --check` fails)")]
 
 
 # ---------------------------------------------------------------- pipenv
@@ -200,7 +200,7 @@ def _pipfile(lock: dict[str, Any], manifest: dict[str, Any], text: str) -> list[
     if recorded == current:
         return []
     return [("_meta.hash.sha256", f"its hash {recorded[:12]}… is not the Pipfile's {current[:12]}… "
-             "(pipenv: Pipfile.lock is out of date)")]
+             f"(pipenv: Pipfile.lock ({recorded[-6:]}) out of date)")]
 
 
 # ---------------------------------------------------------------- uv
