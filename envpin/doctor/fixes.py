@@ -15,7 +15,6 @@ from envpin.doctor.model import Case, Fix
 from envpin.doctor.solving import Solved, solve_for
 from envpin.resolver.builds import ordered_variants
 from envpin.resolver.plan import Unsatisfiable
-from envpin.resolver.request import DEFAULT_TORCH_INDEX
 from envpin.vocabulary.frameworks import COMPANIONS, TORCH
 
 
@@ -63,15 +62,18 @@ def _why(plan, solved: Solved) -> str:
 
 
 def gpu_machine_builds(case: Case, framework: str = "torch") -> list[str]:
-    """For a machine without an NVIDIA driver: the CUDA builds of the installed torch release for this platform,
-    newest CUDA first, each with the driver it needs and the install command (database, not a guess)."""
+    """For a machine without an NVIDIA driver: the CUDA builds of the installed torch release (else the newest with
+    wheels for this Python) for this platform, newest CUDA first, each with the driver it needs (database). They
+    are builds for another machine, so no line is an install command: `envpin solve` on (or for) that machine is."""
     if framework != "torch":
         return []
     release_version = case.release("torch")
     release = case.database.torch_release(str(release_version)) if release_version else None
-    if release is None:
-        release = case.database.torch_releases[0]
     platform = case.platform
+    python = ".".join((case.env.python.version if case.env else case.host.python.version).split(".")[:2])
+    if release is None:
+        release = next((r for r in case.database.torch_releases if python in r.python.get(platform, ())),
+                       case.database.torch_releases[0])
     lines = []
     for variant in ordered_variants(release):
         if variant.kind != "cuda" or variant.cuda is None or platform not in variant.platforms:  # (a cuda build has its cuda)
@@ -80,11 +82,9 @@ def gpu_machine_builds(case: Case, framework: str = "torch") -> list[str]:
         archs = variant.archs.get(platform)
         covers = f", GPUs {archs.sass[0].sm}–{archs.sass[-1].sm}" if archs and archs.sass else ""
         driver = f"driver ≥ {requirement.minimum}" if requirement else "a driver for CUDA " + variant.cuda
-        if release.pypi.get(platform) == variant.name:
-            command = f"pip install torch=={release.version}"
-        else:
-            command = f"pip install torch=={release.version}+{variant.name} --index-url {DEFAULT_TORCH_INDEX}/{variant.name}"
-        lines.append(f"on a GPU machine with {driver}{covers} (CUDA {variant.cuda}): {command}")
+        lines.append(f"on a GPU machine with {driver}{covers} (CUDA {variant.cuda}): torch {release.version}+{variant.name}")
     if not lines:
         return [f"torch {release.version} has no CUDA build for {platform}"]
-    return lines + ["on the GPU machine itself, `envpin solve --framework torch` picks the one that fits its driver and GPU"]
+    return lines + [f"on the GPU machine itself, `envpin solve --framework torch --spec torch=={release.version}` picks the "
+                    "one that fits its driver and GPU and prints its install command (or pass that machine's "
+                    "`--driver` and `--gpu` here)"]

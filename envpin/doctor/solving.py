@@ -96,6 +96,7 @@ def diagnosed_target(case: Case) -> DiagnosedTarget:
         python = case.env.python.version
     if python is None:
         python = host.python.version
+    python = ".".join(python.split(".")[:2])  # a solve is for a Python minor
     spec = TargetSpec(
         os=host.os, arch=host.arch, python=python, driver=driver or "none", wsl=host.wsl or None,
         gpus=tuple(names), compute_capabilities=tuple(capabilities), gfx=tuple(gfx),
