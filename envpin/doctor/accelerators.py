@@ -150,6 +150,16 @@ def _xpu_unavailable(case: Case) -> Finding | None:
     return Finding(G5, "error", title, tuple(evidence), tuple(fix), CONFIRMED if xpu_build or build_first else MATCHED)
 
 
+def _mps_minimums(case: Case) -> list[tuple[str, str]]:
+    """(first release, macOS) for each macOS minimum of MPS in the database, oldest first: [("2.5.0", "13.0"), …]."""
+    steps: list[tuple[str, str]] = []
+    for release in sorted((r for r in case.database.torch_releases if r.macos is not None), key=lambda r: r.version):
+        assert release.macos is not None
+        if not steps or steps[-1][1] != release.macos.mps_macos:
+            steps.append((str(release.version), release.macos.mps_macos))
+    return steps
+
+
 def _plain(name: str) -> str:
     return name.replace("(R)", " ").replace("(TM)", " ").replace("®", " ").replace("™", " ")
 
@@ -185,9 +195,11 @@ def _mps_old_macos(case: Case) -> Finding | None:
         evidence.append(f"torch {release.version}'s MPS backend needs macOS ≥ {minimum}" + (f"; this Mac has {mac}" if mac else "")
                         + f" (database {case.database.version})")
         fix.append(f"update macOS to {minimum} or newer (torch {release.version}'s minimum, database)")
-    else:
-        fix.append("update macOS to the minimum of the installed torch release (`envpin doctor` in the environment reads "
-                   "its version; the message's number can be stale)" if said and mac and _numbers(mac) >= _numbers(said)
+    else:  # the release is not known: each release's minimum, from the database, not the message's number
+        steps = _mps_minimums(case)
+        fix.append("update macOS to the minimum of the torch release installed: "
+                   + ", ".join(f"torch ≥ {first} needs macOS {minimum}" for first, minimum in steps)
+                   + f" (database {case.database.version}; the message's {said or '?'} can be stale)" if steps
                    else f"update macOS to {said} or newer" if said else "update macOS")
     if mac is not None:
         from envpin.resolver.target import Target  # noqa: PLC0415 - only to ask mps_runs of older releases

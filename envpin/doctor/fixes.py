@@ -55,7 +55,8 @@ def _quoted(requirement: str) -> str:
 
 def _why(plan, solved: Solved) -> str:
     target = plan.target
-    gpus = ", ".join(f"{g.name} ({g.compute_capability.sm})" for g in target.gpus) or "no NVIDIA GPU"
+    gpus = ", ".join([f"{g.name} ({g.compute_capability.sm})" for g in target.gpus]
+                     + [g.name for g in (*target.amd_gpus, *target.intel_gpus)] + list(target.apple_gpus)) or "no GPU"
     driver = f"driver {target.driver} (CUDA {target.driver_cuda or '?'})" if target.driver else "no NVIDIA driver"
     return (f"solved by envpin (database {plan.db_version}) for this machine: {target.platform}, Python {target.python}, "
             f"{driver}, {gpus}; `{solved.command}` gives the same answer with every reason")

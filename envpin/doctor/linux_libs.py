@@ -16,7 +16,6 @@ from packaging.version import Version
 
 from envpin.doctor import ld_search
 from envpin.doctor.driver import torch_cuda as build_cuda
-from envpin.doctor.fixes import install_fix
 from envpin.doctor.ld_search import LinuxLoader, SharedObject
 from envpin.doctor.model import CONFIRMED, LIKELY, MATCHED, PROVEN, Case, Finding, Fix, version_tuple
 from envpin.vocabulary.frameworks import FRAMEWORKS
@@ -54,8 +53,10 @@ def findings(case: Case) -> list[Finding]:
     if not case.linux and not any(case.search(s) for s in (L1, L2, L3, L4, L5, L6, L11, L12, L13)):
         return []
     found = [_shadowed(case, library) for library in SHADOWABLE]
-    found += [_torch201(case), _cudnn_not_on_path(case), _ort_major(case), _nccl_duplicates(case), _libstdcxx(case),
-              _lib_lib64_split(case)]
+    split = _lib_lib64_split(case)
+    # with the split shown, "not on the loader path" is its symptom, and its LD_LIBRARY_PATH fix the one to avoid
+    found += [_torch201(case), None if split else _cudnn_not_on_path(case), _ort_major(case), _nccl_duplicates(case),
+              _libstdcxx(case), split]
     return [f for f in found if f]
 
 
@@ -349,13 +350,12 @@ def _lib_lib64_split(case: Case) -> Finding | None:
         prefix, python = (case.prefix or in_text.group("prefix") or "<venv>").rstrip("/"), in_text.group("python")
         evidence.append(f"the traceback runs torch from {in_text.line.strip()}: a lib64 site-packages; the nvidia-* "
                         "wheels go to lib/ unless lib64 is a link to it")
-    solved = install_fix(case)
-    reinstall = solved[0] if solved and " pip install " in f" {solved[0]} " else case.pip("install", "--force-reinstall", "torch")
-    fix = [f"put the environment in one layout and reinstall into it: `python{python} -m venv --clear {prefix}` (a venv made "
-           f"so has one site-packages: its lib64 is a link to lib), then {reinstall}",
+    # the same builds go back in, in one layout: nothing here asks for another build
+    fix = [f"put the environment in one layout and reinstall what it holds: `{case.pip('freeze')} > requirements.txt`, then "
+           f"`python{python} -m venv --clear {prefix}` (a venv made so has one site-packages: its lib64 is a link to lib), then "
+           f"`{prefix}/bin/python -m pip install -r requirements.txt`",
            f"check first, if the traceback alone showed it: `ls -ld {prefix}/lib64` is a link to lib in a sound venv, a "
            "directory of its own in a split one",
-           "not LD_LIBRARY_PATH: pointing it at the nvidia directories hides the split until the next wheel lands in the other one",
-           *solved[1:2]]
+           "not LD_LIBRARY_PATH: pointing it at the nvidia directories hides the split until the next wheel lands in the other one"]
     return Finding(L13, "error", "the venv's site-packages is split between lib/ and lib64/: torch cannot find the nvidia-* wheels",
                    tuple(evidence), tuple(fix), CONFIRMED if split and hit else PROVEN if split else LIKELY)

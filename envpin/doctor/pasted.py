@@ -31,7 +31,7 @@ _LOG_PREFIX = re.compile(
 # (names have none; the prefixes before them end in one).
 _SM_WARNING = re.compile(r"([^:\n]+?) with CUDA capability sm_(\d+) is not compatible")
 _FOUND_GPU = re.compile(r"Found GPU\d+ ([^:\n]+?) which is of cuda capability (\d+)\.(\d+)")
-_COLLECT_ENV_GPU = re.compile(r"^GPU \d+: ([^\n(]+?)(?: \(UUID|$)", re.MULTILINE)
+_COLLECT_ENV_GPU = re.compile(r"(?:^|GPU models and configuration: )GPU \d+: ([^\n(]+?)\s*(?: \(UUID|$)", re.MULTILINE)
 
 
 def unprefixed(text: str) -> str:
