@@ -19,9 +19,10 @@ from envpin.target_spec import TargetSpec
 # ---------------------------------------------------------------- the target
 
 
-def add_target_options(parser: argparse.ArgumentParser, conda: bool = False) -> None:
+def add_target_options(parser: argparse.ArgumentParser, conda: bool = False, facts: bool = True) -> None:
     """The target: flags override --facts, which overrides detection. `conda`: also the facts only a conda
-    solve needs (the glibc and macOS versions behind __glibc and __osx)."""
+    solve needs (the glibc and macOS versions behind __glibc and __osx). `facts`: also --facts (doctor declares
+    its own, which holds an environment's facts as well as the machine's)."""
     group = parser.add_argument_group("target (default: this machine)")
     group.add_argument("--os", help="linux, windows or macos")
     group.add_argument("--arch", help="x86_64, aarch64 or arm64")
@@ -37,7 +38,8 @@ def add_target_options(parser: argparse.ArgumentParser, conda: bool = False) -> 
                             "its amdgpu-dkms version (1:6.12.12.60401-2164967.24.04, 6.12.12)")
     group.add_argument("--rocm", help="AMD: the ROCm user space installed (/opt/rocm/.info/version)")
     group.add_argument("--python", help="Python version, e.g. 3.11")
-    group.add_argument("--facts", help="a file from `envpin detect --format json` taken on the target")
+    if facts:
+        group.add_argument("--facts", help="a file from `envpin detect --format json` taken on the target")
     if conda:
         group.add_argument("--glibc", help="the target's glibc version, for __glibc (when --facts does not say)")
         group.add_argument("--macos", "--macos-version", dest="macos",
