@@ -191,7 +191,7 @@ def _mps_old_macos(case: Case) -> Finding | None:
         evidence.append(f"this Mac has macOS {mac}, which the message's {said} would allow: the message's minimum is "
                         "older than the check torch makes")
     minimum = release.macos.mps_macos if release is not None and release.macos is not None else None
-    if minimum:
+    if release is not None and minimum:
         evidence.append(f"torch {release.version}'s MPS backend needs macOS ≥ {minimum}" + (f"; this Mac has {mac}" if mac else "")
                         + f" (database {case.database.version})")
         fix.append(f"update macOS to {minimum} or newer (torch {release.version}'s minimum, database)")

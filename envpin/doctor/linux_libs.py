@@ -347,7 +347,8 @@ def _lib_lib64_split(case: Case) -> Finding | None:
                         f"{prefix}/lib/python{python}/site-packages: two directories, and torch looks for the wheels beside itself")
     else:
         assert in_text is not None
-        prefix, python = (case.prefix or in_text.group("prefix") or "<venv>").rstrip("/"), in_text.group("python")
+        prefix = (case.prefix or in_text.match.group("prefix") or "<venv>").rstrip("/")
+        python = in_text.match.group("python")
         evidence.append(f"the traceback runs torch from {in_text.line.strip()}: a lib64 site-packages; the nvidia-* "
                         "wheels go to lib/ unless lib64 is a link to it")
     # the same builds go back in, in one layout: nothing here asks for another build

@@ -76,12 +76,12 @@ def text_gpus(text: str) -> list[TextGpu]:
                              "the too-old warning"))
     for match in _COLLECT_ENV_GPU.finditer(clean):
         found.append(TextGpu(gpu_name(match.group(1)), None, "collect_env's GPU line"))
-    for gpu in parse_table_gpus(clean):
-        found.append(TextGpu(gpu.name, None, "the pasted nvidia-smi table"))
+    for row in parse_table_gpus(clean):
+        found.append(TextGpu(row.name, None, "the pasted nvidia-smi table"))
     unique: dict[str, TextGpu] = {}
-    for gpu in found:
-        if gpu.name and gpu.name not in unique:
-            unique[gpu.name] = gpu
+    for each in found:
+        if each.name and each.name not in unique:
+            unique[each.name] = each
     return list(unique.values())
 
 

@@ -132,7 +132,7 @@ def _oldest_driver_that_ran(case: Case, capabilities: list[ComputeCapability | N
         first = min((t for t in database.toolkits.values() if capability in t.targets),
                     key=lambda t: tuple(int(p) for p in t.version.split(".")), default=None)
         value = (first.driver_windows if os_name == "windows" else first.driver_linux) if first else None
-        if value:
+        if first is not None and value:
             floors.append((value, f"CUDA {first.version} is the first to target {capability.sm}"))
     build_cuda = case.torch.cuda if case.torch and case.torch.cuda else None
     tag = case.local_tag("torch")
@@ -180,11 +180,10 @@ def solve_for(case: Case, framework: str = "torch", keep_release: bool = True,
         first = first or solved
         if planned.ok:
             return solved
-        if specs and specs[0] == f"{framework}=={release}":
-            passed_over = f"no build of {framework} {release} fits this machine: {planned.answer.message}"
+        answer = planned.answer
+        if specs and specs[0] == f"{framework}=={release}" and isinstance(answer, Unsatisfiable):
+            passed_over = f"no build of {framework} {release} fits this machine: {answer.message}"
             # relaxed in the order of the solve's own fixes: each that names another release, then no release
-            answer = planned.answer
-            assert isinstance(answer, Unsatisfiable)
             for fix in answer.fixes:
                 moved = _SPEC_IN_FIX.search(fix)
                 if moved and moved.group(1).startswith(f"{framework}=="):

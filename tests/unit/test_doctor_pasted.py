@@ -55,7 +55,9 @@ def test_the_gpu_and_its_capability_are_read_from_each_shape(shape):
 @pytest.mark.parametrize("shape", SHAPES, ids=list(SHAPES))
 def test_the_signature_matches_each_shape_once_prefixes_are_gone(shape):
     text, _ = SHAPES[shape]
-    match = compiled("ARCH-GPU-NEWER-THAN-WHEEL").search(unprefixed(text))
+    pattern = compiled("ARCH-GPU-NEWER-THAN-WHEEL")
+    assert pattern is not None
+    match = pattern.search(unprefixed(text))
     assert match is not None
     assert match.group(3).split()[-1] == "sm_90"
 
