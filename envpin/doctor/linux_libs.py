@@ -27,7 +27,7 @@ L1, L2, L3, L4, L5, L6, L11, L12, L13 = (
 )
 # a site-packages directory of a venv or prefix: <prefix>/lib/python3.11/site-packages or <prefix>/lib64/...
 _SITE = re.compile(r"^(?P<prefix>.*?)/(?P<lib>lib|lib64)/python(?P<python>3\.\d+)/site-packages/(?P<rest>.*)$")
-_LIB64_TORCH_IN_TEXT = re.compile(r"(?P<prefix>[\w./~\-]*?)/?lib64/python(?P<python>3\.\d+)/site-packages/torch/")
+_LIB64_TORCH_IN_TEXT = re.compile(r"lib64/python(?P<python>3\.\d+)/site-packages/torch/")
 
 
 @dataclass(frozen=True)
@@ -347,7 +347,7 @@ def _lib_lib64_split(case: Case) -> Finding | None:
                         f"{prefix}/lib/python{python}/site-packages: two directories, and torch looks for the wheels beside itself")
     else:
         assert in_text is not None
-        prefix = (case.prefix or in_text.match.group("prefix") or "<venv>").rstrip("/")
+        prefix = (case.prefix or _path_before(in_text) or "<venv>").rstrip("/")
         python = in_text.match.group("python")
         evidence.append(f"the traceback runs torch from {in_text.line.strip()}: a lib64 site-packages; the nvidia-* "
                         "wheels go to lib/ unless lib64 is a link to it")
@@ -360,3 +360,10 @@ def _lib_lib64_split(case: Case) -> Finding | None:
            "not LD_LIBRARY_PATH: pointing it at the nvidia directories hides the split until the next wheel lands in the other one"]
     return Finding(L13, "error", "the venv's site-packages is split between lib/ and lib64/: torch cannot find the nvidia-* wheels",
                    tuple(evidence), tuple(fix), CONFIRMED if split and hit else PROVEN if split else LIKELY)
+
+
+def _path_before(hit) -> str:
+    """The path a traceback prints before `lib64/pythonX.Y/…`: back to the blank or quote that starts it."""
+    text = hit.match.string[:hit.match.start()]
+    start = max(text.rfind(c) for c in (" ", '"', "'", "\n", "\t")) + 1
+    return text[start:]

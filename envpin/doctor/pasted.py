@@ -29,7 +29,8 @@ _LOG_PREFIX = re.compile(
 
 # The GPU a message names: the last run of words before the message's own continuation, with no colon in it
 # (names have none; the prefixes before them end in one).
-_SM_WARNING = re.compile(r"([^:\n]+?) with CUDA capability sm_(\d+) is not compatible")
+# the fixed words are found first, then the name is the line before them: no pattern scans a long line backwards
+_SM_WARNING = re.compile(r" with CUDA capability sm_(\d+) is not compatible")
 _FOUND_GPU = re.compile(r"Found GPU\d+ ([^:\n]+?) which is of cuda capability (\d+)\.(\d+)")
 _COLLECT_ENV_GPU = re.compile(r"(?:^|GPU models and configuration: )GPU \d+: ([^\n(]+?)\s*(?: \(UUID|$)", re.MULTILINE)
 
@@ -68,8 +69,9 @@ def text_gpus(text: str) -> list[TextGpu]:
     found: list[TextGpu] = []
     clean = unprefixed(text)
     for match in _SM_WARNING.finditer(clean):
-        digits = match.group(2)
-        found.append(TextGpu(gpu_name(match.group(1)), ComputeCapability(int(digits[:-1]), int(digits[-1])),
+        digits = match.group(1)
+        line_start = clean.rfind("\n", 0, match.start()) + 1
+        found.append(TextGpu(gpu_name(clean[line_start:match.start()]), ComputeCapability(int(digits[:-1]), int(digits[-1])),
                              "the sm_ warning"))
     for match in _FOUND_GPU.finditer(clean):
         found.append(TextGpu(gpu_name(match.group(1)), ComputeCapability(int(match.group(2)), int(match.group(3))),
