@@ -145,8 +145,12 @@ def _no_kernel_image(case: Case, arch_findings: list[Finding]) -> Finding | None
         fix = [f"rebuild the extension for this GPU: `TORCH_CUDA_ARCH_LIST=\"{capability}\" {case.pip('install', '--no-build-isolation', '--no-cache-dir', '--force-reinstall', extension.split('.')[0] if extension else '<package>')}`",
                "or install a prebuilt wheel of it that lists this architecture (check with `cuobjdump --list-elf <file>.so`)"]
         return Finding(A4, "error", "a compiled extension has no kernel for this GPU", tuple(evidence), tuple(fix), CONFIRMED)
-    # torch's coverage of the GPU is not known: torch is the first suspect, since it is the one every program loads
-    evidence += _why_torch_is_suspect(case, gpus)
+    # torch does not cover the GPU, or its coverage is not known: the framework is the first suspect, since it is the
+    # binary every program loads (TensorFlow or JAX where the environment has no torch)
+    framework = _framework_of(case)
+    if framework != "torch":
+        return _framework_suspect(case, hit, framework, gpus, extension)
+    evidence += _why_torch_is_suspect(case, gpus, archs, source)
     fix = install_fix(case)
     sm = gpus[0].capability.sm if gpus else "<the GPU's sm_XY>"
     fix.append(f"then check: `{case.python_command} -c \"import torch; print(torch.__version__, torch.cuda.get_arch_list())\"` "
@@ -157,6 +161,53 @@ def _no_kernel_image(case: Case, arch_findings: list[Finding]) -> Finding | None
     return Finding(A4, "error", title, tuple(evidence), tuple(fix), MATCHED)
 
 
+def _framework_of(case: Case) -> str:
+    """The framework a "no kernel image" is first blamed on: torch, unless the environment has TensorFlow or JAX and
+    no torch (an environment that is not known at all is taken to be torch's, the common case)."""
+    if case.package("torch") or case.torch is not None:
+        return "torch"
+    for name in ("tensorflow", "jax"):
+        if case.package(name) or case.framework(name) is not None:
+            return name
+    return "torch"
+
+
+def _framework_suspect(case: Case, hit, framework: str, gpus, extension: str | None) -> Finding:
+    """TensorFlow or JAX: blamed when its arch list (the probe's build info, else the database's record of a TensorFlow
+    release's wheel) lacks the GPU or is not known; a compiled extension only when that list covers the GPU."""
+    listed, source = _framework_arch_list(case, framework)
+    evidence = [hit.evidence()]
+    lacking = [g for g in gpus if listed is None or coverage(g.capability, listed) is None]
+    if listed is not None and gpus and not lacking and extension:
+        evidence += [f"{framework} covers {', '.join(f'{g.name} ({g.capability.sm})' for g in gpus)} ({source})",
+                     f"the failing binary is probably {extension} (named in the traceback)"]
+        return Finding(A4, "error", "a compiled extension has no kernel for this GPU", tuple(evidence),
+                       (f"rebuild {extension} for {gpus[0].capability.sm}, or install a build of it that lists this "
+                        "architecture (check with `cuobjdump --list-elf <file>.so`)",), CONFIRMED)
+    for gpu in lacking:
+        evidence.append(f"{framework} has no code for {gpu.name} ({gpu.capability.sm}): {source}" if listed is not None
+                        else f"{framework}'s arch list is not in the facts or the database; {gpu.name} is {gpu.capability.sm}")
+    fix = install_fix(case, framework)
+    if extension:
+        fix.append(f"if {framework}'s build lists the GPU and the error remains, rebuild {extension} for it")
+    name = f"{gpus[0].name} ({gpus[0].capability.sm})" if gpus else "this GPU"
+    return Finding(A4, "error", f"no kernel image for {name}: the {framework} build is the first suspect", tuple(evidence),
+                   tuple(fix), CONFIRMED if listed is not None else MATCHED)
+
+
+def _framework_arch_list(case: Case, framework: str) -> tuple[ArchList | None, str]:
+    facts = case.framework(framework)
+    if facts is not None and facts.arch_list:
+        return parse_arch_names(facts.arch_list)[0], "its build lists " + " ".join(facts.arch_list) + " (probe)"
+    release = case.release(framework)
+    if framework == "tensorflow" and release is not None:
+        record = next((r for r in case.database.tensorflow_releases if r.version == release), None)
+        build = record.gpu.get(case.platform) if record is not None else None
+        if build is not None and build.archs is not None:
+            return build.archs, f"tensorflow {release} on {case.platform} (database {case.database.version}): {build.archs.describe()}"
+    return None, ""
+
+
 def _text_gpu(case: Case, gpu: TextGpu) -> MachineGpu:
     """A GPU the error text names, with its capability from the text or, by name, the database."""
     if gpu.capability is not None:
@@ -165,7 +216,10 @@ def _text_gpu(case: Case, gpu: TextGpu) -> MachineGpu:
     return MachineGpu(gpu.name, model.compute_capability if model else None, "database")
 
 
-def _why_torch_is_suspect(case: Case, gpus) -> list[str]:
+def _why_torch_is_suspect(case: Case, gpus, archs: ArchList | None, source: str) -> list[str]:
+    if archs is not None and source:  # the list is known and lacks the GPU
+        return [f"torch has no code for {g.name} ({g.capability.sm}): arch list from {source}" for g in gpus
+                if coverage(g.capability, archs) is None]
     lines = []
     version = case.package("torch")
     release = case.release("torch")
