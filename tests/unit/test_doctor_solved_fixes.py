@@ -118,3 +118,20 @@ def test_every_build_a_fix_names_is_an_ok_answer_of_solve_for_the_machine(databa
 ])
 def test_pins_are_read_from_pip_commands_only(line, pins):
     assert pinned_builds(line) == pins
+
+
+def test_where_the_solve_refuses_everything_the_fix_is_its_refusal_and_its_fixes(database):
+    """A Tesla K40c (sm_35) on a driver of the 570 branch, which no CUDA build of any release in the database both
+    runs on and has code for: the fix is the solve's own refusal and fixes, word for word, and no build."""
+    from envpin.doctor.fixes import install_fix  # noqa: PLC0415 - the function under test, beside the property
+
+    scenario = {"name": "kepler", "machine": "linux-rtx3060-570.124.04",
+                "host": {"gpus": [{"index": 0, "name": "Tesla K40c", "compute_capability": None}]},
+                "env": {"packages": {"pip": {"torch": "2.5.1+cu124"}}}}
+    case = case_of(scenario, database)
+    answer = solve_answer("--framework torch --spec torch==2.5.1 " + diagnosed_target(case).spec.flags, database)
+    assert not isinstance(answer, Plan)
+    lines = install_fix(case)
+    assert lines[0] == f"no torch build fits this machine: {answer.message}"
+    assert lines[1:1 + len(answer.fixes)] == list(answer.fixes)
+    assert not any(pinned_builds(line) for line in lines)
