@@ -19,9 +19,10 @@ from envpin.target_spec import TargetSpec
 # ---------------------------------------------------------------- the target
 
 
-def add_target_options(parser: argparse.ArgumentParser, conda: bool = False) -> None:
+def add_target_options(parser: argparse.ArgumentParser, conda: bool = False, facts: bool = True) -> None:
     """The target: flags override --facts, which overrides detection. `conda`: also the facts only a conda
-    solve needs (the glibc and macOS versions behind __glibc and __osx)."""
+    solve needs (the glibc and macOS versions behind __glibc and __osx). `facts`: also --facts (doctor declares
+    its own, which holds an environment's facts as well as the machine's)."""
     group = parser.add_argument_group("target (default: this machine)")
     group.add_argument("--os", help="linux, windows or macos")
     group.add_argument("--arch", help="x86_64, aarch64 or arm64")
@@ -39,7 +40,8 @@ def add_target_options(parser: argparse.ArgumentParser, conda: bool = False) -> 
     group.add_argument("--jetpack", help="NVIDIA Jetson: the JetPack (6.1) or the L4T release (r36.4.0, "
                             "/etc/nv_tegra_release), the Jetson's driver")
     group.add_argument("--python", help="Python version, e.g. 3.11 (3.13t: the free-threaded build)")
-    group.add_argument("--facts", help="a file from `envpin detect --format json` taken on the target")
+    if facts:
+        group.add_argument("--facts", help="a file from `envpin detect --format json` taken on the target")
     group.add_argument("--glibc", help="Linux: the target's glibc version, X.Y (`ldd --version`); a wheel tagged for a "
                                        "newer glibc does not install there (also __glibc of a conda target)")
     if conda:
