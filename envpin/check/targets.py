@@ -55,18 +55,20 @@ class CheckTarget:
     target: Target
     python_known: bool = True  # False: no Python was given, so the Python check is left to the file's own pin
     flags: str = ""  # the target options that describe it, for the fix's `envpin solve` command
+    spec: TargetSpec | None = None  # the options themselves, for `check --fix`'s solve
 
 
 def command_line_target(spec: TargetSpec, database: Database) -> CheckTarget:
     """The machine of the target options (`--os … --driver …` or `--facts FILE`)."""
     target = spec.resolve(database)
-    return CheckTarget(f"on {short_description(target)}", target, True, spec.flags)
+    return CheckTarget(f"on {short_description(target)}", target, True, spec.flags, spec)
 
 
 def configured_target(named: NamedTarget, database: Database) -> CheckTarget:
     """A `[tool.envpin]` target; without a Python (given or in its facts file) the Python check is left out."""
     spec = named.spec
-    return CheckTarget(f"on {named.name}", spec.resolve(database), bool(spec.python or spec.facts_file), spec.flags)
+    return CheckTarget(f"on {named.name}", spec.resolve(database), bool(spec.python or spec.facts_file), spec.flags,
+                       spec)
 
 
 def short_description(target: Target) -> str:
@@ -87,6 +89,9 @@ def target_fit(contents: Contents, database: Database, check_target: CheckTarget
             f"{check_target.target.platform}: pixi installs nothing there",
             f"add {check_target.target.platform}'s conda subdir to the workspace's platforms (and solve it), or do "
             "not install it there")]
+    if contents.kind == "pixi.lock":
+        contents, chosen = _pixi_environments(contents, database, check_target, policy)
+        problems += chosen
     problems += _exported_elsewhere(contents, check_target)
     problems += _manifest_python(contents, check_target)
     cuda_supplied = _supplies_cuda(contents)
@@ -122,6 +127,27 @@ def _picked_numpy_1(judged: Judged, contents: Contents, check_target: CheckTarge
 
 
 _OS_WORDS = {"linux": "Linux", "windows": "Windows", "macos": "macOS"}
+
+
+def _pixi_environments(contents: Contents, database: Database, check_target: CheckTarget,
+                       policy: str) -> tuple[Contents, list[Problem]]:
+    """A pixi.lock on this target: each environment as the platform pixi chooses there locks it."""
+    from envpin.check.pixi_lock import for_target  # noqa: PLC0415 - only a pixi.lock needs it
+    from envpin.vocabulary.platforms import conda_subdir  # noqa: PLC0415 - only a pixi.lock needs it
+
+    target = check_target.target
+
+    def needed(cuda: str) -> str | None:
+        requirement = minimum_driver(database, cuda, target.os, policy)
+        return requirement.minimum if requirement is not None else None
+
+    def runs(cuda: str) -> bool:
+        minimum = needed(cuda)
+        return target.driver is not None and (minimum is None or driver_at_least(target.driver, minimum))
+
+    return for_target(contents, check_target.name, conda_subdir(target.platform), runs,
+                      lambda cuda: needed(cuda) or f"one that runs CUDA {cuda}",
+                      driver_present=target.driver is not None or target.os == "macos")
 
 
 def _exported_elsewhere(contents: Contents, check_target: CheckTarget) -> list[Problem]:

@@ -30,20 +30,27 @@ from envpin.errors import EnvpinInputError
 from envpin.options import add_channel_options, add_db_option, add_target_options, channels, target_spec
 from envpin.record import replace
 from envpin.target_spec import TargetSpec
-from envpin.userfiles import UnreadableFile, read_text
+from envpin.userfiles import UnreadableFile, read_text, write_atomically
 
 
 def register(check: argparse.ArgumentParser, parser_class) -> None:
     check.add_argument("files", nargs="+", metavar="FILE", help="requirements*.txt, environment*.yml, pylock*.toml, "
-                       "conda-lock.yml, @EXPLICIT files, uv.lock, pyproject.toml, pixi.toml, setup.cfg, setup.py")
+                       "conda-lock.yml, @EXPLICIT files, uv.lock, pixi.lock, poetry.lock, Pipfile.lock, pdm.lock, "
+                       "pyproject.toml, pixi.toml, setup.cfg, setup.py")
     check.add_argument("--format", choices=("text", "json"), default="text")
     check.add_argument("--kind", help="read every FILE as this kind: environment.yml, requirements, conda-specs, "
-                       "pylock, conda-lock, explicit, uv.lock, pyproject.toml, pixi.toml, setup.py, setup.cfg (default: from the file name)")
+                       "pylock, conda-lock, explicit, uv.lock, pixi.lock, poetry.lock, Pipfile.lock, pdm.lock, "
+                       "pyproject.toml, pixi.toml, setup.py, setup.cfg "
+                       "(default: from the file name)")
     check.add_argument("--ignore", action="append", default=[], metavar="ID", help="drop this problem id (repeatable)")
     check.add_argument("--config", help="pyproject.toml with [tool.envpin] (default: the nearest one above the "
                        "current directory, up to the repository root)")
     check.add_argument("--no-config", action="store_true", help="do not read [tool.envpin]")
     check.add_argument("--driver-policy", help="minor or strict, for the target checks (default: minor)")
+    check.add_argument("--fix", action="store_true",
+                       help="rewrite the failing torch lines of requirements files, environment.yml pip sections and "
+                       "a pyproject's PyTorch index URLs to the solve's answer for the targets (a lock: print the "
+                       "manifest edit and the tool's lock command); what cannot be fixed still fails")
     check.add_argument("--solve", action="store_true",
                        help="also solve each environment.yml for the target with py-rattler (envpin[conda])")
     add_channel_options(check)
@@ -84,6 +91,10 @@ def run(args: argparse.Namespace) -> int:
         if conda_channels is not None and not report.unreadable:
             report = _with_conda_solve(report, text, args.kind, spec, database.get(), conda_channels, ignore,
                                        assumed)
+        if args.fix and path == "-" and report.errors:
+            print("envpin: not fixed: -: text from stdin is checked, never rewritten", file=sys.stderr)
+        elif args.fix and not report.unreadable and report.errors:
+            report = _fixed(report, text, args.kind, targets, database, policy, ignore)
         reports.append(report)
     for report in reports:
         if report.unreadable:
@@ -109,6 +120,31 @@ class _OneDatabase:
         if self.loaded is None:
             self.loaded = load_database(self.directory)
         return self.loaded
+
+
+def _fixed(report: FileReport, text: str, kind: str | None, targets: tuple[CheckTarget, ...], database: _OneDatabase,
+           policy: str, ignore: frozenset[str]) -> FileReport:
+    """`--fix`: the file rewritten (atomically) where envpin.check.fix can, and checked again; what it did and
+    did not do on stderr."""
+    from envpin.check.fix import fix_file  # noqa: PLC0415 - only --fix needs the solve
+
+    path = report.path
+
+    def recheck(new_text: str) -> FileReport:
+        return check_text(path, new_text, load_database=database.get, kind=kind, targets=targets, policy=policy,
+                          ignore=ignore, include=beside(path))
+
+    fixed = fix_file(path, text, kind or kind_of(path, text) or "", report, targets, database.get(), recheck)
+    for line in fixed.advice:
+        print(f"envpin: {path}: {line}", file=sys.stderr)
+    if fixed.text is not None:
+        write_atomically(Path(path), fixed.text, "--fix")
+        for change in fixed.changed:
+            print(f"envpin: fixed {path}:{change}", file=sys.stderr)
+        report = recheck(fixed.text)
+    for reason in fixed.unfixed:
+        print(f"envpin: not fixed: {path}: {reason}", file=sys.stderr)
+    return report
 
 
 def _glibc_unknown(spec: TargetSpec) -> bool:

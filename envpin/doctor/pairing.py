@@ -71,8 +71,8 @@ def _xformers(case: Case) -> Finding | None:
         evidence.append("torch is now a CPU build (something replaced the CUDA torch)")
     fix = ["install the xformers build made for the installed torch, from the same PyTorch index: "
            + case.pip("install", "--force-reinstall", "xformers", "--index-url", f"https://download.pytorch.org/whl/{cuda_tag}"),
-           "or reinstall the torch xformers expects: " + case.pip("install", f"torch=={built_torch}", "--index-url",
-                                                               f"https://download.pytorch.org/whl/{cuda_tag}")]
+           "or reinstall the torch xformers expects: " + install_fix(case, keep_release=False,
+                                                                      extra_specs=(f"torch=={built_torch}",))[0]]
     return Finding(C6, "error", "xformers was built for another torch", tuple(evidence), tuple(fix), CONFIRMED)
 
 

@@ -16,6 +16,8 @@ def render(answer: Plan | Unsatisfiable, request: Request) -> str:
         lines.append(f"no solution ({answer.code}): {answer.message}")
         lines += ["", "fixes:"] + [f"  - {fix}" for fix in answer.fixes] if answer.fixes else []
         return "\n".join(lines) + "\n"
+    if answer.headline:
+        lines += [answer.headline, ""]
     if answer.channel != "pip":
         return _conda_plan(answer, request, lines)
     names = [p.name + (f"[{','.join(p.extras)}]" if p.extras else "") for p in answer.packages]
