@@ -15,11 +15,13 @@ from __future__ import annotations
 import ast
 import os
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
 
 from envpin import escapes
+from envpin.host import platform_info
 from envpin.provision import atomic, backends, runner
 from envpin.verify import probe
 
@@ -35,6 +37,7 @@ BRANCHES = {
     ("envpin/provision/backends.py", "python_in"): "test_the_interpreter_of_an_environment_per_platform",
     ("envpin/provision/atomic.py", "exchange"): "test_directories_are_exchanged_atomically_on_linux_only",
     ("envpin/provision/runner.py", "_load_prctl"): "test_the_parent_death_signal_is_linux_only",
+    ("envpin/host/platform_info.py", "_free_threaded_build"): "test_a_free_threaded_python_is_told_per_platform",
     ("envpin/provision/runner.py", "run_streaming"): "windows job",
     ("envpin/host/runner.py", "run"): "windows job",
     ("envpin/host/runner.py", "kill_group"): "windows job",
@@ -178,3 +181,15 @@ def test_the_probe_says_an_ntstatus_in_hex_on_windows_only(monkeypatch):
 def test_the_probe_lists_windows_dlls_on_windows_only(monkeypatch):
     monkeypatch.setattr(probe, "sys", _Platform(sys, platform="linux"))
     assert probe.windows_loaded() == []
+
+
+def test_a_free_threaded_python_is_told_per_platform(monkeypatch):
+    monkeypatch.setattr(platform_info, "sys", _Platform(sys, abiflags="t"))
+    assert platform_info._free_threaded_build() is True  # POSIX: the ABI flags say it
+    # Windows has no abiflags: the build configuration is asked (faked too: a free-threaded build's)
+    monkeypatch.setattr(platform_info, "sys", _Platform(sys, abiflags="", version_info=(3, 13, 0)))
+    monkeypatch.setattr(sysconfig, "get_config_var", lambda name: 1 if name == "Py_GIL_DISABLED" else None)
+    monkeypatch.setattr(platform_info, "os", _Platform(os, name="nt"))
+    assert platform_info._free_threaded_build() is True
+    monkeypatch.setattr(platform_info, "os", _Platform(os, name="posix"))
+    assert platform_info._free_threaded_build() is False  # POSIX without the flag: not asked
