@@ -24,6 +24,7 @@ from envpin.resolver.queries import resolve
 from envpin.resolver.request import Request
 from envpin.resolver.target import Target, make_target
 from envpin.target_spec import TargetSpec
+from envpin.terminal import StatusLine
 from envpin.vocabulary.variants import parse_tag
 
 OK, CAVEAT, NO = "ok", "caveat", "no"
@@ -111,7 +112,15 @@ def grids(options: SolveOptions, target_spec: TargetSpec, database: Database, in
         raise DriverBroken(f"--targets {inventory}: not showing the CPU grid for a machine with an NVIDIA GPU whose driver "
                            f"does not answer: {'; '.join(refused)}; run `envpin doctor` there and detect it again, or "
                            "give --driver none for the CPU view")
-    return [grid_for(database, target, request, tuple(names)) for target, names in classes.items()]
+    status = StatusLine("envpin matrix: machine classes")  # on a terminal's stderr only: a big inventory takes a while
+    made: list[Grid] = []
+    try:
+        for target, names in classes.items():
+            status.update(f"{len(made) + 1}/{len(classes)}: {', '.join(names)[:60]}")
+            made.append(grid_for(database, target, request, tuple(names)))
+    finally:
+        status.clear()
+    return made
 
 
 def grid_json(grid: Grid) -> dict[str, Any]:

@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -204,15 +205,12 @@ def test_an_unknown_shell_is_a_usage_error():
 
 # --- progress ---------------------------------------------------------------------------------------------------
 
-def refresh_with_stderr(on_terminal: bool, server, tmp_path) -> tuple[str, str]:
-    words = [sys.executable, "-m", "envpin", "db", "refresh", "--dry-run", "--recheck", "0", "--date", "2026-12-01",
-             "--json-url", f"{server.base}/pypi", "--simple-url", f"{server.base}/simple", "--timeout", "2"]
-    env = {k: v for k, v in os.environ.items() if k not in ("CI", "TERM")} | {"TERM": "xterm-256color"}
-    if not on_terminal:
-        result = subprocess.run(words, capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
-        return result.stdout, result.stderr
+def stderr_on_a_terminal(words: list[str], env: dict[str, str], cwd) -> tuple[str, str]:
+    """Run `words` with stderr on a pseudo-terminal (a person watching) and stdout on a pipe: (stdout, stderr)."""
     leader, follower = pty.openpty()
-    process = subprocess.Popen(words, stdout=subprocess.PIPE, stderr=follower, env=env, cwd=tmp_path)
+    out = Path(cwd) / ".stdout"  # a file, not a pipe: a child writing more than a pipe holds never blocks on it
+    with open(out, "wb") as sink:
+        process = subprocess.Popen(words, stdout=sink, stderr=follower, env=env, cwd=cwd)
     os.close(follower)
     chunks = []
     while True:
@@ -224,9 +222,21 @@ def refresh_with_stderr(on_terminal: bool, server, tmp_path) -> tuple[str, str]:
             break
         chunks.append(chunk)
     os.close(leader)
-    stdout = process.stdout.read().decode() if process.stdout else ""
     process.wait(timeout=120)
-    return stdout, b"".join(chunks).decode()
+    return out.read_text(encoding="utf-8"), b"".join(chunks).decode()
+
+
+def watching_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k not in ("CI", "TERM")} | {"TERM": "xterm-256color"}
+
+
+def refresh_with_stderr(on_terminal: bool, server, tmp_path) -> tuple[str, str]:
+    words = [sys.executable, "-m", "envpin", "db", "refresh", "--dry-run", "--recheck", "0", "--date", "2026-12-01",
+             "--json-url", f"{server.base}/pypi", "--simple-url", f"{server.base}/simple", "--timeout", "2"]
+    if on_terminal:
+        return stderr_on_a_terminal(words, watching_env(), tmp_path)
+    result = subprocess.run(words, capture_output=True, text=True, env=watching_env(), timeout=120, cwd=tmp_path)
+    return result.stdout, result.stderr
 
 
 @needs_pty
@@ -262,3 +272,17 @@ def test_the_status_line_writes_nothing_off_a_terminal_or_under_quiet():
     finally:
         terminal.configure()
         os.environ.update(environment)
+
+
+@needs_pty
+def test_matrix_over_an_inventory_shows_progress_on_a_terminal_only(tmp_path):
+    machine = json.loads((REPO / "tests" / "fixtures" / "doctor" / "machines" / "linux-t4-515.105.01.json").read_text())
+    fleet = tmp_path / "fleet.json"
+    fleet.write_text(json.dumps([{**machine, "name": "t4-a"}, {**machine, "name": "t4-b", "python": {
+        **machine["python"], "version": "3.12.3"}}]))
+    words = [sys.executable, "-m", "envpin", "matrix", "--targets", str(fleet), "--format", "json"]
+    document, shown = stderr_on_a_terminal(words, watching_env(), tmp_path)
+    assert "\r\x1b[2Kenvpin matrix: machine classes [1] 1/" in shown
+    assert len(json.loads(document)["results"]) == 2 and "\x1b" not in document
+    piped = subprocess.run(words, capture_output=True, text=True, env=watching_env(), timeout=120, cwd=tmp_path)
+    assert piped.stderr == "" and json.loads(piped.stdout) == json.loads(document)
