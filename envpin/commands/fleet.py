@@ -24,12 +24,23 @@ import yaml
 from envpin.compat.loader import load_database
 from envpin.emit.text import render as render_answer
 from envpin.errors import EnvpinInputError
+from envpin.escapes import printable
 from envpin.facts import to_json
 from envpin.fleet.images import CONDA, base_image, conda_class_environment, dockerfile
 from envpin.fleet.kubernetes import class_job, class_selector, node_verify_jobs
+from envpin.fleet.names import checked_namespace
 from envpin.fleet.plan import PlannedClasses, plan_classes
 from envpin.fleet.report import render_json, render_text, report_json
-from envpin.fleet.slurm import ClassFiles, detect_facts, facts_document, list_nodes, provision_script, submit
+from envpin.fleet.slurm import (
+    ClassFiles,
+    check_slurm_names,
+    detect_facts,
+    facts_document,
+    list_nodes,
+    provision_script,
+    sbatch_path,
+    submit,
+)
 from envpin.lock.planned import lock_planned
 from envpin.lock.pylock import render
 from envpin.options import (
@@ -138,6 +149,9 @@ def run_provision(args: argparse.Namespace) -> int:
     planned, _, options = _planned(args)
     output = Path(args.output).resolve()
     envpin = _envpin_command(args)
+    for entry in planned.classes:  # every script's names are checked before any class is locked or written
+        check_slurm_names(entry.machine_class)
+    sbatch_path(output)
     written: list[Path] = []
     for entry in planned.classes:
         machine_class = entry.machine_class
@@ -188,7 +202,7 @@ def run_manifests(args: argparse.Namespace) -> int:
                                    "(kubectl get nodes -o json)")
         if not args.image:
             raise EnvpinInputError("--format kubernetes: give --image REPOSITORY (the class images, REPOSITORY:CLASS)")
-        files = _kubernetes_files(planned, args.image, args.namespace)
+        files = _kubernetes_files(planned, args.image, args.namespace and checked_namespace(args.namespace))
     else:
         files = _docker_files(planned, database, options.driver_policy)
     for entry in planned.classes:
@@ -224,9 +238,10 @@ def _kubernetes_files(planned: PlannedClasses, image: str, namespace: str | None
             image_of_class = f"{image}:{machine_class.name}"
             pins = " ".join(p.requirement for p in entry.answer.packages)
             job = class_job(machine_class, selector, image_of_class, namespace)
+            # the comments name the nodes: escaped, so no name starts a YAML line of its own; the Jobs are yaml's
             files[f"{machine_class.name}/job.yaml"] = (
-                f"# The Job of class {machine_class.name} ({', '.join(machine_class.node_names)}): one pod on a node "
-                f"of the class, in its image ({pins}).\n# It runs envpin verify; put the workload's command there.\n"
+                printable(f"# The Job of class {machine_class.name} ({', '.join(machine_class.node_names)}): one pod "
+                          f"on a node of the class, in its image ({pins}).") + "\n# It runs envpin verify; put the workload's command there.\n"
                 + yaml.safe_dump(job, sort_keys=False))
             jobs = node_verify_jobs(machine_class, selector, image_of_class, namespace)
             files[f"{machine_class.name}/verify-jobs.yaml"] = (

@@ -17,6 +17,8 @@ NO_REPORT = "no report"
 
 def node_result(reports: Path, node: str) -> dict[str, Any]:
     """One node's verify result: {"status": "ok" | "not ok" | "no report", "why": […]}."""
+    if node in (".", "..") or any(c in node for c in "/\\\0"):  # a report's file name, and never a path elsewhere
+        return {"status": NO_REPORT, "why": [f"node {node!r} cannot name a report file in {reports}"]}
     path = reports / f"{node}.json"
     if not path.is_file():
         return {"status": NO_REPORT, "why": [f"no verify report {path.name} in {reports}"]}
