@@ -22,10 +22,12 @@ VALID_KEYS = ("name", "dependencies", "prefix", "channels", "variables")
 # conda-lock reads its target platforms from the same file (its own test input,
 # conda/conda-lock tests/test-install-with-pip-deps/environment.yml, has `platforms:`); conda ignores the key.
 EXTENSION_KEYS = ("platforms",)
-_OPERATOR_SPACES = re.compile(r"\s*([=<>!~,|])\s*")
+# Each starts only where its run of spaces (or word) starts, which keeps a long run linear (see
+# tests/unit/test_regex_bounds.py); the matches are those of the pattern without the lookbehind.
+_OPERATOR_SPACES = re.compile(r"(?<!\s)\s*([=<>!~,|])\s*")
 _NAME = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_.\-]*)(.*)$")
 _BRACKET = re.compile(r"^(?P<head>[^\[]+)\[(?P<body>.*)\]\s*$")
-_BRACKET_FIELD = re.compile(r"(\w+)\s*=\s*(?:'([^']*)'|\"([^\"]*)\"|([^,\s]+))")
+_BRACKET_FIELD = re.compile(r"(?<!\w)(\w+)\s*=\s*(?:'([^']*)'|\"([^\"]*)\"|([^,\s]+))")
 
 
 def parse(text: str, include: requirements.IncludeReader | None = None) -> Contents:

@@ -37,7 +37,7 @@ from envpin.check.rules import problem
 from envpin.check.variants import file_name, parse_wheel
 from envpin.record import replace
 
-_COMMENT = re.compile(r"(^|\s+)#.*$")
+_COMMENT = re.compile(r"(^|(?<!\s)\s+)#.*$")  # a run of spaces tried once, from its start: linear
 VARIABLE = re.compile(r"\$\{([A-Z0-9_]+)\}")  # pip's req_file.ENV_VAR_RE: the one form pip expands
 # option -> (takes a value, what it is); pip's SUPPORTED_OPTIONS for a requirements file
 _FILE_OPTIONS = {
