@@ -192,7 +192,8 @@ def add_probe_options(parser: argparse.ArgumentParser) -> None:
                        help="the environment's interpreter (default: the one running envpin); --python is a version elsewhere")
     where.add_argument("--prefix", metavar="DIR", help="the environment's root directory (a venv or conda env)")
     parser.add_argument("--timeout", type=seconds, default=120.0,
-                        help="seconds allowed for each framework's import (default 120)")
+                        help="seconds allowed for each framework's import (default 120); the whole probe gets 3 times "
+                             "that plus as much again for the package scan (5 to 60 s)")
     parser.add_argument("--no-smoke", action="store_true", help="skip the small GPU computations of the probe")
     add_db_option(parser)
 
