@@ -6,7 +6,6 @@ and sleeps, run through each of envpin's ways of running a command and through `
 
 from __future__ import annotations
 
-import os
 import sys
 import textwrap
 import time
@@ -121,4 +120,25 @@ def test_verify_interpreter_honours_timeout_and_leaves_nothing_running(tmp_path)
     took = time.monotonic() - started
     assert_one_line_error(result, "did not finish within 8 s")  # 3 imports of 1 s, 5 s for the scan
     assert took < 30, took
+    _assert_all_dead(_hidden(pids))
+
+
+def test_the_probe_kills_a_hung_import_with_the_processes_it_hid(tmp_path):
+    # a `torch` whose import hides a setsid() sleeper and then hangs: the probe's per-import timeout kills both
+    package = tmp_path / "site" / "torch"
+    package.mkdir(parents=True)
+    pids = tmp_path / "pids"
+    (package / "__init__.py").write_text(textwrap.dedent(f"""
+        import os, time
+        child = os.fork()
+        if child == 0:
+            os.setsid()
+            time.sleep(120)
+            os._exit(0)
+        open({str(pids)!r}, "w").write(str(child))
+        time.sleep(120)
+    """))
+    result = envpin("verify", "--timeout", "2", "--no-smoke", "--format", "json",
+                    env={"PYTHONPATH": str(tmp_path / "site")}, timeout=120)
+    assert "import torch did not finish within 2 s" in result.stdout, result.stdout[-2000:] + result.stderr[-2000:]
     _assert_all_dead(_hidden(pids))
