@@ -40,7 +40,20 @@ def loads(text: str) -> dict[str, Any]:
     """TOML 1.0; arrays and inline tables nested deeper than envpin.limits.MAX_TOML_DEPTH are refused (as a
     TOMLDecodeError) before the reader, which recurses once per level, runs out of stack."""
     _refuse_deep(text)
-    return _loads(text)
+    return _read(_loads, text)
+
+
+def _read(reader, text: str) -> dict[str, Any]:
+    """`reader(text)`, with an integer past Python's digit limit (the readers' int() raises a bare ValueError, not
+    TOMLDecodeError) refused as bad TOML."""
+    try:
+        return reader(text)
+    except TOMLDecodeError:
+        raise
+    except ValueError as error:
+        if "digits" not in str(error):
+            raise
+        raise ManifestDecodeError("an integer of more than 4,300 digits, past what Python reads as a number") from None
 
 
 def _refuse_deep(text: str) -> None:
@@ -54,7 +67,7 @@ def loads_manifest(text: str) -> dict[str, Any]:
     the line, as does TOML 1.1 where only a tomli older than 2.4 is installed (it says to upgrade)."""
     _refuse_deep(text)  # for both readers
     try:
-        return _loads(text)
+        return _read(_loads, text)
     except TOMLDecodeError as strict:
         older = f"not valid TOML 1.0 ({strict}); reading TOML 1.1, which pixi also accepts, needs tomli >= 2.4 " \
                 "(pip install 'tomli>=2.4')"
@@ -66,6 +79,6 @@ def loads_manifest(text: str) -> dict[str, Any]:
         if version < _TOML_1_1_TOMLI:
             raise ManifestDecodeError(older) from None
         try:
-            return tomli.loads(text)
+            return _read(tomli.loads, text)
         except tomli.TOMLDecodeError as error:
             raise ManifestDecodeError(f"not valid TOML 1.1 ({error})") from None

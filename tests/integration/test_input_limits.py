@@ -113,3 +113,9 @@ def test_a_megabyte_gpu_name_is_answered(tmp_path):
     result = envpin("solve", "--facts", str(tmp_path / "facts.json"), "-o", str(tmp_path / "requirements.txt"))
     assert result.returncode == 0, result.stderr[-500:]
     assert "torch==" in (tmp_path / "requirements.txt").read_text()
+
+
+def test_a_toml_integer_past_pythons_digit_limit(tmp_path):
+    folder = _project(tmp_path, "pyproject.toml", f'[project]\nname = "x"\nversion = "1"\n[tool.ruff]\nline-length = {"9" * 5_000}\n')
+    for command in (["check", str(folder / "pyproject.toml")], ["solve", "--project", str(folder), *TARGET]):
+        _refused(envpin(*command), "more than 4,300 digits")
