@@ -5,9 +5,13 @@ or, where the work is made linear instead, answered. The times are in scripts/be
 from __future__ import annotations
 
 import json
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from envpin.limits import MAX_CONTINUATIONS, MAX_ENTRIES_PER_PACKAGE, MAX_LINES, MAX_SPECIFIERS, MAX_TOML_DEPTH
 from envpin.userfiles import MAX_INPUT_BYTES
@@ -119,3 +123,34 @@ def test_a_toml_integer_past_pythons_digit_limit(tmp_path):
     folder = _project(tmp_path, "pyproject.toml", f'[project]\nname = "x"\nversion = "1"\n[tool.ruff]\nline-length = {"9" * 5_000}\n')
     for command in (["check", str(folder / "pyproject.toml")], ["solve", "--project", str(folder), *TARGET]):
         _refused(envpin(*command), "more than 4,300 digits")
+
+
+def test_the_pre_commit_hook_entry_on_a_repository_of_hostile_files(tmp_path):
+    # as pre-commit runs the hook: its `entry` with the repository's files that its `files` pattern matches, from the
+    # repository's root (`pre-commit try-repo` itself needs PyPI: scripts/check_precommit_hook.py)
+    [hook] = yaml.safe_load((Path(__file__).parents[2] / ".pre-commit-hooks.yaml").read_text())
+    repository = tmp_path / "repo"
+    (repository / "sub").mkdir(parents=True)
+    (repository / "requirements.txt").write_text("torch" + ",".join(f"!=1.{i}" for i in range(10_000)) + "\n")
+    (repository / "sub" / "requirements-dev.txt").write_text("torch\\\n" * 100_000 + "\n")
+    (repository / "pyproject.toml").write_text('[project]\nname = "x"\nversion = "1"\ndependencies = [\n'
+                                               + '"torch",\n' * 5_000 + "]\n")
+    (repository / "pixi.toml").write_text('[workspace]\nname = "x"\nplatforms = 5\n')
+    (repository / "README.md").write_text("not checked\n")
+    subprocess.run(["git", "init", "-q", str(repository)], check=True)
+    subprocess.run(["git", "-C", str(repository), "add", "."], check=True)
+    files = subprocess.run(["git", "-C", str(repository), "ls-files"], capture_output=True, text=True,
+                           check=True).stdout.split()
+    matched = [name for name in files if re.search(hook["files"], name)]
+    assert sorted(matched) == ["pixi.toml", "pyproject.toml", "requirements.txt", "sub/requirements-dev.txt"]
+    entry = hook["entry"].split()
+    assert entry[0] == "envpin"
+    result = subprocess.run([sys.executable, "-m", "envpin", *entry[1:], *matched], cwd=repository,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2, result.stderr[-1000:]
+    assert "Traceback" not in result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("envpin: error:")]
+    assert len(errors) == 4 and all(len(line) < 400 for line in errors), errors
+    said = "\n".join(errors)
+    for words in (f"({MAX_SPECIFIERS})", f"{MAX_CONTINUATIONS:,} lines", "listed 5,000 times", "expected a list"):
+        assert words in said, said
