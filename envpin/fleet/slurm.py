@@ -60,7 +60,8 @@ def list_nodes(partitions: Sequence[str], timeout: float) -> list[SlurmNode]:
         name, _, partition = line.strip().partition("|")
         if name and partition:
             checked_slurm_name(name, "sinfo lists node")
-            found.setdefault(name, []).append(partition.rstrip("*"))  # sinfo marks the default partition with *
+            # sinfo marks the default partition with *; the partition names a folder of the work directory too
+            found.setdefault(name, []).append(checked_slurm_name(partition.rstrip("*"), "sinfo lists partition"))
     if not found:
         raise EnvpinInputError("sinfo lists no nodes" + (f" in partition {', '.join(partitions)}" if partitions else ""))
     return [SlurmNode(name, tuple(parts)) for name, parts in found.items()]
