@@ -205,12 +205,18 @@ def add_node_report_option(parser: argparse.ArgumentParser) -> None:
                              "($SLURMD_NODENAME) or else the host name, instead of printing it")
 
 
+MAX_SECONDS = 7 * 24 * 3600  # a week: longer than any step takes, short enough for every clock and timer (1e300 is not)
+
+
 def seconds(text: str) -> float:
-    """An argparse type for every timeout: a positive, finite number of seconds (not 0, -5, inf or nan)."""
+    """An argparse type for every timeout: a positive, finite number of seconds (not 0, -5, inf or nan), at most
+    MAX_SECONDS."""
     try:
         value = float(text)
     except ValueError:
         value = float("nan")
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+    if value > MAX_SECONDS:
+        raise argparse.ArgumentTypeError(f"{text!r}: more than a week ({MAX_SECONDS:,} s), the longest timeout envpin takes")
     return value

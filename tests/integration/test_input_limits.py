@@ -154,3 +154,10 @@ def test_the_pre_commit_hook_entry_on_a_repository_of_hostile_files(tmp_path):
     said = "\n".join(errors)
     for words in (f"({MAX_SPECIFIERS})", f"{MAX_CONTINUATIONS:,} lines", "listed 5,000 times", "expected a list"):
         assert words in said, said
+
+
+def test_a_timeout_past_a_week_is_one_line():
+    # 1e300 s is finite, but no clock or timer takes it: OverflowError from deep inside before
+    for command in (["detect", "--timeout", "1e300"], ["verify", "--timeout", "1e300", "--no-smoke"]):
+        result = envpin(*command)
+        assert result.returncode == 2 and result.stderr.count("\n") == 1 and "604,800 s" in result.stderr, result.stderr
