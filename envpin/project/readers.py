@@ -327,6 +327,10 @@ def read_environment_yml(text: str, name: str, include: Callable[[str, bool], En
         document = yaml.safe_load(text)
     except yaml.YAMLError as error:
         raise EnvpinInputError(f"{name}: not valid YAML ({str(error).splitlines()[0]})") from None
+    except RecursionError:
+        raise EnvpinInputError(f"{name}: not valid YAML (nested too deep)") from None
+    except ValueError as error:  # a value the reader cannot make: an integer past Python's digit limit, a 13th month
+        raise EnvpinInputError(f"{name}: not valid YAML ({shown(str(error), 160)})") from None
     if not isinstance(document, dict) or not isinstance(document.get("dependencies", []), list):
         raise EnvpinInputError(f"{name}: not a conda environment file (no `dependencies:` list)")
     return _environment_document(document, name, include)

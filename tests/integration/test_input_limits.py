@@ -161,3 +161,13 @@ def test_a_timeout_past_a_week_is_one_line():
     for command in (["detect", "--timeout", "1e300"], ["verify", "--timeout", "1e300", "--no-smoke"]):
         result = envpin(*command)
         assert result.returncode == 2 and result.stderr.count("\n") == 1 and "604,800 s" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize(("value", "words"), [("[" * 5_000 + "]" * 5_000, "nested"), ("9" * 5_000, "4300 digits"),
+                                              ("2020-13-45", "month")])
+def test_environment_yml_values_yaml_cannot_make(tmp_path, value, words):
+    folder = _project(tmp_path, "environment.yml", f"name: x\ndependencies:\n  - python=3.11\n  - pip\nx: {value}\n")
+    result = envpin("solve", "--project", str(folder), *TARGET)
+    _refused(result, "environment.yml", words)
+    result = envpin("check", str(folder / "environment.yml"))
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-500:]
