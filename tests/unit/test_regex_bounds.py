@@ -11,12 +11,15 @@ tested without being listed here. Each is run as it is used: `re.match`/`re.full
 from __future__ import annotations
 
 import ast
+import random
 import re
 import signal
 from pathlib import Path
 
 import pytest
 
+from envpin.check import environment_yml, requirements
+from envpin.doctor import arch
 from envpin.resolver.urls import redact_credentials
 
 SOURCE = Path(__file__).resolve().parents[2] / "envpin"
@@ -125,3 +128,45 @@ def test_redaction_of_a_megabyte_name_is_linear_and_still_redacts():
     text = "a" * MEGABYTE + " 1https://user:secret@example.org/x 9.x+git://token@host"
     redacted = redact_credentials(text)
     assert redacted.endswith(" 1https://user:****@example.org/x 9.x+git://****@host")
+
+
+# The patterns made linear, against the quadratic ones they replaced: the same answers on random text over the
+# characters that matter to each (a fixed seed, so a failure replays)
+QUADRATIC = {
+    "credentials": r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<user>[^/@\s:]*)(?::(?P<secret>[^/@\s]*))?@",
+    "operator spaces": r"\s*([=<>!~,|])\s*",
+    "bracket field": r"(\w+)\s*=\s*(?:'([^']*)'|\"([^\"]*)\"|([^,\s]+))",
+    "comment": r"(^|\s+)#.*$",
+    "extension file": r"([\w.\-]+\.(?:cpython-[\w-]+\.so|so|pyd))\b",
+}
+
+
+def _random_texts(alphabet: str, count: int = 20_000, seed: int = 35) -> list[str]:
+    generator = random.Random(seed)
+    return ["".join(generator.choice(alphabet) for _ in range(generator.randint(0, 16))) for _ in range(count)]
+
+
+def test_the_linear_patterns_answer_as_the_quadratic_ones_did():
+    old = re.compile(QUADRATIC["credentials"], re.IGNORECASE)
+
+    def hide(match):
+        secret = f"{match.group('user')}:****@" if match.group("secret") is not None else "****@"
+        return match.group("scheme") + secret
+
+    for text in _random_texts("aZ09+.-:/@ \nſ"):
+        assert redact_credentials(text) == old.sub(hide, text), text
+    old = re.compile(QUADRATIC["operator spaces"])
+    for text in _random_texts("a1 =<,|\t."):
+        assert environment_yml._SPACES_BEFORE_OPERATOR.sub("", environment_yml._SPACES_AFTER_OPERATOR.sub("", text)) \
+            == old.sub(r"\1", text), text
+    old = re.compile(QUADRATIC["bracket field"])
+    for text in _random_texts("ab_1 ='\","):
+        assert [m.groups() for m in environment_yml._BRACKET_FIELD.finditer(text)] == \
+            [m.groups() for m in old.finditer(text)], text
+    old = re.compile(QUADRATIC["comment"])
+    for text in _random_texts("a #\t"):
+        assert requirements._COMMENT.sub("", text) == old.sub("", text), text
+        assert bool(requirements._COMMENT.match(text)) == bool(old.match(text)), text
+    old = re.compile(QUADRATIC["extension file"])
+    for text in _random_texts("aso.pyd-c x"):
+        assert arch.EXTENSION_FILE.findall(text) == old.findall(text), text
