@@ -29,12 +29,6 @@ class LimitExceeded(EnvpinInputError):
     """An input past one of the limits above: the message names it and its number."""
 
 
-def check_lines(text: str, where: str) -> None:
-    lines = text.count("\n") + 1
-    if lines > MAX_LINES:
-        raise LimitExceeded(f"{where}: {lines:,} lines, more than envpin reads in one file ({MAX_LINES:,})")
-
-
 def check_entries_per_package(names, where: str) -> None:
     """`names`: the package name of every entry of one file (or project)."""
     from collections import Counter  # noqa: PLC0415 - only a file with entries needs it

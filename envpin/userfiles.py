@@ -53,7 +53,7 @@ def read_text(path: str | Path, option: str = "", errors: str = "strict") -> str
         text = decode(data, errors)
     except UnicodeDecodeError:
         raise UnreadableFile(where, "not UTF-8 text") from None
-    lines = text.count("\n") + 1
+    lines = text.count("\n") + (0 if text.endswith("\n") else 1)
     if lines > MAX_LINES:
         raise UnreadableFile(where, f"{lines:,} lines, more than envpin reads in one file ({MAX_LINES:,})")
     return text
