@@ -8,7 +8,7 @@ project says which of its lines asked for what.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from envpin.compat.model import Database
@@ -16,7 +16,6 @@ from envpin.errors import EXIT_DRIVER_BROKEN, EnvpinInputError
 from envpin.facts import DriverTrouble, HostFacts
 from envpin.project.model import Project
 from envpin.record import Record, record, replace
-from envpin.resolver.fleet import FleetResult, solve_fleet
 from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.request import NumpyBound, Request, parse_request
 from envpin.resolver.solve import solve
@@ -132,6 +131,13 @@ def project_specs_of(project: Project | None, database: Database | None = None,
 
 
 @record
+class FleetResult(Record):
+    names: tuple[str, ...]  # the machines this answer serves
+    answer: Plan | Unsatisfiable
+    project: Project | None = None  # the project as read for them (its tied lines written for their torch)
+
+
+@record
 class PlannedFleet(Record):
     """The answers for a fleet: one per distinct result, each naming the machines it serves."""
 
@@ -159,11 +165,78 @@ def exit_code_of(answers: tuple[Plan | Unsatisfiable, ...]) -> int:
 
 
 def plan(options: SolveOptions, target_spec: TargetSpec, database: Database) -> Planned:
+    """The answer for one machine: the one the flags, a facts file or detection describe."""
     project = collect(options.project)
     if project is not None:
         target_spec = target_spec.with_python(project.python)
     facts = target_spec.facts()
-    target = make_target(database, facts)
+    if target_spec.probes_this_machine and not detection_decided(target_spec, facts):
+        facts = replace(facts, notes=(), driver_trouble=None)  # this machine's probe troubles are not the target's
+    planned = answer_for(options, project, Machine("target", facts, target_spec.driver is not None), database)
+    if target_spec.probes_this_machine:
+        planned = replace(planned, answer=_with_detection_trouble(planned.answer, facts.notes, facts.driver_trouble))
+    return planned
+
+
+def detection_decided(target_spec: TargetSpec, facts: HostFacts) -> bool:
+    """Whether what detection found on this machine decides the answer, so that its troubles belong in it: the GPUs
+    when no flag names them, or the NVIDIA driver for a target with an NVIDIA GPU. A machine whose GPUs the flags
+    name, none of them NVIDIA (`--gfx gfx1100`, `--gpu "Intel Arc B580"`), takes nothing from this machine's NVIDIA
+    probes: that this container has no NVIDIA driver mounted says nothing about it."""
+    if not (target_spec.gpus or target_spec.compute_capabilities or target_spec.gfx):
+        return True
+    return target_spec.driver is None and any(gpu.vendor == "nvidia" for gpu in facts.gpus)
+
+
+@record
+class Machine(Record):
+    """One machine to answer for: its name (a node, a machine class, an inventory entry) and its facts, the target
+    flags laid over them."""
+
+    name: str
+    facts: HostFacts
+    driver_given: bool = False  # `--driver X|none` chose the driver: a driver that did not answer is no refusal
+
+
+@record
+class PlannedMachines(Record):
+    """One answer per machine, in the machines' order, each made as `plan()` makes a single machine's."""
+
+    machines: tuple[Machine, ...]
+    answers: tuple[Planned, ...]
+
+    @property
+    def ok(self) -> bool:
+        return all(p.ok for p in self.answers)
+
+    @property
+    def exit_code(self) -> int:
+        return exit_code_of(tuple(p.answer for p in self.answers))
+
+
+def plan_machines(options: SolveOptions, machines: Sequence[Machine], database: Database) -> PlannedMachines:
+    """Every machine's answer, made by the function a single solve's is made by (`answer_for`): the project read
+    once, each distinct machine solved once. This is what `solve --targets`, `fleet manifests`, `fleet status` and
+    `fleet provision` stand on, so that none of them answers a machine that `envpin solve` refuses."""
+    project = collect(options.project)
+    answers: dict[tuple, Planned] = {}
+    planned = []
+    for machine in machines:
+        target = make_target(database, machine.facts)
+        key = (target, machine.facts.driver_trouble if machine.facts.driver is None else None, machine.driver_given)
+        if key not in answers:
+            answers[key] = answer_for(options, project, machine, database, in_fleet=True, target=target)
+        planned.append(answers[key])
+    return PlannedMachines(tuple(machines), tuple(planned))
+
+
+def answer_for(options: SolveOptions, project: Project | None, machine: Machine, database: Database,
+               in_fleet: bool = False, target: Target | None = None) -> Planned:
+    """One machine's answer: the refusals (the project's Python, a driver that does not answer), the solve, and the
+    project's policy laid over it (its lines beside the plan, its tied lines). `project` is the project as read,
+    before the target's own lines join it."""
+    facts = machine.facts
+    target = target if target is not None else make_target(database, facts)
     if project is not None:
         _refuse_other_platforms(project, target)
         # the target's own lines (a pixi `target.linux-64` table) join the project once the target is known
@@ -176,7 +249,7 @@ def plan(options: SolveOptions, target_spec: TargetSpec, database: Database) -> 
     outside = _outside_project_python(project, target, database)
     if outside is not None:
         return Planned(outside, request, project, _source_args(options, project), facts)
-    refusal = broken_driver(facts, target_spec, request)
+    refusal = None if machine.driver_given else broken_driver(facts, request, in_fleet)
     if refusal is not None:
         answer: Plan | Unsatisfiable = Unsatisfiable(target, database.version, DRIVER_BROKEN, *refusal)
         return Planned(answer, request, project, _source_args(options, project), facts)
@@ -184,8 +257,6 @@ def plan(options: SolveOptions, target_spec: TargetSpec, database: Database) -> 
     if project is not None:
         answer = _project_lines_beside(answer, project)
         project, answer = _tied_follow_torch(answer, project, options, database, target)
-    if target_spec.probes_this_machine:
-        answer = _with_detection_trouble(answer, facts.notes, facts.driver_trouble)
     return Planned(answer, request, project, _source_args(options, project), facts)
 
 
@@ -204,14 +275,13 @@ TROUBLE_WORDS = {  # DriverTrouble.state -> what is broken, for the one-line mes
 }
 
 
-def broken_driver(facts: HostFacts, target_spec: TargetSpec, request: Request,
-                  in_fleet: bool = False) -> tuple[str, tuple[str, ...]] | None:
+def broken_driver(facts: HostFacts, request: Request, in_fleet: bool = False) -> tuple[str, tuple[str, ...]] | None:
     """(message, fixes) when the machine (detected here, in a `--facts` file detected there, or a machine of a
     `--targets` inventory) shows an NVIDIA GPU whose driver does not answer, so that the solve would answer the CPU
-    build for a GPU machine; None when the driver answered or the user chose: `--driver X` solves for that driver,
-    `--driver none` or a `+cpu` requirement asks for the CPU build on purpose."""
+    build for a GPU machine; None when the driver answered or a `+cpu` requirement asks for the CPU build on purpose
+    (`--driver X|none` is the user's choice too: the caller does not ask then)."""
     trouble = facts.driver_trouble
-    if trouble is None or facts.driver is not None or target_spec.driver is not None:
+    if trouble is None or facts.driver is not None:
         return None
     if any("+cpu" in str(specifier) for specifier in request.specifiers.values()):
         return None
@@ -250,25 +320,39 @@ def _with_detection_trouble(answer: Plan | Unsatisfiable, notes: tuple[str, ...]
     return replace(answer, warnings=answer.warnings + trouble)
 
 
-def plan_fleet(options: SolveOptions, inventory: str, target_spec: TargetSpec, database: Database) -> PlannedFleet:
-    """`--targets FILE`: every machine of the inventory (the target flags laid over each), solved once per
-    distinct machine, one result per distinct answer. A machine whose facts show an NVIDIA GPU with a driver that
-    does not answer is refused as a single solve refuses it, and named in its own result."""
-    project, project_specs, _ = read_project(options.project, database)
-    request = request_for(options, project_specs, project)
+def inventory_machines(inventory: str, target_spec: TargetSpec) -> tuple[Machine, ...]:
+    """The machines of a `--targets FILE` inventory, the target flags laid over each."""
     from envpin.fleet.inventory import read_inventory  # noqa: PLC0415 - only a fleet needs it, never one solve
 
-    machines: list[tuple[str, Target | Unsatisfiable]] = []
-    for node in read_inventory(inventory, target_spec)[0]:
-        target = make_target(database, node.facts)
-        refusal = broken_driver(node.facts, target_spec, request, in_fleet=True)
-        # refused as a single solve refuses it: a Python the project leaves out, then a driver that does not answer
-        machines.append((node.name, _outside_project_python(project, target, database) or (
-            target if refusal is None else Unsatisfiable(target, database.version, DRIVER_BROKEN, *refusal))))
-    results = solve_fleet(database, machines, request)
-    if project is not None:
-        results = [replace(result, answer=_project_lines_beside(result.answer, project)) for result in results]
-    return PlannedFleet(tuple(results), request, project, _source_args(options, project))
+    return tuple(Machine(node.name, node.facts, target_spec.driver is not None)
+                 for node in read_inventory(inventory, target_spec)[0])
+
+
+def plan_fleet(options: SolveOptions, inventory: str, target_spec: TargetSpec, database: Database) -> PlannedFleet:
+    """`solve --targets FILE`: every machine of the inventory answered by `plan_machines`, one result per distinct
+    answer, each naming the machines it serves."""
+    planned = plan_machines(options, inventory_machines(inventory, target_spec), database)
+    grouped: dict[object, list[str]] = {}
+    representative: dict[object, Planned] = {}
+    for machine, answer in zip(planned.machines, planned.answers, strict=True):
+        key = _answer_key(answer.answer)
+        grouped.setdefault(key, []).append(machine.name)
+        representative.setdefault(key, answer)
+    results = tuple(FleetResult(tuple(names), representative[key].answer, representative[key].project)
+                    for key, names in grouped.items())
+    first = planned.answers[0]
+    return PlannedFleet(results, first.request, first.project, first.source_args)
+
+
+def _answer_key(answer: Plan | Unsatisfiable) -> object:
+    """The same answer means everything a file or a report says of it: the pins, where they come from, what each
+    framework runs on, the steps outside pip, and the platform and Python the environment is for (a macOS laptop
+    and a Linux node can both pin torch==2.15.0, from PyPI, and still need two files)."""
+    machine = (answer.target.platform, answer.target.python)
+    if isinstance(answer, Unsatisfiable):
+        return ("unsatisfiable", machine, answer.code, answer.message)
+    return ("plan", machine, answer.channel, answer.packages, answer.accelerator,
+            tuple(sorted((answer.accelerators or {}).items())), answer.notes)
 
 
 def _source_args(options: SolveOptions, project: Project | None) -> tuple[str, ...] | None:

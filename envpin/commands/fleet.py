@@ -46,7 +46,7 @@ from envpin.options import (
     solve_options,
     target_spec,
 )
-from envpin.planning import Planned
+from envpin.record import replace
 from envpin.resolver.plan import Plan
 from envpin.userfiles import write_atomically
 
@@ -146,7 +146,7 @@ def run_provision(args: argparse.Namespace) -> int:
             sys.stdout.write(render_answer(entry.answer, planned.request))
             continue
         files = ClassFiles(output / machine_class.name, output / "reports")
-        locked = lock_planned(Planned(entry.answer, planned.request, planned.project, None), lock_options(args),
+        locked = lock_planned(replace(entry.planned, source_args=None), lock_options(args),
                               str(files.lock), options.allow_insecure_index)
         prefix = str(Path(args.prefix_root) / machine_class.name)
         write_files(output, {
@@ -246,7 +246,7 @@ def _docker_files(planned: PlannedClasses, database, policy: str) -> dict[str, s
             if entry.answer.channel != "pip":  # a conda class: the environment its conda lock is solved from
                 from envpin.emit.conda_env import render as render_conda  # noqa: PLC0415 - conda classes only
 
-                environment = conda_class_environment(entry.answer, entry.machine_class, policy, planned.project)
+                environment = conda_class_environment(entry.answer, entry.machine_class, policy, entry.planned.project)
                 files[f"{name}/environment.yml"] = render_conda(environment, entry.answer, planned.request,
                                                                 name=name)
     return files
@@ -267,7 +267,7 @@ def _lock_or_say(entry, planned: PlannedClasses, output: Path, args: argparse.Na
         print(f"envpin: note: lock class {entry.machine_class.name} before building: {shlex.join(words)}",
               file=sys.stderr)
         return
-    locked = lock_planned(Planned(entry.answer, planned.request, planned.project, None), lock_options(args),
+    locked = lock_planned(replace(entry.planned, source_args=None), lock_options(args),
                           str(lock_path), args.allow_insecure_index)
     write_atomically(lock_path, render(locked.lock.document, list(locked.header)))
     print(f"wrote {lock_path}", file=sys.stderr)

@@ -22,9 +22,8 @@ from envpin.options import (
     solve_options,
     target_spec,
 )
-from envpin.planning import PlannedFleet, plan, plan_fleet
+from envpin.planning import FleetResult, PlannedFleet, plan, plan_fleet
 from envpin.record import replace
-from envpin.resolver.fleet import FleetResult
 from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.urls import CREDENTIALS_NOTE, has_credentials
 from envpin.userfiles import write_atomically
@@ -84,7 +83,7 @@ def run_fleet(fleet: PlannedFleet, rendering: RenderOptions, database) -> int:
     """`--targets FILE`: print or write one result per distinct answer."""
 
     def rendered(result: FleetResult, options: RenderOptions) -> str:
-        return render(result.answer, fleet.request, options, database, fleet.project, fleet.source_args)
+        return render(result.answer, fleet.request, options, database, result.project, fleet.source_args)
 
     if rendering.output:
         for path, result in zip(fleet_paths(Path(rendering.output), fleet.results), fleet.results, strict=True):

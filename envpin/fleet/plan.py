@@ -1,5 +1,7 @@
 """A cluster's machine classes and the answer for each: the inventory read (a Kubernetes node list, or the
-fleet facts `envpin fleet detect` writes), grouped into classes, each class solved once for its facts."""
+fleet facts `envpin fleet detect` writes), grouped into classes, each class answered by `plan_machines`, the
+function `envpin solve --targets` answers a machine with, so a class is refused wherever a single solve of its
+facts is refused."""
 
 from __future__ import annotations
 
@@ -9,26 +11,30 @@ from envpin.compat.model import Database
 from envpin.fleet.inventory import read_inventory
 from envpin.fleet.nodes import ClusterNode, MachineClass, group_classes
 from envpin.planning import (
-    DRIVER_BROKEN,
     TROUBLE_WORDS,
+    Machine,
+    Planned,
     SolveOptions,
     broken_driver,
     exit_code_of,
+    plan_machines,
     read_project,
     request_for,
 )
 from envpin.project.model import Project
 from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.request import Request
-from envpin.resolver.solve import solve
-from envpin.resolver.target import make_target
 from envpin.target_spec import TargetSpec
 
 
 @dataclass(frozen=True)
 class ClassAnswer:
     machine_class: MachineClass
-    answer: Plan | Unsatisfiable
+    planned: Planned  # the class's answer, with the project as read for it
+
+    @property
+    def answer(self) -> Plan | Unsatisfiable:
+        return self.planned.answer
 
 
 @dataclass(frozen=True)
@@ -50,29 +56,21 @@ class PlannedClasses:
 
 
 def plan_classes(options: SolveOptions, path: str, spec: TargetSpec, database: Database) -> PlannedClasses:
-    """Each class solved once for its facts. A node whose facts show an NVIDIA GPU with a driver that does not answer
-    (as `envpin solve` refuses such a machine) is left out of its class's facts and named; a class of such nodes
-    only is refused, with the single solve's `driver-broken` answer."""
-    project, project_specs, _ = read_project(options.project, database)
-    request = request_for(options, project_specs, project)
+    """Each class answered once for its facts. A node whose facts show an NVIDIA GPU with a driver that does not
+    answer (as `envpin solve` refuses such a machine) is left out of its class's facts and named; a class of such
+    nodes only keeps their facts, so that its answer is the single solve's `driver-broken` refusal."""
     nodes, kubernetes = read_inventory(path, spec)
-    refusals: dict[str, tuple[str, tuple[str, ...]]] = {}  # node -> the refusal a single solve gives it
+    driver_given = spec.driver is not None
     broken: dict[str, str] = {}  # node -> what is broken, for its class's differences
-    for node in nodes:
-        refusal = broken_driver(node.facts, spec, request, in_fleet=True)
-        trouble = node.facts.driver_trouble
-        if refusal is not None and trouble is not None:
-            refusals[node.name], broken[node.name] = refusal, TROUBLE_WORDS[trouble.state]
-    answers = []
-    solved: dict = {}
-    for machine_class in group_classes(nodes, broken):
-        target = make_target(database, machine_class.facts)
-        first = machine_class.node_names[0]
-        if all(name in refusals for name in machine_class.node_names):
-            answer: Plan | Unsatisfiable = Unsatisfiable(target, database.version, DRIVER_BROKEN, *refusals[first])
-        else:
-            if target not in solved:
-                solved[target] = solve(database, target, request)
-            answer = solved[target]
-        answers.append(ClassAnswer(machine_class, answer))
-    return PlannedClasses(tuple(answers), tuple(nodes), request, project, kubernetes)
+    if not driver_given:
+        project, project_specs, _ = read_project(options.project, database)
+        request = request_for(options, project_specs, project)  # whether a +cpu requirement asks for the CPU build
+        for node in nodes:
+            trouble = node.facts.driver_trouble
+            if trouble is not None and broken_driver(node.facts, request, in_fleet=True) is not None:
+                broken[node.name] = TROUBLE_WORDS[trouble.state]
+    classes = group_classes(nodes, broken)
+    planned = plan_machines(options, [Machine(c.name, c.facts, driver_given) for c in classes], database)
+    answers = tuple(ClassAnswer(c, p) for c, p in zip(classes, planned.answers, strict=True))
+    first = planned.answers[0]
+    return PlannedClasses(answers, tuple(nodes), first.request, first.project, kubernetes)

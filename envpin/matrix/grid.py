@@ -16,7 +16,7 @@ from typing import Any
 from envpin.compat.model import Database
 from envpin.emit.common import target_json
 from envpin.errors import DriverBroken
-from envpin.planning import SolveOptions, broken_driver, request_for
+from envpin.planning import SolveOptions, broken_driver, inventory_machines, request_for
 from envpin.record import Record, record
 from envpin.resolver.builds import Build
 from envpin.resolver.fitness import Verdict
@@ -92,17 +92,15 @@ def grids(options: SolveOptions, target_spec: TargetSpec, database: Database, in
         raise AssertionError("a grid is of one framework")
     if inventory is None:
         facts = target_spec.facts()
-        refusal = broken_driver(facts, target_spec, request)
+        refusal = None if target_spec.driver is not None else broken_driver(facts, request)
         if refusal is not None:  # as `envpin solve` refuses: a CPU grid would pass a GPU machine off as none
             message, fixes = refusal
             raise DriverBroken(f"{message}; {fixes[0]}, or give --driver VERSION (or --driver none for the CPU view)")
         return [grid_for(database, make_target(database, facts), request)]
-    from envpin.fleet.inventory import read_inventory  # noqa: PLC0415 - only a fleet needs it
-
     classes: dict[Target, list[str]] = {}
     refused: list[str] = []
-    for node in read_inventory(inventory, target_spec)[0]:
-        refusal = broken_driver(node.facts, target_spec, request, in_fleet=True)
+    for node in inventory_machines(inventory, target_spec):
+        refusal = None if node.driver_given else broken_driver(node.facts, request, in_fleet=True)
         if refusal is not None:  # as for one machine: its CPU grid would pass a GPU machine off as one without
             refused.append(f"{node.name} ({refusal[0].split(': ', 1)[1]})")
             continue
