@@ -7,7 +7,6 @@ project says which of its lines asked for what.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -475,7 +474,8 @@ def _tied_follow_torch(answer: Plan | Unsatisfiable, project: Project, options: 
              if (found := built_from_source(database, r.name)) is not None]
     lines = tied_lines(project, database)
     if isinstance(answer, Unsatisfiable):
-        fixes = _tied_fixes(lines, project, options, database, target, answer.fixes) if lines else answer.fixes
+        fixes = (_tied_fixes(lines, project, options, database, target, answer.fixes, answer.moves) if lines
+                 else answer.fixes)
         return replace(project, notes=project.notes + tuple(notes)), replace(answer, fixes=fixes)
     torch = answer.builds.get("torch")
     if torch is None:
@@ -498,12 +498,8 @@ def _tied_follow_torch(answer: Plan | Unsatisfiable, project: Project, options: 
     return replace(project, requirements=requirements, notes=project.notes + tuple(notes)), answer
 
 
-# how a refusal's fix names the torch release it moves to (resolver/explain.py `_fixes_near_the_request`)
-_MOVED_TORCH = re.compile(r"--spec 'torch==([^'+]+)'")
-
-
 def _tied_fixes(lines: list, project: Project, options: SolveOptions, database: Database, target: Target,
-                fixes_given: tuple[str, ...]) -> tuple[str, ...]:
+                fixes_given: tuple[str, ...], moves: Mapping[str, tuple[str, str]]) -> tuple[str, ...]:
     """The refusal's fixes with the tied lines'. Solved without the tied lines' torch: for each line, the release
     of its package made for that torch, first. Where the project's own torch line is what cannot run (torch==2.0.1
     on Python 3.12), a fix moves torch to another release: each tied line that would then block (xformers==0.0.22
@@ -521,9 +517,8 @@ def _tied_fixes(lines: list, project: Project, options: SolveOptions, database: 
         return tuple(_tied_changes(lines, str(torch.version), f"torch {torch.version}+{torch.flavor}",
                                    "the newest that runs here without these lines", database, target)) + fixes_given
     for position, fix in enumerate(fixes_given):
-        moved = _MOVED_TORCH.search(fix)
-        if moved:
-            version = moved.group(1)
+        framework, version = moves.get(fix, ("", ""))
+        if framework == "torch" and version:
             changes = _tied_changes(lines, version, f"torch {version}", "with the fix above", database, target)
             return fixes_given[:position + 1] + tuple(changes) + fixes_given[position + 1:]
     return fixes_given
