@@ -7,6 +7,7 @@ project says which of its lines asked for what.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -254,6 +255,7 @@ def answer_for(options: SolveOptions, project: Project | None, machine: Machine,
         return Planned(answer, request, project, _source_args(options, project), facts)
     answer = _name_project_pins(solve(database, target, request), origins)
     if project is not None:
+        answer = _other_vendors_variant(answer, options, project_specs, project, origins, database, target)
         answer = _project_lines_beside(answer, project)
         project, answer = _tied_follow_torch(answer, project, options, database, target)
     return Planned(answer, request, project, _source_args(options, project), facts)
@@ -539,6 +541,49 @@ def _tied_changes(lines: list, solved: str, shown: str, why: str, database: Data
             fixes.append(f"{requirement.origin}: change {requirement.text} to {requirement.name}=={chosen.version} "
                          f"({described(chosen)}), the release made for {shown}, {why}")
     return fixes
+
+
+def _other_vendors_variant(answer: Plan | Unsatisfiable, options: SolveOptions, project_specs: tuple[str, ...],
+                           project: Project, origins: Mapping[str, list[str]], database: Database,
+                           target: Target) -> Plan | Unsatisfiable:
+    """A project line that names another vendor's build (`torch==2.7.1+rocm6.3` on an NVIDIA-only machine): the
+    solve takes a variant asked for by name, but this one cannot use the target's GPU, and `envpin check` reports
+    the same line as an error (CHK-TARGET-GPU, the same `fitness.other_vendors_build`). Refused, with the same
+    release in a build that runs here as the fix; a `--spec` on the command line that names it is the user's choice."""
+    from envpin.resolver.fitness import other_vendors_build  # noqa: PLC0415 - only a project's plan
+
+    if not isinstance(answer, Plan):
+        return answer
+    for framework, build in answer.builds.items():
+        unusable = other_vendors_build(build, target)
+        if unusable is None or not origins.get(framework) or any(f"+{build.flavor}" in s for s in options.specs):
+            continue
+        asked = ", ".join(origins[framework])
+        public = tuple(_without_local(spec) if _names(spec, framework) else spec for spec in project_specs)
+        fixes = [f"or keep {asked} and solve for a machine with the GPU it is built for (--gfx, --gpu)"]
+        moves: dict[str, tuple[str, str]] = {}
+        same = solve(database, target, request_for(options, public, project))
+        if isinstance(same, Plan) and framework in same.builds:
+            pins = " ".join(p.requirement for p in same.packages)
+            fixes.insert(0, fix := f"change {asked} to {pins}: the same release, in a build that runs on this machine")
+            moves[fix] = (framework, str(same.builds[framework].version))
+        return Unsatisfiable(target, answer.db_version, "gpu-unsupported", f"the project asks for {asked}: {unusable}",
+                             tuple(fixes), moves)
+    return answer
+
+
+def _names(spec: str, framework: str) -> bool:
+    from packaging.requirements import InvalidRequirement, Requirement  # noqa: PLC0415 - only a project's plan
+
+    try:
+        return Requirement(spec).name == framework
+    except InvalidRequirement:
+        return False
+
+
+def _without_local(spec: str) -> str:
+    """`torch==2.7.1+rocm6.3` -> `torch==2.7.1`: the release, in whichever build runs."""
+    return re.sub(r"\+[A-Za-z0-9.]+", "", spec)
 
 
 def _name_project_pins(answer: Plan | Unsatisfiable, origins: Mapping[str, list[str]]) -> Plan | Unsatisfiable:
