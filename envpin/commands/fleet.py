@@ -22,7 +22,7 @@ from pathlib import Path
 import yaml
 
 from envpin.compat.loader import load_database
-from envpin.emit.text import render as render_answer
+from envpin.emit.render import render_text as render_answer
 from envpin.errors import EnvpinInputError
 from envpin.facts import to_json
 from envpin.fleet.images import CONDA, base_image, conda_class_environment, dockerfile

@@ -16,7 +16,7 @@ from typing import Any
 
 from envpin.compat.loader import load_database
 from envpin.conda.target import native_conda_target
-from envpin.emit.text import render
+from envpin.emit.render import render_text as render
 from envpin.lock.planned import lock_planned
 from envpin.lock.pylock import read_lock
 from envpin.options import (

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from envpin.compat.loader import load_database
-from envpin.emit.text import render as render_text
+from envpin.emit.render import render_text
 from envpin.lock.export import requirements_text
 from envpin.lock.options import LOCK_FORMATS
 from envpin.lock.planned import lock_planned
