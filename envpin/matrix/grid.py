@@ -34,7 +34,7 @@ _KIND_ORDER = ("cuda", "rocm", "xpu", "cpu")  # the preference among a release's
 class Cell(Record):
     """One build of one release, judged for the target."""
 
-    build: str  # the column: the build's flavour (cu126, rocm6.2, cpu; and-cuda, cuda; cuda12)
+    build: str  # the column: the build's flavor (cu126, rocm6.2, cpu; and-cuda, cuda; cuda12)
     verdict: str  # ok | caveat | no
     reason: str  # the one deciding reason in a few words ("driver below 580"), or what a build that runs rests on
     detail: str  # the fitness check's own sentences, for hover text
@@ -126,8 +126,8 @@ def grid_json(grid: Grid) -> dict[str, Any]:
 
 
 def _one_per_flavor(builds: list[Build], target: Target) -> list[Build]:
-    """A release's builds, one per flavour. TensorFlow's plain GPU build is one build per platform (Linux, native
-    Windows): the target's own platform's stands for the flavour, since the others are not built for it."""
+    """A release's builds, one per flavor. TensorFlow's plain GPU build is one build per platform (Linux, native
+    Windows): the target's own platform's stands for the flavor, since the others are not built for it."""
     chosen: dict[str, Build] = {}
     for build in builds:
         current = chosen.get(build.flavor)
@@ -157,8 +157,8 @@ def _runs(verdict: Verdict) -> str:
 
 
 def _ordered_columns(rows: tuple[Row, ...]) -> list[str]:
-    """The flavours of all rows in preference order: CUDA builds, newest CUDA first, then ROCm, then CPU (the
-    order of a release's own builds); flavours that name no version (TensorFlow's and-cuda and cuda, JAX's cuda13
+    """The flavors of all rows in preference order: CUDA builds, newest CUDA first, then ROCm, then CPU (the
+    order of a release's own builds); flavors that name no version (TensorFlow's and-cuda and cuda, JAX's cuda13
     and cuda12) in the order the newest releases have them."""
     first_seen: dict[str, int] = {}
     for row in rows:
@@ -166,7 +166,7 @@ def _ordered_columns(rows: tuple[Row, ...]) -> list[str]:
             first_seen.setdefault(cell.build, len(first_seen))
 
     def key(flavor: str) -> tuple:
-        tag = parse_tag(flavor)  # None for TensorFlow's and JAX's flavours, which are all CUDA builds but `cpu`
+        tag = parse_tag(flavor)  # None for TensorFlow's and JAX's flavors, which are all CUDA builds but `cpu`
         parts = [int(part) for part in tag.version.split(".")] if tag and tag.version else []
         version = tuple(-part for part in parts + [0] * (3 - len(parts)))  # ROCm 6.2.4 before 6.2
         return (_KIND_ORDER.index(tag.kind if tag else "cuda"), version, first_seen[flavor])

@@ -418,7 +418,7 @@ def _fixes_without_specs(database: Database, target: Target, request: Request, a
 
 
 def _pins(answer: Plan) -> str:
-    """The frameworks of an answer in a fix: pip pins with their flavour, conda builds by name."""
+    """The frameworks of an answer in a fix: pip pins with their flavor, conda builds by name."""
     if answer.channel != PIP:
         return ", ".join(build.label for build in answer.builds.values())
     accelerators = answer.accelerators or {}
