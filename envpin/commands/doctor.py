@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from envpin.compat.loader import load_database
+from envpin.database import run_database
 from envpin.doctor.engine import diagnose
 from envpin.doctor.model import Case
 from envpin.env_facts import EnvFacts, env_facts_from_json, has_env_facts
@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     timeout = args.timeout
     error_text = read_log(args.error_text, "--error-text") if args.error_text else ""
     script_text = read_text(args.script, "--script", errors="replace") if args.script else None
-    database = load_database(args.db)
+    database = run_database(args.db)
     host, env = gather_facts(args, timeout)
     case = Case(host=host, env=env, database=database, error_text=error_text, script_path=args.script, script_text=script_text)
     diagnosis = diagnose(case)

@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from envpin.compat.loader import load_database
+from envpin.database import run_database
 from envpin.errors import EnvpinInputError
 from envpin.matrix import page, terminal
 from envpin.matrix.grid import Grid, grid_json, grids
@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     output_format = args.format or grid_format_for_path(args.output)
     options = SolveOptions(frameworks=tuple(args.framework) or ("torch",), driver_policy=args.driver_policy)
     spec = target_spec(args)
-    database = load_database(args.db)
+    database = run_database(args.db)
     made = grids(options, spec, database, args.targets)
     text = rendered(made, output_format, colour=not args.output and wants_colour(sys.stdout))
     if args.output:
