@@ -12,7 +12,8 @@ from pathlib import Path
 from envpin.database import run_database
 from envpin.errors import EnvpinInputError
 from envpin.matrix import page, terminal
-from envpin.matrix.grid import Grid, grid_json, grids
+from envpin.matrix.grid import Grid, grid_json
+from envpin.matrix_run import grids
 from envpin.options import add_db_option, add_driver_policy_option, add_fleet_option, add_target_options, target_spec
 from envpin.planning import SolveOptions
 from envpin.userfiles import write_atomically

@@ -15,15 +15,12 @@ from typing import Any
 
 from envpin.compat.model import Database
 from envpin.emit.common import target_json
-from envpin.errors import DriverBroken
-from envpin.planning import SolveOptions, broken_driver, inventory_machines, request_for
 from envpin.record import Record, record
 from envpin.resolver.builds import Build
 from envpin.resolver.fitness import Verdict
 from envpin.resolver.queries import resolve
 from envpin.resolver.request import Request
-from envpin.resolver.target import Target, make_target
-from envpin.target_spec import TargetSpec
+from envpin.resolver.target import Target
 from envpin.vocabulary.variants import parse_tag
 
 OK, CAVEAT, NO = "ok", "caveat", "no"
@@ -81,35 +78,6 @@ def grid_for(database: Database, target: Target, request: Request, names: tuple[
     for release, builds in releases.items():
         rows.append(Row(release, tuple(_cell(provider.verdict(b), b is chosen) for b in _one_per_flavor(builds, target))))
     return Grid(framework, target, tuple(rows), database.version, names)
-
-
-def grids(options: SolveOptions, target_spec: TargetSpec, database: Database, inventory: str | None = None) -> list[Grid]:
-    """The grid for the target, or with `inventory` (`--targets FILE`, the target flags laid over each machine) one
-    grid per machine class: machines that look the same to the solver share one. A machine whose NVIDIA GPU has a
-    driver that does not answer gets no grid, as it gets no solve (DriverBroken, exit 3)."""
-    request = request_for(options)
-    if len(request.solved_frameworks) != 1:
-        raise AssertionError("a grid is of one framework")
-    if inventory is None:
-        facts = target_spec.facts()
-        refusal = None if target_spec.driver is not None else broken_driver(facts, request)
-        if refusal is not None:  # as `envpin solve` refuses: a CPU grid would pass a GPU machine off as none
-            message, fixes = refusal
-            raise DriverBroken(f"{message}; {fixes[0]}, or give --driver VERSION (or --driver none for the CPU view)")
-        return [grid_for(database, make_target(database, facts), request)]
-    classes: dict[Target, list[str]] = {}
-    refused: list[str] = []
-    for node in inventory_machines(inventory, target_spec):
-        refusal = None if node.driver_given else broken_driver(node.facts, request, in_fleet=True)
-        if refusal is not None:  # as for one machine: its CPU grid would pass a GPU machine off as one without
-            refused.append(f"{node.name} ({refusal[0].split(': ', 1)[1]})")
-            continue
-        classes.setdefault(make_target(database, node.facts), []).append(node.name)
-    if refused:
-        raise DriverBroken(f"--targets {inventory}: not showing the CPU grid for a machine with an NVIDIA GPU whose driver "
-                           f"does not answer: {'; '.join(refused)}; run `envpin doctor` there and detect it again, or "
-                           "give --driver none for the CPU view")
-    return [grid_for(database, target, request, tuple(names)) for target, names in classes.items()]
 
 
 def grid_json(grid: Grid) -> dict[str, Any]:

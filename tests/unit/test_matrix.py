@@ -15,8 +15,9 @@ from dataclasses import dataclass
 import pytest
 from packaging.version import Version
 
-from envpin.matrix.grid import CAVEAT, NO, OK, Cell, Grid, grid_json, grids
+from envpin.matrix.grid import CAVEAT, NO, OK, Cell, Grid, grid_json
 from envpin.matrix.terminal import WIDTH, label_of, render
+from envpin.matrix_run import grids
 from envpin.planning import SolveOptions, plan
 from envpin.resolver.fitness import CHECKS, assess
 from envpin.resolver.plan import Plan, Unsatisfiable
