@@ -68,8 +68,29 @@ def is_amd_driver(text: str) -> bool:
     return is_amd_release(text) or amdgpu_module_of(text) is not None
 
 
+_GLIBC_VERSION = re.compile(r"2\.\d{1,2}", re.ASCII)
+
+
+def is_glibc_version(text: str) -> bool:
+    return bool(_GLIBC_VERSION.fullmatch(text))
+
+
 def is_macos_version(text: str) -> bool:
     return bool(_MACOS_VERSION.fullmatch(text))
+
+
+_L4T_RELEASE = re.compile(r"\d{2}\.\d{1,2}\.\d{1,2}", re.ASCII)
+_JETPACK_VERSION = re.compile(r"\d\.\d{1,2}(\.\d{1,2})?", re.ASCII)
+
+
+def is_l4t_release(text: str) -> bool:
+    """A Jetson Linux release as /etc/nv_tegra_release gives it: 36.4.0 (R36, REVISION 4.0)."""
+    return bool(_L4T_RELEASE.fullmatch(text))
+
+
+def is_jetpack_version(text: str) -> bool:
+    """A JetPack version: 6.1, 5.1.2."""
+    return bool(_JETPACK_VERSION.fullmatch(text))
 
 
 _AMD_WORDS = re.compile(r"\b(amd|radeon|instinct|ati)\b|\bgfx[0-9]", re.IGNORECASE | re.ASCII)

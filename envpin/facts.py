@@ -19,6 +19,8 @@ from envpin.fact_checks import (  # noqa: F401 - importable from here
     is_compute_capability,
     is_driver_version,
     is_gfx_target,
+    is_jetpack_version,
+    is_l4t_release,
     is_macos_version,
     is_python_version,
 )
@@ -125,6 +127,8 @@ class HostFacts(Record):
     amdgpu_module: str | None = None  # the loaded amdgpu kernel module: amdgpu-dkms's version (6.12.12), or "in-tree <kernel>"
     amdgpu_dkms: str | None = None  # the installed amdgpu-dkms package (1:6.12.12.60401-2164967.24.04) of that module
     macos: str | None = None  # the macOS version (sw_vers), X.Y
+    l4t: str | None = None  # a Jetson's Jetson Linux release (/etc/nv_tegra_release: R36 REVISION 4.0 -> 36.4.0)
+    jetpack: str | None = None  # a Jetson's JetPack, as given (--jetpack 6.1); the database maps it to its L4T
 
     def with_notes(self, *notes: str) -> HostFacts:
         return replace(self, notes=self.notes + tuple(notes))
@@ -165,6 +169,7 @@ def to_json(facts: HostFacts) -> dict[str, Any]:
         "amdgpu_dkms": facts.amdgpu_dkms,
         "rocm": facts.rocm,
         "macos": facts.macos,
+        **{key: value for key, value in (("l4t", facts.l4t), ("jetpack", facts.jetpack)) if value is not None},
         "toolkits": [{"version": t.version, "root": t.root, "nvcc": t.nvcc} for t in facts.toolkits],
         "env": dict(facts.env),
         "files": {directory: list(names) for directory, names in facts.files.items()},
@@ -219,6 +224,8 @@ def from_json(document: Any, origin: str = "facts") -> HostFacts:
         amdgpu_dkms=_version_from_json(reader, document, "amdgpu_dkms", lambda text: amdgpu_module_of(text) is not None,
                                        "an amdgpu-dkms package version such as 1:6.12.12.60401-2164967.24.04"),
         macos=_version_from_json(reader, document, "macos", is_macos_version, "a macOS version such as 14.5"),
+        l4t=_version_from_json(reader, document, "l4t", is_l4t_release, "an L4T release such as 36.4.0"),
+        jetpack=_version_from_json(reader, document, "jetpack", is_jetpack_version, "a JetPack version such as 6.1"),
     )
 
 

@@ -19,9 +19,10 @@ from envpin.target_spec import TargetSpec
 # ---------------------------------------------------------------- the target
 
 
-def add_target_options(parser: argparse.ArgumentParser, conda: bool = False) -> None:
+def add_target_options(parser: argparse.ArgumentParser, conda: bool = False, facts: bool = True) -> None:
     """The target: flags override --facts, which overrides detection. `conda`: also the facts only a conda
-    solve needs (the glibc and macOS versions behind __glibc and __osx)."""
+    solve needs (the glibc and macOS versions behind __glibc and __osx). `facts`: also --facts (doctor declares
+    its own, which holds an environment's facts as well as the machine's)."""
     group = parser.add_argument_group("target (default: this machine)")
     group.add_argument("--os", help="linux, windows or macos")
     group.add_argument("--arch", help="x86_64, aarch64 or arm64")
@@ -36,10 +37,14 @@ def add_target_options(parser: argparse.ArgumentParser, conda: bool = False) -> 
     group.add_argument("--amdgpu-driver", help="AMD: the kernel driver release (6.4, 30.10), as AMD's matrix names it, or "
                             "its amdgpu-dkms version (1:6.12.12.60401-2164967.24.04, 6.12.12)")
     group.add_argument("--rocm", help="AMD: the ROCm user space installed (/opt/rocm/.info/version)")
-    group.add_argument("--python", help="Python version, e.g. 3.11")
-    group.add_argument("--facts", help="a file from `envpin detect --format json` taken on the target")
+    group.add_argument("--jetpack", help="NVIDIA Jetson: the JetPack (6.1) or the L4T release (r36.4.0, "
+                            "/etc/nv_tegra_release), the Jetson's driver")
+    group.add_argument("--python", help="Python version, e.g. 3.11 (3.13t: the free-threaded build)")
+    if facts:
+        group.add_argument("--facts", help="a file from `envpin detect --format json` taken on the target")
+    group.add_argument("--glibc", help="Linux: the target's glibc version, X.Y (`ldd --version`); a wheel tagged for a "
+                                       "newer glibc does not install there (also __glibc of a conda target)")
     if conda:
-        group.add_argument("--glibc", help="the target's glibc version, for __glibc (when --facts does not say)")
         group.add_argument("--macos", "--macos-version", dest="macos",
                            help="Apple: the macOS version, X.Y (also __osx of a conda target)")
     else:
@@ -60,8 +65,9 @@ def target_spec(args: argparse.Namespace, conda: bool = False) -> TargetSpec:
         amdgpu_driver=args.amdgpu_driver,
         rocm=args.rocm,
         macos=args.macos,
+        jetpack=args.jetpack,
         facts_file=args.facts,
-        glibc=args.glibc if conda else None,
+        glibc=args.glibc,
         macos_version=args.macos if conda else None,
     )
 

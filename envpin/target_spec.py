@@ -11,7 +11,7 @@ from __future__ import annotations
 import shlex
 
 from envpin.compat.model import Database
-from envpin.facts import HostFacts, Libc, PythonInfo, from_json
+from envpin.facts import HostFacts, PythonInfo, from_json
 from envpin.record import Record, record, replace
 from envpin.resolver.target import Target, TargetOverrides, apply_overrides, make_target
 from envpin.userfiles import read_json
@@ -25,7 +25,6 @@ class TargetSpec(TargetOverrides):
     amdgpu_driver, rocm, macos), and where the rest comes from."""
 
     facts_file: str | None = None  # `envpin detect --format json` taken on the target
-    glibc: str | None = None  # conda targets: the __glibc virtual package
     macos_version: str | None = None  # conda targets: the __osx virtual package
     detect: bool = True  # False for a configured target: it describes another machine, never this one
     origin: str = "--facts"  # how a bad facts file is named in an error
@@ -34,7 +33,8 @@ class TargetSpec(TargetOverrides):
     def given(self) -> bool:
         """Whether the user described a target at all (else: this machine)."""
         return bool(self.os or self.arch or self.driver or self.gpus or self.compute_capabilities or self.python
-                    or self.facts_file or self.gfx or self.amdgpu_driver or self.rocm or self.macos or self.wsl)
+                    or self.facts_file or self.gfx or self.amdgpu_driver or self.rocm or self.macos or self.wsl
+                    or self.glibc or self.jetpack)
 
     @property
     def probes_this_machine(self) -> bool:
@@ -54,10 +54,11 @@ class TargetSpec(TargetOverrides):
 
     def facts(self) -> HostFacts:
         """HostFacts for the target: flags over the facts file over detection."""
-        facts = apply_overrides(self._base_facts(), self)
-        if self.glibc:
-            facts = replace(facts, libc=Libc("glibc", self.glibc))
-        return facts
+        return self.laid_over(self._base_facts())
+
+    def laid_over(self, facts: HostFacts) -> HostFacts:
+        """`facts` with the flags laid over them: the flags win (a facts file a command read itself, as doctor's)."""
+        return apply_overrides(facts, self)
 
     def _base_facts(self) -> HostFacts:
         if self.facts_file:
@@ -73,7 +74,7 @@ class TargetSpec(TargetOverrides):
 
     def to_argv(self) -> tuple[str, ...]:
         """The same machine as the target options of a solve: `--facts FILE` and the flags laid over it (the conda
-        facts, --glibc and --macos-version, are not solve options and are left out)."""
+        fact --macos-version is not a solve option and is left out)."""
         return (("--facts", str(self.facts_file)) if self.facts_file else ()) + super().to_argv()
 
     @property

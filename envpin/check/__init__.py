@@ -3,7 +3,8 @@
     text ──formats.kind_of──► kind ──<format>.parse──► Contents (pins, index options, format problems)
          ──check_contents (+ database, + targets)──► Problems ──ignores──► FileReport
 
-One module per format (requirements, environment_yml, pylock, conda_lock, explicit, uv_lock); `rules` holds
+One module per format (requirements, environment_yml, pylock, conda_lock, explicit, uv_lock, pixi_lock, poetry_lock,
+pipfile_lock, pdm_lock); `rules` holds
 the problem ids and the checks every format shares; `config` reads `[tool.envpin]`. Only `config` and the
 command touch the file system.
 """
@@ -59,7 +60,8 @@ def check_text(
     if kind is None:
         return FileReport(path, (problem(
             "CHK-FILE-UNREADABLE", "", "envpin cannot tell what kind of file this is",
-            f"name it as the tools do (requirements*.txt, environment*.yml, pylock.toml, conda-lock.yml, uv.lock, "
+            f"name it as the tools do (requirements*.txt, environment*.yml, pylock.toml, conda-lock.yml, uv.lock, pixi.lock, poetry.lock, "
+            f"Pipfile.lock, pdm.lock, "
             f"pyproject.toml, pixi.toml, "
             f"an @EXPLICIT file) or pass --kind ({', '.join(KINDS)})",
         ),), unreadable=True)
@@ -88,9 +90,26 @@ def check_text(
     # with targets the database is loaded already (they were resolved against it): the target checks all run
     database = load_database() if needs_database(contents) or targets else None
     problems = check_contents(contents, database, targets, policy=policy)
+    if include is not None:
+        from envpin.check.staleness import stale_problems  # noqa: PLC0415 - only a lock beside its manifest needs it
+
+        problems += tuple(stale_problems(kind, text, _reader_beside(include)))
     if database is not None:
         problems += database_news_problems(text, contents, database)
     return FileReport(path, tuple(p for p in problems if p.id not in ignore))
+
+
+def _reader_beside(include: IncludeReader) -> Callable[[str], str | None]:
+    """A file beside the checked one by name, or None when it is not there or cannot be read."""
+    from envpin.userfiles import UnreadableFile  # noqa: PLC0415
+
+    def read(name: str) -> str | None:
+        try:
+            return include(None, name).text
+        except (UnreadableFile, UnreadableInclude, OSError):
+            return None
+
+    return read
 
 
 # envpin's file header ("compatibility database 2026.11.29") and its pylock table (db-version = "2026.11.29").

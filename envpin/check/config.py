@@ -33,12 +33,13 @@ from typing import Any
 from envpin.check.rules import PROBLEMS
 from envpin.compat.drivers import POLICIES, parse_driver_version
 from envpin.errors import EnvpinInputError
+from envpin.fact_checks import is_glibc_version
 from envpin.facts import ARCHITECTURES, OPERATING_SYSTEMS, is_compute_capability, is_python_version, normalize_arch
 from envpin.target_spec import NamedTarget, TargetSpec
 from envpin.userfiles import read_text
 
 TABLE = "[tool.envpin]"
-_TARGET_KEYS = ("name", "os", "arch", "driver", "gpu", "compute-capability", "python", "facts")
+_TARGET_KEYS = ("name", "os", "arch", "driver", "gpu", "compute-capability", "python", "glibc", "facts")
 _KEYS = ("ignore", "per-file-ignores", "targets", "driver-policy")
 
 
@@ -154,7 +155,7 @@ def _target(raw: Any, where: str, base: Path, problems: list[str]) -> NamedTarge
     for key in raw:
         if key not in _TARGET_KEYS:
             problems.append(f"{where}.{key}: unknown key (expected {', '.join(_TARGET_KEYS)})")
-    text = {key: raw.get(key) for key in ("name", "os", "arch", "driver", "python", "facts")}
+    text = {key: raw.get(key) for key in ("name", "os", "arch", "driver", "python", "glibc", "facts")}
     for key, value in text.items():
         if value is not None and not isinstance(value, str):
             problems.append(f"{where}.{key}: must be a string")
@@ -177,6 +178,8 @@ def _target(raw: Any, where: str, base: Path, problems: list[str]) -> NamedTarge
             problems.append(f"{where}.driver: {error}")
     if text["python"] and not is_python_version(text["python"]):
         problems.append(f"{where}.python: {text['python']!r} is not a Python version such as 3.11")
+    if text["glibc"] and not is_glibc_version(text["glibc"]):
+        problems.append(f"{where}.glibc: {text['glibc']!r} is not a glibc version such as 2.28")
     for capability in capabilities:
         if not is_compute_capability(capability):
             problems.append(f"{where}.compute-capability: {capability!r} is not X.Y such as 8.6")
@@ -186,7 +189,7 @@ def _target(raw: Any, where: str, base: Path, problems: list[str]) -> NamedTarge
         return None
     spec = TargetSpec(
         os=text["os"], arch=text["arch"], driver=text["driver"], gpus=gpus, compute_capabilities=capabilities,
-        python=text["python"], facts_file=str(base / text["facts"]) if text["facts"] else None,
+        python=text["python"], glibc=text["glibc"], facts_file=str(base / text["facts"]) if text["facts"] else None,
         detect=False, origin=f"{TABLE} facts",
     )
     return NamedTarget(text["name"] or f"target {where.rsplit('[', 1)[-1].rstrip(']')}", spec)

@@ -22,6 +22,10 @@ READERS = {
     "explicit": "envpin.check.explicit",
     "conda-specs": "envpin.check.conda_specs",
     "uv.lock": "envpin.check.uv_lock",
+    "pixi.lock": "envpin.check.pixi_lock",
+    "poetry.lock": "envpin.check.poetry_lock",
+    "Pipfile.lock": "envpin.check.pipfile_lock",
+    "pdm.lock": "envpin.check.pdm_lock",
     "pyproject.toml": "envpin.check.manifests:parse_pyproject",
     "pixi.toml": "envpin.check.manifests:parse_pixi",
     "setup.py": "envpin.check.setup_files:parse_setup_py",
@@ -37,8 +41,10 @@ _CONFLICT = re.compile(r"^(<{7}|={7}|>{7})(?: |$)", re.M)
 def kind_of(path: str, text: str) -> str | None:
     """The kind of file, from its name first and its first lines where the name leaves it open."""
     name = PurePath(path).name.lower()
-    if name == "uv.lock":
-        return "uv.lock"
+    if name in ("uv.lock", "pixi.lock", "poetry.lock", "pdm.lock"):
+        return name
+    if name == "pipfile.lock":
+        return "Pipfile.lock"
     if name in ("pyproject.toml", "pixi.toml", "setup.py", "setup.cfg"):
         return name
     if name == "pylock.toml" or _PYLOCK_NAME.match(name):

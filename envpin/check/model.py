@@ -79,8 +79,18 @@ class IndexOption:
 
 
 @dataclass(frozen=True)
+class LockedPlatform:
+    """One platform a pixi.lock environment is locked for: its pins are scoped `pixi:<environment>@<name>`."""
+
+    environment: str
+    name: str  # the platform's name in the lock: the conda subdir, or a version 7 name (`cuda-linux-64`)
+    subdir: str  # the conda subdir its packages are for
+    cuda: str | None = None  # the `__cuda` a version 7 platform declares (pixi selects it only where it holds)
+
+
+@dataclass(frozen=True)
 class Contents:
-    kind: str  # environment.yml / requirements / pylock / conda-lock / explicit / uv.lock
+    kind: str  # environment.yml / requirements / pylock / conda-lock / explicit / uv.lock / pixi.lock / …
     pins: tuple[Pin, ...] = ()
     indexes: tuple[IndexOption, ...] = ()  # file-wide index options (requirements, environment.yml pip section)
     platforms: tuple[str, ...] = ()  # the platforms the whole file is for, when it says (conda-lock, @EXPLICIT)
@@ -90,6 +100,7 @@ class Contents:
     requires_python: str | None = None  # `requires-python` of a lock (uv.lock, pylock.toml) or a pyproject.toml, as written
     exported_on: str | None = None  # a `conda env export`: the OS its platform-only packages are for (linux, …)
     exported_only: tuple[str, ...] = ()  # those packages, as written
+    environments: tuple[LockedPlatform, ...] = ()  # a pixi.lock: each environment's platforms, in the lock's order
 
 
 @dataclass(frozen=True)

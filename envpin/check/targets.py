@@ -30,7 +30,7 @@ from envpin.compat.model import Database
 from envpin.markers import marker_holds
 from envpin.record import replace
 from envpin.resolver.builds import CHANNEL_NAMES, Build, builds_of, jax_builds, tensorflow_builds, torch_build
-from envpin.resolver.fitness import Rejection, Verdict, assess
+from envpin.resolver.fitness import Rejection, Verdict, assess, other_vendors_build
 from envpin.resolver.target import Target
 from envpin.target_spec import NamedTarget, TargetSpec
 
@@ -55,18 +55,20 @@ class CheckTarget:
     target: Target
     python_known: bool = True  # False: no Python was given, so the Python check is left to the file's own pin
     flags: str = ""  # the target options that describe it, for the fix's `envpin solve` command
+    spec: TargetSpec | None = None  # the options themselves, for `check --fix`'s solve
 
 
 def command_line_target(spec: TargetSpec, database: Database) -> CheckTarget:
     """The machine of the target options (`--os … --driver …` or `--facts FILE`)."""
     target = spec.resolve(database)
-    return CheckTarget(f"on {short_description(target)}", target, True, spec.flags)
+    return CheckTarget(f"on {short_description(target)}", target, True, spec.flags, spec)
 
 
 def configured_target(named: NamedTarget, database: Database) -> CheckTarget:
     """A `[tool.envpin]` target; without a Python (given or in its facts file) the Python check is left out."""
     spec = named.spec
-    return CheckTarget(f"on {named.name}", spec.resolve(database), bool(spec.python or spec.facts_file), spec.flags)
+    return CheckTarget(f"on {named.name}", spec.resolve(database), bool(spec.python or spec.facts_file), spec.flags,
+                       spec)
 
 
 def short_description(target: Target) -> str:
@@ -87,6 +89,9 @@ def target_fit(contents: Contents, database: Database, check_target: CheckTarget
             f"{check_target.target.platform}: pixi installs nothing there",
             f"add {check_target.target.platform}'s conda subdir to the workspace's platforms (and solve it), or do "
             "not install it there")]
+    if contents.kind == "pixi.lock":
+        contents, chosen = _pixi_environments(contents, database, check_target, policy)
+        problems += chosen
     problems += _exported_elsewhere(contents, check_target)
     problems += _manifest_python(contents, check_target)
     cuda_supplied = _supplies_cuda(contents)
@@ -122,6 +127,27 @@ def _picked_numpy_1(judged: Judged, contents: Contents, check_target: CheckTarge
 
 
 _OS_WORDS = {"linux": "Linux", "windows": "Windows", "macos": "macOS"}
+
+
+def _pixi_environments(contents: Contents, database: Database, check_target: CheckTarget,
+                       policy: str) -> tuple[Contents, list[Problem]]:
+    """A pixi.lock on this target: each environment as the platform pixi chooses there locks it."""
+    from envpin.check.pixi_lock import for_target  # noqa: PLC0415 - only a pixi.lock needs it
+    from envpin.vocabulary.platforms import conda_subdir  # noqa: PLC0415 - only a pixi.lock needs it
+
+    target = check_target.target
+
+    def needed(cuda: str) -> str | None:
+        requirement = minimum_driver(database, cuda, target.os, policy)
+        return requirement.minimum if requirement is not None else None
+
+    def runs(cuda: str) -> bool:
+        minimum = needed(cuda)
+        return target.driver is not None and (minimum is None or driver_at_least(target.driver, minimum))
+
+    return for_target(contents, check_target.name, conda_subdir(target.platform), runs,
+                      lambda cuda: needed(cuda) or f"one that runs CUDA {cuda}",
+                      driver_present=target.driver is not None or target.os == "macos")
 
 
 def _exported_elsewhere(contents: Contents, check_target: CheckTarget) -> list[Problem]:
@@ -232,12 +258,9 @@ def _judge(judged: Judged, database: Database, check_target: CheckTarget, policy
         return _rejection_problems(pin, failed, lead, check_target, target, judged.fix)
     if build.kind == "cpu" and target.has_nvidia and target.gpus and not judged.explicit_cpu:
         return _cpu_problem(pin, build, lead, check_target, target)
-    if _other_vendors_build(build, pin, target):
-        gpus = ", ".join(g.name for g in target.gpus)
-        vendor = "an AMD (ROCm)" if build.kind == "rocm" else "an Intel (XPU)"
-        return [problem("CHK-TARGET-GPU", pin.where,
-                        f"{lead}{build.label} is {vendor} build: it cannot use {gpus}, and runs on the CPU only there",
-                        _solve_fix(pin, check_target))]
+    unusable = _other_vendors_build(build, pin, target)
+    if unusable:
+        return [problem("CHK-TARGET-GPU", pin.where, f"{lead}{unusable}", _solve_fix(pin, check_target))]
     if build.framework == "tensorflow" and build.flavor == "cuda" and pin.manager == "pip" and not cuda_supplied \
             and target.has_nvidia and target.gpus:
         return _system_cuda_problem(pin, build, lead, target)
@@ -294,14 +317,12 @@ def _pip_cuda_beside(contents: Contents, jax: Pin) -> bool:
         for pin in contents.pins)
 
 
-def _other_vendors_build(build: Build, pin: Pin, target: Target) -> bool:
-    """A ROCm or XPU build on a machine whose GPUs are NVIDIA's only: torch imports, and sees no GPU. An extra or
-    a dependency group of such builds is a choice for other machines (docling-serve's `rocm` group), not a miss."""
-    if build.kind not in ("rocm", "xpu") or not target.has_nvidia or not target.gpus:
-        return False
-    if target.amd_gpus if build.kind == "rocm" else target.intel_gpus:
-        return False
-    return not any(label.startswith(("extra:", "group:", "feature:")) for label in pin.scope)
+def _other_vendors_build(build: Build, pin: Pin, target: Target) -> str | None:
+    """`fitness.other_vendors_build`, the judgement `solve --project` shares. An extra or a dependency group of
+    such builds is a choice for other machines (docling-serve's `rocm` group), not a miss."""
+    if any(label.startswith(("extra:", "group:", "feature:")) for label in pin.scope):
+        return None
+    return other_vendors_build(build, target)
 
 
 def _system_cuda_problem(pin: Pin, build: Build, lead: str, target: Target) -> list[Problem]:

@@ -177,6 +177,21 @@ class GfxList(Record):
 
 
 @record
+class JetpackRelease(Record):
+    """A Jetson Linux (L4T) release and the JetPack that names it (gpus.yaml `jetpack:`): a Jetson's driver fact."""
+
+    l4t: str  # "36.4.0", as /etc/nv_tegra_release gives it (R36, REVISION 4.0)
+    jetpack: str  # "6.1"
+    provenance: Provenance
+    cuda: str | None = None  # the CUDA the release came with, where the source gives it
+
+    @property
+    def folder(self) -> str:
+        """The JetPack as NVIDIA's wheel folders spell it: 6.1 -> v61, 5.1.2 -> v512."""
+        return "v" + self.jetpack.replace(".", "")
+
+
+@record
 class JetsonSupport(Record):
     """What runs on NVIDIA Jetson (Tegra) GPUs for one framework (gpus.yaml `jetson:`): whether its PyPI CUDA wheels
     do (they are built for x86_64 and server Arm's CUDA, not for JetPack's), and where builds that do are."""
@@ -186,6 +201,7 @@ class JetsonSupport(Record):
     text: str  # what a person reads: where the Jetson builds are, or that there are none
     provenance: Provenance
     builds: str | None = None  # the public URL of the builds that run there; None: there are none
+    per_jetpack: str | None = None  # NVIDIA's wheel folder of one JetPack, `{folder}` its v61 form; None: none known
 
 
 @record
@@ -427,13 +443,21 @@ class Database(Record):
     torch_releases: tuple[TorchRelease, ...]  # newest first
     arch_sets: Mapping[str, ArchList]
     tensorflow_releases: tuple[TensorflowRelease, ...] = ()  # newest first
+    tensorflow_metal: tuple[MetalPlugin, ...] = ()  # tensorflow.yaml `metal:`, newest first
+    tensorflow_amd_wheels: tuple[AmdTensorflowWheels, ...] = ()  # tensorflow.yaml `amd_wheels:`, newest ROCm first
     jax_releases: tuple[JaxRelease, ...] = ()  # newest first
     conda_releases: tuple[CondaRelease, ...] = ()  # conda.yaml: builds per channel strategy, newest first
     accelerators: AcceleratorTables = AcceleratorTables()  # rocm.yaml, amd_gpus.yaml, xpu.yaml
     jetson: Mapping[str, JetsonSupport] = NEW_DICT  # framework -> what runs on Jetson (Tegra) GPUs (gpus.yaml)
+    jetpack_releases: tuple[JetpackRelease, ...] = ()  # gpus.yaml `jetpack:`: L4T release -> JetPack
     tied_releases: tuple[TiedRelease, ...] = ()  # tied.yaml: releases built for one torch release
     built_from_source: Mapping[str, str] = NEW_DICT  # tied.yaml: package PyPI has no wheel of -> its files page there
     release_files: tuple[ReleaseFiles, ...] = ()  # tied.yaml: what each release of triton and torch-xla publishes
+    wheel_tags: tuple[WheelTags, ...] = ()  # wheel_tags.yaml: what each framework release's PyPI wheel tags say
+
+    def wheel_tags_of(self, framework: str, version: Version) -> WheelTags | None:
+        """The wheel tags of one release (torch, tensorflow, or jax by its jaxlib), None where not recorded."""
+        return next((t for t in self.wheel_tags if t.framework == framework and Version(t.version) == version), None)
 
     def torch_release(self, version: str) -> TorchRelease | None:
         wanted = Version(version)
@@ -535,6 +559,32 @@ class TensorflowRelease(Record):
     numpy_below_2: tuple[str, ...] = ()  # platforms whose wheels need numpy<2 and do not say so (NumPy 1.x ABI)
     rocm: tuple[RocmFrameworkBuild, ...] = ()  # tensorflow-rocm on PyPI for this release
     numpy: NumpyRequirement | None = None  # its wheels' own Requires-Dist on numpy (tensorflow, tensorflow-cpu alike)
+
+
+@record
+class MetalPlugin(Record):
+    """Apple's tensorflow-metal PluggableDevice (tensorflow.yaml `metal:`): one release, the TensorFlow releases its
+    table on PyPI pairs it with, the macOS it needs, and the Pythons and macOS tag of its arm64 wheels. A route
+    envpin names on Apple silicon; it is not planned from (docs/gpu-first.md)."""
+
+    version: Version
+    tensorflow: str  # the TensorFlow releases it pairs with, as a specifier: ">=2.14,<2.19"
+    macos: str  # the macOS its table asks for: "12.1"
+    wheel_macos: str  # its arm64 wheels' tag: macosx_12_0_arm64 -> "12.0"
+    python: tuple[str, ...]  # CPython minors with macOS arm64 wheels
+    provenance: Provenance
+
+
+@record
+class AmdTensorflowWheels(Record):
+    """AMD's own tensorflow-rocm wheels for one ROCm release (tensorflow.yaml `amd_wheels:`), off PyPI from ROCm 6.1:
+    the TensorFlow releases AMD's docs list for it and where they are. Named as a route, never planned from: their
+    files and gfx lists are not recorded."""
+
+    rocm: str  # "6.2"
+    tensorflow: tuple[str, ...]  # ("2.14.1", "2.15.1", "2.16.1")
+    url: str  # the find-links location AMD's docs give
+    provenance: Provenance
 
 
 @record
@@ -644,3 +694,16 @@ class ReleaseFiles(Record):
     sdist: bool  # whether it has an sdist pip could build from
     source: str  # the release's file list on PyPI
     provenance: Provenance
+
+
+@record
+class WheelTags(Record):
+    """What one framework release's wheels on PyPI are tagged for (wheel_tags.yaml; envpin.refresh.wheel_tags): the
+    glibc each Linux platform's wheels need, the CPython minors with a free-threaded wheel, musllinux platforms."""
+
+    framework: str  # torch, tensorflow, or jax (its jaxlib's wheels)
+    version: str
+    provenance: Provenance
+    glibc: Mapping[str, str] = NEW_DICT  # Linux platform -> the glibc its manylinux wheels need ("2.28")
+    free_threaded: Mapping[str, tuple[str, ...]] = NEW_DICT  # platform -> CPython minors with a cp3XXt wheel
+    musllinux: tuple[str, ...] = ()  # platforms with a musllinux wheel

@@ -23,6 +23,7 @@ from envpin.compat.model import (
     PLATFORM_LIMITED,
     PYPI_INDEX,
     TIED_TO_TORCH,
+    AmdTensorflowWheels,
     AndCudaExtra,
     ArchList,
     Companion,
@@ -36,8 +37,10 @@ from envpin.compat.model import (
     GpuModel,
     JaxExtra,
     JaxRelease,
+    JetpackRelease,
     JetsonSupport,
     KnownIssue,
+    MetalPlugin,
     MinorVersionCompat,
     NumpyRequirement,
     Provenance,
@@ -49,6 +52,7 @@ from envpin.compat.model import (
     TiedRelease,
     TorchRelease,
     Variant,
+    WheelTags,
 )
 from envpin.vocabulary.platforms import PLATFORMS
 from envpin.vocabulary.variants import CUDA, cuda_tag, is_database_tag, kind_of
@@ -209,7 +213,7 @@ def _base(version: str, roots: dict[str, _Node], documents: Mapping[str, Any], p
     sources = _sources(every, problems)
     cited = _Citations(sources)
     gpus = roots["gpus.yaml"]
-    gpus.only(("jetson", "sources", "gpus"))
+    gpus.only(("jetson", "jetpack", "sources", "gpus"))
     roots["cuda.yaml"].only(("minor_version_compat", "toolkits", "sources"))
     return {
         "version": version,
@@ -218,7 +222,28 @@ def _base(version: str, roots: dict[str, _Node], documents: Mapping[str, Any], p
         "toolkits": _toolkits(roots["cuda.yaml"].child("toolkits"), cited),
         "gpus": _gpus(gpus.child("gpus"), cited),
         "jetson": _jetson(gpus.child("jetson"), cited) if gpus.has("jetson") else {},
+        "jetpack_releases": _jetpack(gpus.child("jetpack"), cited) if gpus.has("jetpack") else (),
     }
+
+
+_L4T = re.compile(r"^\d{2}\.\d{1,2}\.\d{1,2}$")
+_JETPACK = re.compile(r"^\d\.\d{1,2}(\.\d{1,2})?$")
+
+
+def _jetpack(node: _Node, cited: _Citations) -> tuple[JetpackRelease, ...]:
+    """gpus.yaml `jetpack:`: L4T releases and the JetPack each is, each L4T once."""
+    releases, seen = [], set()
+    for record in node.sequence():
+        record.only(("l4t", "jetpack", "cuda", *_PROVENANCE_KEYS))
+        l4t = record.child("l4t").string(_L4T, "an L4T release such as 36.4.0")
+        if l4t in seen:
+            record.child("l4t").fail(f"L4T {l4t} is listed twice")
+        seen.add(l4t)
+        releases.append(JetpackRelease(
+            l4t=l4t, jetpack=record.child("jetpack").string(_JETPACK, "a JetPack version such as 6.1"),
+            provenance=cited.provenance(record),
+            cuda=record.child("cuda").optional_string(re.compile(r"^\d{2}\.\d$"), "a CUDA version such as 12.6")))
+    return tuple(releases)
 
 
 def _torch_part(version: str, roots: dict[str, _Node], base: Mapping[str, Any], problems: Problems) -> dict[str, Any]:
@@ -244,7 +269,50 @@ def _tensorflow_part(version: str, roots: dict[str, _Node], base: Mapping[str, A
     releases = _tensorflow_releases(roots["tensorflow.yaml"].child("releases"), cited,
                                     _rocm_gfx_sets(roots["tensorflow.yaml"], cited))
     _check_added(version, "tensorflow.yaml", releases, problems)
-    return {"tensorflow_releases": tuple(sorted(releases, key=lambda r: r.version, reverse=True))}
+    metal = _metal_plugins(roots["tensorflow.yaml"].child("metal"), cited) if roots["tensorflow.yaml"].has("metal") else []
+    amd = _amd_tensorflow_wheels(roots["tensorflow.yaml"].child("amd_wheels"), cited) \
+        if roots["tensorflow.yaml"].has("amd_wheels") else []
+    return {"tensorflow_releases": tuple(sorted(releases, key=lambda r: r.version, reverse=True)),
+            "tensorflow_metal": tuple(sorted(metal, key=lambda m: m.version, reverse=True)),
+            "tensorflow_amd_wheels": tuple(sorted(amd, key=lambda w: Version(w.rocm), reverse=True))}
+
+
+def _amd_tensorflow_wheels(node: _Node, cited: _Citations) -> list[AmdTensorflowWheels]:
+    """tensorflow.yaml `amd_wheels:`: per ROCm release, the TensorFlow releases of AMD's own tensorflow-rocm wheels."""
+    rows, seen = [], set()
+    for record in node.sequence():
+        record.only(("rocm", "tensorflow", "url", *_PROVENANCE_KEYS))
+        rocm = record.child("rocm").string(re.compile(r"^\d\.\d{1,2}$"), "a ROCm release such as 6.2")
+        if rocm in seen:
+            record.child("rocm").fail(f"ROCm {rocm} is listed twice")
+        seen.add(rocm)
+        rows.append(AmdTensorflowWheels(
+            rocm=rocm, tensorflow=record.child("tensorflow").strings(re.compile(r"^\d+\.\d+\.\d+$"), "a TensorFlow release"),
+            url=record.child("url").string(re.compile(r"^https://"), "an https:// URL"), provenance=cited.provenance(record)))
+    return rows
+
+
+_MACOS = re.compile(r"^\d{2}\.\d$")
+
+
+def _metal_plugins(node: _Node, cited: _Citations) -> list[MetalPlugin]:
+    """tensorflow.yaml `metal:`: Apple's tensorflow-metal releases, each with the TensorFlow it pairs with."""
+    plugins = []
+    for record, version in _releases(node, "tensorflow-metal"):
+        record.only(("version", "tensorflow", "macos", "wheel_macos", "python", *_PROVENANCE_KEYS))
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet  # noqa: PLC0415 - only when validating
+
+        pairs = record.child("tensorflow").string(what="a specifier of TensorFlow releases")
+        try:
+            SpecifierSet(pairs)
+        except InvalidSpecifier:
+            record.child("tensorflow").fail(f"{pairs!r} is not a version specifier")
+        plugins.append(MetalPlugin(
+            version=version, tensorflow=pairs, macos=record.child("macos").string(_MACOS, "a macOS version (12.1)"),
+            wheel_macos=record.child("wheel_macos").string(_MACOS, "a macOS version (12.0)"),
+            python=record.child("python").strings(re.compile(r"^3\.\d{1,2}$"), "a CPython version"),
+            provenance=cited.provenance(record)))
+    return plugins
 
 
 def _jax_part(version: str, roots: dict[str, _Node], base: Mapping[str, Any], problems: Problems) -> dict[str, Any]:
@@ -364,8 +432,48 @@ def _tied_torch(record: _Node, package: str, subject: str) -> str | None:
     return text
 
 
+_GLIBC = re.compile(r"^2\.\d{1,2}$")
+_WHEEL_FRAMEWORKS = ("torch", "tensorflow", "jax")
+
+
+def _wheels_part(version: str, roots: dict[str, _Node], base: Mapping[str, Any], problems: Problems) -> dict[str, Any]:
+    """wheel_tags.yaml: its records cite its own `sources:` (OWN_SOURCES) or the base's."""
+    root = roots["wheel_tags.yaml"]
+    root.only(("sources", "wheels", "releases"))  # `releases: []`: no file
+    own = _sources({"wheel_tags.yaml": root}, problems)
+    for source_id in own:
+        if source_id in base["sources"]:
+            root.child("sources").child(source_id).fail(f"source id {source_id!r} is defined twice")
+    cited = _Citations({**base["sources"], **own})
+    records, seen = [], set()
+    for record in root.child("wheels").sequence() if root.has("wheels") else ():
+        record.only(("framework", "version", "glibc", "free_threaded", "musllinux", *_PROVENANCE_KEYS))
+        framework = record.child("framework").string(what="a framework")
+        if framework and framework not in _WHEEL_FRAMEWORKS:
+            record.child("framework").fail(f"{framework!r} is not one of {', '.join(_WHEEL_FRAMEWORKS)}")
+        release = _release_version(record.child("version"))
+        if (framework, release) in seen:
+            record.child("version").fail(f"{framework} {release} is listed twice")
+        seen.add((framework, release))
+        glibc = {}
+        for platform, node in record.child("glibc").items() if record.has("glibc") else ():
+            if not platform.startswith("linux-") or platform not in PLATFORMS:
+                node.fail(f"{platform!r} is not a Linux platform ({', '.join(p for p in PLATFORMS if p.startswith('linux-'))})")
+            glibc[platform] = node.string(_GLIBC, "a glibc version such as \"2.28\"")
+        free = {}
+        for platform, node in record.child("free_threaded").items() if record.has("free_threaded") else ():
+            if platform not in PLATFORMS:
+                node.fail(f"{platform!r} is not one of {', '.join(PLATFORMS)}")
+            free[platform] = node.strings(_PYTHON, "a Python minor such as \"3.13\"")
+        musl = record.child("musllinux").platforms() if record.has("musllinux") else ()
+        records.append(WheelTags(framework=framework, version=record.child("version").value if release else "",
+                                 provenance=cited.provenance(record), glibc=glibc, free_threaded=free,
+                                 musllinux=musl))
+    return {"wheel_tags": tuple(records)}
+
+
 _PART_BUILDERS = {"torch": _torch_part, "tensorflow": _tensorflow_part, "jax": _jax_part, "conda": _conda_part,
-                  "tied": _tied_part}
+                  "tied": _tied_part, "wheels": _wheels_part}
 
 
 # ---------------------------------------------------------------- sources and provenance
@@ -541,7 +649,7 @@ def _jetson(node: _Node, cited: _Citations) -> dict[str, JetsonSupport]:
     builds that do are (a URL), or that there are none."""
     table: dict[str, JetsonSupport] = {}
     for record in node.sequence():
-        record.only(("framework", "pypi_cuda", "builds", "text", *_PROVENANCE_KEYS))
+        record.only(("framework", "pypi_cuda", "builds", "per_jetpack", "text", *_PROVENANCE_KEYS))
         framework = record.child("framework").string(what="a framework")
         if framework and framework not in _JETSON_FRAMEWORKS:
             record.child("framework").fail(f"{framework!r} is not one of {', '.join(_JETSON_FRAMEWORKS)}")
@@ -551,12 +659,15 @@ def _jetson(node: _Node, cited: _Citations) -> dict[str, JetsonSupport]:
         if not isinstance(pypi_cuda, bool):
             record.child("pypi_cuda").fail("expected true or false")
         builds = record.child("builds").optional_string(re.compile(r"^https://"), "an https:// URL")
+        per_jetpack = record.child("per_jetpack").optional_string(re.compile(r"^https://[^{}]*\{folder\}[^{}]*$"),
+                                                                  "an https:// URL with one {folder}")
         table[framework] = JetsonSupport(
             framework=framework,
             pypi_cuda=bool(pypi_cuda),
             text=record.child("text").string(what="a text"),
             provenance=cited.provenance(record),
             builds=builds,
+            per_jetpack=per_jetpack,
         )
     return table
 

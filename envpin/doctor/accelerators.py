@@ -10,8 +10,16 @@ MPS out-of-memory is the allocator's limit, and MPS unavailable on an old macOS 
 
 from __future__ import annotations
 
+from packaging.version import Version
+
+from envpin.compat.gpus import intel_family
+from envpin.doctor.fixes import install_fix
 from envpin.doctor.model import CONFIRMED, LIKELY, MATCHED, Case, Finding
 from envpin.resolver.accelerators import mps_runs
+
+
+def _numbers(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split(".") if part.isdigit())
 
 G1, G2, G3, G4, G5, G6, G7 = ("ROCM-HIP-INVALID-DEVICE-FUNCTION", "ROCM-NO-BINARY-FOR-GPU", "ROCM-NO-HIP-GPUS",
                               "ROCM-KFD-PERMISSION", "XPU-NOT-AVAILABLE", "MPS-OUT-OF-MEMORY", "MPS-MACOS-TOO-OLD")
@@ -94,6 +102,8 @@ def _kfd_permission(case: Case) -> Finding | None:
 
 
 def _xpu_unavailable(case: Case) -> Finding | None:
+    """An XPU build that sees no Intel GPU. The build is the culprit when it is not an xpu build, or when its release
+    predates the GPU family's first validated one (xpu.yaml `since`); otherwise the driver and compute runtime are."""
     hit = case.search(G5)
     torch = case.torch
     xpu_build = (case.local_tag("torch") == "xpu") or bool(torch and (torch.version or "").endswith("+xpu"))
@@ -102,14 +112,56 @@ def _xpu_unavailable(case: Case) -> Finding | None:
     evidence = [hit.evidence()] if hit else [f"torch {torch.version if torch else ''}: torch.xpu.is_available() is False (probe)"]
     intel = [g.name for g in case.host.gpus if g.vendor == "intel"]
     evidence.append(f"Intel GPUs here: {', '.join(intel)}" if intel else "no Intel GPU was detected on this machine")
-    fix = ["install Intel's GPU driver and runtime as PyTorch's 'Getting Started on Intel GPU' page says (the Level "
-           "Zero loader and compute runtime on Linux, the Arc driver on Windows); `sycl-ls` must list a "
-           "[level_zero:gpu] device",
-           "on Linux, add the user to the render group: `sudo usermod -aG render $USER`"]
+    families = [(name, intel_family(case.database, _plain(name))) for name in intel]
+    release = case.release("torch")
+    build_first = False
+    tag = case.local_tag("torch")
+    if tag and tag != "xpu":
+        evidence.append(f"torch {case.package('torch')} is a {tag} build, not an xpu one: it has no Intel GPU backend")
+        build_first = True
+    for name, family in families:
+        if family is None:
+            continue
+        since = family.since.get(case.platform)
+        if case.platform not in family.platforms:
+            evidence.append(f"{name} is {family.family}, which the xpu builds support on {', '.join(family.platforms)} only")
+        elif since and release is not None and release < Version(since):
+            evidence.append(f"{name} is {family.family}, which PyTorch validates its xpu builds on from torch {since} on "
+                            f"{case.platform}; this is torch {release} (database {case.database.version})")
+            build_first = True
+        else:
+            evidence.append(f"{name} is {family.family}, which the xpu builds are validated on"
+                            + (f" from torch {since}" if since else ""))
+    driver = ["install Intel's GPU driver and runtime as PyTorch's 'Getting Started on Intel GPU' page says (the Level "
+              "Zero loader and compute runtime on Linux, the Arc driver on Windows); `sycl-ls` must list a "
+              "[level_zero:gpu] device",
+              "on Linux, add the user to the render group: `sudo usermod -aG render $USER`"]
+    if case.linux and any(f is not None and "Battlemage" in f.family for _, f in families):
+        # intel/xpumanager#91 (2025-02): Battlemage support from Linux 6.12 (better in 6.13) and from compute-runtime
+        # 24.48.31907.7, the first release with production Battlemage support
+        driver.insert(1, "an Arc B-Series (Battlemage) card needs Linux ≥ 6.12 (its xe kernel driver) and Intel's "
+                         "compute-runtime ≥ 24.48.31907.7: an older distribution's packages do not see it")
+    solved = install_fix(case) if intel else []
+    fix = (solved + driver) if build_first else (driver + [f"the xpu build for this GPU, as `envpin solve` picks it: {solved[0]}"]
+                                                if solved else driver)
     if not intel:
         fix.append("an iGPU that is not Arc (UHD, Iris Xe) is not a GPU PyTorch's XPU builds support: use the CPU build")
-    return Finding(G5, "error", "the XPU build cannot see an Intel GPU", tuple(evidence), tuple(fix),
-                   CONFIRMED if xpu_build else MATCHED)
+    title = ("the torch build cannot use this Intel GPU" if build_first else "the XPU build cannot see an Intel GPU")
+    return Finding(G5, "error", title, tuple(evidence), tuple(fix), CONFIRMED if xpu_build or build_first else MATCHED)
+
+
+def _mps_minimums(case: Case) -> list[tuple[str, str]]:
+    """(first release, macOS) for each macOS minimum of MPS in the database, oldest first: [("2.5.0", "13.0"), …]."""
+    steps: list[tuple[str, str]] = []
+    for release in sorted((r for r in case.database.torch_releases if r.macos is not None), key=lambda r: r.version):
+        assert release.macos is not None
+        if not steps or steps[-1][1] != release.macos.mps_macos:
+            steps.append((str(release.version), release.macos.mps_macos))
+    return steps
+
+
+def _plain(name: str) -> str:
+    return name.replace("(R)", " ").replace("(TM)", " ").replace("®", " ").replace("™", " ")
 
 
 def _mps_oom(case: Case) -> Finding | None:
@@ -133,16 +185,29 @@ def _mps_old_macos(case: Case) -> Finding | None:
         return None
     evidence = [hit.evidence()] if hit else ["torch.backends.mps.is_available() is False (probe)"]
     fix = []
-    if release is not None and release.macos is not None:
-        evidence.append(f"torch {release.version}'s MPS backend needs macOS ≥ {release.macos.mps_macos}"
-                        + (f"; this Mac has {case.host.macos}" if case.host.macos else ""))
-        if from_facts and case.host.macos is not None:
-            from envpin.resolver.target import Target  # noqa: PLC0415 - only to ask mps_runs of older releases
+    said = hit.text(1) if hit else None  # the message's minimum: older torch releases print a stale one
+    mac = case.host.macos
+    if said and mac and _numbers(mac) >= _numbers(said):
+        evidence.append(f"this Mac has macOS {mac}, which the message's {said} would allow: the message's minimum is "
+                        "older than the check torch makes")
+    minimum = release.macos.mps_macos if release is not None and release.macos is not None else None
+    if release is not None and minimum:
+        evidence.append(f"torch {release.version}'s MPS backend needs macOS ≥ {minimum}" + (f"; this Mac has {mac}" if mac else "")
+                        + f" (database {case.database.version})")
+        fix.append(f"update macOS to {minimum} or newer (torch {release.version}'s minimum, database)")
+    else:  # the release is not known: each release's minimum, from the database, not the message's number
+        steps = _mps_minimums(case)
+        fix.append("update macOS to the minimum of the torch release installed: "
+                   + ", ".join(f"torch ≥ {first} needs macOS {minimum}" for first, minimum in steps)
+                   + f" (database {case.database.version}; the message's {said or '?'} can be stale)" if steps
+                   else f"update macOS to {said} or newer" if said else "update macOS")
+    if mac is not None:
+        from envpin.resolver.target import Target  # noqa: PLC0415 - only to ask mps_runs of older releases
 
-            mac = Target(os="macos", arch="arm64", python="3.0", driver=None, driver_cuda=None, gpus=(), macos=case.host.macos)
-            older = next((r for r in case.database.torch_releases if mps_runs(r, mac)), None)
-            if older is not None and mps_runs(release, mac) is False:
-                fix.append(f"or keep this macOS and pin torch=={older.version}, the newest release whose MPS runs on it")
-    fix.insert(0, "update macOS to the version the message (or the release) names")
-    likelihood = CONFIRMED if from_facts else MATCHED
+        machine = Target(os="macos", arch="arm64", python="3.0", driver=None, driver_cuda=None, gpus=(), macos=mac)
+        older = next((r for r in case.database.torch_releases if mps_runs(r, machine)), None)
+        if older is not None and (release is None or mps_runs(release, machine) is False):
+            fix.append(f"or keep macOS {mac}: torch {older.version} is the newest release whose MPS runs on it (database): "
+                       + install_fix(case, keep_release=False, extra_specs=(f"torch=={older.version}",))[0])
+    likelihood = CONFIRMED if from_facts or (said and minimum) else MATCHED
     return Finding(G7, "error", "MPS is not available on this macOS version", tuple(evidence), tuple(fix), likelihood)

@@ -13,9 +13,13 @@ from __future__ import annotations
 import re
 
 from envpin.compat.archs import coverage, parse_arch_names
+from envpin.compat.gpus import lookup_gpu
 from envpin.compat.model import ArchList, ComputeCapability
+from envpin.doctor.builds import torch_build_kind
 from envpin.doctor.fixes import install_fix
 from envpin.doctor.model import CONFIRMED, LIKELY, MATCHED, PROVEN, Case, Finding, version_tuple
+from envpin.doctor.pasted import TextGpu, gpu_name
+from envpin.verify.report import MachineGpu
 from envpin.vocabulary.variants import CUDA, kind_of
 
 A1, A2, A3, A4, A5, A6 = ("ARCH-GPU-NEWER-THAN-WHEEL", "ARCH-GPU-DROPPED-FROM-WHEEL", "ARCH-GPU-BELOW-MIN-CC",
@@ -48,7 +52,9 @@ def torch_arch_list(case: Case) -> tuple[ArchList | None, str]:
 
 def _coverage_findings(case: Case) -> list[Finding]:
     torch = case.torch
-    is_cuda_build = (torch is not None and torch.import_ok and bool(torch.cuda)) or kind_of(case.local_tag("torch")) == CUDA
+    # a CUDA build by the probe, its local tag, or the database's record of PyPI's wheel for this platform
+    is_cuda_build = ((torch is not None and torch.import_ok and bool(torch.cuda)) or kind_of(case.local_tag("torch")) == CUDA
+                     or torch_build_kind(case)[0] == CUDA)
     hit_newer = case.search(A1)
     hit_old = case.search(A3)
     if not (is_cuda_build or hit_newer or hit_old):
@@ -68,10 +74,10 @@ def _coverage_findings(case: Case) -> list[Finding]:
         sm = hit_newer.text(2)
         capability = ComputeCapability(int(sm[:-1]), int(sm[-1]))
         if coverage(capability, archs) is None:
-            results.append(_uncovered(case, hit_newer.text(1).strip(), capability, archs, source, hit_newer, hit_old))
+            results.append(_uncovered(case, gpu_name(hit_newer.text(1)), capability, archs, source, hit_newer, hit_old))
     if not results and hit_old:
         capability = ComputeCapability(int(hit_old.text(3)), int(hit_old.text(4)))
-        results.append(_uncovered(case, hit_old.text(2).strip(), capability, archs, source, hit_newer, hit_old))
+        results.append(_uncovered(case, gpu_name(hit_old.text(2)), capability, archs, source, hit_newer, hit_old))
     return results
 
 
@@ -106,9 +112,6 @@ def _uncovered(case: Case, name: str, capability: ComputeCapability, archs: Arch
         signature, title = A4, f"torch has no code for {name} ({capability.sm})"
     if hit:
         evidence.insert(0, hit.evidence())
-    if not case.host.gpus:  # the GPU is known from the message only: solve for it, not for this (GPU-less) machine
-        fix.insert(0, f"on the machine with the {name}: `envpin solve --framework torch --gpu '{name}' --driver <its driver "
-                      f"version>` picks a build with {capability.sm} kernels (or run `envpin doctor` there)")
     return Finding(signature, "error", title, tuple(evidence), tuple(fix), CONFIRMED if hit else PROVEN)
 
 
@@ -122,6 +125,8 @@ def _other_build_covers(case: Case, capability: ComputeCapability) -> bool:
 
 
 def _no_kernel_image(case: Case, arch_findings: list[Finding]) -> Finding | None:
+    """"no kernel image": the framework's build is the culprit unless its arch list is known to cover the GPU; only
+    then is it a compiled extension (the module the traceback names, when it is not torch's own)."""
     hit = case.search(A4)
     if not hit:
         return None
@@ -129,21 +134,109 @@ def _no_kernel_image(case: Case, arch_findings: list[Finding]) -> Finding | None
         return None
     evidence = [hit.evidence()]
     archs, source = torch_arch_list(case)
-    covered = []
-    for gpu in case.gpus:
-        if gpu.capability and archs and coverage(gpu.capability, archs):
-            covered.append(gpu)
+    gpus = [g for g in case.gpus if g.capability] or [t for t in (_text_gpu(case, g) for g in case.text_gpus) if t.capability]
+    covered = [g for g in gpus if archs and coverage(g.capability, archs)]
+    extension = _extension_in(hit, case)
     if covered and source:
         evidence.append(f"torch itself covers {', '.join(f'{g.name} ({g.capability.sm})' for g in covered)} ({source})")
-    extension = _extension_in(hit, case)
+        if extension:
+            evidence.append(f"the failing binary is probably {extension} (named in the traceback)")
+        capability = covered[0].capability
+        fix = [f"rebuild the extension for this GPU: `TORCH_CUDA_ARCH_LIST=\"{capability}\" {case.pip('install', '--no-build-isolation', '--no-cache-dir', '--force-reinstall', extension.split('.')[0] if extension else '<package>')}`",
+               "or install a prebuilt wheel of it that lists this architecture (check with `cuobjdump --list-elf <file>.so`)"]
+        return Finding(A4, "error", "a compiled extension has no kernel for this GPU", tuple(evidence), tuple(fix), CONFIRMED)
+    # torch does not cover the GPU, or its coverage is not known: the framework is the first suspect, since it is the
+    # binary every program loads (TensorFlow or JAX where the environment has no torch)
+    framework = _framework_of(case)
+    if framework != "torch":
+        return _framework_suspect(case, hit, framework, gpus, extension)
+    evidence += _why_torch_is_suspect(case, gpus, archs, source)
+    fix = install_fix(case)
+    sm = gpus[0].capability.sm if gpus else "<the GPU's sm_XY>"
+    fix.append(f"then check: `{case.python_command} -c \"import torch; print(torch.__version__, torch.cuda.get_arch_list())\"` "
+               f"must list {sm} (or an older sm_ of the same major)")
     if extension:
-        evidence.append(f"the failing binary is probably {extension} (named in the traceback)")
-    capability = covered[0].capability if covered else (case.gpus[0].capability if case.gpus else None)
-    arch = f'"{capability}"' if capability else '"<your GPU\'s X.Y>"'
-    fix = [f"rebuild the extension for this GPU: `TORCH_CUDA_ARCH_LIST={arch} {case.pip('install', '--no-build-isolation', '--no-cache-dir', '--force-reinstall', extension.split('.')[0] if extension else '<package>')}`",
-           "or install a prebuilt wheel of it that lists this architecture (check with `cuobjdump --list-elf <file>.so`)"]
-    return Finding(A4, "error", "a compiled extension has no kernel for this GPU" if covered else "no kernel image for this GPU",
-                   tuple(evidence), tuple(fix), CONFIRMED if covered else MATCHED)
+        fix.append(f"if torch lists it and the error remains, rebuild {extension} for this GPU with TORCH_CUDA_ARCH_LIST")
+    title = f"no kernel image for {gpus[0].name} ({sm}): the torch build is the first suspect" if gpus else "no kernel image for this GPU"
+    return Finding(A4, "error", title, tuple(evidence), tuple(fix), MATCHED)
+
+
+def _framework_of(case: Case) -> str:
+    """The framework a "no kernel image" is first blamed on: torch, unless the environment has TensorFlow or JAX and
+    no torch (an environment that is not known at all is taken to be torch's, the common case)."""
+    if case.package("torch") or case.torch is not None:
+        return "torch"
+    for name in ("tensorflow", "jax"):
+        if case.package(name) or case.framework(name) is not None:
+            return name
+    return "torch"
+
+
+def _framework_suspect(case: Case, hit, framework: str, gpus, extension: str | None) -> Finding:
+    """TensorFlow or JAX: blamed when its arch list (the probe's build info, else the database's record of a TensorFlow
+    release's wheel) lacks the GPU or is not known; a compiled extension only when that list covers the GPU."""
+    listed, source = _framework_arch_list(case, framework)
+    evidence = [hit.evidence()]
+    lacking = [g for g in gpus if listed is None or coverage(g.capability, listed) is None]
+    if listed is not None and gpus and not lacking and extension:
+        evidence += [f"{framework} covers {', '.join(f'{g.name} ({g.capability.sm})' for g in gpus)} ({source})",
+                     f"the failing binary is probably {extension} (named in the traceback)"]
+        return Finding(A4, "error", "a compiled extension has no kernel for this GPU", tuple(evidence),
+                       (f"rebuild {extension} for {gpus[0].capability.sm}, or install a build of it that lists this "
+                        "architecture (check with `cuobjdump --list-elf <file>.so`)",), CONFIRMED)
+    for gpu in lacking:
+        evidence.append(f"{framework} has no code for {gpu.name} ({gpu.capability.sm}): {source}" if listed is not None
+                        else f"{framework}'s arch list is not in the facts or the database; {gpu.name} is {gpu.capability.sm}")
+    fix = install_fix(case, framework)
+    if extension:
+        fix.append(f"if {framework}'s build lists the GPU and the error remains, rebuild {extension} for it")
+    name = f"{gpus[0].name} ({gpus[0].capability.sm})" if gpus else "this GPU"
+    return Finding(A4, "error", f"no kernel image for {name}: the {framework} build is the first suspect", tuple(evidence),
+                   tuple(fix), CONFIRMED if listed is not None else MATCHED)
+
+
+def _framework_arch_list(case: Case, framework: str) -> tuple[ArchList | None, str]:
+    facts = case.framework(framework)
+    if facts is not None and facts.arch_list:
+        return parse_arch_names(facts.arch_list)[0], "its build lists " + " ".join(facts.arch_list) + " (probe)"
+    release = case.release(framework)
+    if framework == "tensorflow" and release is not None:
+        record = next((r for r in case.database.tensorflow_releases if r.version == release), None)
+        build = record.gpu.get(case.platform) if record is not None else None
+        if build is not None and build.archs is not None:
+            return build.archs, f"tensorflow {release} on {case.platform} (database {case.database.version}): {build.archs.describe()}"
+    return None, ""
+
+
+def _text_gpu(case: Case, gpu: TextGpu) -> MachineGpu:
+    """A GPU the error text names, with its capability from the text or, by name, the database."""
+    if gpu.capability is not None:
+        return MachineGpu(gpu.name, gpu.capability, "error text")
+    model = lookup_gpu(case.database, gpu.name)
+    return MachineGpu(gpu.name, model.compute_capability if model else None, "database")
+
+
+def _why_torch_is_suspect(case: Case, gpus, archs: ArchList | None, source: str) -> list[str]:
+    if archs is not None and source:  # the list is known and lacks the GPU
+        return [f"torch has no code for {g.name} ({g.capability.sm}): arch list from {source}" for g in gpus
+                if coverage(g.capability, archs) is None]
+    lines = []
+    version = case.package("torch")
+    release = case.release("torch")
+    known = case.database.torch_releases
+    if not version:
+        lines.append("the torch version is not in the facts, so its arch list cannot be read")
+    elif release is not None and case.database.torch_release(str(release)) is None and known and release < min(r.version for r in known):
+        lines.append(f"torch {version} is older than every release in the database (the oldest is "
+                     f"{min(r.version for r in known)}), so its arch list cannot be read there")
+    elif version:
+        lines.append(f"torch {version}'s arch list is neither in the facts nor in the database")
+    for gpu in gpus:
+        first = min((t.version for t in case.database.toolkits.values() if gpu.capability in t.targets),
+                    key=version_tuple, default=None)
+        if first:
+            lines.append(f"{gpu.name} is {gpu.capability.sm}: only builds made with CUDA ≥ {first} can hold code for it (database)")
+    return lines
 
 
 def _extension_in(hit, case: Case) -> str | None:

@@ -75,6 +75,11 @@ def _cpu_wheel(case: Case) -> Finding | None:
             return Finding(C1, "info", "torch is a CPU build: macOS has no CUDA (Apple silicon uses MPS)", tuple(evidence),
                            ("use device 'mps' on Apple silicon, or 'cpu'; a CUDA build needs Linux or Windows with an NVIDIA GPU",),
                            NOTED)
+        if any(g.vendor in ("intel", "amd") for g in case.host.gpus):
+            # an Intel or AMD GPU: its builds (+xpu, +rocm) are the solve's to pick for this very machine
+            return Finding(C1, "error" if hit else "warning", f"torch {case.package('torch') or ''} is a CPU build; this "
+                           f"machine's {', '.join(g.name for g in case.host.gpus)} needs the GPU build".replace("  ", " "),
+                           tuple(evidence), tuple(install_fix(case)), MATCHED if hit else LIKELY)
         severity = "error" if hit else "info"
         title = (f"torch {case.package('torch')} is a CPU build, and this machine has no NVIDIA driver"
                  if not hit else "CUDA was asked for, but torch is a CPU build and this machine has no NVIDIA driver")

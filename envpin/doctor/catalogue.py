@@ -64,6 +64,8 @@ SIGNATURES = (
     Signature("L10", "CONTAINER-FWD-COMPAT-804", r'Error 804: forward compatibility was attempted on non supported HW|CUDA failure 804'),
     Signature("L11", "NCCL-DUPLICATE-OR-OLD", r'libtorch_cuda\.so: undefined symbol: nccl\w+'),
     Signature("L12", "CONDA-LIBSTDCXX-TOO-OLD", r"libstdc\+\+\.so\.6: version .GLIBCXX_3\.4\.\d+' not found"),
+    Signature("L13", "LNX-VENV-LIB-LIB64-SPLIT", r'lib(cudnn|cublas|cublasLt|cudart|cufft|curand|cusparse|cusolver|nccl|nvJitLink)(_\w+)?\.so\.\d+: cannot open shared object file',
+              ("LNX-CUDNN-NOT-ON-LOADER-PATH", "LNX-TORCH201-NO-NVIDIA-WHEELS")),
     Signature("D1", "DRV-TOO-OLD-FOR-TORCH-WHEEL", r'The NVIDIA driver on your system is too old \(found version (\d+)\)'),
     Signature("D2", "DRV-INSUFFICIENT-FOR-RUNTIME", r'CUDA driver version is insufficient for CUDA runtime version|cudaErrorInsufficientDriver|CUDA failure 35'),
     Signature("D3", "DRV-NOT-FOUND", r'Found no NVIDIA driver on your system\. Please check that you have an NVIDIA GPU and installed a driver'),
@@ -112,7 +114,7 @@ SIGNATURES = (
     Signature("G2", "ROCM-NO-BINARY-FOR-GPU", r"hipErrorNoBinaryForGpu: (Unable to find code object|Cou?dn't find binary) for (all )?current devices"),
     Signature("G3", "ROCM-NO-HIP-GPUS", r'No HIP GPUs are available'),
     Signature("G4", "ROCM-KFD-PERMISSION", r'Unable to open /dev/kfd read-write: (Permission denied|Operation not permitted)'),
-    Signature("G5", "XPU-NOT-AVAILABLE", r'Failed to initialize XPU devices\. The driver may not be installed'),
+    Signature("G5", "XPU-NOT-AVAILABLE", r'Failed to initialize XPU devices\. The driver may not be installed|No XPU devices are available'),
     Signature("G6", "MPS-OUT-OF-MEMORY", r'MPS backend out of memory \(MPS allocated: [^)]*\)'),
     Signature("G7", "MPS-MACOS-TOO-OLD", r'The MPS backend is supported on [Mm]acOS (\d+\.\d+)\+'),
 )

@@ -1,8 +1,9 @@
 """Install fixes produced by the solver for this machine: the exact pins and index URL, never a guess.
 
-`install_fix` solves for the machine in the case (its driver, GPUs, OS and the environment's Python) and
-turns the plan into one `python -m pip install` command for the environment's own interpreter. It keeps the
-installed release when a build of it fits, so a fix changes the build, not the version, unless it must.
+`install_fix` asks the solve `envpin solve` runs for the machine diagnosed (envpin.doctor.solving: its GPUs,
+driver, OS and the environment's Python) and turns the plan into one `python -m pip install` command for the
+environment's own interpreter. It keeps the installed release when a build of it fits, so a fix changes the
+build, not the version, unless it must; then it moves as the solve's own fixes do.
 `gpu_machine_builds` answers the other question a machine without an NVIDIA driver raises: what would a GPU
 machine install? It reads the release's CUDA builds from the database, each with the driver it needs.
 """
@@ -11,52 +12,28 @@ from __future__ import annotations
 
 from envpin.compat.drivers import minimum_driver
 from envpin.doctor.model import Case, Fix
-from envpin.errors import EnvpinInputError
-from envpin.facts import PythonInfo, is_python_version
-from envpin.record import replace
+from envpin.doctor.solving import Solved, solve_for
 from envpin.resolver.builds import ordered_variants
 from envpin.resolver.plan import Unsatisfiable
-from envpin.resolver.request import DEFAULT_TORCH_INDEX, parse_request
-from envpin.resolver.solve import solve
-from envpin.resolver.target import make_target
 from envpin.vocabulary.frameworks import COMPANIONS, TORCH
 
 
 def install_fix(case: Case, framework: str = "torch", keep_release: bool = True, extra_specs: tuple[str, ...] = ()) -> list[str]:
-    """['<python> -m pip install ... --index-url ...', 'why'] for the build that fits this machine, or the
-    solver's explanation and its fixes when none does."""
-    facts = case.host
-    if case.env is not None and is_python_version(case.env.python.version):
-        facts = replace(facts, python=PythonInfo(case.env.python.version, case.env.python.executable, case.env.python.env_type))
-    try:
-        target = make_target(case.database, facts)
-    except EnvpinInputError as error:
-        return [f"`envpin solve --framework {framework}` picks the build once it knows the GPU: {error}"]
-    release = case.release(framework if framework != "torch" else "torch")
-    attempts = []
-    if keep_release and release is not None:
-        attempts.append([f"{framework}=={release}", *extra_specs])
-    attempts.append(list(extra_specs))
-    answer = None
-    passed_over = None
-    for specs in attempts:
-        try:
-            request = parse_request([framework], specs)
-        except EnvpinInputError:
-            continue
-        answer = solve(case.database, target, request)
-        if not isinstance(answer, Unsatisfiable):
-            break
-        if specs and specs[0].startswith(f"{framework}=="):
-            passed_over = f"no build of {framework} {release} fits this machine: {answer.message}"
-    if answer is None:
-        return [f"run `envpin solve --framework {framework}` on this machine for the build that fits"]
+    """['<python> -m pip install ... --index-url ...', 'why'] for the build `envpin solve` answers for the machine
+    diagnosed (envpin.doctor.solving), or that solve's refusal and its fixes when it answers none."""
+    solved = solve_for(case, framework, keep_release, extra_specs)
+    if isinstance(solved, str):
+        return [solved]
+    answer = solved.planned.answer
     if isinstance(answer, Unsatisfiable):
-        return [f"no {framework} build fits this machine: {answer.message}", *answer.fixes]
+        return [f"no {framework} build fits this machine: {answer.message}", *answer.fixes,
+                f"(`{solved.command}` says the same)"]
     command = pip_install(case, answer, framework)
+    why = _why(answer, solved)
+    tail = ([solved.passed_over] if solved.passed_over else []) + list(solved.target.inferred)
     if answer.accelerator == "cpu":  # right only where no NVIDIA GPU shows, not even in the error text
-        return [Fix(command, "no-nvidia-gpu"), Fix(_why(answer), "no-nvidia-gpu")] + ([passed_over] if passed_over else [])
-    return [command, _why(answer)] + ([passed_over] if passed_over else [])
+        return [Fix(command, "no-nvidia-gpu"), Fix(why, "no-nvidia-gpu"), *tail]
+    return [command, why, *tail]
 
 
 def pip_install(case: Case, plan, framework: str) -> str:
@@ -76,24 +53,28 @@ def _quoted(requirement: str) -> str:
     return f'"{requirement}"' if "[" in requirement else requirement
 
 
-def _why(plan) -> str:
+def _why(plan, solved: Solved) -> str:
     target = plan.target
-    gpus = ", ".join(f"{g.name} ({g.compute_capability.sm})" for g in target.gpus) or "no NVIDIA GPU"
+    gpus = ", ".join([f"{g.name} ({g.compute_capability.sm})" for g in target.gpus]
+                     + [g.name for g in (*target.amd_gpus, *target.intel_gpus)] + list(target.apple_gpus)) or "no GPU"
     driver = f"driver {target.driver} (CUDA {target.driver_cuda or '?'})" if target.driver else "no NVIDIA driver"
     return (f"solved by envpin (database {plan.db_version}) for this machine: {target.platform}, Python {target.python}, "
-            f"{driver}, {gpus}; `envpin solve --framework {plan.packages[0].name}` shows every reason")
+            f"{driver}, {gpus}; `{solved.command}` gives the same answer with every reason")
 
 
 def gpu_machine_builds(case: Case, framework: str = "torch") -> list[str]:
-    """For a machine without an NVIDIA driver: the CUDA builds of the installed torch release for this platform,
-    newest CUDA first, each with the driver it needs and the install command (database, not a guess)."""
+    """For a machine without an NVIDIA driver: the CUDA builds of the installed torch release (else the newest with
+    wheels for this Python) for this platform, newest CUDA first, each with the driver it needs (database). They
+    are builds for another machine, so no line is an install command: `envpin solve` on (or for) that machine is."""
     if framework != "torch":
         return []
     release_version = case.release("torch")
     release = case.database.torch_release(str(release_version)) if release_version else None
-    if release is None:
-        release = case.database.torch_releases[0]
     platform = case.platform
+    python = ".".join((case.env.python.version if case.env else case.host.python.version).split(".")[:2])
+    if release is None:
+        release = next((r for r in case.database.torch_releases if python in r.python.get(platform, ())),
+                       case.database.torch_releases[0])
     lines = []
     for variant in ordered_variants(release):
         if variant.kind != "cuda" or variant.cuda is None or platform not in variant.platforms:  # (a cuda build has its cuda)
@@ -102,11 +83,9 @@ def gpu_machine_builds(case: Case, framework: str = "torch") -> list[str]:
         archs = variant.archs.get(platform)
         covers = f", GPUs {archs.sass[0].sm}–{archs.sass[-1].sm}" if archs and archs.sass else ""
         driver = f"driver ≥ {requirement.minimum}" if requirement else "a driver for CUDA " + variant.cuda
-        if release.pypi.get(platform) == variant.name:
-            command = f"pip install torch=={release.version}"
-        else:
-            command = f"pip install torch=={release.version}+{variant.name} --index-url {DEFAULT_TORCH_INDEX}/{variant.name}"
-        lines.append(f"on a GPU machine with {driver}{covers} (CUDA {variant.cuda}): {command}")
+        lines.append(f"on a GPU machine with {driver}{covers} (CUDA {variant.cuda}): torch {release.version}+{variant.name}")
     if not lines:
         return [f"torch {release.version} has no CUDA build for {platform}"]
-    return lines + ["on the GPU machine itself, `envpin solve --framework torch` picks the one that fits its driver and GPU"]
+    return lines + [f"on the GPU machine itself, `envpin solve --framework torch --spec torch=={release.version}` picks the "
+                    "one that fits its driver and GPU and prints its install command (or pass that machine's "
+                    "`--driver` and `--gpu` here)"]

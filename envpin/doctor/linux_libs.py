@@ -20,10 +20,14 @@ from envpin.doctor.ld_search import LinuxLoader, SharedObject
 from envpin.doctor.model import CONFIRMED, LIKELY, MATCHED, PROVEN, Case, Finding, Fix, version_tuple
 from envpin.vocabulary.frameworks import FRAMEWORKS
 
-L1, L2, L3, L4, L5, L6, L11, L12 = (
+L1, L2, L3, L4, L5, L6, L11, L12, L13 = (
     "LNX-NVJITLINK-SHADOWED", "LNX-CUBLASLT-SHADOWED", "LNX-CUDNN-SHADOWED", "LNX-TORCH201-NO-NVIDIA-WHEELS",
     "LNX-CUDNN-NOT-ON-LOADER-PATH", "ORT-CUDA-MAJOR-MISMATCH", "NCCL-DUPLICATE-OR-OLD", "CONDA-LIBSTDCXX-TOO-OLD",
+    "LNX-VENV-LIB-LIB64-SPLIT",
 )
+# a site-packages directory of a venv or prefix: <prefix>/lib/python3.11/site-packages or <prefix>/lib64/...
+_SITE = re.compile(r"^(?P<prefix>.*?)/(?P<lib>lib|lib64)/python(?P<python>3\.\d+)/site-packages/(?P<rest>.*)$")
+_LIB64_TORCH_IN_TEXT = re.compile(r"lib64/python(?P<python>3\.\d+)/site-packages/torch/")
 
 
 @dataclass(frozen=True)
@@ -46,10 +50,13 @@ SHADOWABLE = (
 
 
 def findings(case: Case) -> list[Finding]:
-    if not case.linux and not any(case.search(s) for s in (L1, L2, L3, L4, L5, L6, L11, L12)):
+    if not case.linux and not any(case.search(s) for s in (L1, L2, L3, L4, L5, L6, L11, L12, L13)):
         return []
     found = [_shadowed(case, library) for library in SHADOWABLE]
-    found += [_torch201(case), _cudnn_not_on_path(case), _ort_major(case), _nccl_duplicates(case), _libstdcxx(case)]
+    split = _lib_lib64_split(case)
+    # with the split shown, "not on the loader path" is its symptom, and its LD_LIBRARY_PATH fix the one to avoid
+    found += [_torch201(case), None if split else _cudnn_not_on_path(case), _ort_major(case), _nccl_duplicates(case),
+              _libstdcxx(case), split]
     return [f for f in found if f]
 
 
@@ -314,3 +321,49 @@ def _libstdcxx(case: Case) -> Finding | None:
 
 def _v(text: str):
     return Version(text)
+
+
+def _lib_lib64_split(case: Case) -> Finding | None:
+    """torch in <prefix>/lib64/pythonX.Y/site-packages and the nvidia-* wheels in <prefix>/lib/pythonX.Y/site-packages:
+    two real directories (a venv of a Fedora/RHEL/AlmaLinux Python or an IDE's), where pip puts platlib wheels (torch)
+    in lib64 and purelib ones (nvidia-*) in lib. torch looks for the wheels beside itself, so they are not found; the
+    fix is one layout, not LD_LIBRARY_PATH (pytorch/pytorch#104259)."""
+    hit = case.search(L13)
+    sites: dict[tuple[str, str, str], list[str]] = {}
+    for directory in case.env_dirs:
+        match = _SITE.match(directory.replace("\\", "/"))
+        if match:
+            sites.setdefault((match["prefix"], match["python"], match["lib"]), []).append(match["rest"])
+    split = [(prefix, python) for (prefix, python, lib) in sites if lib == "lib64"
+             and any(rest.startswith("torch") for rest in sites[(prefix, python, "lib64")])
+             and any(rest.startswith("nvidia/") for rest in sites.get((prefix, python, "lib"), []))]
+    in_text = case.search_pattern(_LIB64_TORCH_IN_TEXT) if hit else None
+    if not split and not (hit and in_text):
+        return None
+    evidence = [hit.evidence()] if hit else []
+    if split:
+        prefix, python = split[0]
+        evidence.append(f"torch is in {prefix}/lib64/python{python}/site-packages and the nvidia-* wheels in "
+                        f"{prefix}/lib/python{python}/site-packages: two directories, and torch looks for the wheels beside itself")
+    else:
+        assert in_text is not None
+        prefix = (case.prefix or _path_before(in_text) or "<venv>").rstrip("/")
+        python = in_text.match.group("python")
+        evidence.append(f"the traceback runs torch from {in_text.line.strip()}: a lib64 site-packages; the nvidia-* "
+                        "wheels go to lib/ unless lib64 is a link to it")
+    # the same builds go back in, in one layout: nothing here asks for another build
+    fix = [f"put the environment in one layout and reinstall what it holds: `{case.pip('freeze')} > requirements.txt`, then "
+           f"`python{python} -m venv --clear {prefix}` (a venv made so has one site-packages: its lib64 is a link to lib), then "
+           f"`{prefix}/bin/python -m pip install -r requirements.txt`",
+           f"check first, if the traceback alone showed it: `ls -ld {prefix}/lib64` is a link to lib in a sound venv, a "
+           "directory of its own in a split one",
+           "not LD_LIBRARY_PATH: pointing it at the nvidia directories hides the split until the next wheel lands in the other one"]
+    return Finding(L13, "error", "the venv's site-packages is split between lib/ and lib64/: torch cannot find the nvidia-* wheels",
+                   tuple(evidence), tuple(fix), CONFIRMED if split and hit else PROVEN if split else LIKELY)
+
+
+def _path_before(hit) -> str:
+    """The path a traceback prints before `lib64/pythonX.Y/…`: back to the blank or quote that starts it."""
+    text = hit.match.string[:hit.match.start()]
+    start = max(text.rfind(c) for c in (" ", '"', "'", "\n", "\t")) + 1
+    return text[start:]

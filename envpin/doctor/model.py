@@ -20,7 +20,9 @@ from packaging.version import Version
 
 from envpin.compat.model import Database
 from envpin.doctor.catalogue import BY_ID, compiled
+from envpin.doctor.pasted import TextGpu, gpu_name, text_gpus, unprefixed
 from envpin.facts import FRAMEWORK_KEYS, EnvFacts, FrameworkFacts, HostFacts
+from envpin.resolver.target import TargetOverrides
 from envpin.verify.report import machine_gpus
 from envpin.vocabulary.platforms import platform_key
 
@@ -103,14 +105,17 @@ class Case:
     error_text: str = ""
     script_path: str | None = None
     script_text: str | None = None
+    # the target flags given with the case (`doctor --gpu … --python …`): they are already laid over `host`;
+    # kept for what the host cannot hold, the Python a fix's solve is for when it is not the environment's
+    flags: TargetOverrides = TargetOverrides()
 
     # ------------------------------------------------------------ text
 
     @cached_property
     def texts(self) -> tuple[tuple[str, str], ...]:
         texts = []
-        if self.error_text.strip():
-            texts.append(("error text", self.error_text))
+        if self.error_text.strip():  # as pasted, less the log prefixes on its lines (pasted.unprefixed)
+            texts.append(("error text", unprefixed(self.error_text)))
         for name in FRAMEWORK_KEYS:
             facts = self.framework(name)
             if facts is None:
@@ -268,11 +273,22 @@ class Case:
         return record.build if record is not None else None
 
     @cached_property
+    def text_gpus(self) -> tuple[TextGpu, ...]:
+        """The NVIDIA GPUs the texts name (a warning's GPU, a pasted nvidia-smi table's), each with the compute
+        capability the text gives: the GPU of the machine the message came from, whatever the facts say."""
+        found: dict[str, TextGpu] = {}
+        for _source, text in self.texts:
+            for gpu in text_gpus(text):
+                found.setdefault(gpu.name, gpu)
+        return tuple(found.values())
+
+    @cached_property
     def gpu_in_text(self) -> str | None:
         """An NVIDIA GPU the error text names (the message of a GPU machine, whatever the facts say)."""
-        hit = self.search_pattern(r"NVIDIA (?:GeForce |RTX |Quadro |TITAN |Tesla |A\d|H\d|B\d|L\d)[\w -]*?(?= with CUDA capability|\)|,|\n|$)"
-                                  r"|GPU\d+ (?:NVIDIA )?(?:GeForce|Tesla|Quadro)[\w -]+")
-        return hit.line if hit else None
+        if self.text_gpus:
+            return self.text_gpus[0].name
+        hit = self.search_pattern(r"NVIDIA (?:GeForce |RTX |Quadro |TITAN |Tesla |A\d|H\d|B\d|L\d)[\w -]*?(?= with CUDA capability|\)|,|\n|$)")
+        return gpu_name(hit.line) if hit else None
 
     @cached_property
     def zluda(self) -> bool:

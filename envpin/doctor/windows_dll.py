@@ -31,7 +31,6 @@ from envpin.doctor.model import (
 )
 from envpin.facts import Driver
 from envpin.record import replace
-from envpin.resolver.request import DEFAULT_TORCH_INDEX
 from envpin.vocabulary.variants import CUDA, kind_of
 
 W1, W2, W3, W4, W5, W6, W7, W8, W9, W10, W11, W12 = (
@@ -355,7 +354,7 @@ def _fbgemm_libomp(case: Case) -> Finding | None:
             evidence.append(f"{torch_lib} has fbgemm.dll but not libomp140.x86_64.dll (LLVM OpenMP from the VS build tools)")
     if not is_240 and hit:
         evidence.append("the regression is specific to torch 2.4.0; check that the failing program uses this torch")
-    fix = [case.pip("install", "--force-reinstall", "torch==2.4.1") + " (the fix, pytorch/pytorch PR #130697), from the same index as now",
+    fix = [install_fix(case, keep_release=False, extra_specs=("torch==2.4.1",))[0] + " (2.4.1 has the fix, pytorch/pytorch PR #130697)",
            "or install the \"MSVC v143 build tools\" (they provide libomp140.x86_64.dll)",
            "do not download libomp140.x86_64.dll from DLL websites"]
     if hit:
@@ -432,7 +431,7 @@ def _stale_msvcp(case: Case) -> Finding | None:
     fix = [f"install the current Microsoft Visual C++ 2015–2022 Redistributable (x64): {VC_REDIST}",
            "and `import torch` before any Qt-based module (PyQt5/PySide, Spyder, matplotlib's Qt backend), or preload "
            "the system copy first: `ctypes.WinDLL(r\"C:\\Windows\\System32\\msvcp140.dll\")`",
-           "fallback, the last release before the change: " + _same_build(case, "2.8.0")]
+           "fallback, the last release before the change: " + install_fix(case, keep_release=False, extra_specs=("torch==2.8.0",))[0]]
     prefix = case.prefix or case.env_var("CONDA_PREFIX")
     own = next((p for p in ([loaded] if loaded else []) + copies
                 if prefix and normalise(p).startswith(normalise(prefix).rstrip("\\") + "\\")), None)
@@ -560,15 +559,6 @@ def _ort_provider(case: Case) -> Finding | None:
             "or install the onnxruntime-gpu build for the CUDA major this machine has (ORT's CUDA EP requirements table)"]
     return Finding(W12, "error", "onnxruntime's CUDA provider cannot find the CUDA/cuDNN DLLs it was built for",
                    tuple(evidence), tuple(fix), CONFIRMED if unreachable else MATCHED)
-
-
-def _same_build(case: Case, version: str) -> str:
-    """A pip command for torch `version` in the installed build's variant, when the database says it exists."""
-    tag = case.local_tag("torch")
-    release = case.database.torch_release(version)
-    if tag and release is not None and tag in release.variants and release.pypi.get("windows-x86_64") != tag:
-        return case.pip("install", f"torch=={version}+{tag}", "--index-url", f"{DEFAULT_TORCH_INDEX}/{tag}")
-    return case.pip("install", f"torch=={version}")
 
 
 def _v(text: str):

@@ -147,7 +147,9 @@ def target_json(target: Target) -> dict[str, Any]:
         "python": target.python,
         # the AMD and Apple facts only where the target has them: an NVIDIA answer keeps its documented shape
         **{key: value for key, value in (("amdgpu_driver", target.amdgpu_driver), ("rocm", target.rocm),
-                                         ("amdgpu_module", target.amdgpu_module), ("macos", target.macos))
+                                         ("amdgpu_module", target.amdgpu_module), ("macos", target.macos),
+                                         ("jetpack", target.jetson.jetpack if target.jetson else target.jetpack),
+                                         ("l4t", target.jetson.l4t if target.jetson else target.l4t))
            if value is not None},
     }
 
@@ -161,6 +163,7 @@ def answer_json(answer: Plan | Unsatisfiable) -> dict[str, Any]:
     return {
         "status": "ok",
         **head,
+        **({"headline": answer.headline} if answer.headline else {}),
         "accelerator": answer.accelerator,
         "index_url": answer.index_url,
         "packages": [

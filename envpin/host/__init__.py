@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from envpin.facts import Driver, Gpu, HostFacts
 from envpin.host import gpu_presence, locate, platform_info, procfs
+from envpin.host.jetson import parse_nv_tegra_release
 from envpin.record import replace
 
 if TYPE_CHECKING:
@@ -79,6 +80,7 @@ def detect_host(
         amdgpu_module=others.amdgpu_module if others else None,
         amdgpu_dkms=others.amdgpu_dkms if others else None,
         macos=others.macos if others else None,
+        l4t=_l4t_release(fs_root) if os_label == "linux" else None,
     )
     if not probe_environment:
         return replace(facts, notes=tuple(notes))
@@ -251,3 +253,9 @@ def _split(environ: Mapping[str, str], key: str, os_label: str) -> list[str]:
     value = _get(environ, key) or ""
     separator = ";" if os_label == "windows" else ":"
     return [part for part in value.split(separator) if part]
+
+
+def _l4t_release(fs_root: str) -> str | None:
+    """A Jetson's L4T release, from /etc/nv_tegra_release (a file only Jetson Linux has)."""
+    text = procfs.read_text(fs_root, "etc/nv_tegra_release")
+    return parse_nv_tegra_release(text) if text else None

@@ -74,7 +74,20 @@ def _safe_listdir(path: str) -> list[str]:
 
 
 def python_info(environ: Mapping[str, str]) -> PythonInfo:
-    return PythonInfo(version=_python_version(), executable=sys.executable or None, env_type=env_type(environ))
+    version = _python_version() + ("t" if _free_threaded_build() else "")
+    return PythonInfo(version=version, executable=sys.executable or None, env_type=env_type(environ))
+
+
+def _free_threaded_build() -> bool:
+    """A free-threaded CPython (PEP 703: `3.13t`), which loads only cp3XXt wheels: `t` in its ABI flags (POSIX),
+    Py_GIL_DISABLED in its build configuration (Windows, which has no abiflags)."""
+    if "t" in getattr(sys, "abiflags", ""):
+        return True
+    if os.name == "nt" and sys.version_info >= (3, 13):
+        import sysconfig  # noqa: PLC0415 - only a Windows CPython 3.13+ asks its build configuration
+
+        return bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
+    return False
 
 
 def _python_version() -> str:

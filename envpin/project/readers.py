@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from envpin.errors import EnvpinInputError
 from envpin.escapes import shown
 from envpin.limits import MAX_CONTINUATIONS, LimitExceeded, check_specifiers, continuation_limit_message
-from envpin.project.model import CONDA_CUDA_PACKAGES, GPU_PACKAGE_ALIASES, ProjectRequirement
+from envpin.project.model import CONDA_CUDA_SUPPLIERS, GPU_PACKAGE_ALIASES, ProjectRequirement
 
 # pip options that take a value and only steer where packages come from.
 INDEX_OPTIONS = {"-i", "--index-url", "--extra-index-url", "-f", "--find-links", "--trusted-host"}
@@ -503,7 +503,7 @@ def conda_dependency(spec: str, origin: str, entries: Entries) -> None:
         entries.python = exact.group(1) if exact else None
     elif package == "pip":
         return
-    elif package in CONDA_CUDA_PACKAGES:
+    elif package in CONDA_CUDA_SUPPLIERS:
         entries.notes.append(f"{origin}: conda `{spec}` dropped: the pinned pip wheels bring their own CUDA libraries")
     elif package in GPU_PACKAGE_ALIASES:
         pip_spec = conda_version_to_pip(version)

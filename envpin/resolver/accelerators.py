@@ -1,9 +1,14 @@
 """AMD ROCm, Intel XPU and Apple MPS: which kind of build a machine's GPUs call for, and the checks and fixes
 that are theirs, with the same rigour as CUDA's.
 
-- The kind: an NVIDIA GPU with its driver calls for CUDA; else an AMD discrete GPU for ROCm; else a discrete Intel
-  GPU of xpu.yaml's families for XPU; else an AMD APU for ROCm; else an Intel integrated Arc for XPU; else the CPU.
-  An integrated GPU beside a better one is display-only here: it never turns the machine into its vendor's target.
+- The kind: an NVIDIA GPU with its driver calls for CUDA; else Apple silicon for MPS; else an AMD discrete GPU for
+  ROCm; else a discrete Intel GPU of xpu.yaml's families for XPU; else an AMD APU for ROCm; else an Intel integrated
+  Arc for XPU; else the CPU. An integrated GPU beside a better one is display-only here: it never turns the machine
+  into its vendor's target.
+- One preference rule for every vendor (docs/gpu-first.md): a build qualifies only if it runs on the kind the
+  machine's GPU calls for (`of_kind`), so a build that uses the GPU always beats one that does not, and among those
+  the newest release wins. What a build runs on is its own kind, except torch's macOS arm64 wheel, one wheel for the
+  CPU and the GPU: an MPS build on a macOS its MPS backend supports, a CPU build on an older one (`runs_on`).
 - ROCm builds: the GPU's gfx target must be in the build's gfx list (rocm.yaml; the counterpart of the compute
   capability check), and the AMD kernel driver must support the build's ROCm (AMD's support matrix).
 - XPU builds: the Intel GPU must belong to a family the builds are validated on, on this platform.
@@ -17,7 +22,7 @@ from collections.abc import Callable
 
 from packaging.version import Version
 
-from envpin.compat.model import AmdDriverSupport, Database, TorchRelease
+from envpin.compat.model import AmdDriverSupport, Database, MetalPlugin, TorchRelease
 from envpin.fact_checks import amdgpu_module_of, is_amd_release
 from envpin.record import replace
 from envpin.resolver.builds import Build
@@ -42,6 +47,8 @@ def gpu_kind(target: Target, has_builds: Callable[[str], bool]) -> str:
     platform). Best accelerator first; a kind without builds here falls through to the next."""
     if target.has_nvidia and has_builds(CUDA):
         return CUDA
+    if target.platform == MACOS_ARM64 and has_builds(MPS):
+        return MPS  # every Apple silicon Mac has its GPU; torch's arm64 wheel carries the Metal backend
     discrete_amd = any(not g.integrated for g in target.amd_gpus)
     discrete_intel = any(g.family and g.discrete for g in target.intel_gpus)
     integrated_amd = any(g.integrated for g in target.amd_gpus)
@@ -50,6 +57,31 @@ def gpu_kind(target: Target, has_builds: Callable[[str], bool]) -> str:
         if present and has_builds(kind):
             return kind
     return CPU
+
+
+def runs_on(build: Build, target: Target) -> str:
+    """What the build runs on here: its own kind (cuda, rocm, xpu, cpu), except torch's macOS arm64 build, which has
+    the Metal (MPS) backend: `mps` where that backend runs on the Mac's macOS (or the macOS is not given, which the
+    plan says), `cpu` where the macOS is older than the release's MPS needs. A conda build is taken to be what its
+    accelerator says (`mps`): mps.yaml records the pip wheels only."""
+    if build.kind != CPU or build.framework != "torch" or target.platform != MACOS_ARM64:
+        return build.kind
+    if build.channel != "pip":
+        return MPS
+    return CPU if mps_runs(build.torch_record[0], target) is False else MPS
+
+
+def carries(build: Build, kind: str, platform: str) -> bool:
+    """Whether the build can run as `kind` on the platform at all (torch's macOS arm64 wheel carries MPS)."""
+    if build.kind == kind:
+        return True
+    return kind == MPS and platform == MACOS_ARM64 and build.framework == "torch" and build.kind == CPU
+
+
+def of_kind(build: Build, target: Target, allowed: frozenset[str]) -> bool:
+    """The preference rule's test: the build runs on one of the allowed kinds here. A build asked for as a CPU build
+    is one whatever its wheel also carries (`torch==2.8.0+cpu` on a Mac is the MPS wheel, taken for the CPU)."""
+    return build.kind in allowed or runs_on(build, target) in allowed
 
 
 def kind_reasons(database: Database, target: Target, build: Build, has_builds: Callable[[str], bool]) -> list[str]:
@@ -286,6 +318,37 @@ def mps_reasons(database: Database, build: Build, target: Target) -> tuple[list[
             "it runs on the CPU"], [f"MPS is unavailable: torch {build.version} needs macOS ≥ {minimum} for the MPS "
                                     f"backend (this Mac has {target.macos}); update macOS to use the GPU{instead}",
                                     *doubt]
+
+
+def metal_route(database: Database, target: Target, build: Build) -> str | None:
+    """TensorFlow on Apple silicon: Apple's tensorflow-metal plugin, the route to the GPU that PyPI's TensorFlow
+    wheels (CPU builds) do not take. Named with its facts (tensorflow.yaml `metal:`), never planned: the plugin's
+    pairing is Apple's table, which no metadata carries (docs/gpu-first.md)."""
+    if target.platform != MACOS_ARM64 or build.framework != "tensorflow" or not database.tensorflow_metal:
+        return None
+    from packaging.specifiers import SpecifierSet  # noqa: PLC0415 - only a TensorFlow answer on a Mac asks
+
+    pairing = next((m for m in database.tensorflow_metal if SpecifierSet(m.tensorflow).contains(build.version)), None)
+    if pairing is not None:
+        needs = _metal_needs(pairing, target)
+        return (f"Apple's tensorflow-metal {pairing.version} (PyPI) adds the Metal GPU to tensorflow {build.version} "
+                f"(Apple's table pairs it with tensorflow{pairing.tensorflow}, on macOS ≥ {pairing.macos}){needs}: "
+                f"pip install tensorflow-metal=={pairing.version} beside it; envpin names it and does not pin it")
+    newest = database.tensorflow_metal[0]
+    return (f"Apple's tensorflow-metal plugin pairs with no tensorflow as new as {build.version}: its newest, "
+            f"{newest.version}, goes with tensorflow{newest.tensorflow} on macOS ≥ {newest.macos} (Apple's table on "
+            f"PyPI){_metal_needs(newest, target)}; for the GPU, --spec 'tensorflow{newest.tensorflow}' and pip install "
+            f"tensorflow-metal=={newest.version}; envpin names it and does not pin it")
+
+
+def _metal_needs(plugin: MetalPlugin, target: Target) -> str:
+    """What of the plugin's own needs this Mac lacks (its macOS, its Python), in words; empty when it has them."""
+    lacks = []
+    if target.macos is not None and _numbers(target.macos) < _numbers(plugin.macos):
+        lacks.append(f"this Mac has macOS {target.macos}")
+    if target.python not in plugin.python:
+        lacks.append(f"its wheels are for Python {', '.join(plugin.python)}, not {target.python}")
+    return f" ({'; '.join(lacks)})" if lacks else ""
 
 
 # ---------------------------------------------------------------- fixes

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING
 
 from envpin.compat.archs import TEGRA_CAPABILITIES
 from envpin.compat.model import PYPI_INDEX, CompanionBuild, Database
-from envpin.resolver.accelerators import kind_reasons, mps_reasons, mps_runs
-from envpin.resolver.builds import Build
-from envpin.resolver.fitness import Verdict
+from envpin.resolver.accelerators import kind_reasons, metal_route, mps_reasons, mps_runs
+from envpin.resolver.builds import Build, builds_of
+from envpin.resolver.fitness import Verdict, assess, driver_requirement
 from envpin.resolver.plan import PinnedPackage, Plan
 from envpin.resolver.provider import BuildProvider, Candidate, library_name
-from envpin.resolver.queries import closest_miss, has_builds, has_cuda_builds, pin_clash
+from envpin.resolver.queries import closest_miss, has_builds, has_cuda_builds, named_kinds, pin_clash
 from envpin.resolver.request import NumpyBound, Request
 from envpin.resolver.target import Target
 from envpin.vocabulary.frameworks import COMPANIONS, TORCH
@@ -36,11 +36,15 @@ def build_plan(
     warnings: list[str] = []
     notes: list[str] = []
     accelerators: dict[str, str] = {}
+    headline = None
     for framework in request.solved_frameworks:
         build = chosen[framework].framework_build
         verdict = provider.verdict(build)
         accelerators[framework] = accelerator_of(build, target)
-        reasons += _beside_the_gpu_framework(request, target, build) or _kind_reasons(database, target, build)
+        kind_said = _beside_the_gpu_framework(request, target, build) or _kind_reasons(database, target, build)
+        reasons += kind_said
+        if framework == request.solved_frameworks[0]:
+            headline = cpu_headline(database, target, request, build, accelerators[framework], kind_said, policy=provider.policy)
         reasons += verdict.reasons
         reasons += _choice_reasons(provider, request, build, chosen)
         if build.channel != request.channel:
@@ -85,7 +89,40 @@ def build_plan(
         notes=tuple(notes),
         channel=request.channel,
         builds={f: chosen[f].framework_build for f in request.solved_frameworks},
+        headline=headline,
     )
+
+
+def cpu_headline(database: Database, target: Target, request: Request, build: Build, accelerator: str,
+                 kind_said: list[str], *, policy: str) -> str | None:
+    """The preference rule's last clause: a CPU answer on a machine with a GPU says so first, with why no build here
+    uses the GPU and, where the database has one that would with another driver, that build and the driver."""
+    if accelerator != CPU or not _has_gpu(target):
+        return None
+    if CPU in named_kinds(request, build.framework):
+        return f"the CPU build of {build.framework}, as asked: the GPU is left unused"
+    why = kind_said[0] if kind_said else f"{build.framework} has no GPU build for this machine in the database"
+    needs = _gpu_build_with_a_driver(database, target, build, policy) if not target.has_nvidia and target.gpus else None
+    return f"runs on the CPU: {why}" + (f"; {needs}" if needs else "")
+
+
+def _has_gpu(target: Target) -> bool:
+    return bool(target.has_nvidia or target.gpus or target.amd_gpus or target.apple_gpus
+                or any(g.family for g in target.intel_gpus) or target.platform == MACOS_ARM64)
+
+
+def _gpu_build_with_a_driver(database: Database, target: Target, build: Build, policy: str) -> str | None:
+    """NVIDIA GPUs without their driver: the newest CUDA build of the framework that would run on them, and the
+    driver it needs (the checks of a solve, with the driver lifted)."""
+    cuda = sorted((b for b in builds_of(database, build.framework, build.channel) if b.kind == CUDA),
+                  key=lambda b: b.version, reverse=True)
+    for candidate in cuda:
+        verdict = assess(database, target, candidate, policy=policy, allowed_kinds=frozenset({CUDA}),
+                         ignore=frozenset({"driver"}))
+        requirement = driver_requirement(database, target, candidate, policy) if verdict.fits else None
+        if requirement is not None:
+            return f"{candidate.label} would use the GPU with an NVIDIA driver ≥ {requirement.minimum} (--driver)"
+    return None
 
 
 def _numpy_bound(target: Target, builds: list[Build], asked: NumpyBound | None) -> tuple[PinnedPackage | None, list[str]]:
@@ -148,7 +185,8 @@ def _kind_reasons(database: Database, target: Target, build: Build) -> list[str]
         mps = " with Metal (MPS) on Apple silicon" if build.framework == "torch" else ""
         if build.channel != "pip":
             return [f"macOS has no CUDA: {build.where}'s macOS {build.conda_package} builds are CPU builds{mps}"]
-        return [f"macOS has no CUDA: {build.framework}'s macOS wheels are CPU builds{mps}"]
+        route = metal_route(database, target, build)
+        return [f"macOS has no CUDA: {build.framework}'s macOS wheels are CPU builds{mps}" + (f"; {route}" if route else "")]
     if target.has_nvidia and not has_cuda_builds(database, build.framework, target.platform, build.channel):
         route = " (WSL2 is the way to the GPU on Windows)" if target.os == "windows" else ""
         if build.channel != "pip":
@@ -156,6 +194,9 @@ def _kind_reasons(database: Database, target: Target, build: Build) -> list[str]
                     f"this is its CPU build{route}"]
         return [f"{build.framework} has no NVIDIA GPU build for {target.platform}: this is its CPU build{route}",
                 *jetson_notes(database, target, build.framework)]
+    jetson = jetson_driver_reason(database, target, build.framework)
+    if jetson is not None:
+        return [jetson]
     if not target.has_nvidia and target.gpus:
         return ["no NVIDIA driver was found, so the GPUs cannot be used: this is the CPU build (install a driver, or pass --driver)"]
     if not target.has_nvidia:
@@ -172,6 +213,34 @@ def _beside_the_gpu_framework(request: Request, target: Target, build: Build) ->
     asked = "; ".join(f"{framework}: {line}" for framework, line in request.gpu_asked.items())
     return [f"{request.spec_text(build.framework)} has no NVIDIA GPU build for {target.platform}: this is its CPU "
             f"build, as pip installs it; the GPU is for what the project asks for as a GPU build ({asked})"]
+
+
+def jetson_driver_reason(database: Database, target: Target, framework: str) -> str | None:
+    """A Jetson without a desktop driver: its driver is its JetPack (L4T release), so the answer names that and
+    NVIDIA's wheels for it (gpus.yaml `jetpack:` and `jetson:`), which envpin names and does not plan from."""
+    tegra = [g for g in target.gpus if g.compute_capability in TEGRA_CAPABILITIES]
+    if not tegra or target.has_nvidia:
+        return None
+    gpu = f"{tegra[0].name} ({tegra[0].compute_capability.sm}) is a Jetson GPU"
+    support = database.jetson.get(framework)
+    release = target.jetson
+    if release is None and not (target.l4t or target.jetpack):
+        return (f"{gpu}, whose driver comes with its JetPack: this is the CPU build; give the JetPack with --jetpack "
+                "(6.1, or the L4T release r36.4.0 that /etc/nv_tegra_release names) for the Jetson builds")
+    if release is None:
+        named = f"L4T {target.l4t}" if target.l4t else f"JetPack {target.jetpack}"
+        where = f"; NVIDIA's Jetson builds: {support.builds}" if support is not None and support.builds else ""
+        return (f"{gpu} on {named}, which the database's JetPack table does not know: this is the CPU build{where} "
+                "(envpin names them and does not plan from them)")
+    cuda = f", CUDA {release.cuda}" if release.cuda else ""
+    lead = f"{gpu} on JetPack {release.jetpack} (L4T {release.l4t}{cuda}), the Jetson's driver"
+    if support is None:
+        return f"{lead}: this is the CPU build"
+    if support.per_jetpack is None:
+        return f"{lead}: this is the CPU build; {support.text}"
+    folder = support.per_jetpack.format(folder=release.folder)
+    return (f"{lead}: this is the CPU build from PyPI; NVIDIA's {framework} wheels for JetPack {release.jetpack} are "
+            f"at {folder} (envpin has not recorded that folder's wheels, so it names it and does not plan from it)")
 
 
 def jetson_notes(database: Database, target: Target, framework: str) -> list[str]:
@@ -207,6 +276,16 @@ def _choice_reasons(provider: BuildProvider, request: Request, build: Build, cho
     if fitting_newer:
         verdicts = [provider.verdict(b) for b in provider.builds(framework) if b.version == fitting_newer[0]]
         reasons.append(f"{framework} {fitting_newer[0]} was passed over: {_why_not(verdicts, chosen, framework, provider.target)}")
+    said = {newer[0]} if newer else set()
+    said |= {fitting_newer[0]} if fitting_newer else set()
+    # the preference rule at work: a newer release of the same wheel that would run on the CPU here (torch 2.11.0 on
+    # macOS 13, whose MPS needs 14) was passed over for this one, which uses the GPU
+    on_cpu = next((verdict for v in newer if v not in said for b in provider.builds(framework)
+                   if b.version == v and b.kind == build.kind
+                   and (verdict := provider.verdict(b)).rejection is not None and verdict.why_not.check == "kind"), None)
+    if on_cpu is not None:
+        reasons.append(f"{framework} {on_cpu.build.version} was passed over: {on_cpu.why_not.message}; a build that uses "
+                       "the GPU comes first")
     siblings = [b for b in provider.builds(framework) if b.version == build.version and b.kind == build.kind]
     for sibling in siblings[: siblings.index(build)]:
         rejection = provider.verdict(sibling).rejection
@@ -321,7 +400,7 @@ def _torch_packages(
         if paired is None:
             raise AssertionError(f"{name} {version} was chosen beside {build.label} without a build on {target.platform}")
         packages.append(_companion_pin(name, paired, request))
-        reasons.append(_companion_reason(name, paired, build))
+        reasons.append(_companion_reason(name, paired, build, accelerator_of(build, target)))
     if variant.cudnn:
         reasons.append(f"torch {build.version}+{variant.name} uses cuDNN {variant.cudnn}")
     return packages, reasons
@@ -334,15 +413,17 @@ def _companion_pin(name: str, paired: CompanionBuild, request: Request) -> Pinne
     return PinnedPackage(name, f"{paired.version}+{paired.index}", f"{request.torch_index}/{paired.index}")
 
 
-def _companion_reason(name: str, paired: CompanionBuild, build: Build) -> str:
+def _companion_reason(name: str, paired: CompanionBuild, build: Build, accelerator: str) -> str:
     where = "PyPI" if paired.index == PYPI_INDEX else f"the {paired.index} index"
-    built = f"built for CUDA {paired.cuda}" if paired.cuda else "a CPU build" if build.kind == "cpu" else "its own build"
+    # torch's macOS arm64 wheel is one build for the CPU and MPS: its companions' are too
+    kind = "its macOS arm64 wheel, with MPS" if accelerator == "mps" else "a CPU build"
+    built = f"built for CUDA {paired.cuda}" if paired.cuda else kind if build.kind == "cpu" else "its own build"
     variant_cuda = build.torch_record[1].cuda
     # The import check is worth saying only where the two CUDAs differ (a companion of another build's CUDA)
     check = {"minor": "its import check wants the same CUDA major.minor",
              "major": "its import check wants the same CUDA major only"}.get(paired.cuda_check) if (
         paired.cuda and paired.cuda != variant_cuda) else None
-    return (f"{name} {paired.version} from {where} pairs with torch {build.version} ({build.flavor}): {built}"
+    return (f"{name} {paired.version} from {where} pairs with torch {build.version} ({accelerator}): {built}"
             + (f"; {check}" if check else ""))
 
 

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 from packaging.specifiers import SpecifierSet
 
+from envpin.compat.drivers import driver_at_least, minimum_driver
 from envpin.compat.model import Database
 from envpin.record import replace
-from envpin.resolver.accelerators import amd_fixes
+from envpin.resolver.accelerators import MPS, amd_fixes, carries
 from envpin.resolver.builds import CHANNEL_NAMES, CONDA_PACKAGES, PYTORCH_CHANNEL_LAST, Build, builds_of
 from envpin.resolver.choice import build_plan, jetson_notes
 from envpin.resolver.fitness import Verdict, assess
@@ -108,12 +109,13 @@ def _explain_framework(
     if any(provider.verdict(b).fits for b in matching):
         return _companion_conflict(database, target, request, provider)
     allowed = provider.allowed_kinds.get(framework, frozenset())
-    possible = [b for b in matching if b.kind in allowed and target.platform in b.platforms]
+    possible = [b for b in matching if any(carries(b, kind, target.platform) for kind in allowed)
+                and target.platform in b.platforms]
     # The deciding fact is the check that fails after every earlier one passed, on the newest release
     # that gets that far: "no build has code for this GPU" beats "the newest release needs a newer driver"
     # when no driver would help.
     # With no build of an allowed kind on the platform, the allowed kind's builds say which platforms they have.
-    judged = possible or [b for b in matching if b.kind in allowed] or matching
+    judged = possible or [b for b in matching if any(carries(b, kind, target.platform) for kind in allowed)] or matching
     miss = closest_miss([provider.verdict(b) for b in judged])
     if miss.why_not.check == "numpy" and request.numpy is not None:
         return _numpy_refusal(database, target, request, provider, framework, scope, matching)
@@ -148,25 +150,33 @@ def _explain_framework(
     # for; the newest that runs; a CPU build; another OS or channel.
     fixes = _driver_fixes(database, target, provider, matching)
     fixes += _amd_driver_fixes(database, target, provider, matching)
+    fixes += _macos_fixes(database, target, provider, matching)
     fixes += _python_fixes(database, target, provider, matching)
     near = _fixes_near_the_request(database, target, request, framework)
-    fixes += [text for text, _ in near]
-    fixes += _fixes_without_specs(database, target, request, already={pins for _, pins in near})
+    fixes += [text for text, _, _ in near]
+    moves = {text: (framework, version) for text, _, version in near}
+    fixes += _fixes_without_specs(database, target, request, already={pins for _, pins, _ in near})
     if "rocm" in allowed and code in ("gpu-unsupported", "unsupported-platform"):
         fixes += amd_fixes(database, target, builds,
                            lambda build, machine: _relaxed(database, machine, provider, build, "").fits)
+    if "rocm" in allowed and framework == "tensorflow":
+        fixes += _amd_tensorflow_fixes(database, target)
     if code == "gpu-unsupported":
         fixes += jetson_notes(database, target, framework)  # on a Jetson: NVIDIA's builds for it, or that there are none
-    if code in ("gpu-unsupported", "driver-too-old", "no-driver") and framework == "torch":
+    mps_miss = code == "no-gpu-build" and MPS in allowed
+    if (code in ("gpu-unsupported", "driver-too-old", "no-driver") or mps_miss) and framework == "torch":
         cpu = next((b for b in builds if b.version == newest_version and b.kind == "cpu"
                     and (not conda or target.platform in b.platforms)), None)
         if cpu is not None:
-            fixes.append(f"or use the CPU build: --spec 'torch=={newest_version}+cpu'")
+            fixes.append(cpu_fix := f"or use the CPU build: --spec 'torch=={newest_version}+cpu'")
+            moves[cpu_fix] = ("torch", str(newest_version))
     elif framework != "torch" and target.has_nvidia and request.channel == PIP:
+        if framework == "jax" and code in ("driver-too-old", "no-gpu-build"):
+            fixes += _jax_cuda11_fixes(database, target, request, matching)
         fixes += _cpu_build_fixes(database, target, request)
     fixes += _platform_fixes(database, target, framework, request.channel)
     fixes += _channel_fixes(database, target, request)
-    return _answer(database, target, code, message, fixes)
+    return _answer(database, target, code, message, fixes, moves)
 
 
 def _numpy_refusal(database: Database, target: Target, request: Request, provider: BuildProvider, framework: str,
@@ -211,21 +221,23 @@ def _numpy_python_fixes(database: Database, target: Target, request: Request, ma
     return []
 
 
-def _fixes_near_the_request(database: Database, target: Target, request: Request, framework: str) -> list[tuple[str, str]]:
-    """(fix, pins) for the answers nearest to a version spec: the same release in another build (the spec
+def _fixes_near_the_request(database: Database, target: Target, request: Request, framework: str,
+                            ) -> list[tuple[str, str, str]]:
+    """(fix, pins, the framework release it moves to) for the answers nearest to a version spec: the same release in another build (the spec
     without its local tag: torch==2.5.1+cu124 → 2.5.1+cu118), then the release nearest to the ones asked for
     that runs here (torch==2.6.* on an RTX 5090 → 2.7.0, the first with sm_120, not the newest)."""
     spec = request.specifiers.get(framework)
     if not spec or not str(spec):
         return []
-    fixes: list[tuple[str, str]] = []
+    fixes: list[tuple[str, str, str]] = []
     public = SpecifierSet(",".join(f"{c.operator}{c.version.split('+')[0]}" for c in spec))
     if str(public) != str(spec):
         answer = _plan_if_any(database, target, _with_spec(request, framework, public))
         if answer is not None:
             pins = _pins(answer)
-            return [(f"{pins}: the same release, in a build that runs on this machine "
-                     f"(--spec '{_framework_pin(answer, framework)}')", pins)]  # nothing is nearer
+            pin = _framework_pin(answer, framework)
+            return [(f"{pins}: the same release, in a build that runs on this machine (--spec '{pin}')", pins,
+                     pin.partition("==")[2].split("+")[0])]  # nothing is nearer
     known = sorted({b.version for b in builds_of(database, framework, request.channel)})
     asked = [i for i, version in enumerate(known) if _matches_public(public, version)]
     if not asked:
@@ -247,9 +259,9 @@ def _fixes_near_the_request(database: Database, target: Target, request: Request
             pins = _pins(answer)
             also = "".join(f", without {name}{request.specifiers[name]}, which pairs only with other torch releases"
                            for name in freed_companions)
-            if all(pins != done for _, done in fixes):
+            if all(pins != done for _, done, _ in fixes):
                 fixes.append((f"{pins} is the release nearest to {framework}{spec} that runs on this machine "
-                              f"(--spec '{framework}=={version}'{also})", pins))
+                              f"(--spec '{framework}=={version}'{also})", pins, str(version)))
             break
     return fixes
 
@@ -267,6 +279,47 @@ def _matches_public(spec: SpecifierSet, version) -> bool:
 
 def _framework_pin(answer: Plan, framework: str) -> str:
     return next((p.requirement for p in answer.packages if p.name == framework), framework)
+
+
+# JAX's own find-links page, where its CUDA 11 jaxlib wheels (last: 0.4.25) are; PyPI never had them (jax.yaml)
+JAX_FIND_LINKS = "https://storage.googleapis.com/jax-releases/jax_cuda_releases.html"
+
+
+def _jax_cuda11_fixes(database: Database, target: Target, request: Request, matching: list[Build]) -> list[str]:
+    """A driver too old for CUDA 12 may still run CUDA 11: the newest JAX release whose CUDA 11 extra needs a jaxlib
+    only on JAX's find-links page (jax.yaml `missing_extras`), named as a route with the driver it needs. envpin has
+    not recorded that page's wheels, so it names the route and does not plan from it (docs/gpu-first.md)."""
+    requirement = minimum_driver(database, "11", target.driver_os, request.policy)
+    if requirement is None or target.driver is None or not driver_at_least(target.driver, requirement.minimum):
+        return []
+    releases = sorted({b.version: b for b in matching if b.channel == PIP}.values(), key=lambda b: b.version, reverse=True)
+    for build in releases:
+        extra = "cuda11_pip"  # the extra JAX's install docs of the 0.4 series name for the CUDA 11 wheels
+        if extra in build.jax_release.missing_extras and target.python in build.jax_release.python:
+            return [f"or take JAX's CUDA 11 route, which driver {target.driver} runs ({requirement.rule}: ≥ "
+                    f"{requirement.minimum}): pip install 'jax[{extra}]=={build.version}' -f {JAX_FIND_LINKS} "
+                    f"(jax {build.version}'s CUDA 11 jaxlib is only on that page; envpin has not recorded it, so it "
+                    "does not plan from it, and the GPU's arch list was not checked)"]
+    return []
+
+
+def _amd_tensorflow_fixes(database: Database, target: Target) -> list[str]:
+    """TensorFlow on an AMD GPU where PyPI's tensorflow-rocm (which ends at ROCm 6.0) does not fit: AMD's own wheels
+    for the ROCm releases the AMD driver supports (tensorflow.yaml `amd_wheels:`), named and not planned from."""
+    supported = None
+    if target.amdgpu_driver:
+        wanted = ".".join(target.amdgpu_driver.split(".")[:2])
+        row = next((r for r in database.accelerators.amd_drivers if r.driver == wanted), None)
+        supported = set(row.rocm) if row is not None else None
+    rows = [w for w in database.tensorflow_amd_wheels if supported is None or w.rocm in supported]
+    if not rows:
+        return []
+    listed = "; ".join(f"ROCm {w.rocm}: tensorflow-rocm {', '.join(w.tensorflow)}" for w in rows)
+    driver = f" that AMD GPU driver {target.amdgpu_driver} supports" if supported is not None else ""
+    return [f"or AMD's own tensorflow-rocm wheels, off PyPI from ROCm 6.1, at {rows[0].url} (pip install "
+            f"tensorflow-rocm==<version> -f <the ROCm release's folder there>), for the ROCm releases{driver}: {listed} "
+            "(AMD's ROCm docs); envpin has not recorded their files or gfx lists, so it names them and does not plan "
+            "from them"]
 
 
 def _cpu_build_fixes(database: Database, target: Target, request: Request) -> list[str]:
@@ -314,11 +367,16 @@ def _no_release_message(builds: list[Build], framework: str, spec: SpecifierSet,
     return f"no {framework} release in the database matches {_scope(framework, spec, extras)} (it knows {known})"
 
 
-def _answer(database: Database, target: Target, code: str, message: str, fixes: list[str]) -> Unsatisfiable:
+def _answer(database: Database, target: Target, code: str, message: str, fixes: list[str],
+            moves: dict[str, tuple[str, str]] | None = None) -> Unsatisfiable:
     unique = list(dict.fromkeys(fixes))
+    moves = dict(moves or {})
     if unique and unique[0].startswith("or "):  # an alternative ("or use the CPU build") that comes first is the first
-        unique[0] = unique[0][len("or "):]
-    return Unsatisfiable(target, database.version, code, message, tuple(unique))
+        first = unique[0]
+        unique[0] = first[len("or "):]
+        if first in moves:
+            moves[unique[0]] = moves.pop(first)
+    return Unsatisfiable(target, database.version, code, message, tuple(unique), moves)
 
 
 def _relaxed(database: Database, target: Target, provider: BuildProvider, build: Build, lifted: str) -> Verdict:
@@ -372,6 +430,34 @@ def _amd_driver_fixes(database: Database, target: Target, provider: BuildProvide
     return []
 
 
+def _macos_fixes(database: Database, target: Target, provider: BuildProvider, matching: list[Build]) -> list[str]:
+    """On Apple silicon where no build's MPS runs on this macOS (or none installs): the macOS the newest release
+    needs for its MPS backend and its wheel, and the smallest update that brings MPS (an older release)."""
+    allowed = provider.allowed_kinds.get(matching[0].framework, frozenset()) if matching else frozenset()
+    if MPS not in allowed or target.macos is None:
+        return []
+    needs: list[tuple[str, Build, str]] = []  # (macOS needed, build, its MPS minimum), newest release first
+    for version in _versions(matching):
+        for build in (b for b in matching if b.version == version and b.channel == PIP):
+            support = build.torch_record[0].macos
+            if support is None:
+                continue
+            needed = max(support.mps_macos, support.wheel_macos_for(target.python), key=_numbers)
+            if _relaxed(database, replace(target, macos=needed), provider, build, "").fits:
+                needs.append((needed, build, support.mps_macos))
+                break
+    if not needs:
+        return []
+    smallest = min(needs, key=lambda need: _numbers(need[0]))  # min keeps the first, the newest, of equal needs
+    chosen = [needs[0]] if smallest[0] == needs[0][0] else [needs[0], smallest]
+    return [f"update macOS to {needed} or newer to use torch {build.version} with MPS (its MPS backend needs macOS "
+            f"≥ {minimum})" for needed, build, minimum in chosen]
+
+
+def _numbers(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split(".") if part.isdigit())
+
+
 def _python_fixes(database: Database, target: Target, provider: BuildProvider, matching: list[Build]) -> list[str]:
     for version in _versions(matching):
         for build in (b for b in matching if b.version == version):
@@ -409,7 +495,7 @@ def _fixes_without_specs(database: Database, target: Target, request: Request, a
 
 
 def _pins(answer: Plan) -> str:
-    """The frameworks of an answer in a fix: pip pins with their flavour, conda builds by name."""
+    """The frameworks of an answer in a fix: pip pins with their flavor, conda builds by name."""
     if answer.channel != PIP:
         return ", ".join(build.label for build in answer.builds.values())
     accelerators = answer.accelerators or {}

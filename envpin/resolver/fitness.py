@@ -1,6 +1,6 @@
 """Does one build run on the target? Pure, and explains itself either way.
 
-The checks run in a fixed order (platform, Python, installable, kind of build, driver, GPUs, and last the
+The checks run in a fixed order (platform, the wheels' tags for the C library and a free-threaded Python, Python, installable, kind of build, driver, GPUs, and last the
 project's numpy bound against the build's own numpy requirement) and the first failure is the verdict's rejection. ROCm, XPU and Apple silicon builds go through the same checks, with
 their own driver and GPU facts (`envpin.resolver.accelerators`). `ignore` switches checks off, which is how the explainer asks
 "what if the driver were newer?" or "what if this were Python 3.12?".
@@ -27,10 +27,13 @@ from envpin.resolver.accelerators import (
     check_intel_gpus,
     check_macos_wheel,
     compute_amd_gpus,
+    of_kind,
+    runs_on,
 )
 from envpin.resolver.builds import Build
 from envpin.resolver.request import PIP, NumpyBound
 from envpin.resolver.target import Target
+from envpin.resolver.wheel_fit import check_wheel_tags, wheel_tags_matter
 
 CHECKS = ("platform", "python", "installable", "kind", "driver", "gpu", "numpy")
 
@@ -98,6 +101,12 @@ def assess(
         return verdict(Rejection("platform", f"{build.label} is not built for {platform}", f"not built for {platform}"))
     if "platform" not in ignore and (problem := check_macos_wheel(target, build, reasons, unverified)):
         return verdict(Rejection("platform", problem, f"no wheel for macOS {target.macos}"))
+    # the C library and the Python ABI, as the wheels' tags say (a platform question asked before the Python's)
+    if wheel_tags_matter(target) and (tagged := check_wheel_tags(database, target, build, reasons, unverified,
+                                                                  unchecked)):
+        check, message, brief = tagged
+        if check not in ignore:
+            return verdict(Rejection(check, message, brief))
     if "python" not in ignore and build.pythons is None:
         unchecked.append("python")
         unverified.append(f"the database does not record which Pythons {build.where} built {build.conda_package} "
@@ -110,8 +119,8 @@ def assess(
     if "installable" not in ignore and build.blocked:
         return verdict(Rejection("installable", f"{build.label} cannot be installed: {build.blocked}",
                                  f"cannot install: {build.blocked}"))
-    if "kind" not in ignore and build.kind not in allowed_kinds:
-        return verdict(Rejection("kind", f"{build.label} is a {build.kind} build", _kind_brief(target, build)))
+    if "kind" not in ignore and not of_kind(build, target, allowed_kinds):
+        return verdict(_kind_rejection(target, build))
     if build.kind == "cuda" and "driver" not in ignore:
         rejection = _check_driver(database, target, build, policy, reasons, unverified)
         if rejection:
@@ -144,6 +153,18 @@ def assess(
 
 
 _KIND_NAMES = {"cuda": "CUDA", "rocm": "ROCm", "xpu": "XPU", "cpu": "CPU"}
+
+
+def _kind_rejection(target: Target, build: Build) -> Rejection:
+    """A build that does not run on the kind the machine's GPU calls for. Torch's macOS arm64 wheel, which would
+    install, is named with the macOS its MPS backend needs: that it runs on the CPU is the whole reason."""
+    if runs_on(build, target) == "cpu" and build.kind == "cpu" and target.macos is not None \
+            and build.framework == "torch" and build.channel == "pip":
+        support = build.torch_record[0].macos
+        needed = support.mps_macos if support is not None else "?"
+        return Rejection("kind", f"{build.label} runs on the CPU on macOS {target.macos}: its MPS backend needs macOS "
+                                 f"≥ {needed}", f"runs on the CPU: MPS needs macOS ≥ {needed}")
+    return Rejection("kind", f"{build.label} is a {build.kind} build", _kind_brief(target, build))
 
 
 def _kind_brief(target: Target, build: Build) -> str:
@@ -285,3 +306,17 @@ def _span(pythons: tuple[str, ...]) -> str:
 def _short(build: Build) -> str:
     """A pip torch build is named by its variant (`cu124`) in sentences about it, any other by its label."""
     return build.flavor if build.framework == "torch" and build.channel == "pip" else build.label
+
+
+def other_vendors_build(build: Build, target: Target) -> str | None:
+    """A ROCm or XPU build on a machine whose GPUs are NVIDIA's only: it installs and imports, and sees no GPU.
+    The sentence `envpin check` reports for a file that pins it and `envpin solve --project` refuses such a line
+    with, so that the two cannot disagree on it; None when the build can use a GPU of the target (or the target
+    names none). A build asked for by name on the command line is the user's choice and is not judged here."""
+    if build.kind not in ("rocm", "xpu") or not target.has_nvidia or not target.gpus:
+        return None
+    if target.amd_gpus if build.kind == "rocm" else target.intel_gpus:
+        return None
+    vendor = "an AMD (ROCm)" if build.kind == "rocm" else "an Intel (XPU)"
+    return (f"{build.label} is {vendor} build: it cannot use {', '.join(g.name for g in target.gpus)}, and runs on "
+            "the CPU only there")

@@ -40,6 +40,9 @@ class Plan(Record):
     channel: str = "pip"  # where the builds come from: pip wheels, or conda-forge / pytorch-channel builds
     # framework -> the build chosen (envpin.conda.specs writes a conda plan's match specs from them)
     builds: Mapping[str, Build] = field(default_factory=dict, compare=False, repr=False)
+    # A CPU answer on a machine with a GPU says so first (docs/gpu-first.md): why no build here uses the GPU, and
+    # what the newest one that could would need. None where the plan uses the GPU, or there is none.
+    headline: str | None = None
 
 
 @record
@@ -49,3 +52,6 @@ class Unsatisfiable(Record):
     code: str
     message: str
     fixes: tuple[str, ...]
+    # fix -> (framework, release) for a fix that moves a framework to another release (`--spec 'torch==2.7.0'`): the
+    # release as data, for whatever follows the fix (a project's tied lines), never read back from the sentence
+    moves: Mapping[str, tuple[str, str]] = field(default_factory=dict, compare=False, repr=False)

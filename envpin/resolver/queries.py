@@ -13,13 +13,14 @@ from resolvelib import BaseReporter, ResolutionImpossible, ResolutionTooDeep, Re
 
 from envpin.compat.model import Database
 from envpin.record import Record, record
-from envpin.resolver.accelerators import gpu_kind
+from envpin.resolver.accelerators import carries, gpu_kind
 from envpin.resolver.builds import Build, builds_of
 from envpin.resolver.fitness import CHECKS, Verdict
 from envpin.resolver.provider import BuildProvider, Candidate, Requirement, library_name, representatives
 from envpin.resolver.request import PIP, Request
 from envpin.resolver.target import Target
 from envpin.vocabulary.frameworks import COMPANIONS, PACKAGE_ORDER, PACKAGES
+from envpin.vocabulary.platforms import MACOS_ARM64
 from envpin.vocabulary.variants import CPU, CUDA, ROCM, XPU, kind_of
 
 
@@ -76,19 +77,23 @@ def requirements_of(request: Request) -> list[Requirement]:
 
 
 def allowed_kinds(database: Database, target: Target, request: Request, framework: str) -> frozenset[str]:
-    """The kind of build the machine's best GPU calls for (CUDA, ROCm, XPU: `envpin.resolver.accelerators`), CPU
-    otherwise, unless the specs name a build (`+rocm6.2`, `+xpu`, `[cuda12]`).
+    """The kind of build the machine's best GPU calls for (CUDA, MPS, ROCm, XPU: `envpin.resolver.accelerators`),
+    CPU otherwise, unless the specs name a build (`+rocm6.2`, `+xpu`, `+cpu`, `[cuda12]`).
 
-    A framework with no build of that kind for the platform (JAX on native Windows, ROCm on Windows, anything on
-    macOS, where MPS is inside the CPU wheel) gets its CPU build, and the plan says so.
+    This is the one preference rule of every vendor (docs/gpu-first.md): only builds that use the GPU qualify while
+    the framework has such builds for the platform, so a newer build that would run on the CPU never beats an older
+    one that uses the GPU (an M1 on macOS 13 gets torch 2.8.0 with MPS, not 2.11.0 on the CPU); where none of them
+    fits, the solve is refused with the fixes (the macOS, driver or Python the newest one needs, or the CPU build by
+    name). A framework with no build of that kind for the platform at all (JAX on native Windows, ROCm on Windows,
+    TensorFlow on macOS) gets its CPU build, and the plan's headline says so.
     """
-    named = _named_kinds(request, framework)
+    named = named_kinds(request, framework)
     if named:
         return named
     if framework in request.gpu_asked and target.has_nvidia:
         return frozenset({CUDA})  # a project line asks for its NVIDIA GPU build: no silent CPU build instead
-    if target.os == "macos":
-        return frozenset({"cpu"})
+    if target.os == "macos" and target.platform != MACOS_ARM64:
+        return frozenset({CPU})  # an Intel Mac: no GPU build of any framework in the database
     kind = gpu_kind(target, lambda kind: has_builds(database, framework, target.platform, kind, request.channel))
     if kind != CPU and request.gpu_asked and not _has_matching(database, target, request, framework, kind):
         # another framework is the project's GPU one; this one's line (`tensorflow>=2.13` on native Windows) has no
@@ -101,7 +106,7 @@ def _has_matching(database: Database, target: Target, request: Request, framewor
     """Whether a build of the kind, of a release the request's spec allows, exists for the target's platform."""
     spec = request.specifiers.get(framework)
     for build in builds_of(database, framework, request.channel):
-        if build.kind != kind or target.platform not in build.platforms:
+        if not carries(build, kind, target.platform) or target.platform not in build.platforms:
             continue
         local = f"+{build.flavor}" if framework == "torch" else ""
         if spec is None or spec.contains(f"{build.version}{local}", prereleases=True):
@@ -114,10 +119,11 @@ def has_cuda_builds(database: Database, framework: str, platform: str, channel: 
 
 
 def has_builds(database: Database, framework: str, platform: str, kind: str, channel: str = PIP) -> bool:
-    return any(b.kind == kind and platform in b.platforms for b in builds_of(database, framework, channel))
+    return any(carries(b, kind, platform) and platform in b.platforms for b in builds_of(database, framework, channel))
 
 
-def _named_kinds(request: Request, framework: str) -> frozenset[str]:
+def named_kinds(request: Request, framework: str) -> frozenset[str]:
+    """The kinds of build the request names for the framework (`+cpu`, `+rocm6.2`, `[cuda12]`); empty: none."""
     if framework in request.cpu_only:
         return frozenset({CPU})  # a project's tensorflow-cpu or cpu index: the CPU build, on any machine
     named = set()

@@ -13,11 +13,11 @@ from envpin.limits import check_specifiers
 from envpin.record import Record, field, record
 from envpin.resolver.urls import checked_index_url
 from envpin.vocabulary.frameworks import FRAMEWORK_OF, FRAMEWORKS, PACKAGE_ORDER, PACKAGES, framework_named
+from envpin.vocabulary.variants import DEFAULT_TORCH_INDEX
 
 if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
 
-DEFAULT_TORCH_INDEX = "https://download.pytorch.org/whl"
 # Where the builds come from (`--conda-source`): pip wheels, or one of conda.yaml's channel strategies
 PIP, CONDA_FORGE, PYTORCH_CHANNEL = "pip", "conda-forge", "pytorch-channel"
 CHANNELS = (PIP, CONDA_FORGE, PYTORCH_CHANNEL)

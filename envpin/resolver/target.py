@@ -16,16 +16,25 @@ from envpin.compat.gpus import (
     models_starting_with,
     truncated_prefix,
 )
-from envpin.compat.model import AmdgpuModule, ComputeCapability, Database
+from envpin.compat.model import AmdgpuModule, ComputeCapability, Database, JetpackRelease
 from envpin.errors import EnvpinInputError
 from envpin.escapes import shown
-from envpin.fact_checks import amdgpu_dkms_release, amdgpu_module_of, is_amd_driver, is_generic_amd_gpu_name
+from envpin.fact_checks import (
+    amdgpu_dkms_release,
+    amdgpu_module_of,
+    is_amd_driver,
+    is_generic_amd_gpu_name,
+    is_glibc_version,
+    is_jetpack_version,
+    is_l4t_release,
+)
 from envpin.facts import (
     ARCHITECTURES,
     OPERATING_SYSTEMS,
     Driver,
     Gpu,
     HostFacts,
+    Libc,
     gpu_vendor,
     is_amd_release,
     is_compute_capability,
@@ -88,6 +97,12 @@ class Target(Record):
     intel_gpus: tuple[TargetIntelGpu, ...] = ()
     apple_gpus: tuple[str, ...] = ()  # Apple silicon's GPU, by its chip's name
     macos: str | None = None  # the macOS version
+    glibc: str | None = None  # Linux: the glibc version (None: not known, or not a glibc)
+    musl: bool = False  # Linux with musl as its C library (Alpine): no manylinux wheel installs there
+    free_threaded: bool = False  # the free-threaded CPython build (`--python 3.13t`): only cp3XXt wheels load
+    jetson: JetpackRelease | None = None  # a Jetson's L4T release and its JetPack (gpus.yaml `jetpack:`), the driver fact
+    l4t: str | None = None  # the L4T release as detected or given, where the database does not know it
+    jetpack: str | None = None  # the JetPack as given, where the database does not know it
 
     @cached_property  # asked for every build judged; kept in the record's __dict__, outside its fields
     def platform(self) -> str:
@@ -117,8 +132,14 @@ class Target(Record):
             others.append(f"ROCm {self.rocm} installed")
         if self.macos:
             others.append(f"macOS {self.macos}")
+        if self.musl and self.os == "linux":
+            others.append("musl libc")  # the glibc version is said where a wheel's tag makes it matter (wheel_fit)
+        if self.jetson is not None:
+            others.append(f"JetPack {self.jetson.jetpack} (L4T {self.jetson.l4t})")
+        elif self.l4t or self.jetpack:
+            others.append(f"L4T {self.l4t}" if self.l4t else f"JetPack {self.jetpack}")
         more = "".join(f", {text}" for text in others)
-        return f"{self.platform}{' (WSL2)' if self.wsl else ''}, Python {self.python}, {driver}, {gpus}{more}"
+        return f"{self.platform}{' (WSL2)' if self.wsl else ''}, Python {self.python}{'t' if self.free_threaded else ''}, {driver}, {gpus}{more}"
 
 
 @record
@@ -136,6 +157,8 @@ class TargetOverrides(Record):
     rocm: str | None = None
     macos: str | None = None
     wsl: bool | None = None  # True: Linux under WSL2 (the Windows driver); None: as the facts say
+    glibc: str | None = None  # Linux: the glibc version (also `__glibc` of a conda target)
+    jetpack: str | None = None  # a Jetson's JetPack (6.1) or its L4T release (r36.4.0)
 
     def to_argv(self) -> tuple[str, ...]:
         """The flags as a command line spells them (`--os linux --arch x86_64 --python 3.11 --driver 535.104.05
@@ -153,7 +176,8 @@ class TargetOverrides(Record):
             words += ["--compute-capability", capability]
         for target in self.gfx:
             words += ["--gfx", target]
-        for option, value in (("--amdgpu-driver", self.amdgpu_driver), ("--rocm", self.rocm), ("--macos", self.macos)):
+        for option, value in (("--amdgpu-driver", self.amdgpu_driver), ("--rocm", self.rocm), ("--macos", self.macos),
+                              ("--glibc", self.glibc), ("--jetpack", self.jetpack)):
             if value:
                 words += [option, value]
         return tuple(words)
@@ -166,13 +190,15 @@ def overrides_of(target: Target) -> TargetOverrides:
     nvidia_probed = any(g.capability_source == "probe" for g in target.gpus)
     amd_probed = any(g.gfx_source == "probe" for g in target.amd_gpus)
     return TargetOverrides(
-        os=target.os, arch=target.arch, python=target.python, driver=target.driver or "none",
+        os=target.os, arch=target.arch, python=f"{target.python}{'t' if target.free_threaded else ''}",
+        driver=target.driver or "none",
         wsl=target.wsl or None,
         gpus=(*(g.name for g in target.gpus), *(g.name for g in target.amd_gpus), *(g.name for g in target.intel_gpus),
               *target.apple_gpus),
         compute_capabilities=tuple(str(g.compute_capability) for g in target.gpus) if nvidia_probed else (),
         gfx=tuple(g.gfx for g in target.amd_gpus) if amd_probed else (),
         amdgpu_driver=target.amdgpu_driver, rocm=target.rocm, macos=target.macos,
+        jetpack=f"r{target.jetson.l4t}" if target.jetson else f"r{target.l4t}" if target.l4t else target.jetpack,
     )
 
 
@@ -207,6 +233,7 @@ def apply_overrides(facts: HostFacts, overrides: TargetOverrides) -> HostFacts:
          "an AMD GPU driver release such as 6.4 or 30.10, or an amdgpu-dkms version such as 1:6.12.12.60401-2164967.24.04"),
         ("--rocm", overrides.rocm, is_amd_release, "a ROCm version such as 6.2.4"),
         ("--macos", overrides.macos, is_macos_version, "a macOS version such as 14.5"),
+        ("--glibc", overrides.glibc, is_glibc_version, "a glibc version such as 2.28 (`ldd --version` prints it)"),
     ):
         if value is not None and not check(value.strip()):
             raise EnvpinInputError(f"{flag} {value!r}: expected {what}")
@@ -216,7 +243,22 @@ def apply_overrides(facts: HostFacts, overrides: TargetOverrides) -> HostFacts:
         updated = replace(updated, rocm=overrides.rocm.strip())
     if overrides.macos is not None:
         updated = replace(updated, macos=overrides.macos.strip())
+    if overrides.glibc is not None:
+        updated = replace(updated, libc=Libc("glibc", overrides.glibc.strip()))
+    if overrides.jetpack is not None:
+        updated = _jetpack_override(updated, overrides.jetpack.strip())
     return updated
+
+
+def _jetpack_override(facts: HostFacts, text: str) -> HostFacts:
+    """`--jetpack 6.1` (a JetPack) or `--jetpack r36.4.0` (the L4T release /etc/nv_tegra_release gives)."""
+    l4t = text[1:] if text[:1] in ("r", "R") else None
+    if l4t is not None and is_l4t_release(l4t):
+        return replace(facts, l4t=l4t, jetpack=None)
+    if l4t is None and is_jetpack_version(text):
+        return replace(facts, jetpack=text, l4t=None)
+    raise EnvpinInputError(f"--jetpack {text!r}: expected a JetPack version such as 6.1, or an L4T release such as "
+                           "r36.4.0 (/etc/nv_tegra_release)")
 
 
 def _on_another_os(facts: HostFacts) -> HostFacts:
@@ -232,7 +274,13 @@ def _driver_override(text: str) -> Driver | None:
         return None
     if not text.strip():
         raise EnvpinInputError("--driver '': expected an NVIDIA driver version such as 535.104.05, or 'none'")
-    parse_driver_version(text)  # raises a one-line error for nonsense
+    try:
+        parse_driver_version(text)  # raises a one-line error for nonsense
+    except EnvpinInputError as error:
+        if is_l4t_release(text.strip().lstrip("rR")):  # a Jetson's L4T release (32.7.1) given as its driver
+            raise EnvpinInputError(f"{error}; a Jetson's driver is its JetPack or L4T release: --jetpack "
+                                   f"r{text.strip().lstrip('rR')}") from None
+        raise
     return Driver(version=text.strip(), cuda=None, source="override")
 
 
@@ -308,7 +356,23 @@ def make_target(database: Database, facts: HostFacts) -> Target:
         intel_gpus=tuple(_target_intel_gpu(database, gpu) for gpu in facts.gpus if gpu.vendor == "intel"),
         apple_gpus=tuple(gpu.name for gpu in facts.gpus if gpu.vendor == "apple"),
         macos=facts.macos,
+        glibc=facts.libc.version if facts.os == "linux" and facts.libc and facts.libc.name == "glibc" else None,
+        musl=facts.os == "linux" and facts.libc is not None and facts.libc.name == "musl",
+        free_threaded=_free_threaded(facts.python.version),
+        jetson=(jetson := _jetpack_release(database, facts)),
+        l4t=facts.l4t if jetson is None else None,
+        jetpack=facts.jetpack if jetson is None and not facts.l4t else None,
     )
+
+
+def _jetpack_release(database: Database, facts: HostFacts) -> JetpackRelease | None:
+    """The database's record of the Jetson's L4T release (or of the JetPack given; a JetPack named by several L4T
+    releases is its newest)."""
+    if facts.l4t:
+        return next((r for r in database.jetpack_releases if r.l4t == facts.l4t), None)
+    if facts.jetpack:
+        return next((r for r in database.jetpack_releases if r.jetpack == facts.jetpack), None)
+    return None
 
 
 def _shipping_driver(database: Database, facts: HostFacts) -> AmdgpuModule | None:
@@ -402,6 +466,11 @@ def _truncated_gpu(database: Database, name: str, prefix: str) -> TargetGpu:
         f"GPU name {name!r} was cut short by nvidia-smi's table, and {known}: pass --compute-capability X.Y "
         "(`nvidia-smi --query-gpu=name,compute_cap --format=csv` prints the whole name and the capability)"
     )
+
+
+def _free_threaded(version: str) -> bool:
+    """`3.13t` (or `3.13.1t`, as `--python` and a facts file may say): the free-threaded build (PEP 703)."""
+    return version.endswith("t")
 
 
 def _python_minor(version: str) -> str:

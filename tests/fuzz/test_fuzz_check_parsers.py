@@ -32,10 +32,13 @@ EXTRA_SEEDS = {"environment.yml": [CONDA / "conda-lock-pip" / "environment.yml"]
 FILE_NAMES = {"requirements": "requirements.txt", "conda-specs": "requirements.txt", "environment.yml": "environment.yml", "pylock": "pylock.toml",
               "conda-lock": "conda-lock.yml", "explicit": "conda-linux-64.lock", "uv.lock": "uv.lock",
               "pyproject.toml": "pyproject.toml", "pixi.toml": "pixi.toml", "setup.py": "setup.py",
-              "setup.cfg": "setup.cfg"}
+              "setup.cfg": "setup.cfg", "pixi.lock": "pixi.lock", "poetry.lock": "poetry.lock",
+              "Pipfile.lock": "Pipfile.lock", "pdm.lock": "pdm.lock"}
 # manifests: the projects' pyproject.toml files and the real repositories' manifests, found by their file name
+# (and the real pixi.lock files, one per lock version)
 MANIFEST_SEEDS = {"pyproject.toml": ("projects", "repos"), "pixi.toml": ("repos",), "setup.py": ("repos",),
-                  "setup.cfg": ("projects",)}
+                  "setup.cfg": ("projects",), "pixi.lock": ("locks", "conda"), "poetry.lock": ("locks",),
+                  "Pipfile.lock": ("locks",), "pdm.lock": ("locks",)}
 
 # What the formats are made of: requirement syntax, YAML and TOML punctuation, hashes, URLs, conda specs.
 FORMAT_TOKENS = ("==", ">=", "~=", "!=", "===", "@", ";", " ; python_version < '3.9'", "[", "]", "[cuda12]", "#",

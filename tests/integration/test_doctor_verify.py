@@ -124,8 +124,10 @@ def test_doctor_on_the_real_cpu_torch_says_what_a_gpu_machine_needs(torch_venv):
     assert "CPU build" in first["title"] and "no NVIDIA driver" in first["title"]
     assert "torch 2.13.0+cpu: torch.version.cuda is None (probe)" in first["evidence"]
     fixes = "\n".join(first["fix"])
-    assert "on a GPU machine with driver ≥ 525.60.13" in fixes and "torch==2.13.0+cu126 --index-url https://download.pytorch.org/whl/cu126" in fixes
+    assert "on a GPU machine with driver ≥ 525.60.13" in fixes and "torch 2.13.0+cu126" in fixes
     assert "on a GPU machine with driver ≥ 580" in fixes
+    # builds for another machine are no install command here: the solve on (or for) that machine gives it
+    assert "pip install" not in fixes and "`envpin solve --framework torch --spec torch==2.13.0`" in fixes
 
 
 def test_doctor_replays_a_gpu_machine_against_the_real_torch(torch_venv):

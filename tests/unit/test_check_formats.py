@@ -78,7 +78,9 @@ def test_conda_match_specs(spec, parsed):
     ("pylock.toml", "", "pylock"),
     ("pylock.dev.toml", "", "pylock"),
     ("uv.lock", "", "uv.lock"),
-    ("poetry.lock", "", None),
+    ("poetry.lock", "", "poetry.lock"),
+    ("Pipfile.lock", "", "Pipfile.lock"),
+    ("yarn.lock", "", None),
     ("pylock.a.b.toml", "", None),
 ])
 def test_kind_from_name_and_first_lines(name, text, kind):

@@ -92,7 +92,8 @@ def _entry(document, stamps=STAMPS, part="base") -> bytes:
     return json.dumps(header).encode() + b"\n" + body
 
 
-EMPTY_BASE: dict[str, Any] = {"version": "2026.11.29", "sources": {}, "minor_version_compat": {}, "toolkits": {}, "gpus": [], "jetson": {}}
+EMPTY_BASE: dict[str, Any] = {"version": "2026.11.29", "sources": {}, "minor_version_compat": {}, "toolkits": {}, "gpus": [], "jetson": {},
+                             "jetpack_releases": []}
 
 
 WRONG_SHAPES: list[Any] = [

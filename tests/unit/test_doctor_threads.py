@@ -18,7 +18,9 @@ import yaml
 
 from envpin.doctor import catalogue
 from envpin.doctor.engine import diagnose
+from envpin.resolver.plan import Plan
 from tests.unit.test_doctor_scenarios import ANTI_FIXES, NEGATION, case_of
+from tests.unit.test_doctor_solved_fixes import pinned_builds, solve_answer
 
 THREADS = Path(__file__).resolve().parents[1] / "fixtures" / "doctor" / "threads"
 FILES = sorted(THREADS.glob("*.yaml"))
@@ -55,6 +57,17 @@ def test_thread_first_finding_and_first_fix(path, database):
     every_fix = "\n".join(line for finding in diagnosis.findings for line in finding.fix)
     for words in expect.get("in_no_fix", []):
         assert words not in every_fix
+    if "solve" in expect:  # the same machine asked of `envpin solve`: the first finding's install is exactly its answer
+        answer = solve_answer(expect["solve"], database)
+        assert isinstance(answer, Plan), answer
+        install = next((line for line in first.fix if pinned_builds(line)), None)
+        assert install is not None, first.to_json()
+        named = {name for name, _ in pinned_builds(install)}
+        for package in answer.packages:
+            if package.name in named:
+                assert f"{package.name}=={package.version}" in install, (package.requirement, install)
+        if answer.packages[0].index_url:
+            assert answer.packages[0].index_url in install
     for finding in diagnosis.findings:
         for line in finding.fix:
             if ANTI_FIXES.search(line):

@@ -29,8 +29,8 @@ R780M, R890M, STRIX_HALO = "AMD Radeon 780M", "AMD Ryzen AI 9 HX 370 w/ Radeon 8
 ARC_A770, ARC_IGPU, UHD630, MAX1550 = ("Intel(R) Arc(TM) A770 Graphics", "Intel(R) Arc(TM) Graphics",
                                        "Intel(R) UHD Graphics 630", "Intel(R) Data Center GPU Max 1550")
 RTX3090 = "NVIDIA GeForce RTX 3090"
-ROCM72, ROCM71, ROCM63 = ("https://download.pytorch.org/whl/rocm7.2", "https://download.pytorch.org/whl/rocm7.1",
-                          "https://download.pytorch.org/whl/rocm6.3")
+ROCM714, ROCM72, ROCM71, ROCM63 = ("https://download.pytorch.org/whl/rocm7.14", "https://download.pytorch.org/whl/rocm7.2",
+                                   "https://download.pytorch.org/whl/rocm7.1", "https://download.pytorch.org/whl/rocm6.3")
 XPU = "https://download.pytorch.org/whl/xpu"
 
 
@@ -54,21 +54,22 @@ class Case:
     says: tuple[str, ...] = ()
     index: str | None = "any"
     framework: str = "torch"
+    jetpack: str | None = None  # a Jetson's JetPack or L4T release (--jetpack)
 
 
 CASES = [
     # ---------------------------------------------------------------- AMD datacenter
-    Case("mi300x", "gfx942 is in 2.13.0's rocm7.2 list", "2.13.0+rocm7.2", "rocm7.2", (MI300X,), index=ROCM72,
-         says=("gfx942; rocm7.2 was built for it",)),
+    Case("mi300x", "gfx942 is in 2.15.0's rocm7.14 list (a rule, said: release/2.15 not read)", "2.15.0+rocm7.14", "rocm7.14", (MI300X,), index=ROCM714,
+         says=("gfx942; rocm7.14 was built for it",)),
     Case("mi300x-driver-6.4", "driver 6.4 supports ROCm 6.1-7.1 (7.1 from the ROCm 7.1.0 matrix): rocm7.2 refused",
          "2.13.0+rocm7.1", "rocm7.1", (MI300X,), amdgpu_driver="6.4", index=ROCM71,
          says=("AMD GPU driver 6.4 does not support",)),
     Case("mi300x-driver-30.10", "driver 30.10 supports ROCm 6.2-7.2 (7.2 from the ROCm 7.2.2 release notes)",
-         "2.13.0+rocm7.2", "rocm7.2", (MI300X,), amdgpu_driver="30.10", index=ROCM72,
+         "2.15.0+rocm7.2", "rocm7.2", (MI300X,), amdgpu_driver="30.10", index=ROCM72,
          says=("AMD GPU driver 30.10 supports ROCm 7.2",)),
     Case("mi300x-driver-30.20", "driver 30.20 supports ROCm 7.1 and 7.2 (the 7.1.0 matrix, the 7.2.2 release notes)",
-         "2.13.0+rocm7.2", "rocm7.2", (MI300X,), amdgpu_driver="30.20", says=("AMD's matrix lists 7.1, 7.2",)),
-    Case("mi300x-driver-30.30", "driver 30.30 supports ROCm 6.3-7.2 (its own page)", "2.13.0+rocm7.2", "rocm7.2",
+         "2.15.0+rocm7.2", "rocm7.2", (MI300X,), amdgpu_driver="30.20", says=("AMD's matrix lists 7.1, 7.2",)),
+    Case("mi300x-driver-30.30", "driver 30.30 supports ROCm 6.3-7.2 (its own page)", "2.15.0+rocm7.2", "rocm7.2",
          (MI300X,), amdgpu_driver="30.30.3", says=("AMD's matrix lists 6.3, 6.4, 7.0, 7.1, 7.2",)),
     Case("mi300x-driver-30.30-torch-2.6", "driver 30.30 starts at ROCm 6.3: 2.6.0's rocm6.1 build is refused",
          "!driver-too-old", gpus=(MI300X,), amdgpu_driver="30.30", specs=("torch==2.6.0",),
@@ -89,7 +90,7 @@ CASES = [
     Case("mi300x-rocm-installed", "no driver given: the installed ROCm 6.2's driver is assumed", "2.10.0+rocm7.0",
          "rocm7.0", (MI300X,), rocm="6.2.4", says=("assumed to be the one of the installed ROCm 6.2.4",)),
     Case("mi300x-driver-unknown", "a driver release newer than the matrix is not refused, and it is said",
-         "2.13.0+rocm7.2", "rocm7.2", (MI300X,), amdgpu_driver="31.60", says=("is not in AMD's driver",)),
+         "2.15.0+rocm7.14", "rocm7.14", (MI300X,), amdgpu_driver="31.60", says=("is not in AMD's driver",)),
     Case("mi300x-module-6.12.12", "the loaded amdgpu-dkms 6.12.12 is driver 6.4's: rocm7.2 refused as with --amdgpu-driver 6.4",
          "2.13.0+rocm7.1", "rocm7.1", (MI300X,), amdgpu_module="6.12.12", index=ROCM71,
          says=("the loaded amdgpu-dkms module 6.12.12 is the one AMD GPU driver 6.4 ships",
@@ -99,15 +100,15 @@ CASES = [
          says=("AMD GPU driver 6.2 supports ROCm 6.3",)),
     Case("mi300x-module-6.3.6", "amdgpu-dkms 6.3.6 is driver 6.0's (ROCm 5.6-6.2): 2.7.1's rocm6.2.4, not its rocm6.3",
          "2.7.1+rocm6.2.4", "rocm6.2.4", (MI300X,), amdgpu_module="6.3.6", says=("AMD GPU driver 6.0 supports ROCm 6.2",)),
-    Case("mi300x-module-6.14.14", "amdgpu-dkms 6.14.14 is driver 30.10's", "2.13.0+rocm7.2", "rocm7.2", (MI300X,),
+    Case("mi300x-module-6.14.14", "amdgpu-dkms 6.14.14 is driver 30.10's", "2.15.0+rocm7.2", "rocm7.2", (MI300X,),
          amdgpu_module="6.14.14", says=("AMD GPU driver 30.10 supports ROCm 7.2",)),
     Case("mi300x-module-6.19.14", "amdgpu-dkms 6.19.14 is driver 31.40's, whose page names ROCm 7.14 only",
          "!driver-too-old", gpus=(MI300X,), amdgpu_module="6.19.14", specs=("torch==2.13.0",),
          says=("AMD GPU driver 31.40 does not support",)),
     Case("mi300x-module-unknown", "a module the database does not tie to a release: the driver is not checked, and said",
-         "2.13.0+rocm7.2", "rocm7.2", (MI300X,), amdgpu_module="6.16.13",
+         "2.15.0+rocm7.14", "rocm7.14", (MI300X,), amdgpu_module="6.16.13",
          says=("which AMD GPU driver release ships it is unknown to the database",)),
-    Case("mi300x-module-and-driver-given", "--amdgpu-driver wins over the module", "2.13.0+rocm7.2", "rocm7.2",
+    Case("mi300x-module-and-driver-given", "--amdgpu-driver wins over the module", "2.15.0+rocm7.2", "rocm7.2",
          (MI300X,), amdgpu_module="6.12.12", amdgpu_driver="30.30", says=("AMD GPU driver 30.30 supports ROCm 7.2",)),
     Case("mi300x-driver-as-dkms-package", "--amdgpu-driver given as the package version dpkg prints: its release "
          "field 60401 is driver 6.4.1", "2.13.0+rocm7.1", "rocm7.1", (MI300X,),
@@ -115,24 +116,24 @@ CASES = [
          says=("amdgpu-dkms 1:6.12.12.60401-2164967.24.04 is of AMD GPU driver 6.4",
                "AMD GPU driver 6.4 does not support")),
     Case("mi300x-driver-as-dkms-package-30.x", "the 8-digit release field of AMD's scheme from 30.10 on: 30300300 is "
-         "30.30.3, a module the database does not tie", "2.13.0+rocm7.2", "rocm7.2", (MI300X,),
+         "30.30.3, a module the database does not tie", "2.15.0+rocm7.2", "rocm7.2", (MI300X,),
          amdgpu_driver="1:6.16.13.30300300-2327507.24.04",
          says=("is of AMD GPU driver 30.30", "AMD GPU driver 30.30 supports ROCm 7.2")),
     Case("mi300x-driver-as-module", "--amdgpu-driver given as the module version (6.14.14 is driver 30.10's)",
-         "2.13.0+rocm7.2", "rocm7.2", (MI300X,), amdgpu_driver="6.14.14",
+         "2.15.0+rocm7.2", "rocm7.2", (MI300X,), amdgpu_driver="6.14.14",
          says=("AMD GPU driver 30.10 supports ROCm 7.2",)),
     Case("mi300x-driver-as-unknown-dkms", "`dkms status`'s form has no release field, and the database does not tie "
-         "module 6.16.13: not checked, and said", "2.13.0+rocm7.2", "rocm7.2", (MI300X,),
+         "module 6.16.13: not checked, and said", "2.15.0+rocm7.14", "rocm7.14", (MI300X,),
          amdgpu_driver="6.16.13-2327507.24.04",
          says=("module 6.16.13) is of an AMD GPU driver release the database does not know",)),
-    Case("mi250x", "gfx90a is in every list", "2.13.0+rocm7.2", "rocm7.2", (MI250X,)),
+    Case("mi250x", "gfx90a is in every list", "2.15.0+rocm7.14", "rocm7.14", (MI250X,)),
     Case("mi250x-torch-1.13", "an old pin: 1.13.1's newest ROCm build has gfx90a", "1.13.1+rocm5.2", "rocm5.2",
          (MI250X,), specs=("torch<2.0",)),
     Case("mi100-torch-2.0", "gfx908 in 2.0.1's rocm5.4.2 list", "2.0.1+rocm5.4.2", "rocm5.4.2", (MI100,),
          specs=("torch==2.0.1",)),
-    Case("mi355x", "gfx950 first appears in the 14-target list", "2.13.0+rocm7.2", "rocm7.2", (MI355X,)),
+    Case("mi355x", "gfx950 first appears in the 14-target list", "2.15.0+rocm7.14", "rocm7.14", (MI355X,)),
     Case("mi355x-torch-2.7", "2.7.1 predates gfx950", "!gpu-unsupported", gpus=(MI355X,), specs=("torch==2.7.1",),
-         says=("no kernels for AMD Instinct MI355X (gfx950)", "torch==2.13.0+rocm7.2")),
+         says=("no kernels for AMD Instinct MI355X (gfx950)", "torch==2.15.0+rocm7.14")),
     Case("mi355x-torch-2.10", "gfx950 is in 2.10.0's rocm7.0/rocm7.1 lists (uv's measured table)", "2.10.0+rocm7.1",
          "rocm7.1", (MI355X,), specs=("torch==2.10.0",)),
     Case("strix-halo-torch-2.10", "2.10.0's rocm7.0/rocm7.1 were measured without gfx1150/gfx1151", "!gpu-unsupported",
@@ -142,21 +143,33 @@ CASES = [
          "2.9.1+rocm6.3", "rocm6.3", (MI50,)),
     Case("mi50-torch-2.11", "2.11.0's rocm7.1/7.2 bundle a rocBLAS without gfx906", "!gpu-unsupported", gpus=(MI50,),
          specs=("torch==2.11.0",), says=("rocBLAS it bundles has no gfx906 kernels",)),
+    # ---------------------------------------------------------------- the newest releases (rocm.yaml's stated rule)
+    Case("mi300x-newest-says-the-rule", "2.15.0's gfx list is 2.14's rocm7.14 list by the previous-release rule",
+         "2.15.0+rocm7.14", "rocm7.14", (MI300X,), says=("rule, not read at release/2.15",
+                                                          "the 2.15.0 nightlies were built for ROCm 7.2 and 7.14")),
+    Case("rx7900xtx-torch-2.14.1", "2.14.x rocm7.14: main's ROCm 7.14 list less gfx1103, said", "2.14.1+rocm7.14",
+         "rocm7.14", (RX7900XTX,), specs=("torch==2.14.1",), says=("rule, not read at release/2.14",)),
+    Case("rx7900xtx-torch-2.14.1-rocm7.2", "2.14.x rocm7.2: 2.13.0's rocm7.2 list", "2.14.1+rocm7.2", "rocm7.2",
+         (RX7900XTX,), specs=("torch==2.14.1+rocm7.2",), says=("the same ROCm version's list in the previous release",)),
+    Case("mi50-torch-2.15", "the ROCm 7.14 list has no gfx906 (main's build script)", "!gpu-unsupported", gpus=(MI50,),
+         specs=("torch==2.15.0",), says=("no kernels for AMD Instinct MI50 (gfx906)",)),
+    Case("b580-newest", "2.15.0's xpu build by the rule (every release since 2.6, and the 2.15 nightlies)", "2.15.0+xpu",
+         "xpu", ("Intel(R) Arc(TM) B580 Graphics",), index=XPU, says=("rule, not read: the 2.15 release matrix",)),
     # ---------------------------------------------------------------- AMD consumer cards
-    Case("rx7900xtx", "gfx1100", "2.13.0+rocm7.2", "rocm7.2", (RX7900XTX,)),
+    Case("rx7900xtx", "gfx1100", "2.15.0+rocm7.14", "rocm7.14", (RX7900XTX,)),
     Case("rx7900xtx-torch-2.0", "2.0.1 predates gfx1100", "!gpu-unsupported", gpus=(RX7900XTX,),
          specs=("torch==2.0.1",), says=("no kernels for AMD Radeon RX 7900 XTX (gfx1100)",)),
     Case("rx7900xtx-torch-2.1", "gfx1100 arrived in 2.1; rocm5.6 is the newer of its two", "2.1.2+rocm5.6",
          "rocm5.6", (RX7900XTX,), specs=("torch==2.1.2",)),
-    Case("rx7800xt", "gfx1101 is compiled natively from 2.7", "2.13.0+rocm7.2", "rocm7.2", (RX7800XT,)),
+    Case("rx7800xt", "gfx1101 is compiled natively from 2.7", "2.15.0+rocm7.14", "rocm7.14", (RX7800XT,)),
     Case("rx7800xt-torch-2.5", "2.5.1 has no gfx1101: the gfx1100 stand-in is the risky way", "!gpu-unsupported",
          gpus=(RX7800XT,), specs=("torch==2.5.1",), says=("HSA_OVERRIDE_GFX_VERSION=11.0.0", "RISKY")),
     Case("rx7800xt-torch-2.6", "2.6.0's rocm6.1 list has gfx1101 (uv's measurement); its rocm6.2.4 has no list",
          "2.6.0+rocm6.1", "rocm6.1", (RX7800XT,), specs=("torch==2.6.0",),
          says=("rocm6.2.4 was passed over: the database has no gfx list",)),
-    Case("rx9070xt", "gfx1201", "2.13.0+rocm7.2", "rocm7.2", (RX9070XT,)),
+    Case("rx9070xt", "gfx1201", "2.15.0+rocm7.14", "rocm7.14", (RX9070XT,)),
     Case("rx9070xt-torch-2.6", "a pin that predates RDNA4", "!gpu-unsupported", gpus=(RX9070XT,),
-         specs=("torch<2.7",), says=("torch==2.13.0+rocm7.2",)),
+         specs=("torch<2.7",), says=("torch==2.15.0+rocm7.14",)),
     Case("rx9070xt-torch-2.7", "2.7.1 added gfx1200/gfx1201", "2.7.1+rocm6.3", "rocm6.3", (RX9070XT,),
          specs=("torch==2.7.1",)),
     Case("rx6700xt", "gfx1031 is in no list; gfx1030 stands in (risky)", "!gpu-unsupported", gpus=(RX6700XT,),
@@ -168,23 +181,23 @@ CASES = [
     # ---------------------------------------------------------------- AMD APUs
     Case("apu-780m", "gfx1103 is in no wheel; the gfx1100 stand-in page-faults", "!gpu-unsupported", gpus=(R780M,),
          says=("HSA_OVERRIDE_GFX_VERSION=11.0.0", "page faults")),
-    Case("apu-890m", "gfx1150 (named by rocminfo beside the marketing name)", "2.13.0+rocm7.2", "rocm7.2", (R890M,)),
-    Case("apu-strix-halo", "gfx1151", "2.13.0+rocm7.2", "rocm7.2", (STRIX_HALO,)),
+    Case("apu-890m", "gfx1150 (named by rocminfo beside the marketing name)", "2.15.0+rocm7.14", "rocm7.14", (R890M,)),
+    Case("apu-strix-halo", "gfx1151", "2.15.0+rocm7.14", "rocm7.14", (STRIX_HALO,)),
     Case("apu-generic-name-gfx", "'AMD Radeon Graphics' with its gfx from rocminfo", "!gpu-unsupported",
          gpus=("AMD Radeon Graphics",), gfx=("gfx1036",), says=("HSA_OVERRIDE_GFX_VERSION=10.3.0",)),
-    Case("gfx-only", "--gfx alone names an AMD GPU (its target said once)", "2.13.0+rocm7.2", "rocm7.2", gfx=("gfx1100",),
+    Case("gfx-only", "--gfx alone names an AMD GPU (its target said once)", "2.15.0+rocm7.14", "rocm7.14", gfx=("gfx1100",),
          says=("target: linux-x86_64, Python 3.11, no NVIDIA driver, no NVIDIA GPU, AMD GPU 0 (gfx1100),",
-               "AMD GPU 0 is gfx1100; rocm7.2 was built for it")),
+               "AMD GPU 0 is gfx1100; rocm7.14 was built for it")),
     Case("unknown-amd-name", "an AMD name the database does not know, without --gfx", "!input",
          gpus=("AMD Radeon RX 9999",)),
     # ---------------------------------------------------------------- mixed-vendor hosts
     Case("nvidia-and-amd-apu", "an NVIDIA GPU with its driver beats an AMD iGPU", "2.14.1+cu126", "cu126",
          (RTX3090, R780M), driver="535.104.05"),
-    Case("amd-dgpu-and-apu", "the discrete card decides; the APU is display-only", "2.13.0+rocm7.2", "rocm7.2",
+    Case("amd-dgpu-and-apu", "the discrete card decides; the APU is display-only", "2.15.0+rocm7.14", "rocm7.14",
          (RX7900XTX, R780M), says=("integrated GPU beside a discrete one",)),
-    Case("amd-dgpu-and-intel-igpu", "an Intel iGPU does not make the machine an XPU target", "2.13.0+rocm7.2",
-         "rocm7.2", (UHD630, RX7900XTX)),
-    Case("intel-arc-and-igpu", "a discrete Arc beside an iGPU", "2.14.1+xpu", "xpu", (UHD630, ARC_A770)),
+    Case("amd-dgpu-and-intel-igpu", "an Intel iGPU does not make the machine an XPU target", "2.15.0+rocm7.14",
+         "rocm7.14", (UHD630, RX7900XTX)),
+    Case("intel-arc-and-igpu", "a discrete Arc beside an iGPU", "2.15.0+xpu", "xpu", (UHD630, ARC_A770)),
     Case("nvidia-and-intel-arc-igpu", "Core Ultra's Arc iGPU beside an NVIDIA GPU", "2.14.1+cu126", "cu126",
          (ARC_IGPU, RTX3090), driver="535.104.05"),
     # ---------------------------------------------------------------- Windows
@@ -192,13 +205,13 @@ CASES = [
          os="windows", index=None, says=("none for Windows", "repo.amd.com")),
     Case("windows-amd-rocm-by-name", "a ROCm build asked for on Windows", "!unsupported-platform", gpus=(RX7900XTX,),
          os="windows", specs=("torch==2.5.1+rocm6.2",)),
-    Case("windows-arc", "xpu builds exist for Windows", "2.14.1+xpu", "xpu", (ARC_A770,), os="windows", index=XPU),
+    Case("windows-arc", "xpu builds exist for Windows", "2.15.0+xpu", "xpu", (ARC_A770,), os="windows", index=XPU),
     Case("windows-max-1550", "Data Center GPU Max is Linux-only", "!gpu-unsupported", gpus=(MAX1550,),
          os="windows", says=("only on linux-x86_64",)),
     # ---------------------------------------------------------------- Intel
-    Case("arc-linux", "Arc", "2.14.1+xpu", "xpu", (ARC_A770,), index=XPU),
-    Case("max-1550", "Data Center GPU Max on Linux", "2.14.1+xpu", "xpu", (MAX1550,)),
-    Case("arc-igpu-alone", "Core Ultra's Arc iGPU, nothing better", "2.14.1+xpu", "xpu", (ARC_IGPU,)),
+    Case("arc-linux", "Arc", "2.15.0+xpu", "xpu", (ARC_A770,), index=XPU),
+    Case("max-1550", "Data Center GPU Max on Linux", "2.15.0+xpu", "xpu", (MAX1550,)),
+    Case("arc-igpu-alone", "Core Ultra's Arc iGPU, nothing better", "2.15.0+xpu", "xpu", (ARC_IGPU,)),
     Case("uhd-alone", "UHD is not a family the XPU builds are for", "2.15.0+cpu", "cpu", (UHD630,),
          says=("not a GPU family",)),
     Case("arc-torch-2.4", "no xpu build before 2.5", "!no-gpu-build", gpus=(ARC_A770,), specs=("torch==2.4.1",)),
@@ -209,25 +222,38 @@ CASES = [
          arch="arm64", macos="15.1", python="3.12", index=None, says=("MPS backend runs on Apple M3 Max",)),
     Case("mac-14", "macOS 14.0 meets the 14.0 wheel tag and MPS minimum", "2.15.0", "mps", ("Apple M2",),
          os="macos", arch="arm64", macos="14.0"),
-    Case("mac-13", "2.12+ wheels need macOS 14; 2.11's MPS needs 14: CPU, with the release whose MPS runs",
-         "2.11.0", "cpu", ("Apple M1",), os="macos", arch="arm64", macos="13.6",
-         says=("pin torch==2.8.0", "MPS is unavailable")),
-    Case("mac-13-torch-2.9", "2.9's MPS needs macOS 14 (the MPS maintainer, PR #162921): CPU on 13.6", "2.9.1", "cpu",
-         ("Apple M1",), os="macos", arch="arm64", macos="13.6", specs=("torch==2.9.1",),
-         says=("MPS is unavailable", "pin torch==2.8.0")),
+    # The one preference rule (docs/gpu-first.md): a build that uses the GPU beats a newer one that would run on the
+    # CPU; with none, the solve is refused with the macOS the newest one needs and the CPU build by name
+    Case("mac-13", "2.12+ wheels need macOS 14; 2.9-2.11 install but their MPS needs 14: 2.8.0, whose MPS runs",
+         "2.8.0", "mps", ("Apple M1",), os="macos", arch="arm64", macos="13.6",
+         says=("torch 2.11.0 was passed over: torch 2.11.0+cpu runs on the CPU on macOS 13.6", "uses the GPU comes first")),
+    Case("mac-13-torch-2.9", "2.9's MPS needs macOS 14 (the MPS maintainer, PR #162921): refused on 13.6",
+         "!no-gpu-build", gpus=("Apple M1",), os="macos", arch="arm64", macos="13.6", specs=("torch==2.9.1",),
+         says=("runs on the CPU on macOS 13.6: its MPS backend needs macOS ≥ 14.0",
+               "update macOS to 14.0 or newer to use torch 2.9.1 with MPS", "--spec 'torch==2.8.0'",
+               "or use the CPU build: --spec 'torch==2.9.1+cpu'")),
+    Case("mac-13-torch-2.9-cpu", "the CPU build by name: the same wheel, on the CPU, said", "2.9.1", "cpu",
+         ("Apple M1",), os="macos", arch="arm64", macos="13.6", specs=("torch==2.9.1+cpu",), index=None,
+         says=("it runs on the CPU", "MPS is unavailable")),
     Case("mac-13-torch-2.8", "2.8 is taken to keep 2.5's macOS 13 minimum (unverified, and said)", "2.8.0", "mps",
          ("Apple M1",), os="macos", arch="arm64", macos="13.6", specs=("torch<2.9",),
          says=("the macOS 13 minimum of 2.5 is assumed to hold until 2.8",)),
-    Case("mac-12", "macOS 12.7: MPS up to 2.4", "2.11.0", "cpu", ("Apple M1",), os="macos", arch="arm64",
-         macos="12.7", says=("torch==2.4.1",)),
+    Case("mac-12", "macOS 12.7: MPS up to 2.4 (needs 12.3), so 2.4.1 beats 2.11.0 on the CPU", "2.4.1", "mps",
+         ("Apple M1",), os="macos", arch="arm64", macos="12.7", says=("MPS backend runs on Apple M1",)),
     Case("mac-12-torch-2.4", "MPS needs 12.3 in 2.4", "2.4.1", "mps", ("Apple M1",), os="macos", arch="arm64",
          macos="12.7", specs=("torch==2.4.1",)),
-    Case("mac-12-torch-2.5", "2.5 needs macOS 13 for MPS", "2.5.1", "cpu", ("Apple M1",), os="macos", arch="arm64",
-         macos="12.7", specs=("torch==2.5.1",)),
+    Case("mac-12-torch-2.5", "2.5 needs macOS 13 for MPS: refused on 12.7, with the macOS it needs", "!no-gpu-build",
+         gpus=("Apple M1",), os="macos", arch="arm64", macos="12.7", specs=("torch==2.5.1",),
+         says=("update macOS to 13.0 or newer to use torch 2.5.1 with MPS", "--spec 'torch==2.4.1'")),
+    Case("mac-11", "macOS 11.7 is below every release's MPS minimum (12.3): refused, the newest GPU release's macOS "
+         "and the smallest update named", "!no-gpu-build", gpus=("Apple M1",), os="macos", arch="arm64", macos="11.7",
+         says=("update macOS to 14.0 or newer to use torch 2.15.0 with MPS",
+               "update macOS to 12.3 or newer to use torch 2.4.1 with MPS",
+               "or use the CPU build: --spec 'torch==2.11.0+cpu'")),
     Case("mac-12-torch-2.12", "2.12's wheels are macosx_14_0", "!unsupported-platform", gpus=("Apple M1",),
          os="macos", arch="arm64", macos="12.7", specs=("torch==2.12.0",), says=("macosx_14_0",)),
-    Case("mac-12.2-torch-2.0", "below MPS's 12.3", "2.0.1", "cpu", ("Apple M1",), os="macos", arch="arm64",
-         macos="12.2", specs=("torch==2.0.1",)),
+    Case("mac-12.2-torch-2.0", "below MPS's 12.3: refused", "!no-gpu-build", gpus=("Apple M1",), os="macos",
+         arch="arm64", macos="12.2", specs=("torch==2.0.1",), says=("update macOS to 12.3 or newer",)),
     Case("mac-13-py314-torch-2.10", "2.10.0's cp314 wheel alone is macosx_14_0", "!unsupported-platform",
          gpus=("Apple M4",), os="macos", arch="arm64", macos="13.5", python="3.14", specs=("torch==2.10.0",)),
     Case("mac-unknown-macos", "macOS not given: MPS is assumed and the minimum is said", "2.15.0", "mps",
@@ -278,7 +304,7 @@ CASES = [
 def run_case(database, case: Case) -> Plan | Unsatisfiable:
     facts = HostFacts(os=case.os, arch=case.arch, python=PythonInfo(case.python), amdgpu_module=case.amdgpu_module)
     overrides = TargetOverrides(driver=case.driver, gpus=case.gpus, gfx=case.gfx, amdgpu_driver=case.amdgpu_driver,
-                                rocm=case.rocm, macos=case.macos)
+                                rocm=case.rocm, macos=case.macos, jetpack=case.jetpack)
     target = make_target(database, apply_overrides(facts, overrides))
     return solve(database, target, parse_request([case.framework], list(case.specs)))
 
@@ -316,3 +342,33 @@ def test_at_least_forty_cases_across_the_three_vendors():
     intel = [c for c in CASES if any("Intel" in g for g in c.gpus)]
     apple = [c for c in CASES if c.os == "macos"]
     assert len(CASES) >= 40 and len(amd) >= 15 and len(intel) >= 5 and len(apple) >= 5
+
+
+# The rule's last clause: a CPU answer on a machine with a GPU says so first (Plan.headline, the JSON `headline`),
+# and an answer that uses the GPU has no headline.
+HEADLINES = [
+    (Case("nvidia-no-driver", "NVIDIA GPU, no driver", "2.15.0+cpu", gpus=(RTX3090,)),
+     ("runs on the CPU: no NVIDIA driver was found", "torch 2.15.0+cu132 would use the GPU with an NVIDIA driver ≥ 580")),
+    (Case("windows-amd", "no ROCm torch for Windows", "2.15.0", gpus=(RX7900XTX,), os="windows"),
+     ("runs on the CPU: PyTorch's indexes have ROCm builds of torch only for Linux x86_64",)),
+    (Case("mac-cpu-by-name", "the CPU build asked for", "2.9.1", gpus=("Apple M1",), os="macos", arch="arm64",
+          macos="13.6", specs=("torch==2.9.1+cpu",)), ("the CPU build of torch, as asked",)),
+    (Case("tf-mac", "TensorFlow's macOS wheels", "2.21.0", os="macos", arch="arm64", macos="14.5",
+          framework="tensorflow"), ("runs on the CPU: macOS has no CUDA",)),
+    (Case("mac-13", "MPS", "2.8.0", gpus=("Apple M1",), os="macos", arch="arm64", macos="13.6"), ()),
+    (Case("rx7900xtx", "ROCm", "2.15.0+rocm7.14", gpus=(RX7900XTX,)), ()),
+    (Case("arc", "XPU", "2.15.0+xpu", gpus=(ARC_A770,)), ()),
+]
+
+
+@pytest.mark.parametrize(("case", "headline"), HEADLINES, ids=[c.id for c, _ in HEADLINES])
+def test_cpu_answer_says_so_first(database, case, headline):
+    answer = run_case(database, case)
+    assert isinstance(answer, Plan), case.fact
+    document = answer_json(answer)
+    if not headline:
+        assert answer.headline is None and "headline" not in document, case.fact
+        return
+    assert answer.accelerator == "cpu" and document["headline"] == answer.headline
+    for text in headline:
+        assert text in (answer.headline or ""), f"{case.fact}: {text!r} not in {answer.headline!r}"

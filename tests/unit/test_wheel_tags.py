@@ -1,0 +1,179 @@
+"""The facts a wheel's tags carry: the glibc a manylinux wheel needs, free-threaded CPython, musl.
+
+The facts come from tests/fixtures/pypi-metadata/wheel-tags.json, the tag triples of every wheel file of each
+release as PyPI's simple API listed them on the day it was read (scripts/record-wheel-tags); the database's
+wheel_tags.yaml is derived from it, and a test holds the two together.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from envpin.facts import HostFacts, Libc, PythonInfo
+from envpin.refresh.wheel_tags import glibc_floor, release_tags, wheel_tags_yaml
+from envpin.resolver.plan import Plan, Unsatisfiable
+from envpin.resolver.request import parse_request
+from envpin.resolver.solve import solve
+from envpin.resolver.target import TargetOverrides, apply_overrides, make_target
+
+REPO = Path(__file__).resolve().parents[2]
+SNAPSHOT = json.loads((REPO / "tests" / "fixtures" / "pypi-metadata" / "wheel-tags.json").read_text(encoding="utf-8"))
+RTX4090 = "NVIDIA GeForce RTX 4090"
+
+
+@pytest.mark.parametrize(("tag", "glibc"), [
+    ("manylinux1_x86_64", "2.5"), ("manylinux2010_x86_64", "2.12"), ("manylinux2014_aarch64", "2.17"),
+    ("manylinux_2_17_x86_64", "2.17"), ("manylinux_2_28_aarch64", "2.28"), ("manylinux_2_27_x86_64", "2.27"),
+    ("linux_x86_64", None), ("win_amd64", None), ("macosx_11_0_arm64", None), ("musllinux_1_2_x86_64", None),
+])
+def test_glibc_floor_of_a_platform_tag(tag, glibc):
+    assert glibc_floor(tag) == glibc
+
+
+def test_release_tags_from_the_recorded_files():
+    torch_271 = release_tags(SNAPSHOT["projects"]["torch"]["2.7.1"])
+    assert torch_271.glibc == {"linux-x86_64": "2.28", "linux-aarch64": "2.28"}
+    assert torch_271.free_threaded["linux-x86_64"] == ("3.13",)
+    assert torch_271.musllinux == ()
+    # 2.6.0: aarch64 moved to manylinux_2_28 a release before x86_64 did
+    assert release_tags(SNAPSHOT["projects"]["torch"]["2.6.0"]).glibc == {"linux-x86_64": "2.5", "linux-aarch64": "2.28"}
+    # a file with two tags (manylinux2014 = manylinux_2_17) is installable on the lower one
+    assert release_tags(SNAPSHOT["projects"]["tensorflow"]["2.20.0"]).glibc["linux-x86_64"] == "2.17"
+    assert release_tags(SNAPSHOT["projects"]["tensorflow"]["2.21.0"]).glibc["linux-x86_64"] == "2.27"
+    jaxlib = release_tags(SNAPSHOT["projects"]["jax"]["0.7.1"])
+    assert jaxlib.glibc == {"linux-x86_64": "2.27", "linux-aarch64": "2.17"}
+
+
+def test_the_database_file_is_the_recorded_read():
+    """wheel_tags.yaml is written from the snapshot, never by hand: the two cannot drift apart."""
+    written = (REPO / "data" / "compat_matrix" / "wheel_tags.yaml").read_text(encoding="utf-8")
+    assert written == wheel_tags_yaml(SNAPSHOT)
+
+
+def test_every_release_of_the_database_is_recorded(live_database):
+    recorded = {(t.framework, t.version) for t in live_database.wheel_tags}
+    held = ({("torch", str(r.version)) for r in live_database.torch_releases}
+            | {("tensorflow", str(r.version)) for r in live_database.tensorflow_releases})
+    assert held <= recorded, sorted(held - recorded)
+
+
+@dataclass
+class Case:
+    id: str
+    fact: str
+    framework: str
+    expect: str  # the framework's pin, or !code
+    glibc: str | None = None
+    python: str = "3.11"
+    arch: str = "x86_64"
+    libc: str = "glibc"
+    specs: tuple[str, ...] = ()
+
+
+CASES = [
+    Case("centos7-torch", "torch's x86_64 wheels are manylinux_2_28 from 2.7.0: 2.6.0 is the newest for glibc 2.17",
+         "torch", "2.6.0+cu126", glibc="2.17"),
+    Case("centos7-torch-2.7.1", "asked for 2.7.1 on glibc 2.17: refused, the tag named", "torch",
+         "!unsupported-platform", glibc="2.17", specs=("torch==2.7.1",)),
+    Case("glibc-2.28-torch", "glibc 2.28 meets manylinux_2_28: the newest release", "torch", "2.14.1+cu126",
+         glibc="2.28"),
+    Case("centos7-aarch64", "torch's aarch64 wheels moved to manylinux_2_28 in 2.6.0: 2.5.1 on glibc 2.17",
+         "torch", "2.5.1", glibc="2.17", arch="aarch64"),
+    Case("alpine", "no torch release has a musllinux wheel", "torch", "!unsupported-platform", libc="musl"),
+    Case("centos7-tensorflow", "tensorflow 2.21 is manylinux_2_27: 2.20.0 (manylinux2014) on glibc 2.17",
+         "tensorflow", "2.20.0", glibc="2.17"),
+    Case("centos7-jax", "jaxlib's x86_64 wheels are manylinux_2_27 from 0.7.1: jax 0.7.0 on glibc 2.17",
+         "jax", "0.7.0", glibc="2.17"),
+    Case("free-threaded-3.13t", "cp313t torch wheels end at 2.12.0 (2.12.1 and later: cp314t only)", "torch",
+         "2.12.0+cu126", python="3.13t"),
+    Case("free-threaded-3.14t", "2.14.1 has cp314t wheels", "torch", "2.14.1+cu126", python="3.14t"),
+    Case("free-threaded-3.12t", "no torch release has a cp312t wheel", "torch", "!python-unsupported",
+         python="3.12t"),
+]
+
+
+def run_case(database, case: Case) -> Plan | Unsatisfiable:
+    libc = Libc(case.libc, case.glibc if case.libc == "glibc" else None)
+    facts = HostFacts(os="linux", arch=case.arch, python=PythonInfo(case.python), libc=libc)
+    overrides = TargetOverrides(driver="550.54.14", gpus=(RTX4090,) if case.arch == "x86_64" else ())
+    if case.arch != "x86_64":
+        overrides = TargetOverrides(driver="none")
+    target = make_target(database, apply_overrides(facts, overrides))
+    return solve(database, target, parse_request([case.framework], list(case.specs), "minor"))
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_wheel_tags_decide_the_solve(database, case):
+    answer = run_case(database, case)
+    if case.expect.startswith("!"):
+        assert isinstance(answer, Unsatisfiable), f"{case.fact}: got {answer.packages[0].version}"
+        assert answer.code == case.expect[1:], f"{case.fact}: {answer.message}"
+        return
+    assert isinstance(answer, Plan), f"{case.fact}: {answer.code}: {answer.message}"
+    pin = next(p for p in answer.packages if p.name == case.framework)
+    assert pin.version == case.expect, case.fact
+
+
+def test_the_refusal_names_the_tag_and_the_release_that_installs(database):
+    answer = run_case(database, CASES[1])
+    assert isinstance(answer, Unsatisfiable)
+    assert "manylinux_2_28" in answer.message and "glibc 2.17" in answer.message
+    assert any("2.6.0" in fix for fix in answer.fixes), answer.fixes
+
+
+def test_a_glibc_past_every_floor_says_nothing_of_tags(database):
+    """glibc 2.39 meets every recorded floor: no reason or doubt about tags, as before the tags were recorded."""
+    answer = run_case(database, Case("new", "", "torch", "", glibc="2.39"))
+    assert isinstance(answer, Plan)
+    assert not any("glibc" in text for text in (*answer.reasons, *answer.warnings))
+
+
+def test_cli_glibc_flag_and_free_threaded_python():
+    base = ["solve", "--framework", "torch", "--os", "linux", "--arch", "x86_64", "--driver", "550.54.14",
+            "--gpu", RTX4090, "--format", "json"]
+    old = subprocess.run([sys.executable, "-m", "envpin", *base, "--python", "3.11", "--glibc", "2.17"],
+                         capture_output=True, text=True, timeout=60)
+    assert old.returncode == 0, old.stderr
+    assert json.loads(old.stdout)["packages"][0]["version"] == "2.6.0+cu126"
+    free = subprocess.run([sys.executable, "-m", "envpin", *base, "--python", "3.12t"],
+                          capture_output=True, text=True, timeout=60)
+    assert free.returncode == 1
+    assert json.loads(free.stdout)["error"]["code"] == "python-unsupported"
+    bad = subprocess.run([sys.executable, "-m", "envpin", *base, "--python", "3.11", "--glibc", "two"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "--glibc" in bad.stdout + bad.stderr
+
+
+def test_a_configured_target_and_a_facts_file_carry_the_c_library_and_the_abi(tmp_path, database):
+    from envpin.check.config import read_config  # noqa: PLC0415 - the test of one reader
+    from envpin.errors import EnvpinInputError  # noqa: PLC0415
+
+    (tmp_path / "pyproject.toml").write_text(
+        '[[tool.envpin.targets]]\nname = "centos7"\nos = "linux"\narch = "x86_64"\ndriver = "550.54.14"\n'
+        'gpu = "NVIDIA GeForce RTX 4090"\npython = "3.11"\nglibc = "2.17"\n', encoding="utf-8")
+    config = read_config(tmp_path / "pyproject.toml")
+    target = config.targets[0].spec.resolve(database)
+    assert target.glibc == "2.17" and not target.free_threaded
+    (tmp_path / "bad.toml").write_text('[[tool.envpin.targets]]\nos = "linux"\narch = "x86_64"\ndriver = "none"\n'
+                                       'glibc = "two"\n', encoding="utf-8")
+    with pytest.raises(EnvpinInputError, match="glibc"):
+        read_config(tmp_path / "bad.toml")
+    facts = HostFacts(os="linux", arch="x86_64", python=PythonInfo("3.13.1t"), libc=Libc("musl", None))
+    target = make_target(database, facts)
+    assert target.python == "3.13" and target.free_threaded and target.musl and target.glibc is None
+
+
+def test_detection_reads_the_free_threaded_abi_flag(monkeypatch):
+    from envpin.host import platform_info  # noqa: PLC0415 - the probe under test
+
+    monkeypatch.setattr(platform_info.sys, "abiflags", "t", raising=False)
+    assert platform_info.python_info({}).version.endswith("t")
+    monkeypatch.setattr(platform_info.sys, "abiflags", "", raising=False)
+    monkeypatch.setattr(platform_info.os, "name", "posix")
+    assert not platform_info.python_info({}).version.endswith("t")
