@@ -128,7 +128,8 @@ def test_a_toml_integer_past_pythons_digit_limit(tmp_path):
 def test_the_pre_commit_hook_entry_on_a_repository_of_hostile_files(tmp_path):
     # as pre-commit runs the hook: its `entry` with the repository's files that its `files` pattern matches, from the
     # repository's root (`pre-commit try-repo` itself needs PyPI: scripts/check_precommit_hook.py)
-    [hook] = yaml.safe_load((Path(__file__).parents[2] / ".pre-commit-hooks.yaml").read_text())
+    hooks = yaml.safe_load((Path(__file__).parents[2] / ".pre-commit-hooks.yaml").read_text())
+    [hook] = [h for h in hooks if h["id"] == "envpin-check"]
     repository = tmp_path / "repo"
     (repository / "sub").mkdir(parents=True)
     (repository / "requirements.txt").write_text("torch" + ",".join(f"!=1.{i}" for i in range(10_000)) + "\n")
