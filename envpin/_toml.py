@@ -14,10 +14,14 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from envpin.limits import MAX_TOML_DEPTH, toml_depth
+
 if sys.version_info >= (3, 11):
-    from tomllib import TOMLDecodeError, load, loads  # novm: the 3.10 branch below is tomli
+    from tomllib import TOMLDecodeError, load  # novm: the 3.10 branch below is tomli
+    from tomllib import loads as _loads  # novm: the same
 else:
-    from tomli import TOMLDecodeError, load, loads
+    from tomli import TOMLDecodeError, load
+    from tomli import loads as _loads
 
 __all__ = ["ManifestDecodeError", "TOMLDecodeError", "load", "loads", "loads_manifest"]
 
@@ -32,11 +36,38 @@ class ManifestDecodeError(TOMLDecodeError):
         ValueError.__init__(self, message)
 
 
+def loads(text: str) -> dict[str, Any]:
+    """TOML 1.0; arrays and inline tables nested deeper than envpin.limits.MAX_TOML_DEPTH are refused (as a
+    TOMLDecodeError) before the reader, which recurses once per level, runs out of stack."""
+    _refuse_deep(text)
+    return _read(_loads, text)
+
+
+def _read(reader, text: str) -> dict[str, Any]:
+    """`reader(text)`, with an integer past Python's digit limit (the readers' int() raises a bare ValueError, not
+    TOMLDecodeError) refused as bad TOML."""
+    try:
+        return reader(text)
+    except TOMLDecodeError:
+        raise
+    except ValueError as error:
+        if "digits" not in str(error):
+            raise
+        raise ManifestDecodeError("an integer of more than 4,300 digits, past what Python reads as a number") from None
+
+
+def _refuse_deep(text: str) -> None:
+    depth = toml_depth(text)
+    if depth > MAX_TOML_DEPTH:
+        raise ManifestDecodeError(f"arrays or tables nested {depth:,} deep, more than envpin reads ({MAX_TOML_DEPTH})")
+
+
 def loads_manifest(text: str) -> dict[str, Any]:
     """A user's manifest, TOML 1.0 or 1.1. A document that is neither raises TOMLDecodeError naming TOML 1.1 and
     the line, as does TOML 1.1 where only a tomli older than 2.4 is installed (it says to upgrade)."""
+    _refuse_deep(text)  # for both readers
     try:
-        return loads(text)
+        return _read(_loads, text)
     except TOMLDecodeError as strict:
         older = f"not valid TOML 1.0 ({strict}); reading TOML 1.1, which pixi also accepts, needs tomli >= 2.4 " \
                 "(pip install 'tomli>=2.4')"
@@ -48,6 +79,6 @@ def loads_manifest(text: str) -> dict[str, Any]:
         if version < _TOML_1_1_TOMLI:
             raise ManifestDecodeError(older) from None
         try:
-            return tomli.loads(text)
+            return _read(tomli.loads, text)
         except tomli.TOMLDecodeError as error:
             raise ManifestDecodeError(f"not valid TOML 1.1 ({error})") from None

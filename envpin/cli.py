@@ -80,19 +80,71 @@ def wants_json(words: list[str]) -> bool:
     return any(a == "--format" and b == "json" for a, b in zip(words, words[1:], strict=False)) or "--format=json" in words
 
 
+class StdoutUnwritable(EnvpinError):
+    """Standard output is closed (`envpin … >&-`) or cannot take the text (`> /dev/full`): one line, exit 2."""
+
+
+class _GuardedStdout:
+    """sys.stdout while a command runs: a write or flush that fails (or a stdout that is closed, which Python gives
+    as None) becomes StdoutUnwritable, so the front door says it in one line instead of a traceback. A broken
+    pipe stays BrokenPipeError: a reader that stopped reading (`| head`) ends the run quietly."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        if self._stream is None:
+            raise StdoutUnwritable("standard output is closed; nothing can be printed")
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            raise
+        except OSError as error:
+            raise StdoutUnwritable(f"cannot write to standard output ({error.strerror or error})") from None
+
+    def flush(self) -> None:
+        if self._stream is None:
+            return
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as error:
+            raise StdoutUnwritable(f"cannot write to standard output ({error.strerror or error})") from None
+
+    def isatty(self) -> bool:
+        return self._stream is not None and self._stream.isatty()
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
 def main(argv: list[str] | None = None) -> int:
     fit_output_to_terminal()
-    stderr = sys.stderr
+    original, stderr = sys.stdout, sys.stderr
+    sys.stdout = _GuardedStdout(original)
     try:
-        return _run(sys.argv[1:] if argv is None else list(argv))
+        return _main(argv)
     finally:
+        sys.stdout = original
         if isinstance(sys.stderr, cli_conventions.QuietStream):
             sys.stderr.finish()
         sys.stderr = stderr  # -q wraps it for one run (main is also called in-process, by tests)
         terminal.configure()
 
 
-def _run(words: list[str]) -> int:
+def _silence_stdout() -> None:
+    """Point file descriptor 1 at /dev/null, so that Python's own flush at exit finds nothing left to fail on."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+    except OSError:
+        pass
+
+
+def _main(argv: list[str] | None) -> int:
+    words = sys.argv[1:] if argv is None else list(argv)
     Parser.json_errors = wants_json(words)
     Parser.reading = None
     command = command_named(words)
@@ -105,16 +157,26 @@ def _run(words: list[str]) -> int:
     try:
         refuse_control_characters(args)
         cli_conventions.apply(args)  # -q, -v, --color, -o -
-        return args.handler(args)
+        code = args.handler(args)
+        sys.stdout.flush()  # a full disk says so here, where it is caught, not at the interpreter's exit
+        return code
+    except StdoutUnwritable as error:
+        print(f"envpin: error: {error}", file=sys.stderr)
+        _silence_stdout()
+        return error.exit_code
     except EnvpinError as error:
         if Parser.json_errors:
-            print_json_error(error.code, str(error))
+            try:
+                print_json_error(error.code, str(error))
+            except (StdoutUnwritable, BrokenPipeError):
+                _silence_stdout()
         print(f"envpin: error: {error}", file=sys.stderr)
         return error.exit_code
     except KeyboardInterrupt:
         print("envpin: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
+        _silence_stdout()
         return 0
 
 

@@ -11,7 +11,8 @@ import re
 # ASCII digits only (re.ASCII): `\d` alone also takes full-width and other scripts' digits, which int() accepts
 _DRIVER_VERSION = re.compile(r"\d{2,4}(\.\d{1,3}){0,2}", re.ASCII)
 _COMPUTE_CAPABILITY = re.compile(r"\d{1,2}\.\d", re.ASCII)
-_PYTHON_VERSION = re.compile(r"3\.\d{1,2}(\.\d{1,3})?[a-z0-9]*", re.ASCII)
+# a suffix (3.13t, 3.14.0rc1) starts with a letter: a run of digits after the minor is not a Python (3.<5000 digits>)
+_PYTHON_VERSION = re.compile(r"3\.\d{1,2}(\.\d{1,3})?([a-z][a-z0-9]{0,15})?", re.ASCII)
 
 
 def is_driver_version(text: str) -> bool:

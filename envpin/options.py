@@ -198,7 +198,8 @@ def add_probe_options(parser: argparse.ArgumentParser) -> None:
                        help="the environment's interpreter (default: the one running envpin); --python is a version elsewhere")
     where.add_argument("--prefix", metavar="DIR", help="the environment's root directory (a venv or conda env)")
     parser.add_argument("--timeout", type=seconds, default=120.0,
-                        help="seconds allowed for each framework's import (default 120)")
+                        help="seconds allowed for each framework's import (default 120); the whole probe gets 3 times "
+                             "that plus as much again for the package scan (5 to 60 s)")
     parser.add_argument("--no-smoke", action="store_true", help="skip the small GPU computations of the probe")
     add_db_option(parser)
 
@@ -210,12 +211,18 @@ def add_node_report_option(parser: argparse.ArgumentParser) -> None:
                              "($SLURMD_NODENAME) or else the host name, instead of printing it")
 
 
+MAX_SECONDS = 7 * 24 * 3600  # a week: longer than any step takes, short enough for every clock and timer (1e300 is not)
+
+
 def seconds(text: str) -> float:
-    """An argparse type for every timeout: a positive, finite number of seconds (not 0, -5, inf or nan)."""
+    """An argparse type for every timeout: a positive, finite number of seconds (not 0, -5, inf or nan), at most
+    MAX_SECONDS."""
     try:
         value = float(text)
     except ValueError:
         value = float("nan")
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+    if value > MAX_SECONDS:
+        raise argparse.ArgumentTypeError(f"{text!r}: more than a week ({MAX_SECONDS:,} s), the longest timeout envpin takes")
     return value

@@ -54,7 +54,11 @@ class TargetSpec(TargetOverrides):
 
     def facts(self) -> HostFacts:
         """HostFacts for the target: flags over the facts file over detection."""
-        return apply_overrides(self._base_facts(), self)
+        return self.laid_over(self._base_facts())
+
+    def laid_over(self, facts: HostFacts) -> HostFacts:
+        """`facts` with the flags laid over them: the flags win (a facts file a command read itself, as doctor's)."""
+        return apply_overrides(facts, self)
 
     def _base_facts(self) -> HostFacts:
         if self.facts_file:

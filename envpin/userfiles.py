@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from envpin.errors import EnvpinInputError
+from envpin.limits import MAX_FILE_BYTES, MAX_LINES
 
-MAX_INPUT_BYTES = 64 * 1024 * 1024  # no file envpin reads is near this; /dev/zero or a runaway log must not fill memory
+MAX_INPUT_BYTES = MAX_FILE_BYTES  # no file envpin reads is near this; /dev/zero or a runaway log must not fill memory
 LOG_TAIL_BYTES = 8 * 1024 * 1024  # of an error text, the end is what matters
 LOG_READ_LIMIT = 512 * 1024 * 1024  # a log is read through to its end, up to this
 
@@ -33,8 +34,8 @@ class UnreadableFile(EnvpinInputError):
 
 
 def read_text(path: str | Path, option: str = "", errors: str = "strict") -> str:
-    """A UTF-8 file's text (`-` is stdin); unreadable, not UTF-8 (with errors="strict") or over
-    MAX_INPUT_BYTES is a one-line error naming the option (if any) and the path."""
+    """A UTF-8 file's text (`-` is stdin); unreadable, not UTF-8 (with errors="strict"), over MAX_INPUT_BYTES or
+    over MAX_LINES lines (envpin.limits) is a one-line error naming the option (if any) and the path."""
     where = f"{option} {path}" if option else str(path)
     try:
         if str(path) == "-":
@@ -49,9 +50,13 @@ def read_text(path: str | Path, option: str = "", errors: str = "strict") -> str
     if len(data) > MAX_INPUT_BYTES:
         raise UnreadableFile(where, f"larger than {MAX_INPUT_BYTES // (1024 * 1024)} MiB, not a file envpin reads")
     try:
-        return decode(data, errors)
+        text = decode(data, errors)
     except UnicodeDecodeError:
         raise UnreadableFile(where, "not UTF-8 text") from None
+    lines = text.count("\n") + (0 if text.endswith("\n") else 1)
+    if lines > MAX_LINES:
+        raise UnreadableFile(where, f"{lines:,} lines, more than envpin reads in one file ({MAX_LINES:,})")
+    return text
 
 
 def read_included_text(path: str | Path, where: str = "") -> str:

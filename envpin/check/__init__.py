@@ -34,6 +34,7 @@ from envpin.check.rules import (
 )
 from envpin.check.targets import CheckTarget, target_fit
 from envpin.compat.model import Database
+from envpin.limits import LimitExceeded, check_entries_per_package
 
 if TYPE_CHECKING:
     from envpin.check.requirements import IncludeReader
@@ -66,6 +67,7 @@ def check_text(
         ),), unreadable=True)
     try:
         contents = read_contents(kind, text, include)
+        check_entries_per_package((pin.name for pin in contents.pins), "")
     except UnreadableInclude as error:
         return FileReport(path, (problem(
             "CHK-FILE-UNREADABLE", "", error.message, "fix the include, or the file it names",
@@ -74,6 +76,10 @@ def check_text(
         return FileReport(path, (problem(
             "CHK-FILE-MALFORMED", error.where, f"not a valid {kind} file: {error.message}",
             "fix the syntax (or regenerate the file with its tool)",
+        ),), unreadable=True)
+    except LimitExceeded as error:
+        return FileReport(path, (problem(
+            "CHK-FILE-UNREADABLE", "", str(error), "split the file, or shorten what it repeats",
         ),), unreadable=True)
     except (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError) as error:
         # A shape no reader expected: still one line and exit 2, never a traceback (and a bug worth a report).

@@ -22,10 +22,15 @@ VALID_KEYS = ("name", "dependencies", "prefix", "channels", "variables")
 # conda-lock reads its target platforms from the same file (its own test input,
 # conda/conda-lock tests/test-install-with-pip-deps/environment.yml, has `platforms:`); conda ignores the key.
 EXTENSION_KEYS = ("platforms",)
-_OPERATOR_SPACES = re.compile(r"\s*([=<>!~,|])\s*")
+# The spaces around an operator go (`numpy >= 1.2` -> `numpy>=1.2`), in two passes that each try a run of spaces
+# once, from its start: `\s*([=<>!~,|])\s*` tried every space of a run and scanned the rest of it (n²/2 steps).
+# A run is removed when it touches an operator on either side, as that pattern removed it.
+# tests/unit/test_regex_bounds.py; the bracket field starts only where its word starts (the same matches).
+_SPACES_AFTER_OPERATOR = re.compile(r"(?<=[=<>!~,|])\s+")
+_SPACES_BEFORE_OPERATOR = re.compile(r"(?<!\s)\s+(?=[=<>!~,|])")
 _NAME = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_.\-]*)(.*)$")
 _BRACKET = re.compile(r"^(?P<head>[^\[]+)\[(?P<body>.*)\]\s*$")
-_BRACKET_FIELD = re.compile(r"(\w+)\s*=\s*(?:'([^']*)'|\"([^\"]*)\"|([^,\s]+))")
+_BRACKET_FIELD = re.compile(r"(?<!\w)(\w+)\s*=\s*(?:'([^']*)'|\"([^\"]*)\"|([^,\s]+))")
 
 
 def parse(text: str, include: requirements.IncludeReader | None = None) -> Contents:
@@ -215,7 +220,7 @@ def parse_match_spec(spec: str) -> tuple[str, str | None, str | None] | None:
         text = bracket.group("head").strip()
         fields = {m.group(1): next(g for g in m.groups()[1:] if g is not None)
                   for m in _BRACKET_FIELD.finditer(bracket.group("body"))}
-    text = _OPERATOR_SPACES.sub(r"\1", text)
+    text = _SPACES_BEFORE_OPERATOR.sub("", _SPACES_AFTER_OPERATOR.sub("", text))
     match = _NAME.match(text)
     if match is None:
         return None

@@ -40,7 +40,8 @@ FIXABLE = frozenset({
 })
 TORCH_NAMES = ("torch", "torchvision", "torchaudio")
 _TORCH_HOST = "download.pytorch.org"
-_COMMENT = re.compile(r"(^|\s+)#.*$")  # pip's comment rule (req_file.py COMMENT_RE)
+# pip's comment rule (req_file.py COMMENT_RE); a run of spaces is tried once, from its start: linear, the same matches
+_COMMENT = re.compile(r"(^|(?<!\s)\s+)#.*$")
 _INDEX_OPTION = re.compile(r"^(\s*)(--index-url|--extra-index-url|-i|--find-links|-f)(\s*=\s*|\s+)(\S+)(.*)$")
 _REQUIREMENT = re.compile(r"^(\s*)([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?\s*([^;#]*?)(\s*;[^#]*)?(\s+#.*)?$")
 FIXABLE_KINDS = ("requirements", "environment.yml", "pyproject.toml")

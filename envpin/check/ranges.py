@@ -24,9 +24,9 @@ from envpin.compat.model import Database
 from envpin.resolver.builds import Build, jax_builds, tensorflow_builds, torch_build
 from envpin.resolver.fitness import assess
 from envpin.resolver.target import Target
+from envpin.vocabulary.variants import DEFAULT_TORCH_INDEX
 
 _ALL_KINDS = frozenset({"cuda", "rocm", "xpu", "cpu"})
-_TORCH_INDEX = "https://download.pytorch.org/whl"
 
 
 @dataclass(frozen=True)
@@ -141,7 +141,7 @@ def _torch_offers(pin: Pin, contents: Contents, database: Database, target: Targ
             if target.platform not in variant.platforms:
                 continue
             if every or name in variants:
-                offers.append(Offer(Version(f"{release.version}+{name}"), f"{_TORCH_INDEX}/{name}",
+                offers.append(Offer(Version(f"{release.version}+{name}"), f"{DEFAULT_TORCH_INDEX}/{name}",
                                     torch_build(release, variant)))
         plain = release.variants.get(release.pypi.get(target.platform) or "")
         if pypi and plain is not None:
@@ -206,6 +206,6 @@ def _range_fix(pin: Pin, framework: str, offers: list[Offer], database: Database
         if elsewhere:
             best = max(elsewhere, key=lambda b: (b.version, b.cuda or ""))
             return (f"no torch this range allows from these indexes runs there; {best.label} does: take torch from "
-                    f"{_TORCH_INDEX}/{best.flavor} instead (or pin {pin.name}=={best.version}+{best.flavor})")
+                    f"{DEFAULT_TORCH_INDEX}/{best.flavor} instead (or pin {pin.name}=={best.version}+{best.flavor})")
     return (f"no {framework} this range allows runs there: regenerate the pins with `envpin solve --framework "
             f"{framework}` for this target")

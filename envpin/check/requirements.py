@@ -32,12 +32,13 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from envpin.check.hashes import PIP_ALGORITHMS, digest_problem, split_hash
-from envpin.check.model import Contents, IndexOption, Pin, Problem, UnreadableInclude, can_coexist
+from envpin.check.model import Contents, IndexOption, MalformedFile, Pin, Problem, UnreadableInclude, can_coexist
 from envpin.check.rules import problem
 from envpin.check.variants import file_name, parse_wheel
+from envpin.limits import MAX_CONTINUATIONS, MAX_SPECIFIERS, continuation_limit_message
 from envpin.record import replace
 
-_COMMENT = re.compile(r"(^|\s+)#.*$")
+_COMMENT = re.compile(r"(^|(?<!\s)\s+)#.*$")  # a run of spaces tried once, from its start: linear
 VARIABLE = re.compile(r"\$\{([A-Z0-9_]+)\}")  # pip's req_file.ENV_VAR_RE: the one form pip expands
 # option -> (takes a value, what it is); pip's SUPPORTED_OPTIONS for a requirements file
 _FILE_OPTIONS = {
@@ -122,6 +123,8 @@ def logical_lines(text: str) -> list[tuple[str, str]]:
         else:
             if not pending:
                 start = number
+            elif len(pending) >= MAX_CONTINUATIONS:
+                raise MalformedFile(continuation_limit_message(start), f"line {start}")
             pending.append(raw.strip("\\"))
     if pending:
         emit(start, "".join(pending))
@@ -408,6 +411,9 @@ def _requirement(text: str, where: str) -> Line:
     if requirement.url:
         return _direct_reference(requirement.url, text, where, name=name, extras=extras, scope=scope)
     specifiers = list(requirement.specifier)
+    if len(specifiers) > MAX_SPECIFIERS:
+        raise MalformedFile(f"{where}: {len(specifiers):,} version clauses in one requirement, more than envpin takes "
+                            f"({MAX_SPECIFIERS})", where)
     exact = None
     if len(specifiers) == 1 and specifiers[0].operator in ("==", "===") and "*" not in specifiers[0].version:
         exact = specifiers[0].version

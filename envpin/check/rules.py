@@ -9,6 +9,7 @@ Facts come from the compatibility database (`torch_releases` with their `compani
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from packaging.version import InvalidVersion, Version
 from envpin.check.model import Contents, Pin, Problem, can_coexist, scope_oses
 from envpin.check.variants import (
     COMPANIONS,
-    CONDA_CUDA_PACKAGES,
+    CONDA_CUDA_VERSIONED,
     TORCH_FAMILY,
     conda_build_kind,
     cuda_major_of_variant,
@@ -34,14 +35,13 @@ from envpin.check.variants import (
 )
 from envpin.compat.model import CUDA_CHECKS, PYPI_INDEX
 from envpin.vocabulary.frameworks import FRAMEWORKS
-from envpin.vocabulary.variants import kind_of
+from envpin.vocabulary.variants import DEFAULT_TORCH_INDEX, kind_of
 
 if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
 
     from envpin.compat.model import Companion, Database, TorchRelease
 
-TORCH_INDEX = "https://download.pytorch.org/whl"
 
 # id -> (default severity, what it means). docs/check.md documents each with an example and its fix.
 PROBLEMS: dict[str, tuple[str, str]] = {
@@ -98,7 +98,7 @@ def problem(problem_id: str, where: str, message: str, fix: str, severity: str |
     return Problem(problem_id, severity or PROBLEMS[problem_id][0], message, where, fix)
 
 
-RELEVANT = frozenset({"torch", "torchvision", "torchaudio", "tensorflow", "jax", "jaxlib"} | CONDA_CUDA_PACKAGES)
+RELEVANT = frozenset({"torch", "torchvision", "torchaudio", "tensorflow", "jax", "jaxlib"} | CONDA_CUDA_VERSIONED)
 
 
 def needs_database(contents: Contents) -> bool:
@@ -159,16 +159,16 @@ def torch_release_of(database: Database, version: str) -> TorchRelease | None:
 
 
 def _index_url(variant: str) -> str:
-    return f"{TORCH_INDEX}/{variant}"
+    return f"{DEFAULT_TORCH_INDEX}/{variant}"
 
 
 @dataclass(frozen=True)
-class Flavour:
+class Flavor:
     kind: str | None  # cuda / cpu / rocm / None when the file does not say
     major: str | None  # the CUDA major
     variant: str | None  # the exact PyTorch variant (pip pins)
 
-    def clashes(self, other: Flavour) -> bool:
+    def clashes(self, other: Flavor) -> bool:
         if self.kind and other.kind and self.kind != other.kind:
             return True
         if self.major and other.major and self.major != other.major:
@@ -183,31 +183,31 @@ class Flavour:
         return self.kind or "unknown"
 
 
-def flavour(pin: Pin, contents: Contents) -> Flavour:
+def flavor(pin: Pin, contents: Contents) -> Flavor:
     if pin.manager == "pip":
         variant = bound_variant(pin, contents)
         if not variant:
-            return Flavour(None, None, None)
+            return Flavor(None, None, None)
         kind = kind_of(variant)
-        return Flavour(kind, cuda_major_of_variant(variant), variant)
+        return Flavor(kind, cuda_major_of_variant(variant), variant)
     built = conda_build_kind(pin.build)
     if built:
-        return Flavour(built[0], built[1], None)
+        return Flavor(built[0], built[1], None)
     if pin.name == "torch":
-        return _conda_environment_flavour(pin, contents)
-    return Flavour(None, None, None)
+        return _conda_environment_flavor(pin, contents)
+    return Flavor(None, None, None)
 
 
-def _conda_environment_flavour(pin: Pin, contents: Contents) -> Flavour:
-    """A conda pytorch without a build string takes its flavour from `cpuonly` or `pytorch-cuda=X.Y` beside it."""
+def _conda_environment_flavor(pin: Pin, contents: Contents) -> Flavor:
+    """A conda pytorch without a build string takes its flavor from `cpuonly` or `pytorch-cuda=X.Y` beside it."""
     for other in contents.pins:
         if other.manager != "conda" or not can_coexist(pin, other):
             continue
         if other.name == "cpuonly":
-            return Flavour("cpu", None, None)
+            return Flavor("cpu", None, None)
         if other.name == "pytorch-cuda" and other.version:
-            return Flavour("cuda", other.version.split(".")[0], None)
-    return Flavour(None, None, None)
+            return Flavor("cuda", other.version.split(".")[0], None)
+    return Flavor(None, None, None)
 
 
 # ---------------------------------------------------------------- duplicates
@@ -219,9 +219,11 @@ def duplicate_packages(contents: Contents) -> list[Problem]:
     if contents.kind == "uv.lock":
         return []  # uv.lock lists one entry per fork, and its fork markers overlap; pairs there are not duplicates
     problems = []
-    seen: dict[str, list[Pin]] = {}
+    # per name, the first pin of each kind (a pin but for where it is): a later pin alike in every field says the same
+    # against each earlier one, so it is compared once; a name listed 5,000 times costs 5,000 steps, not 12.5 million
+    seen: dict[str, dict[Pin, Pin]] = {}
     for pin in contents.pins:
-        for earlier in seen.get(pin.name, []):
+        for earlier in seen.get(pin.name, {}).values():
             if not can_coexist(earlier, pin) or pin.scope != earlier.scope:
                 continue
             if earlier.manager != pin.manager:
@@ -243,7 +245,7 @@ def duplicate_packages(contents: Contents) -> list[Problem]:
                     f"keep one {pin.name} pin",
                 ))
                 break
-        seen.setdefault(pin.name, []).append(pin)
+        seen.setdefault(pin.name, {}).setdefault(dataclasses.replace(pin, where=""), pin)
     return problems
 
 
@@ -349,8 +351,8 @@ def _companion_problems(companion: Pin, partners: list[Pin], contents: Contents,
         return recorded  # the database records the pinned build: its import check decides
     if not any(r.companions[companion.name].per_variant for r in paired):
         return []  # one wheel serves every variant (torchaudio 2.11.1): nothing to compare
-    mine = flavour(companion, contents)
-    theirs = [(t, flavour(t, contents)) for t in matching]
+    mine = flavor(companion, contents)
+    theirs = [(t, flavor(t, contents)) for t in matching]
     if all(mine.clashes(other) for _, other in theirs):
         torch, other = theirs[0]
         return [problem(
@@ -410,11 +412,11 @@ def _import_problems(companion: Pin, torches: list[Pin], contents: Contents, dat
     return None
 
 
-def _same_build_fix(companion: Pin, torch: Pin, torch_flavour: Flavour) -> str:
-    if companion.manager == "pip" and torch_flavour.variant:
-        return (f"pin {companion.name}=={public(companion)}+{torch_flavour.variant} from "
-                f"{_index_url(torch_flavour.variant)}, the same index as torch")
-    return f"install {companion.name} and torch from the same channel and build ({torch_flavour.describe()})"
+def _same_build_fix(companion: Pin, torch: Pin, torch_flavor: Flavor) -> str:
+    if companion.manager == "pip" and torch_flavor.variant:
+        return (f"pin {companion.name}=={public(companion)}+{torch_flavor.variant} from "
+                f"{_index_url(torch_flavor.variant)}, the same index as torch")
+    return f"install {companion.name} and torch from the same channel and build ({torch_flavor.describe()})"
 
 
 def _unpinned_companion(companion: Pin, partners: list[Pin], contents: Contents, database: Database) -> list[Problem]:
@@ -513,7 +515,7 @@ def _pypi_torch_claim(pin: Pin, contents: Contents, database: Database) -> CudaC
 
 
 def _conda_claim(pin: Pin) -> CudaClaim | None:
-    if pin.name in CONDA_CUDA_PACKAGES and pin.version:
+    if pin.name in CONDA_CUDA_VERSIONED and pin.version:
         major = pin.version.split(".")[0].lstrip("=")
         if major.isdigit():
             return CudaClaim(pin, major, f"{pin.shown} is CUDA {major}", pin.name == "pytorch-cuda")
@@ -577,7 +579,7 @@ def _bundles_its_cuda(pin: Pin, contents: Contents, database: Database) -> bool:
 
 
 def _cuda_build_of(pin: Pin, major: str) -> str:
-    """How to get the CUDA `major` flavour of a package: a renamed -cuNN library, or its CUDA build."""
+    """How to get the CUDA `major` flavor of a package: a renamed -cuNN library, or its CUDA build."""
     suffix = re.match(r"^(nvidia-[a-z0-9-]+-cu)\d{2}$", pin.name)
     if suffix:
         return f"use {suffix.group(1)}{major} (the CUDA {major} package) or drop the pin and let the framework choose"

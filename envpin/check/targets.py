@@ -30,7 +30,7 @@ from envpin.compat.model import Database
 from envpin.markers import marker_holds
 from envpin.record import replace
 from envpin.resolver.builds import CHANNEL_NAMES, Build, builds_of, jax_builds, tensorflow_builds, torch_build
-from envpin.resolver.fitness import Rejection, Verdict, assess
+from envpin.resolver.fitness import Rejection, Verdict, assess, other_vendors_build
 from envpin.resolver.target import Target
 from envpin.target_spec import NamedTarget, TargetSpec
 
@@ -258,12 +258,9 @@ def _judge(judged: Judged, database: Database, check_target: CheckTarget, policy
         return _rejection_problems(pin, failed, lead, check_target, target, judged.fix)
     if build.kind == "cpu" and target.has_nvidia and target.gpus and not judged.explicit_cpu:
         return _cpu_problem(pin, build, lead, check_target, target)
-    if _other_vendors_build(build, pin, target):
-        gpus = ", ".join(g.name for g in target.gpus)
-        vendor = "an AMD (ROCm)" if build.kind == "rocm" else "an Intel (XPU)"
-        return [problem("CHK-TARGET-GPU", pin.where,
-                        f"{lead}{build.label} is {vendor} build: it cannot use {gpus}, and runs on the CPU only there",
-                        _solve_fix(pin, check_target))]
+    unusable = _other_vendors_build(build, pin, target)
+    if unusable:
+        return [problem("CHK-TARGET-GPU", pin.where, f"{lead}{unusable}", _solve_fix(pin, check_target))]
     if build.framework == "tensorflow" and build.flavor == "cuda" and pin.manager == "pip" and not cuda_supplied \
             and target.has_nvidia and target.gpus:
         return _system_cuda_problem(pin, build, lead, target)
@@ -320,14 +317,12 @@ def _pip_cuda_beside(contents: Contents, jax: Pin) -> bool:
         for pin in contents.pins)
 
 
-def _other_vendors_build(build: Build, pin: Pin, target: Target) -> bool:
-    """A ROCm or XPU build on a machine whose GPUs are NVIDIA's only: torch imports, and sees no GPU. An extra or
-    a dependency group of such builds is a choice for other machines (docling-serve's `rocm` group), not a miss."""
-    if build.kind not in ("rocm", "xpu") or not target.has_nvidia or not target.gpus:
-        return False
-    if target.amd_gpus if build.kind == "rocm" else target.intel_gpus:
-        return False
-    return not any(label.startswith(("extra:", "group:", "feature:")) for label in pin.scope)
+def _other_vendors_build(build: Build, pin: Pin, target: Target) -> str | None:
+    """`fitness.other_vendors_build`, the judgement `solve --project` shares. An extra or a dependency group of
+    such builds is a choice for other machines (docling-serve's `rocm` group), not a miss."""
+    if any(label.startswith(("extra:", "group:", "feature:")) for label in pin.scope):
+        return None
+    return other_vendors_build(build, target)
 
 
 def _system_cuda_problem(pin: Pin, build: Build, lead: str, target: Target) -> list[Problem]:

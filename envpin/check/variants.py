@@ -48,7 +48,7 @@ CUDA_VERSIONED_LIBRARIES = frozenset(
      "nvidia-cuda-nvcc", "cuda-toolkit"}
 )
 # conda packages whose version is the CUDA version they provide or require
-CONDA_CUDA_PACKAGES = frozenset(
+CONDA_CUDA_VERSIONED = frozenset(
     {"pytorch-cuda", "cudatoolkit", "cuda-version", "cuda-toolkit", "cuda-runtime", "cuda-cudart", "cuda-nvcc"}
 )
 _NVIDIA_SUFFIX = re.compile(r"^nvidia-[a-z0-9-]+-cu(\d{2})$")

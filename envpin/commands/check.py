@@ -12,25 +12,13 @@ import json
 import sys
 from pathlib import Path
 
-from envpin.check import check_text
 from envpin.check.config import CheckConfig, find_config, read_config
-from envpin.check.formats import KINDS, kind_of
-from envpin.check.included import beside
-from envpin.check.model import FileReport, Problem
-from envpin.check.rules import PROBLEMS, problem
-from envpin.check.targets import CheckTarget, command_line_target, configured_target
+from envpin.check.formats import KINDS
+from envpin.check.rules import PROBLEMS
+from envpin.check_run import check_files
 from envpin.compat.drivers import POLICIES
-from envpin.compat.loader import load_database
-from envpin.compat.model import Database
-from envpin.conda.channels import Channels
-from envpin.conda.errors import CondaSolveFailed
-from envpin.conda.target import solve_for_target
-from envpin.conda.virtual import DEFAULT_GLIBC
 from envpin.errors import EnvpinInputError
 from envpin.options import add_channel_options, add_db_option, add_target_options, channels, target_spec
-from envpin.record import replace
-from envpin.target_spec import TargetSpec
-from envpin.userfiles import UnreadableFile, read_text, write_atomically
 
 
 def register(check: argparse.ArgumentParser, parser_class) -> None:
@@ -69,33 +57,8 @@ def run(args: argparse.Namespace) -> int:
     policy = args.driver_policy if args.driver_policy is not None else config.driver_policy or "minor"
     if policy not in POLICIES:
         raise EnvpinInputError(f"--driver-policy {policy!r}: expected one of {', '.join(POLICIES)}")
-    spec = target_spec(args, conda=True)
-    database = _OneDatabase(args.db)
-    targets = _targets(spec, config, database)
-    conda_channels = channels(args) if args.solve else None
-    assumed = None
-    if args.solve and _glibc_unknown(spec):
-        spec, assumed = replace(spec, glibc=DEFAULT_GLIBC), problem(
-            "CHK-SOLVE-ASSUMED", "", f"the target's glibc is not given: --solve assumes glibc {DEFAULT_GLIBC} "
-            "(`__glibc`), the default pixi and conda-lock solve with", "pass --glibc X.Y (or --facts from the target) "
-            "to solve for its own")
-    reports = []
-    for path in args.files:
-        text = _read(path)
-        if isinstance(text, FileReport):  # the file could not be read
-            reports.append(text)
-            continue
-        ignore = config.ignored_for(path) | frozenset(args.ignore)
-        report = check_text(path, text, load_database=database.get, kind=args.kind, targets=targets, policy=policy,
-                            ignore=ignore, include=None if path == "-" else beside(path))
-        if conda_channels is not None and not report.unreadable:
-            report = _with_conda_solve(report, text, args.kind, spec, database.get(), conda_channels, ignore,
-                                       assumed)
-        if args.fix and path == "-" and report.errors:
-            print("envpin: not fixed: -: text from stdin is checked, never rewritten", file=sys.stderr)
-        elif args.fix and not report.unreadable and report.errors:
-            report = _fixed(report, text, args.kind, targets, database, policy, ignore)
-        reports.append(report)
+    reports = check_files(args.files, args.kind, target_spec(args, conda=True), config, policy,
+                          frozenset(args.ignore), args.db, channels(args) if args.solve else None, fix=args.fix)
     for report in reports:
         if report.unreadable:
             print(f"envpin: error: {report.path}: {report.problems[0].message}", file=sys.stderr)
@@ -108,75 +71,6 @@ def run(args: argparse.Namespace) -> int:
     return 1 if any(r.errors for r in reports) else 0
 
 
-class _OneDatabase:
-    """The database of --db, loaded the first time a file or a target needs it (a plain requirements file
-    without GPU pins is checked without it), and then the same one for every file and target."""
-
-    def __init__(self, directory: str | None):
-        self.directory = directory
-        self.loaded: Database | None = None
-
-    def get(self) -> Database:
-        if self.loaded is None:
-            self.loaded = load_database(self.directory)
-        return self.loaded
-
-
-def _fixed(report: FileReport, text: str, kind: str | None, targets: tuple[CheckTarget, ...], database: _OneDatabase,
-           policy: str, ignore: frozenset[str]) -> FileReport:
-    """`--fix`: the file rewritten (atomically) where envpin.check.fix can, and checked again; what it did and
-    did not do on stderr."""
-    from envpin.check.fix import fix_file  # noqa: PLC0415 - only --fix needs the solve
-
-    path = report.path
-
-    def recheck(new_text: str) -> FileReport:
-        return check_text(path, new_text, load_database=database.get, kind=kind, targets=targets, policy=policy,
-                          ignore=ignore, include=beside(path))
-
-    fixed = fix_file(path, text, kind or kind_of(path, text) or "", report, targets, database.get(), recheck)
-    for line in fixed.advice:
-        print(f"envpin: {path}: {line}", file=sys.stderr)
-    if fixed.text is not None:
-        write_atomically(Path(path), fixed.text, "--fix")
-        for change in fixed.changed:
-            print(f"envpin: fixed {path}:{change}", file=sys.stderr)
-        report = recheck(fixed.text)
-    for reason in fixed.unfixed:
-        print(f"envpin: not fixed: {path}: {reason}", file=sys.stderr)
-    return report
-
-
-def _glibc_unknown(spec: TargetSpec) -> bool:
-    """A Linux target described by flags alone, without --glibc: nothing says its glibc."""
-    return spec.glibc is None and not spec.facts_file and not spec.probes_this_machine and spec.os == "linux"
-
-
-def _with_conda_solve(report: FileReport, text: str, kind: str | None, spec: TargetSpec, database: Database,
-                      conda_channels: Channels, ignore: frozenset[str], assumed: Problem | None) -> FileReport:
-    """`--solve`: an environment.yml must solve for the target, with the virtual packages envpin builds."""
-    if (kind or kind_of(report.path, text)) != "environment.yml" or "CHK-CONDA-UNSOLVABLE" in ignore:
-        return report
-    if assumed is not None and assumed.id not in ignore:
-        report = replace(report, problems=report.problems + (assumed,))
-    try:
-        solve_for_target(text, report.path, spec, database, conda_channels)
-    except CondaSolveFailed as error:
-        found = problem("CHK-CONDA-UNSOLVABLE", "dependencies", str(error),
-                        "regenerate it for this target (envpin solve --conda-source …) or relax the pins named")
-        return replace(report, problems=report.problems + (found,))
-    return report
-
-
-def _read(path: str) -> str | FileReport:
-    """The file's text, or the report that it cannot be read."""
-    try:
-        return read_text(path)
-    except UnreadableFile as error:
-        found = problem("CHK-FILE-UNREADABLE", "", f"cannot be read ({error.reason})", "check the path and that it is UTF-8 text")
-        return FileReport(path, (found,), unreadable=True)
-
-
 def _config(args: argparse.Namespace) -> CheckConfig:
     if args.no_config:
         return CheckConfig()
@@ -186,14 +80,6 @@ def _config(args: argparse.Namespace) -> CheckConfig:
     if args.config and not path.is_file():
         raise EnvpinInputError(f"--config {args.config}: no such file")
     return read_config(path, required=bool(args.config))
-
-
-def _targets(spec: TargetSpec, config: CheckConfig, database: _OneDatabase) -> tuple[CheckTarget, ...]:
-    """The machines to check against: the target options when any is given, else the config's targets, each
-    resolved against the one database of --db."""
-    if spec.given:
-        return (command_line_target(spec, database.get()),)
-    return tuple(configured_target(named, database.get()) for named in config.targets)
 
 
 def report_json(reports) -> dict:

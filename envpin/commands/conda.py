@@ -15,11 +15,11 @@ import sys
 from pathlib import Path
 
 from envpin import __version__
-from envpin.compat.loader import load_database
 from envpin.conda import locks
 from envpin.conda.rattler_solve import write_pixi_lock
 from envpin.conda.target import CondaTargetFacts, conda_target, native_conda_target, solve_for_target
 from envpin.conda.virtual import conda_lock_spec
+from envpin.database import run_database
 from envpin.emit.conda_env import render_virtual_packages
 from envpin.errors import EnvpinInputError
 from envpin.options import add_channel_options, add_db_option, add_target_options, channels, seconds, target_spec
@@ -77,7 +77,7 @@ def add_conda_target(parser: argparse.ArgumentParser) -> None:
 
 def _solve(args: argparse.Namespace):
     """(CondaTargetFacts, Solution) of the environment.yml argument for the target the options describe."""
-    return solve_for_target(read_text(args.file), args.file, target_spec(args, conda=True), load_database(args.db),
+    return solve_for_target(read_text(args.file), args.file, target_spec(args, conda=True), run_database(args.db),
                             channels(args))
 
 
@@ -85,7 +85,7 @@ def _solve(args: argparse.Namespace):
 
 
 def run_virtual_packages(args: argparse.Namespace) -> int:
-    found: CondaTargetFacts = conda_target(target_spec(args, conda=True), load_database(args.db))
+    found: CondaTargetFacts = conda_target(target_spec(args, conda=True), run_database(args.db))
     target, subdir, packages = found.target, found.subdir, found.virtual_packages
     if args.format == "json":
         text = json.dumps(conda_lock_spec(packages, subdir), indent=2) + "\n"
@@ -164,6 +164,6 @@ def run_create(args: argparse.Namespace) -> int:
     """`envpin conda create FILE --prefix DIR`: `envpin install` of a conda input, which it is."""
     options = InstallOptions(prefix=Path(args.prefix), backend=args.backend, python=args.python,
                              conda_environment=args.conda_environment, timeout=args.timeout, quiet=args.quiet)
-    found = native_conda_target(target_spec(args, conda=True), load_database(args.db))
+    found = native_conda_target(target_spec(args, conda=True), run_database(args.db))
     install_conda_file(Path(args.file), None, options, conda_backend_target(found, channels(args)))
     return 0

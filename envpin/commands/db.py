@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 
 from envpin.compat.info import database_info, render_info
-from envpin.compat.loader import load_database, validate_database
+from envpin.compat.loader import validate_database
+from envpin.database import run_database
 from envpin.errors import DatabaseError
 from envpin.options import add_db_option, seconds
 from envpin.refresh.client import DEFAULT_JSON_URL, DEFAULT_SIMPLE_URL
@@ -53,7 +54,7 @@ def register(db: argparse.ArgumentParser, parser_class) -> None:
 
 
 def run_info(args: argparse.Namespace) -> int:
-    info = database_info(load_database(args.db))
+    info = database_info(run_database(args.db))
     print(json.dumps(info, indent=2) if args.format == "json" else render_info(info))
     return 0
 

@@ -5,14 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 
-from envpin.compat.loader import load_database
+from envpin.database import run_database
 from envpin.doctor.engine import diagnose
 from envpin.doctor.model import Case
 from envpin.env_facts import EnvFacts, env_facts_from_json, has_env_facts
 from envpin.facts import HostFacts, from_json
 from envpin.host import detect_host
 from envpin.options import add_probe_options, add_target_options, target_spec
-from envpin.resolver.target import apply_overrides
 from envpin.userfiles import read_json, read_log, read_text
 from envpin.verify.run import interpreter_for, run_probe
 
@@ -32,11 +31,10 @@ def run(args: argparse.Namespace) -> int:
     timeout = args.timeout
     error_text = read_log(args.error_text, "--error-text") if args.error_text else ""
     script_text = read_text(args.script, "--script", errors="replace") if args.script else None
-    database = load_database(args.db)
+    database = run_database(args.db)
     flags = target_spec(args)
     host, env = gather_facts(args, timeout)
-    # the target flags win over --facts, which wins over detection, as in every command (resolver.target.apply_overrides)
-    host = apply_overrides(host, flags)
+    host = flags.laid_over(host)  # the target flags win over --facts, which wins over detection, as in every command
     case = Case(host=host, env=env, database=database, error_text=error_text, script_path=args.script,
                 script_text=script_text, flags=flags)
     diagnosis = diagnose(case)

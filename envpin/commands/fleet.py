@@ -19,17 +19,23 @@ import sys
 import tempfile
 from pathlib import Path
 
-import yaml
-
-from envpin.compat.loader import load_database
-from envpin.emit.text import render as render_answer
+from envpin.emit.render import render_text as render_answer
 from envpin.errors import EnvpinInputError
 from envpin.facts import to_json
-from envpin.fleet.images import CONDA, base_image, conda_class_environment, dockerfile
-from envpin.fleet.kubernetes import class_job, class_selector, node_verify_jobs
-from envpin.fleet.plan import PlannedClasses, plan_classes
+from envpin.fleet.images import CONDA, base_image
+from envpin.fleet.names import checked_namespace
+from envpin.fleet.plan import conda_class_lock, docker_files, kubernetes_files, plan_inventory
 from envpin.fleet.report import render_json, render_text, report_json
-from envpin.fleet.slurm import ClassFiles, detect_facts, facts_document, list_nodes, provision_script, submit
+from envpin.fleet.slurm import (
+    ClassFiles,
+    check_slurm_names,
+    detect_facts,
+    facts_document,
+    list_nodes,
+    provision_script,
+    sbatch_path,
+    submit,
+)
 from envpin.lock.planned import lock_planned
 from envpin.lock.pylock import render
 from envpin.options import (
@@ -46,8 +52,8 @@ from envpin.options import (
     solve_options,
     target_spec,
 )
-from envpin.planning import Planned
-from envpin.resolver.plan import Plan
+from envpin.planning import Plan
+from envpin.record import replace
 from envpin.userfiles import write_atomically
 
 MANIFEST_FORMATS = ("kubernetes", "dockerfile")
@@ -138,6 +144,9 @@ def run_provision(args: argparse.Namespace) -> int:
     planned, _, options = _planned(args)
     output = Path(args.output).resolve()
     envpin = _envpin_command(args)
+    for entry in planned.classes:  # every script's names are checked before any class is locked or written
+        check_slurm_names(entry.machine_class)
+    sbatch_path(output)
     written: list[Path] = []
     for entry in planned.classes:
         machine_class = entry.machine_class
@@ -146,7 +155,7 @@ def run_provision(args: argparse.Namespace) -> int:
             sys.stdout.write(render_answer(entry.answer, planned.request))
             continue
         files = ClassFiles(output / machine_class.name, output / "reports")
-        locked = lock_planned(Planned(entry.answer, planned.request, planned.project, None), lock_options(args),
+        locked = lock_planned(replace(entry.planned, source_args=None), lock_options(args),
                               str(files.lock), options.allow_insecure_index)
         prefix = str(Path(args.prefix_root) / machine_class.name)
         write_files(output, {
@@ -163,10 +172,10 @@ def run_provision(args: argparse.Namespace) -> int:
 
 
 def _planned(args: argparse.Namespace):
-    database = load_database(args.db)
     options = solve_options(argparse.Namespace(**{**vars(args), "requirements": []}),
                             conda_source=getattr(args, "conda_source", "pip"))  # only manifests has --conda-source
-    return plan_classes(options, args.targets, target_spec(args), database), database, options
+    planned, database = plan_inventory(options, args.targets, target_spec(args), args.db)
+    return planned, database, options
 
 
 def run_status(args: argparse.Namespace) -> int:
@@ -188,9 +197,9 @@ def run_manifests(args: argparse.Namespace) -> int:
                                    "(kubectl get nodes -o json)")
         if not args.image:
             raise EnvpinInputError("--format kubernetes: give --image REPOSITORY (the class images, REPOSITORY:CLASS)")
-        files = _kubernetes_files(planned, args.image, args.namespace)
+        files = kubernetes_files(planned, args.image, args.namespace and checked_namespace(args.namespace))
     else:
-        files = _docker_files(planned, database, options.driver_policy)
+        files = docker_files(planned, database, options.driver_policy)
     for entry in planned.classes:
         if not isinstance(entry.answer, Plan):
             sys.stdout.write(f"== class {entry.machine_class.name}: nothing written\n")
@@ -215,44 +224,7 @@ def write_files(output: Path, files: dict[str, str]) -> None:
         print(f"wrote {path}", file=sys.stderr)
 
 
-def _kubernetes_files(planned: PlannedClasses, image: str, namespace: str | None) -> dict[str, str]:
-    files = {}
-    for entry in planned.classes:
-        if isinstance(entry.answer, Plan):
-            machine_class = entry.machine_class
-            selector = class_selector(machine_class, list(planned.nodes))
-            image_of_class = f"{image}:{machine_class.name}"
-            pins = " ".join(p.requirement for p in entry.answer.packages)
-            job = class_job(machine_class, selector, image_of_class, namespace)
-            files[f"{machine_class.name}/job.yaml"] = (
-                f"# The Job of class {machine_class.name} ({', '.join(machine_class.node_names)}): one pod on a node "
-                f"of the class, in its image ({pins}).\n# It runs envpin verify; put the workload's command there.\n"
-                + yaml.safe_dump(job, sort_keys=False))
-            jobs = node_verify_jobs(machine_class, selector, image_of_class, namespace)
-            files[f"{machine_class.name}/verify-jobs.yaml"] = (
-                f"# envpin verify on every node of class {machine_class.name}, one Job per node; each pod's log is "
-                f"the node's report:\n#   kubectl logs -l envpin.dev/node=NODE --tail=-1 > reports/NODE.json, then "
-                f"envpin fleet status --reports reports\n" + yaml.safe_dump_all(jobs, sort_keys=False))
-    return files
-
-
-def _docker_files(planned: PlannedClasses, database, policy: str) -> dict[str, str]:
-    files = {}
-    for entry in planned.classes:
-        if isinstance(entry.answer, Plan):
-            name = entry.machine_class.name
-            files[f"{name}/Dockerfile"] = dockerfile(entry.answer, entry.machine_class, database, policy)
-            files[f"{name}/facts.json"] = json.dumps(to_json(entry.machine_class.facts), indent=2) + "\n"
-            if entry.answer.channel != "pip":  # a conda class: the environment its conda lock is solved from
-                from envpin.emit.conda_env import render as render_conda  # noqa: PLC0415 - conda classes only
-
-                environment = conda_class_environment(entry.answer, entry.machine_class, policy, planned.project)
-                files[f"{name}/environment.yml"] = render_conda(environment, entry.answer, planned.request,
-                                                                name=name)
-    return files
-
-
-def _lock_or_say(entry, planned: PlannedClasses, output: Path, args: argparse.Namespace) -> None:
+def _lock_or_say(entry, planned, output: Path, args: argparse.Namespace) -> None:
     folder = output / entry.machine_class.name
     if base_image(entry.answer, entry.machine_class).route == CONDA:
         _conda_lock_or_say(entry, folder, args)
@@ -267,7 +239,7 @@ def _lock_or_say(entry, planned: PlannedClasses, output: Path, args: argparse.Na
         print(f"envpin: note: lock class {entry.machine_class.name} before building: {shlex.join(words)}",
               file=sys.stderr)
         return
-    locked = lock_planned(Planned(entry.answer, planned.request, planned.project, None), lock_options(args),
+    locked = lock_planned(replace(entry.planned, source_args=None), lock_options(args),
                           str(lock_path), args.allow_insecure_index)
     write_atomically(lock_path, render(locked.lock.document, list(locked.header)))
     print(f"wrote {lock_path}", file=sys.stderr)
@@ -289,17 +261,6 @@ def _conda_lock_or_say(entry, folder: Path, args: argparse.Namespace) -> None:
         print(f"envpin: note: lock class {entry.machine_class.name} before building: {shlex.join(words)}",
               file=sys.stderr)
         return
-    from envpin import __version__  # noqa: PLC0415 - the conda lock is for conda classes only, as below
-    from envpin.conda import locks  # noqa: PLC0415
-    from envpin.conda.target import solve_for_target  # noqa: PLC0415
-    from envpin.target_spec import TargetSpec  # noqa: PLC0415
-    from envpin.userfiles import read_text  # noqa: PLC0415
-
-    spec = TargetSpec(facts_file=str(facts), detect=False, origin="the class's facts", glibc=DEFAULT_GLIBC)
-    found, solution = solve_for_target(read_text(environment), str(environment), spec, load_database(args.db),
-                                       channels(args))
-    header = [f"Generated by envpin {__version__} from {environment.name} for {found.target.describe()}.",
-              f"Virtual packages: {', '.join(str(p) for p in solution.virtual_packages)}."]
-    write_atomically(lock_path, locks.conda_lock_of(solution, environment.name, header,
-                                                    locks.public_bases(solution.channels)))
-    print(f"wrote {lock_path} ({len(solution.records)} packages for {solution.subdir})", file=sys.stderr)
+    text, summary = conda_class_lock(environment, facts, args.db, channels(args))
+    write_atomically(lock_path, text)
+    print(f"wrote {lock_path} ({summary})", file=sys.stderr)

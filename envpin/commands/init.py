@@ -7,7 +7,7 @@ import difflib
 import sys
 from pathlib import Path
 
-from envpin.compat.loader import load_database
+from envpin.database import run_database
 from envpin.emit.render import RenderOptions, render
 from envpin.options import (
     add_db_option,
@@ -17,8 +17,7 @@ from envpin.options import (
     solve_options,
     target_spec,
 )
-from envpin.planning import plan
-from envpin.resolver.plan import Plan
+from envpin.planning import Plan, plan
 from envpin.userfiles import read_text, write_atomically
 
 DEFAULT_FILES = {"environment.yml": "environment.yml", "requirements.txt": "requirements-gpu.txt"}
@@ -53,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     directory = Path(args.directory)
     to_stdout = args.output == "-"  # the file's text on stdout, nothing written
     output = Path(DEFAULT_FILES[args.format]) if to_stdout else Path(args.output) if args.output else directory / DEFAULT_FILES[args.format]
-    database = load_database(args.db)
+    database = run_database(args.db)
     planned = plan(solve_options(args, project_directory=args.directory), target_spec(args), database)
     rendering = RenderOptions(format=args.format, output=str(output), name=args.name or directory.resolve().name or "envpin")
     text = render(planned.answer, planned.request, rendering, database, planned.project, planned.source_args)

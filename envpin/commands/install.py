@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from envpin.compat.loader import load_database
 from envpin.conda.target import native_conda_target
-from envpin.emit.text import render
+from envpin.database import run_database
+from envpin.emit.render import render_text as render
 from envpin.lock.planned import lock_planned
 from envpin.lock.pylock import read_lock
 from envpin.options import (
@@ -32,10 +32,9 @@ from envpin.options import (
     solve_options,
     target_spec,
 )
-from envpin.planning import plan
+from envpin.planning import Plan, plan
 from envpin.provision.backends import BACKENDS, CONDA_FAMILY
 from envpin.provision.inputs import InstallOptions, conda_backend_target, file_kind, install_conda_file, install_lock
-from envpin.resolver.plan import Plan
 
 
 def register(install: argparse.ArgumentParser, parser_class) -> None:
@@ -82,7 +81,7 @@ def _install(args: argparse.Namespace) -> int:
     lock_kind = file_kind(args.lock, as_lock=True) if args.lock else None
     if lock_kind not in (None, "pylock"):
         return _conda_file(Path(args.lock), lock_kind, options, spec, args)
-    database = load_database(args.db)
+    database = run_database(args.db)
     document: Mapping[str, Any]
     facts = None
     if args.lock:
@@ -106,6 +105,6 @@ def _install(args: argparse.Namespace) -> int:
 
 
 def _conda_file(path: Path, kind: str, options: InstallOptions, spec, args: argparse.Namespace) -> int:
-    found = native_conda_target(spec, load_database(args.db))
+    found = native_conda_target(spec, run_database(args.db))
     install_conda_file(path, kind, options, conda_backend_target(found, channels(args)))
     return 0

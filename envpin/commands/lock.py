@@ -7,8 +7,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from envpin.compat.loader import load_database
-from envpin.emit.text import render as render_text
+from envpin.database import run_database
+from envpin.emit.render import render_text
 from envpin.lock.export import requirements_text
 from envpin.lock.options import LOCK_FORMATS
 from envpin.lock.planned import lock_planned
@@ -23,9 +23,7 @@ from envpin.options import (
     solve_options,
     target_spec,
 )
-from envpin.planning import plan
-from envpin.resolver.plan import Plan
-from envpin.resolver.urls import CREDENTIALS_NOTE, has_credentials, redact_credentials
+from envpin.planning import CREDENTIALS_NOTE, Plan, has_credentials, plan, redact_credentials
 from envpin.userfiles import write_atomically
 
 
@@ -43,7 +41,7 @@ def register(lock: argparse.ArgumentParser, parser_class) -> None:
 
 def run(args: argparse.Namespace) -> int:
     options = solve_options(args)
-    planned = plan(options, target_spec(args), load_database(args.db))
+    planned = plan(options, target_spec(args), run_database(args.db))
     answer = planned.answer
     if not isinstance(answer, Plan):
         sys.stdout.write(render_text(answer, planned.request))

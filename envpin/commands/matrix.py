@@ -8,10 +8,11 @@ import json
 import sys
 from pathlib import Path
 
-from envpin.compat.loader import load_database
+from envpin.database import run_database
 from envpin.errors import EnvpinInputError
 from envpin.matrix import page, terminal
-from envpin.matrix.grid import Grid, grid_json, grids
+from envpin.matrix.grid import Grid, grid_json
+from envpin.matrix_run import grids
 from envpin.options import add_db_option, add_driver_policy_option, add_fleet_option, add_target_options, target_spec
 from envpin.planning import SolveOptions
 from envpin.terminal import wants_colour as terminal_wants_colour
@@ -38,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     output_format = args.format or grid_format_for_path(args.output)
     options = SolveOptions(frameworks=tuple(args.framework) or ("torch",), driver_policy=args.driver_policy)
     spec = target_spec(args)
-    database = load_database(args.db)
+    database = run_database(args.db)
     made = grids(options, spec, database, args.targets)
     text = rendered(made, output_format, colour=not args.output and wants_colour(sys.stdout))
     if args.output:

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from envpin.compat.loader import load_database
+from envpin.database import run_database
 from envpin.emit.common import answer_json
 from envpin.emit.render import RenderOptions, render
 from envpin.escapes import printable
@@ -22,11 +22,17 @@ from envpin.options import (
     solve_options,
     target_spec,
 )
-from envpin.planning import PlannedFleet, plan, plan_fleet
+from envpin.planning import (
+    CREDENTIALS_NOTE,
+    FleetResult,
+    Plan,
+    PlannedFleet,
+    Unsatisfiable,
+    has_credentials,
+    plan,
+    plan_fleet,
+)
 from envpin.record import replace
-from envpin.resolver.fleet import FleetResult
-from envpin.resolver.plan import Plan, Unsatisfiable
-from envpin.resolver.urls import CREDENTIALS_NOTE, has_credentials
 from envpin.userfiles import write_atomically
 
 
@@ -44,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     # --conda-source is declared with the output options, but it is where the builds come from: a solve option
     options = solve_options(args, conda_source=args.conda_source)
     spec, rendering = target_spec(args), render_options(args)
-    database = load_database(args.db)
+    database = run_database(args.db)
     if args.targets:
         return run_fleet(plan_fleet(options, args.targets, spec, database), rendering, database)
     planned = plan(options, spec, database)
@@ -84,7 +90,7 @@ def run_fleet(fleet: PlannedFleet, rendering: RenderOptions, database) -> int:
     """`--targets FILE`: print or write one result per distinct answer."""
 
     def rendered(result: FleetResult, options: RenderOptions) -> str:
-        return render(result.answer, fleet.request, options, database, fleet.project, fleet.source_args)
+        return render(result.answer, fleet.request, options, database, result.project, fleet.source_args)
 
     if rendering.output:
         for path, result in zip(fleet_paths(Path(rendering.output), fleet.results), fleet.results, strict=True):

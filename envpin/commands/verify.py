@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from envpin.compat.loader import load_database
+from envpin.database import run_database
 from envpin.env_facts import env_facts_to_json
 from envpin.host import detect_host
 from envpin.lock.pylock import read_lock
@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     timeout = args.timeout
     interpreter = interpreter_for(args.interpreter, args.prefix)
     locked_document = read_lock(args.lock) if args.lock else None  # a bad lock is reported before any probing
-    database = load_database(args.db)
+    database = run_database(args.db)
     env = run_probe(interpreter, import_timeout=timeout, smoke=not args.no_smoke)
     host = detect_host(probe_environment=False)
     report = verify(env, host, database)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from envpin.conda.errors import CondaInputError
+from envpin.escapes import shown
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,8 @@ def parse_environment_yml(text: str, origin: str = "environment.yml") -> Environ
         raise CondaInputError(f"{origin}{where}: malformed YAML ({problem})") from None
     except RecursionError:
         raise CondaInputError(f"{origin}: malformed YAML (nested too deep)") from None
+    except ValueError as error:  # a value the reader cannot make: an integer past Python's digit limit, a 13th month
+        raise CondaInputError(f"{origin}: malformed YAML ({shown(str(error), 160)})") from None
     if not isinstance(document, dict) or not isinstance(document.get("dependencies"), list):
         raise CondaInputError(f"{origin}: not a conda environment file (no `dependencies:` list)")
     problems: list[str] = []

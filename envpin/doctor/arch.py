@@ -24,7 +24,7 @@ from envpin.vocabulary.variants import CUDA, kind_of
 
 A1, A2, A3, A4, A5, A6 = ("ARCH-GPU-NEWER-THAN-WHEEL", "ARCH-GPU-DROPPED-FROM-WHEEL", "ARCH-GPU-BELOW-MIN-CC",
                           "ARCH-NO-KERNEL-IMAGE", "TRITON-GPU-TOO-OLD", "EXT-NVCC-UNSUPPORTED-ARCH")
-EXTENSION_FILE = re.compile(r"([\w.\-]+\.(?:cpython-[\w-]+\.so|so|pyd))\b")
+EXTENSION_FILE = re.compile(r"(?<![\w.\-])([\w.\-]+\.(?:cpython-[\w-]+\.so|so|pyd))\b")
 
 
 def findings(case: Case) -> list[Finding]:

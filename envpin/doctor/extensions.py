@@ -87,7 +87,7 @@ def _prebuilt_abi(case: Case) -> Finding | None:
     hit = case.search(X5)
     if not hit:
         return None
-    module = re.search(r"([\w.\-]+)\.cpython-\d+-[\w-]+\.so", hit.line)
+    module = re.search(r"(?<![\w.\-])([\w.\-]+)\.cpython-\d+-[\w-]+\.so", hit.line)
     torch = case.package("torch")
     evidence = [hit.evidence()] + ([f"torch {torch}"] if torch else [])
     wheel_tag = case.search_pattern(r"\+cu\d+torch\d+\.\d+cxx11abi(TRUE|FALSE)")

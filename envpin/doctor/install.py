@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from envpin.doctor.model import CONFIRMED, MATCHED, Case, Finding
+from envpin.vocabulary.variants import DEFAULT_TORCH_INDEX
 
 X7 = "PIP-NO-TORCH-FOR-PLATFORM"
 
@@ -32,7 +33,7 @@ def findings(case: Case) -> list[Finding]:
     if spec and "+" in spec and not re.search(r"download\.pytorch\.org", case.error_text):
         local = spec.split("+")[1]
         evidence.append(f"torch=={spec} is a local version: it exists only on the PyTorch index, not on PyPI")
-        fix.append(f"add the index: `--index-url https://download.pytorch.org/whl/{local}`")
+        fix.append(f"add the index: `--index-url {DEFAULT_TORCH_INDEX}/{local}`")
         confirmed = True
     release = case.database.torch_release(spec.split("+")[0]) if spec else case.database.torch_releases[0]
     if release is not None:

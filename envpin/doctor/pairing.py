@@ -10,7 +10,7 @@ from __future__ import annotations
 from envpin.doctor.builds import torch_build_kind
 from envpin.doctor.fixes import install_fix
 from envpin.doctor.model import CONFIRMED, MATCHED, PROVEN, Case, Finding, version_tuple
-from envpin.vocabulary.variants import cuda_of, cuda_tag
+from envpin.vocabulary.variants import DEFAULT_TORCH_INDEX, cuda_of, cuda_tag
 
 X1, C5, C6 = "TORCHVISION-TORCH-MISMATCH", "BNB-CPU-BINARY", "XFORMERS-TORCH-MISMATCH"
 
@@ -70,7 +70,7 @@ def _xformers(case: Case) -> Finding | None:
     if kind == "cpu" or have.endswith("+cpu"):
         evidence.append("torch is now a CPU build (something replaced the CUDA torch)")
     fix = ["install the xformers build made for the installed torch, from the same PyTorch index: "
-           + case.pip("install", "--force-reinstall", "xformers", "--index-url", f"https://download.pytorch.org/whl/{cuda_tag}"),
+           + case.pip("install", "--force-reinstall", "xformers", "--index-url", f"{DEFAULT_TORCH_INDEX}/{cuda_tag}"),
            "or reinstall the torch xformers expects: " + install_fix(case, keep_release=False,
                                                                       extra_specs=(f"torch=={built_torch}",))[0]]
     return Finding(C6, "error", "xformers was built for another torch", tuple(evidence), tuple(fix), CONFIRMED)

@@ -1,14 +1,17 @@
 """conda-native output: an environment.yml for a channel strategy (`--conda-source conda-forge|pytorch-channel`),
-and the `virtual-packages.yml` conda-lock reads instead of its defaults (which assume `__cuda` 11.4)."""
+its `--format text` plan, and the `virtual-packages.yml` conda-lock reads instead of its defaults (which assume `__cuda` 11.4)."""
 
 from __future__ import annotations
 
 import json
+import shlex
 
-from envpin.conda.specs import CondaEnvironment
+from envpin.conda.specs import CondaEnvironment, conda_environment
 from envpin.conda.virtual import VirtualPackage, conda_lock_spec
 from envpin.emit.common import file_header
 from envpin.emit.environment_yml import _scalar
+from envpin.emit.text import head, warning_lines
+from envpin.escapes import printable
 from envpin.resolver.plan import Plan
 from envpin.resolver.request import Request
 
@@ -24,7 +27,7 @@ def render(
     """The environment.yml: envpin's header (its regenerate command names the strategy), why each conda pin is what
     it is and what is unverified, then name, channels, dependencies and a `pip:` section when there is one."""
     lines = [f"# {line}" for line in _header(plan, request, output, source_args, environment.strategy, name)]
-    lines += [f"# {text}" for text in (*environment.reasons, *environment.warnings)]
+    lines += [f"# {printable(text)}" for text in (*environment.reasons, *environment.warnings)]
     lines += [f"name: {_scalar(name)}", "channels:"]
     lines += [f"  - {_scalar(channel)}" for channel in environment.channels]
     lines += ["dependencies:"]
@@ -32,6 +35,21 @@ def render(
     if environment.pip:
         lines += ["  - pip:"]
         lines += [f"      - {_scalar(line)}" for line in environment.pip]
+    return "\n".join(lines) + "\n"
+
+
+def render_text(answer: Plan, request: Request) -> str:
+    """A plan of conda builds: its match specs, the conda command that makes the environment, and why."""
+    lines = head(answer)
+    environment = conda_environment(answer, None, answer.channel, request.policy)
+    lines += [f"  {spec}" for spec in environment.dependencies]
+    accelerators = answer.accelerators or {}
+    accelerator = ", ".join(f"{f} {a}" for f, a in accelerators.items()) if len(accelerators) > 1 else answer.accelerator
+    channels = [word for channel in environment.channels for word in ("-c", channel)]
+    command = shlex.join(["conda", "create", "-n", "envpin", "--override-channels", *channels, *environment.dependencies])
+    lines += ["", f"accelerator: {accelerator} ({answer.channel} builds)", "", "install:", f"  {command}", "", "why:"]
+    lines += [f"  - {reason}" for reason in (*answer.reasons, *environment.reasons)]
+    lines += warning_lines(answer.warnings)
     return "\n".join(lines) + "\n"
 
 

@@ -52,6 +52,17 @@ def _conda_json(plan: Plan, request: Request, database: Database, project: Proje
             "warnings": [w for w in environment.warnings if w not in plan.warnings]}  # the plan's are said above
 
 
+def render_text(answer: Plan | Unsatisfiable, request: Request) -> str:
+    """`--format text`: a pip plan's table, or a conda plan's match specs and conda command (conda renders its own)."""
+    if isinstance(answer, Plan) and answer.channel != PIP:
+        from envpin.emit.conda_env import render_text as conda_text  # noqa: PLC0415 - the conda model, conda plans only
+
+        return conda_text(answer, request)
+    from envpin.emit import text  # noqa: PLC0415
+
+    return text.render(answer, request)
+
+
 COMMAND_FORMATS = ("index-url", "pip", "uv")  # what the user runs now: the index's credentials must stay in
 
 
@@ -75,9 +86,7 @@ def _render(answer: Plan | Unsatisfiable, request: Request, options: RenderOptio
             document["conda"] = _conda_json(answer, request, database, project)
         return json.dumps(document, indent=2) + "\n"
     if options.format == "text" or isinstance(answer, Unsatisfiable):
-        from envpin.emit import text  # noqa: PLC0415
-
-        return text.render(answer, request)
+        return render_text(answer, request)
     if request.channel != PIP:
         from envpin.conda.specs import conda_environment  # noqa: PLC0415
         from envpin.emit import conda_env  # noqa: PLC0415

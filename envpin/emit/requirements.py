@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import shlex
+
 from envpin.emit.common import file_header, pip_lines
+from envpin.escapes import printable
 from envpin.resolver.plan import Plan
 from envpin.resolver.request import Request
 
@@ -13,7 +16,8 @@ def render(
     # --extra-index-url, not --index-url: the file may hold other requirements that live on PyPI, and the
     # full local versions (2.5.1+cu124) exist only on the PyTorch index, so no other build can satisfy them.
     lines = [f"# {line}" for line in file_header(plan, request, output, source_args, "requirements.txt")]
-    lines += [f"# {line}" for line in outside_pip(plan, project)]
+    # a conda package's name comes from the project's file: escaped, so a line break in it starts no pip line
+    lines += [f"# {printable(line)}" for line in outside_pip(plan, project)]
     lines += pip_lines(plan, project)
     return "\n".join(lines) + "\n"
 
@@ -29,7 +33,14 @@ def outside_pip(plan: Plan, project=None) -> list[str]:
     lines = ["Before `pip install -r` this file, steps pip cannot take:"]
     lines += [f"  {step}" for step in steps]
     if conda:
-        channels = " ".join(f"-c {c}" for c in project.channels) or "-c conda-forge"
-        lines.append(f"  conda install {channels} " + " ".join(f"'{p}'" if any(c in p for c in "<>=* ") else p
-                                                          for p in conda))
+        channels = " ".join(f"-c {shlex.quote(c)}" for c in project.channels) or "-c conda-forge"
+        lines.append(f"  conda install {channels} " + " ".join(_shell_word(p) for p in conda))
     return lines
+
+
+def _shell_word(spec: str) -> str:
+    """A conda spec as one shell word: quoted where a shell would split or glob it (`'numpy=1.23.1'`, quoted though a
+    shell would not need it, so the reader sees one word), and by shlex where it holds a quote of its own."""
+    if "'" not in spec and any(c in spec for c in "<>=* "):
+        return f"'{spec}'"
+    return shlex.quote(spec)

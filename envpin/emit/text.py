@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
-
 from envpin import __version__
 from envpin.emit.commands import pip_command
 from envpin.resolver.plan import Plan, Unsatisfiable
@@ -11,7 +9,7 @@ from envpin.resolver.request import Request
 
 
 def render(answer: Plan | Unsatisfiable, request: Request) -> str:
-    lines = [f"envpin {__version__} · database {answer.db_version}", f"target: {answer.target.describe()}", ""]
+    lines = head(answer)
     if isinstance(answer, Unsatisfiable):
         lines.append(f"no solution ({answer.code}): {answer.message}")
         lines += ["", "fixes:"] + [f"  - {fix}" for fix in answer.fixes] if answer.fixes else []
@@ -19,7 +17,7 @@ def render(answer: Plan | Unsatisfiable, request: Request) -> str:
     if answer.headline:
         lines += [answer.headline, ""]
     if answer.channel != "pip":
-        return _conda_plan(answer, request, lines)
+        raise AssertionError("a conda plan's text is conda's own (emit.render.render_text)")
     names = [p.name + (f"[{','.join(p.extras)}]" if p.extras else "") for p in answer.packages]
     width = max(len(name) for name in names)
     version_width = max(len(p.version) for p in answer.packages)
@@ -31,30 +29,18 @@ def render(answer: Plan | Unsatisfiable, request: Request) -> str:
     lines += [f"  {note}" for note in answer.notes]
     lines += [f"  {pip_command(answer)}", "", "why:"]
     lines += [f"  - {reason}" for reason in answer.reasons]
-    lines += _warning_lines(answer.warnings)
+    lines += warning_lines(answer.warnings)
     return "\n".join(lines) + "\n"
 
 
-def _conda_plan(answer: Plan, request: Request, lines: list[str]) -> str:
-    """A plan of conda builds: its match specs, the conda command that makes the environment, and why."""
-    from envpin.conda.specs import conda_environment  # noqa: PLC0415 - the conda model, for conda plans only
-
-    environment = conda_environment(answer, None, answer.channel, request.policy)
-    lines += [f"  {spec}" for spec in environment.dependencies]
-    accelerators = answer.accelerators or {}
-    accelerator = ", ".join(f"{f} {a}" for f, a in accelerators.items()) if len(accelerators) > 1 else answer.accelerator
-    channels = [word for channel in environment.channels for word in ("-c", channel)]
-    command = shlex.join(["conda", "create", "-n", "envpin", "--override-channels", *channels, *environment.dependencies])
-    lines += ["", f"accelerator: {accelerator} ({answer.channel} builds)", "", "install:", f"  {command}", "", "why:"]
-    lines += [f"  - {reason}" for reason in (*answer.reasons, *environment.reasons)]
-    lines += _warning_lines(answer.warnings)
-    return "\n".join(lines) + "\n"
+def head(answer: Plan | Unsatisfiable) -> list[str]:
+    return [f"envpin {__version__} · database {answer.db_version}", f"target: {answer.target.describe()}", ""]
 
 
 UNVERIFIED = "unverified: "  # the prefix envpin.resolver.choice gives a doubt the chosen builds rest on
 
 
-def _warning_lines(warnings: tuple[str, ...]) -> list[str]:
+def warning_lines(warnings: tuple[str, ...]) -> list[str]:
     """Known issues and notes as warnings; the unverified facts the chosen builds rest on once, under one heading."""
     others = [w for w in warnings if not w.startswith(UNVERIFIED)]
     doubts = [w[len(UNVERIFIED):] for w in warnings if w.startswith(UNVERIFIED)]

@@ -30,6 +30,7 @@ from envpin import __version__
 from envpin.compat.drivers import driver_at_least, driver_max_cuda, minimum_driver
 from envpin.compat.model import Database
 from envpin.errors import EnvpinInputError
+from envpin.escapes import printable
 from envpin.fleet.nodes import MachineClass
 from envpin.resolver.plan import Plan
 
@@ -128,12 +129,13 @@ def dockerfile(plan: Plan, machine_class: MachineClass, database: Database, poli
     base = base_image(plan, machine_class)
     uv = metadata.version("uv")  # the uv envpin itself locks and installs with
     python = plan.target.python
-    lines = [
+    # a comment holds names from the inventory: escaped, so none of them starts a line (an instruction) of its own
+    lines = [printable(line) for line in (
         f"# Written by envpin {__version__} (database {plan.db_version}) for machine class {machine_class.name}:",
         f"# nodes {', '.join(machine_class.node_names)}.",
         f"# Base: {base.why}.",
         f"# Build from this folder, beside the class's lock ({base.lock_name}): docker build -t IMAGE:{machine_class.name} .",
-    ]
+    )]
     if base.route == WHEELS:
         lines += [f"FROM {base.image}", f"RUN pip install --no-cache-dir uv=={uv}"]
         interpreter = "/usr/local/bin/python3"

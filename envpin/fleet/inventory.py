@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from envpin.errors import EnvpinInputError
 from envpin.facts import from_json
 from envpin.fleet.kubernetes import is_node_list, read_nodes
+from envpin.fleet.names import checked_machine_name
 from envpin.fleet.nodes import ClusterNode
 from envpin.resolver.target import apply_overrides
 from envpin.userfiles import read_json
@@ -32,6 +33,8 @@ def read_inventory(path: str, spec: TargetSpec) -> tuple[list[ClusterNode], bool
         facts = apply_overrides(from_json(entry, origin=f"--targets {path}: targets[{position}]"), spec)
         name = entry.get("name")  # from_json took only a JSON object
         group = entry.get("partition") or entry.get("group")
-        nodes.append(ClusterNode(name if isinstance(name, str) else f"target-{position}", facts,
-                                 group if isinstance(group, str) else None))
+        where = f"--targets {path}: targets[{position}]"
+        nodes.append(ClusterNode(checked_machine_name(name, f"{where}.name") if isinstance(name, str) else
+                                 f"target-{position}", facts,
+                                 checked_machine_name(group, f"{where}.partition") if isinstance(group, str) else None))
     return nodes, False

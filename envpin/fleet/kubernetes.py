@@ -25,7 +25,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from envpin.errors import EnvpinInputError
+from envpin.escapes import shown
 from envpin.facts import OPERATING_SYSTEMS, Driver, Gpu, HostFacts, PythonInfo, is_compute_capability, normalize_arch
+from envpin.fleet.names import checked_node_name, is_label_value
 from envpin.fleet.nodes import ClusterNode, MachineClass
 
 # Node-pool labels, each as its platform writes it: GKE, EKS managed node groups, Karpenter, AKS (both
@@ -46,6 +48,9 @@ RUNTIME_PARTS = (("nvidia.com/cuda.runtime-version.major", "nvidia.com/cuda.runt
 # device plugin's extended resource
 GPU_SIGNS = ("nvidia.com/gpu.present", "cloud.google.com/gke-accelerator")
 GPU_RESOURCE = "nvidia.com/gpu"
+# The most GPUs envpin takes a node's gpu.count label for: servers carry 8 or 16 (NVIDIA DGX/HGX); a count far past it
+# is a broken label, and each GPU is a value envpin makes and judges
+MAX_GPUS_PER_NODE = 256
 
 
 def is_node_list(document: Any) -> bool:
@@ -76,7 +81,7 @@ def _node(item: dict, where: str, python: str, os_name: str | None, arch: str | 
     metadata = item.get("metadata")
     if not isinstance(metadata, dict) or not isinstance(metadata.get("name"), str):
         raise EnvpinInputError(f"{where}: metadata.name: expected the node's name")
-    name = metadata["name"]
+    name = checked_node_name(metadata["name"], where)
     where = f"{where} (node {name})"
     labels = metadata.get("labels") or {}
     if not isinstance(labels, dict) or not all(isinstance(v, str) for v in labels.values()):
@@ -133,13 +138,16 @@ def _gpus(labels: Mapping[str, str], where: str) -> tuple[Gpu, ...]:
         return ()
     count_text = labels.get(COUNT, "1")
     if not (count_text.isascii() and count_text.isdigit()):
-        raise EnvpinInputError(f"{where}: {COUNT} {count_text!r} is not a number of GPUs")
+        raise EnvpinInputError(f"{where}: {COUNT} {shown(count_text, 80)!r} is not a number of GPUs")
+    if len(count_text.lstrip("0")) > 3 or int(count_text) > MAX_GPUS_PER_NODE:
+        raise EnvpinInputError(f"{where}: {COUNT} {shown(count_text, 80)}: more GPUs than envpin takes for one node "
+                               f"(at most {MAX_GPUS_PER_NODE})")
     major, minor = labels.get("nvidia.com/gpu.compute.major"), labels.get("nvidia.com/gpu.compute.minor")
     capability = f"{major}.{minor}" if major and minor else None
     if capability is not None and not is_compute_capability(capability):
         raise EnvpinInputError(f"{where}: nvidia.com/gpu.compute.major/minor {capability!r} is not a compute capability")
     memory = labels.get("nvidia.com/gpu.memory", "")
-    memory_mib = int(memory) if memory.isascii() and memory.isdigit() else None
+    memory_mib = int(memory) if memory.isascii() and memory.isdigit() and len(memory) <= 12 else None
     return tuple(Gpu(index, product, capability, memory_mib) for index in range(int(count_text)))
 
 
@@ -167,6 +175,10 @@ def class_selector(machine_class: MachineClass, every_node: list[ClusterNode]) -
         driver_keys = [DRIVER_FULL] if DRIVER_FULL in first.labels else \
             next(([k for k in parts if k in first.labels] for parts in DRIVER_PARTS if parts[0] in first.labels), [])
         selector = {key: first.labels[key] for key in keys + driver_keys}
+    for key, value in selector.items():
+        if not is_label_value(value):
+            raise EnvpinInputError(f"class {machine_class.name}: label {key}={shown(value, 80)!r} is not a Kubernetes label "
+                                   "value (at most 63 letters, digits, '-', '_' and '.'), so no nodeSelector can hold it")
     picked = {node.name for node in every_node if all(node.labels.get(k) == v for k, v in selector.items())
               and (machine_class.facts.gpus or PRODUCT not in node.labels)}  # a CPU class's Jobs keep off GPU nodes
     if picked != set(machine_class.node_names):
@@ -194,7 +206,11 @@ def node_verify_jobs(machine_class: MachineClass, selector: Mapping[str, str], i
     node cannot promise that: the scheduler stops counting a finished pod for anti-affinity.)"""
     jobs = []
     for position, node in enumerate(machine_class.nodes):
-        node_selector = {**selector, HOSTNAME: node.labels.get(HOSTNAME, node.name)}
+        hostname = node.labels.get(HOSTNAME, node.name)
+        if not is_label_value(hostname):
+            raise EnvpinInputError(f"node {node.name}: label {HOSTNAME}={shown(hostname, 80)!r} is not a Kubernetes label "
+                                   "value (at most 63 letters, digits, '-', '_' and '.'), so no nodeSelector can hold it")
+        node_selector = {**selector, HOSTNAME: hostname}
         name = f"envpin-verify-{machine_class.name}"[:58].rstrip("-") + f"-{position}"
         jobs.append(_job(machine_class, name, node_selector, image, namespace, {"envpin.dev/node": _label_value(node.name)}))
     return jobs

@@ -5,18 +5,22 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from envpin.errors import EnvpinInputError
-from envpin.fleet.plan import ClassAnswer, PlannedClasses
 from envpin.resolver.plan import Plan
 from envpin.userfiles import read_json
+
+if TYPE_CHECKING:  # the answers come from the planning layer above; the report only reads them
+    from envpin.fleet.plan import ClassAnswer, PlannedClasses
 
 NO_REPORT = "no report"
 
 
 def node_result(reports: Path, node: str) -> dict[str, Any]:
     """One node's verify result: {"status": "ok" | "not ok" | "no report", "why": […]}."""
+    if node in (".", "..") or any(c in node for c in "/\\\0"):  # a report's file name, and never a path elsewhere
+        return {"status": NO_REPORT, "why": [f"node {node!r} cannot name a report file in {reports}"]}
     path = reports / f"{node}.json"
     if not path.is_file():
         return {"status": NO_REPORT, "why": [f"no verify report {path.name} in {reports}"]}

@@ -19,6 +19,8 @@ from pathlib import Path
 
 from envpin import __version__
 from envpin.errors import EnvpinInputError
+from envpin.escapes import has_control, printable, shown
+from envpin.fleet.names import checked_slurm_name
 from envpin.fleet.nodes import MachineClass
 from envpin.host.runner import CommandTimeout, SubprocessRunner
 from envpin.resolver.plan import Plan
@@ -57,7 +59,9 @@ def list_nodes(partitions: Sequence[str], timeout: float) -> list[SlurmNode]:
     for line in _run(argv, timeout).splitlines():
         name, _, partition = line.strip().partition("|")
         if name and partition:
-            found.setdefault(name, []).append(partition.rstrip("*"))  # sinfo marks the default partition with *
+            checked_slurm_name(name, "sinfo lists node")
+            # sinfo marks the default partition with *; the partition names a folder of the work directory too
+            found.setdefault(name, []).append(checked_slurm_name(partition.rstrip("*"), "sinfo lists partition"))
     if not found:
         raise EnvpinInputError("sinfo lists no nodes" + (f" in partition {', '.join(partitions)}" if partitions else ""))
     return [SlurmNode(name, tuple(parts)) for name, parts in found.items()]
@@ -106,10 +110,19 @@ class ClassFiles:
         return self.folder / "pylock.toml"
 
 
+def check_slurm_names(machine_class: MachineClass) -> None:
+    """The class's node and partition names, which its sbatch script writes out (envpin.fleet.names)."""
+    for name in machine_class.node_names:
+        checked_slurm_name(name, f"class {machine_class.name}: node")
+    if machine_class.group:
+        checked_slurm_name(machine_class.group, f"class {machine_class.name}: partition")
+
+
 def provision_script(machine_class: MachineClass, plan: Plan, files: ClassFiles, prefix: str,
                      envpin: Sequence[str], node_local: bool) -> str:
     """One batch job for the class: install the lock at `prefix` (once, on the job's first node, when the prefix
     is on shared storage; on every node with `node_local`), then `envpin verify` on every node of the class."""
+    check_slurm_names(machine_class)
     count = len(machine_class.nodes)
     step = f"srun --nodes={count} --ntasks-per-node=1"
     quoted = shlex.quote
@@ -121,12 +134,12 @@ def provision_script(machine_class: MachineClass, plan: Plan, files: ClassFiles,
         f"#SBATCH --nodes={count}",
         f"#SBATCH --nodelist={','.join(machine_class.node_names)}",
         "#SBATCH --ntasks-per-node=1",
-        f"#SBATCH --output={files.folder}/provision-%j.out",
+        f"#SBATCH --output={sbatch_path(files.folder)}/provision-%j.out",
         f"# Written by envpin {__version__} (database {plan.db_version}) for machine class {machine_class.name}:",
         f"# nodes {', '.join(machine_class.node_names)}.",
-        f"# The environment: {' '.join(p.requirement for p in plan.packages)} ({plan.accelerator}), locked in",
-        f"# {files.lock}. Resubmit with: sbatch {quoted(str(files.script))}",
-        *[f"# Differs: {text}" for text in machine_class.differences],
+        printable(f"# The environment: {' '.join(p.requirement for p in plan.packages)} ({plan.accelerator}), locked in"),
+        printable(f"# {files.lock}. Resubmit with: sbatch {quoted(str(files.script))}"),
+        *[f"# Differs: {printable(text)}" for text in machine_class.differences],
         "set -u",
         f"envpin=({' '.join(quoted(word) for word in envpin)})",
         f"prefix={quoted(prefix)}",
@@ -141,6 +154,15 @@ def provision_script(machine_class: MachineClass, plan: Plan, files: ClassFiles,
         f'{step} "${{envpin[@]}}" verify --prefix "$prefix" --node-report-dir {quoted(str(files.reports))}',
     ]
     return "\n".join(lines) + "\n"
+
+
+def sbatch_path(folder: Path) -> str:
+    """The output folder in an `#SBATCH --output=` line, which sbatch reads up to the first space or line break."""
+    text = str(folder)
+    if has_control(text) or any(c.isspace() for c in text):
+        raise EnvpinInputError(f"-o {shown(text, 80)!r}: sbatch cannot take an output folder with a space or control "
+                               "character in its path (#SBATCH --output)")
+    return text
 
 
 def submit(script: Path, timeout: float) -> str:

@@ -77,8 +77,17 @@ def parse_query_csv_with_header(text: str) -> list[dict[str, str | None]]:
     if not lines:
         raise SmiParseError("empty nvidia-smi output")
     header = next(csv.reader([lines[0]], skipinitialspace=True))
-    fields = [re.sub(r"\s*\[[^\]]*\]$", "", name.strip()) for name in header]
+    fields = [_without_unit(name.strip()) for name in header]
     return parse_query_csv("\n".join(lines[1:]), fields)
+
+
+def _without_unit(name: str) -> str:
+    """`memory.total [MiB]` -> `memory.total`: a final bracket and the spaces before it dropped (string operations,
+    not a regex: a header of many spaces or brackets must not cost quadratic time)."""
+    if not name.endswith("]"):
+        return name
+    start = name.find("[", name.rfind("]", 0, len(name) - 1) + 1, len(name) - 1)
+    return name if start < 0 else name[:start].rstrip()
 
 
 def memory_mib(value: str | None) -> int | None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Protocol
 
 from envpin.errors import EnvpinError, EnvpinInputError, Unreachable, looks_unreachable
 from envpin.escapes import exit_status
+from envpin.host.runner import CommandTimeout, run_command
 from envpin.lock.indexes import IndexPlan, index_name
 from envpin.vocabulary.platforms import (
     LINUX_AARCH64,
@@ -224,12 +224,14 @@ def uv_environment(lock_input: LockInput) -> dict[str, str]:
     return environment
 
 
+ENGINE_OUTPUT = 64 * 1024 * 1024  # what a locking engine may print (uv and pip print kilobytes; their locks go to files)
+
+
 def run_engine(argv: list[str], cwd: Path, timeout: float, environment: dict[str, str] | None = None) -> None:
     """Run a locking engine; its failure becomes one line naming the cause."""
     try:
-        result = subprocess.run(argv, cwd=cwd, env=environment or engine_environment(), stdin=subprocess.DEVNULL,
-                                capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
+        result = run_command(argv, timeout, cwd=cwd, env=environment or engine_environment(), max_output=ENGINE_OUTPUT)
+    except CommandTimeout:
         raise EnvpinInputError(f"{Path(argv[0]).name} lock: no answer after {timeout:g} s (is the index reachable?)") from None
     except OSError as error:
         raise EnvpinInputError(f"{argv[0]}: cannot run ({error.strerror or error})") from None
@@ -251,8 +253,8 @@ def engine_error(engine: str, output: str) -> EnvpinError:
 
 def _first_line(argv: list[str]) -> str:
     try:
-        result = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=engine_environment())
-    except (OSError, subprocess.TimeoutExpired) as error:
+        result = run_command(argv, 60, env=engine_environment())
+    except (OSError, CommandTimeout) as error:
         raise EnvpinInputError(f"{argv[0]}: cannot run ({error})") from None
     if result.returncode != 0:
         raise EnvpinInputError(f"{' '.join(argv)}: {exit_status(result.returncode)}")

@@ -15,16 +15,12 @@ from typing import Any
 
 from envpin.compat.model import Database
 from envpin.emit.common import target_json
-from envpin.errors import DriverBroken
-from envpin.planning import SolveOptions, broken_driver, request_for
 from envpin.record import Record, record
 from envpin.resolver.builds import Build
 from envpin.resolver.fitness import Verdict
 from envpin.resolver.queries import resolve
 from envpin.resolver.request import Request
-from envpin.resolver.target import Target, make_target
-from envpin.target_spec import TargetSpec
-from envpin.terminal import StatusLine
+from envpin.resolver.target import Target
 from envpin.vocabulary.variants import parse_tag
 
 OK, CAVEAT, NO = "ok", "caveat", "no"
@@ -35,7 +31,7 @@ _KIND_ORDER = ("cuda", "rocm", "xpu", "cpu")  # the preference among a release's
 class Cell(Record):
     """One build of one release, judged for the target."""
 
-    build: str  # the column: the build's flavour (cu126, rocm6.2, cpu; and-cuda, cuda; cuda12)
+    build: str  # the column: the build's flavor (cu126, rocm6.2, cpu; and-cuda, cuda; cuda12)
     verdict: str  # ok | caveat | no
     reason: str  # the one deciding reason in a few words ("driver below 580"), or what a build that runs rests on
     detail: str  # the fitness check's own sentences, for hover text
@@ -84,45 +80,6 @@ def grid_for(database: Database, target: Target, request: Request, names: tuple[
     return Grid(framework, target, tuple(rows), database.version, names)
 
 
-def grids(options: SolveOptions, target_spec: TargetSpec, database: Database, inventory: str | None = None) -> list[Grid]:
-    """The grid for the target, or with `inventory` (`--targets FILE`, the target flags laid over each machine) one
-    grid per machine class: machines that look the same to the solver share one. A machine whose NVIDIA GPU has a
-    driver that does not answer gets no grid, as it gets no solve (DriverBroken, exit 3)."""
-    request = request_for(options)
-    if len(request.solved_frameworks) != 1:
-        raise AssertionError("a grid is of one framework")
-    if inventory is None:
-        facts = target_spec.facts()
-        refusal = broken_driver(facts, target_spec, request)
-        if refusal is not None:  # as `envpin solve` refuses: a CPU grid would pass a GPU machine off as none
-            message, fixes = refusal
-            raise DriverBroken(f"{message}; {fixes[0]}, or give --driver VERSION (or --driver none for the CPU view)")
-        return [grid_for(database, make_target(database, facts), request)]
-    from envpin.fleet.inventory import read_inventory  # noqa: PLC0415 - only a fleet needs it
-
-    classes: dict[Target, list[str]] = {}
-    refused: list[str] = []
-    for node in read_inventory(inventory, target_spec)[0]:
-        refusal = broken_driver(node.facts, target_spec, request, in_fleet=True)
-        if refusal is not None:  # as for one machine: its CPU grid would pass a GPU machine off as one without
-            refused.append(f"{node.name} ({refusal[0].split(': ', 1)[1]})")
-            continue
-        classes.setdefault(make_target(database, node.facts), []).append(node.name)
-    if refused:
-        raise DriverBroken(f"--targets {inventory}: not showing the CPU grid for a machine with an NVIDIA GPU whose driver "
-                           f"does not answer: {'; '.join(refused)}; run `envpin doctor` there and detect it again, or "
-                           "give --driver none for the CPU view")
-    status = StatusLine("envpin matrix: machine classes")  # on a terminal's stderr only: a big inventory takes a while
-    made: list[Grid] = []
-    try:
-        for target, names in classes.items():
-            status.update(f"{len(made) + 1}/{len(classes)}: {', '.join(names)[:60]}")
-            made.append(grid_for(database, target, request, tuple(names)))
-    finally:
-        status.clear()
-    return made
-
-
 def grid_json(grid: Grid) -> dict[str, Any]:
     """The `envpin matrix --format json` document of one grid (docs/contracts.md)."""
     return {
@@ -137,8 +94,8 @@ def grid_json(grid: Grid) -> dict[str, Any]:
 
 
 def _one_per_flavor(builds: list[Build], target: Target) -> list[Build]:
-    """A release's builds, one per flavour. TensorFlow's plain GPU build is one build per platform (Linux, native
-    Windows): the target's own platform's stands for the flavour, since the others are not built for it."""
+    """A release's builds, one per flavor. TensorFlow's plain GPU build is one build per platform (Linux, native
+    Windows): the target's own platform's stands for the flavor, since the others are not built for it."""
     chosen: dict[str, Build] = {}
     for build in builds:
         current = chosen.get(build.flavor)
@@ -168,8 +125,8 @@ def _runs(verdict: Verdict) -> str:
 
 
 def _ordered_columns(rows: tuple[Row, ...]) -> list[str]:
-    """The flavours of all rows in preference order: CUDA builds, newest CUDA first, then ROCm, then CPU (the
-    order of a release's own builds); flavours that name no version (TensorFlow's and-cuda and cuda, JAX's cuda13
+    """The flavors of all rows in preference order: CUDA builds, newest CUDA first, then ROCm, then CPU (the
+    order of a release's own builds); flavors that name no version (TensorFlow's and-cuda and cuda, JAX's cuda13
     and cuda12) in the order the newest releases have them."""
     first_seen: dict[str, int] = {}
     for row in rows:
@@ -177,7 +134,7 @@ def _ordered_columns(rows: tuple[Row, ...]) -> list[str]:
             first_seen.setdefault(cell.build, len(first_seen))
 
     def key(flavor: str) -> tuple:
-        tag = parse_tag(flavor)  # None for TensorFlow's and JAX's flavours, which are all CUDA builds but `cpu`
+        tag = parse_tag(flavor)  # None for TensorFlow's and JAX's flavors, which are all CUDA builds but `cpu`
         parts = [int(part) for part in tag.version.split(".")] if tag and tag.version else []
         version = tuple(-part for part in parts + [0] * (3 - len(parts)))  # ROCm 6.2.4 before 6.2
         return (_KIND_ORDER.index(tag.kind if tag else "cuda"), version, first_seen[flavor])

@@ -2,7 +2,7 @@
 each label stands for with the reasons it covers.
 
 The grid fits 80 columns: rows are cut into blocks of consecutive releases whose builds fit side by side, each
-block with its own header (a torch grid spans some thirty flavours, a few releases use seven of them). Colour
+block with its own header (a torch grid spans some thirty flavors, a few releases use seven of them). Colour
 only when asked (`colour`, which the command sets for a terminal without NO_COLOR); the labels say everything
 without it.
 """

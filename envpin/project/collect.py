@@ -6,6 +6,8 @@ from functools import partial
 from pathlib import Path
 
 from envpin.errors import EnvpinInputError
+from envpin.escapes import shown
+from envpin.limits import check_entries_per_package, check_specifiers
 from envpin.project.model import CPU_PACKAGES, GPU_PACKAGE_ALIASES, Project, ProjectRequirement
 from envpin.project.readers import (
     Entries,
@@ -268,6 +270,7 @@ def _merge_same_name(requirements: list[ProjectRequirement]) -> list[ProjectRequ
     `numpy<2,==1.26.4`. The GPU frameworks stay separate: they become solver specs, which intersect anyway."""
     from packaging.requirements import Requirement  # noqa: PLC0415 - packaging.requirements is heavy (~20 ms): only a project with requirements needs it
 
+    check_entries_per_package((r.name for r in requirements), "the project's requirements")
     groups: dict[tuple[str, str | None], list[ProjectRequirement]] = {}
     for requirement in requirements:
         groups.setdefault((requirement.name, requirement.marker), []).append(requirement)
@@ -281,6 +284,7 @@ def _merge_same_name(requirements: list[ProjectRequirement]) -> list[ProjectRequ
         specifier = ",".join(dict.fromkeys(s for r in group for s in r.specifier.split(",") if s))
         text = f"{written_name}{'[' + ','.join(extras) + ']' if extras else ''}{specifier}{'; ' + marker if marker else ''}"
         origin = ", ".join(r.origin for r in group)
+        check_specifiers(specifier.count(",") + 1, f"{name} ({shown(origin, 120)}), merged")
         merged.append(ProjectRequirement(name, text, specifier, tuple(extras), marker, origin))
     return merged
 

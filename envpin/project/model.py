@@ -29,7 +29,7 @@ GPU_PACKAGE_ALIASES = {
 # Packages whose name asks for a framework's CPU build.
 CPU_PACKAGES = {"tensorflow-cpu": "tensorflow", "pytorch-cpu": "torch"}
 # conda packages that only supply CUDA to a GPU framework: envpin's pins bring their own (pip wheels).
-CONDA_CUDA_PACKAGES = {"cudatoolkit", "cudnn", "pytorch-cuda", "cuda-version", "cuda-toolkit", "cpuonly", "nccl"}
+CONDA_CUDA_SUPPLIERS = {"cudatoolkit", "cudnn", "pytorch-cuda", "cuda-version", "cuda-toolkit", "cpuonly", "nccl"}
 
 
 @record

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 
 from envpin.errors import EnvpinInputError
 from envpin.escapes import shown
-from envpin.project.model import CONDA_CUDA_PACKAGES, GPU_PACKAGE_ALIASES, ProjectRequirement
+from envpin.limits import MAX_CONTINUATIONS, LimitExceeded, check_specifiers, continuation_limit_message
+from envpin.project.model import CONDA_CUDA_SUPPLIERS, GPU_PACKAGE_ALIASES, ProjectRequirement
 
 # pip options that take a value and only steer where packages come from.
 INDEX_OPTIONS = {"-i", "--index-url", "--extra-index-url", "-f", "--find-links", "--trusted-host"}
@@ -60,6 +61,7 @@ def parse_requirement(text: str, origin: str) -> ProjectRequirement:
     except InvalidRequirement as error:
         raise EnvpinInputError(f"{origin}: '{shown(text)}' is not a valid requirement "
                                f"({shown(str(error).splitlines()[0])})") from None
+    check_specifiers(len(requirement.specifier), origin)
     return ProjectRequirement(
         name=canonicalize_name(requirement.name),
         text=str(requirement),
@@ -79,7 +81,7 @@ def read_requirements_txt(text: str, name: str, include: Callable[[str, bool], E
     line continuations, comments and per-line `--hash` options. A line's origin is `NAME:LINE`, or what
     `origin_of(LINE)` says (an environment.yml's `dependencies[3].pip[1]`)."""
     entries = Entries()
-    for number, written in _logical_lines(text):
+    for number, written in _logical_lines(text, name):
         origin = origin_of(number) if origin_of else f"{name}:{number}"
         line, unset = _expanded(written, origin, entries) if "${" in written else (written, ())
         words = _split(line, origin) if line.startswith("-") else line.split()
@@ -159,12 +161,14 @@ def _framework_wheel(url: str) -> str | None:
     return f"{wheel[0]}=={wheel[1]}"
 
 
-def _logical_lines(text: str) -> list[tuple[int, str]]:
+def _logical_lines(text: str, name: str) -> list[tuple[int, str]]:
     lines, pending, start = [], "", 0
     for number, raw in enumerate(text.splitlines(), start=1):
         stripped = re.sub(r"(^|\s)#.*$", "", raw).strip()
         if not pending:
             start = number
+        elif number - start >= MAX_CONTINUATIONS:
+            raise LimitExceeded(f"{name}: {continuation_limit_message(start)}")
         if stripped.endswith("\\"):
             pending += stripped[:-1] + " "
             continue
@@ -323,6 +327,10 @@ def read_environment_yml(text: str, name: str, include: Callable[[str, bool], En
         document = yaml.safe_load(text)
     except yaml.YAMLError as error:
         raise EnvpinInputError(f"{name}: not valid YAML ({str(error).splitlines()[0]})") from None
+    except RecursionError:
+        raise EnvpinInputError(f"{name}: not valid YAML (nested too deep)") from None
+    except ValueError as error:  # a value the reader cannot make: an integer past Python's digit limit, a 13th month
+        raise EnvpinInputError(f"{name}: not valid YAML ({shown(str(error), 160)})") from None
     if not isinstance(document, dict) or not isinstance(document.get("dependencies", []), list):
         raise EnvpinInputError(f"{name}: not a conda environment file (no `dependencies:` list)")
     return _environment_document(document, name, include)
@@ -495,7 +503,7 @@ def conda_dependency(spec: str, origin: str, entries: Entries) -> None:
         entries.python = exact.group(1) if exact else None
     elif package == "pip":
         return
-    elif package in CONDA_CUDA_PACKAGES:
+    elif package in CONDA_CUDA_SUPPLIERS:
         entries.notes.append(f"{origin}: conda `{spec}` dropped: the pinned pip wheels bring their own CUDA libraries")
     elif package in GPU_PACKAGE_ALIASES:
         pip_spec = conda_version_to_pip(version)
@@ -587,7 +595,10 @@ def read_manifest(text: str, name: str) -> Manifest:
     except _toml.TOMLDecodeError as error:
         raise EnvpinInputError(f"{name}: {error}") from None  # it names the TOML version and the line
     if name.replace("\\", "/").rsplit("/", 1)[-1] == "pixi.toml":
-        return _pixi(document, "")
+        try:
+            return _pixi(document, "")
+        except _NotAList as error:
+            raise EnvpinInputError(f"{name}: {error}") from None
     entries: list[ManifestEntry] = []
     notes: list[str] = []
     project = _table(document.get("project"))
@@ -609,10 +620,25 @@ def read_manifest(text: str, name: str) -> Manifest:
     manifest = Manifest(tuple(entries), indexes, (), requires_python if isinstance(requires_python, str) else None,
                         tuple(notes))
     if pixi:
-        inner = _pixi(pixi, "tool.pixi.")
+        try:
+            inner = _pixi(pixi, "tool.pixi.")
+        except _NotAList as error:
+            raise EnvpinInputError(f"{name}: {error}") from None
         manifest = Manifest(manifest.entries + inner.entries, indexes, inner.channels, manifest.requires_python,
                             manifest.notes + inner.notes, inner.platforms)
     return manifest
+
+
+class _NotAList(ValueError):
+    """A manifest key that must be a list holds another type (`platforms = 5`)."""
+
+
+def _list(value, where: str) -> list:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _NotAList(f"{where}: expected a list, not {type(value).__name__}")
+    return value
 
 
 def _table(value) -> dict:
@@ -686,11 +712,13 @@ def _pixi(document: dict, prefix: str) -> Manifest:
     platforms from `[workspace]` (or the older `[project]`). A target selector is a subdir (`linux-64`), an OS
     (`linux`, `win`, `osx`, `unix`), a named platform (`{ name = "linux-64-cuda", platform = "linux-64", cuda =
     "12.0" }`) or a glob of names (`*-cuda`); each target is a scope of its own."""
-    workspace = _table(document.get("workspace")) or _table(document.get("project"))
-    channels = tuple(str(c.get("channel") if isinstance(c, dict) else c) for c in workspace.get("channels") or [])
+    key = "workspace" if _table(document.get("workspace")) else "project"
+    workspace = _table(document.get(key))
+    channels = tuple(str(c.get("channel") if isinstance(c, dict) else c)
+                     for c in _list(workspace.get("channels"), f"{prefix}{key}.channels"))
     named: dict[str, str] = {}
     entries: list[ManifestEntry] = []
-    for position, platform in enumerate(workspace.get("platforms") or []):
+    for position, platform in enumerate(_list(workspace.get("platforms"), f"{prefix}{key}.platforms")):
         if isinstance(platform, dict) and isinstance(platform.get("platform"), str):
             name = str(platform.get("name") or platform["platform"])
             named[name] = platform["platform"]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 
 from envpin.errors import EnvpinError
 from envpin.escapes import exit_status, shown
+from envpin.host.runner import CommandTimeout, run_command
 from envpin.vocabulary.frameworks import COMPANIONS, FRAMEWORKS, PINNED_FRAMEWORK_OF
 
 # A pinned framework package -> the module to import (the framework's name); companions are not imported.
@@ -75,9 +75,8 @@ class Verification:
 def probe(python: Path, modules: list[str], timeout: float = 300) -> dict[str, Any]:
     """Run the probe in `python`; a crash or a hang is reported, never raised."""
     try:
-        result = subprocess.run([str(python), "-I", "-c", PROBE, *modules], capture_output=True, text=True,
-                                timeout=timeout, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
+        result = run_command([str(python), "-I", "-c", PROBE, *modules], timeout)
+    except CommandTimeout:
         return {"error": f"the probe did not finish in {timeout:g} s"}
     except OSError as error:
         return {"error": f"{python}: cannot run ({error.strerror or error})"}

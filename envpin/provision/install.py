@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -14,6 +13,7 @@ from typing import Any
 from envpin.conda.backends import find_tool
 from envpin.conda.virtual import override_environment
 from envpin.errors import EnvpinError, EnvpinInputError, Unreachable, looks_unreachable
+from envpin.host.runner import CommandTimeout, run_command
 from envpin.lock.engines import engine_environment, find_uv
 from envpin.provision.atomic import Staging
 from envpin.provision.backends import (
@@ -141,8 +141,7 @@ def find_interpreter(python: str, given: str | None) -> str:
 
 def interpreter_version(python: str) -> str | None:
     try:
-        result = subprocess.run([python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-                                capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
+        result = run_command([python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"], 60)
+    except (OSError, CommandTimeout):
         return None
     return result.stdout.strip() or None

@@ -35,7 +35,15 @@ def event_of(line: str) -> str | None:
 
 def _short_urls(text: str) -> str:
     """pip names downloads by URL: keep the file name."""
-    return re.sub(r"\S+://\S+/(\S+)", lambda m: unquote(m[1]), text)
+    return re.sub(r"\S+", lambda m: _file_name(m[0]), text)
+
+
+def _file_name(word: str) -> str:
+    """A URL's last path segment (`https://host/a/torch-2.5.1.whl` -> `torch-2.5.1.whl`); another word as it is.
+    String operations: a regex that looks for `://` inside every word backtracks quadratically on a long one."""
+    scheme, separator, rest = word.partition("://")
+    slash = rest.rfind("/", 1, len(rest) - 1)
+    return unquote(rest[slash + 1:]) if scheme and separator and slash > 0 else word
 
 
 class Progress:

@@ -21,7 +21,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from envpin.host.runner import kill_group
+from envpin.host.runner import become_subreaper, children, finished, kill_tree, launched
 
 
 @dataclass(frozen=True)
@@ -37,8 +37,12 @@ def run_streaming(argv: Sequence[str], on_line: Callable[[str], None], timeout: 
         "creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}  # type: ignore[attr-defined]
     if _prctl is not None:
         kwargs["preexec_fn"] = functools.partial(_die_with, os.getpid())
+    if sys.platform != "win32":
+        become_subreaper()
+    before = set(children(os.getpid()))
     process = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                env=env, text=True, errors="replace", bufsize=1, **kwargs)
+    launched(process, before)
     timed_out = threading.Event()
 
     def expire() -> None:
@@ -61,6 +65,7 @@ def run_streaming(argv: Sequence[str], on_line: Callable[[str], None], timeout: 
         raise
     finally:
         timer.cancel()
+        finished(process)
     return StepResult(returncode, tuple(tail), timed_out.is_set())
 
 
@@ -89,9 +94,9 @@ def _die_with(parent: int) -> None:
 
 
 def stop(process: subprocess.Popen) -> None:
-    """Kill the child's process group and wait for it, so nothing writes after we return."""
-    if process.poll() is None:
-        kill_group(process)
+    """Kill the child and everything it started (envpin.host.runner.kill_tree) and wait for it, so nothing writes
+    after we return."""
+    kill_tree(process)  # a child that has ended may have left processes behind
     try:
         process.wait(timeout=30)
     except subprocess.TimeoutExpired:

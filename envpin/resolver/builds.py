@@ -1,6 +1,6 @@
 """Every installable build of every framework, in one shape the fitness checks and the provider share.
 
-A build is one framework release in one flavour: torch `2.5.1` on `cu124`, tensorflow `2.17.0` with
+A build is one framework release in one flavor: torch `2.5.1` on `cu124`, tensorflow `2.17.0` with
 `[and-cuda]`, jax `0.6.2` with `[cuda12]`, or a CPU build. The database keeps each framework in its own
 terms; this module is the only place that translates them.
 

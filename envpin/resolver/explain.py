@@ -153,8 +153,9 @@ def _explain_framework(
     fixes += _macos_fixes(database, target, provider, matching)
     fixes += _python_fixes(database, target, provider, matching)
     near = _fixes_near_the_request(database, target, request, framework)
-    fixes += [text for text, _ in near]
-    fixes += _fixes_without_specs(database, target, request, already={pins for _, pins in near})
+    fixes += [text for text, _, _ in near]
+    moves = {text: (framework, version) for text, _, version in near}
+    fixes += _fixes_without_specs(database, target, request, already={pins for _, pins, _ in near})
     if "rocm" in allowed and code in ("gpu-unsupported", "unsupported-platform"):
         fixes += amd_fixes(database, target, builds,
                            lambda build, machine: _relaxed(database, machine, provider, build, "").fits)
@@ -167,14 +168,15 @@ def _explain_framework(
         cpu = next((b for b in builds if b.version == newest_version and b.kind == "cpu"
                     and (not conda or target.platform in b.platforms)), None)
         if cpu is not None:
-            fixes.append(f"or use the CPU build: --spec 'torch=={newest_version}+cpu'")
+            fixes.append(cpu_fix := f"or use the CPU build: --spec 'torch=={newest_version}+cpu'")
+            moves[cpu_fix] = ("torch", str(newest_version))
     elif framework != "torch" and target.has_nvidia and request.channel == PIP:
         if framework == "jax" and code in ("driver-too-old", "no-gpu-build"):
             fixes += _jax_cuda11_fixes(database, target, request, matching)
         fixes += _cpu_build_fixes(database, target, request)
     fixes += _platform_fixes(database, target, framework, request.channel)
     fixes += _channel_fixes(database, target, request)
-    return _answer(database, target, code, message, fixes)
+    return _answer(database, target, code, message, fixes, moves)
 
 
 def _numpy_refusal(database: Database, target: Target, request: Request, provider: BuildProvider, framework: str,
@@ -219,21 +221,23 @@ def _numpy_python_fixes(database: Database, target: Target, request: Request, ma
     return []
 
 
-def _fixes_near_the_request(database: Database, target: Target, request: Request, framework: str) -> list[tuple[str, str]]:
-    """(fix, pins) for the answers nearest to a version spec: the same release in another build (the spec
+def _fixes_near_the_request(database: Database, target: Target, request: Request, framework: str,
+                            ) -> list[tuple[str, str, str]]:
+    """(fix, pins, the framework release it moves to) for the answers nearest to a version spec: the same release in another build (the spec
     without its local tag: torch==2.5.1+cu124 → 2.5.1+cu118), then the release nearest to the ones asked for
     that runs here (torch==2.6.* on an RTX 5090 → 2.7.0, the first with sm_120, not the newest)."""
     spec = request.specifiers.get(framework)
     if not spec or not str(spec):
         return []
-    fixes: list[tuple[str, str]] = []
+    fixes: list[tuple[str, str, str]] = []
     public = SpecifierSet(",".join(f"{c.operator}{c.version.split('+')[0]}" for c in spec))
     if str(public) != str(spec):
         answer = _plan_if_any(database, target, _with_spec(request, framework, public))
         if answer is not None:
             pins = _pins(answer)
-            return [(f"{pins}: the same release, in a build that runs on this machine "
-                     f"(--spec '{_framework_pin(answer, framework)}')", pins)]  # nothing is nearer
+            pin = _framework_pin(answer, framework)
+            return [(f"{pins}: the same release, in a build that runs on this machine (--spec '{pin}')", pins,
+                     pin.partition("==")[2].split("+")[0])]  # nothing is nearer
     known = sorted({b.version for b in builds_of(database, framework, request.channel)})
     asked = [i for i, version in enumerate(known) if _matches_public(public, version)]
     if not asked:
@@ -255,9 +259,9 @@ def _fixes_near_the_request(database: Database, target: Target, request: Request
             pins = _pins(answer)
             also = "".join(f", without {name}{request.specifiers[name]}, which pairs only with other torch releases"
                            for name in freed_companions)
-            if all(pins != done for _, done in fixes):
+            if all(pins != done for _, done, _ in fixes):
                 fixes.append((f"{pins} is the release nearest to {framework}{spec} that runs on this machine "
-                              f"(--spec '{framework}=={version}'{also})", pins))
+                              f"(--spec '{framework}=={version}'{also})", pins, str(version)))
             break
     return fixes
 
@@ -363,11 +367,16 @@ def _no_release_message(builds: list[Build], framework: str, spec: SpecifierSet,
     return f"no {framework} release in the database matches {_scope(framework, spec, extras)} (it knows {known})"
 
 
-def _answer(database: Database, target: Target, code: str, message: str, fixes: list[str]) -> Unsatisfiable:
+def _answer(database: Database, target: Target, code: str, message: str, fixes: list[str],
+            moves: dict[str, tuple[str, str]] | None = None) -> Unsatisfiable:
     unique = list(dict.fromkeys(fixes))
+    moves = dict(moves or {})
     if unique and unique[0].startswith("or "):  # an alternative ("or use the CPU build") that comes first is the first
-        unique[0] = unique[0][len("or "):]
-    return Unsatisfiable(target, database.version, code, message, tuple(unique))
+        first = unique[0]
+        unique[0] = first[len("or "):]
+        if first in moves:
+            moves[unique[0]] = moves.pop(first)
+    return Unsatisfiable(target, database.version, code, message, tuple(unique), moves)
 
 
 def _relaxed(database: Database, target: Target, provider: BuildProvider, build: Build, lifted: str) -> Verdict:
@@ -486,7 +495,7 @@ def _fixes_without_specs(database: Database, target: Target, request: Request, a
 
 
 def _pins(answer: Plan) -> str:
-    """The frameworks of an answer in a fix: pip pins with their flavour, conda builds by name."""
+    """The frameworks of an answer in a fix: pip pins with their flavor, conda builds by name."""
     if answer.channel != PIP:
         return ", ".join(build.label for build in answer.builds.values())
     accelerators = answer.accelerators or {}

@@ -306,3 +306,17 @@ def _span(pythons: tuple[str, ...]) -> str:
 def _short(build: Build) -> str:
     """A pip torch build is named by its variant (`cu124`) in sentences about it, any other by its label."""
     return build.flavor if build.framework == "torch" and build.channel == "pip" else build.label
+
+
+def other_vendors_build(build: Build, target: Target) -> str | None:
+    """A ROCm or XPU build on a machine whose GPUs are NVIDIA's only: it installs and imports, and sees no GPU.
+    The sentence `envpin check` reports for a file that pins it and `envpin solve --project` refuses such a line
+    with, so that the two cannot disagree on it; None when the build can use a GPU of the target (or the target
+    names none). A build asked for by name on the command line is the user's choice and is not judged here."""
+    if build.kind not in ("rocm", "xpu") or not target.has_nvidia or not target.gpus:
+        return None
+    if target.amd_gpus if build.kind == "rocm" else target.intel_gpus:
+        return None
+    vendor = "an AMD (ROCm)" if build.kind == "rocm" else "an Intel (XPU)"
+    return (f"{build.label} is {vendor} build: it cannot use {', '.join(g.name for g in target.gpus)}, and runs on "
+            "the CPU only there")

@@ -52,3 +52,6 @@ class Unsatisfiable(Record):
     code: str
     message: str
     fixes: tuple[str, ...]
+    # fix -> (framework, release) for a fix that moves a framework to another release (`--spec 'torch==2.7.0'`): the
+    # release as data, for whatever follows the fix (a project's tied lines), never read back from the sentence
+    moves: Mapping[str, tuple[str, str]] = field(default_factory=dict, compare=False, repr=False)

@@ -68,7 +68,7 @@ class Requirement(Record):
     name: str
     specifier: SpecifierSet | None  # None: any version (packaging.specifiers costs a solve time to import)
     origin: str  # "the request" or the candidate that asked for it
-    flavor: str | None = None  # the build flavour it must be (a companion's torch variant)
+    flavor: str | None = None  # the build flavor it must be (a companion's torch variant)
     extras: frozenset[str] = frozenset()  # `jax[cuda12]`: the build must carry these extras
     torch_releases: frozenset[Version] | None = None
 

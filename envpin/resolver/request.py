@@ -8,14 +8,16 @@ from typing import TYPE_CHECKING
 
 from envpin.compat.drivers import POLICIES
 from envpin.errors import EnvpinInputError
+from envpin.escapes import shown
+from envpin.limits import check_specifiers
 from envpin.record import Record, field, record
 from envpin.resolver.urls import checked_index_url
 from envpin.vocabulary.frameworks import FRAMEWORK_OF, FRAMEWORKS, PACKAGE_ORDER, PACKAGES, framework_named
+from envpin.vocabulary.variants import DEFAULT_TORCH_INDEX
 
 if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
 
-DEFAULT_TORCH_INDEX = "https://download.pytorch.org/whl"
 # Where the builds come from (`--conda-source`): pip wheels, or one of conda.yaml's channel strategies
 PIP, CONDA_FORGE, PYTORCH_CHANNEL = "pip", "conda-forge", "pytorch-channel"
 CHANNELS = (PIP, CONDA_FORGE, PYTORCH_CHANNEL)
@@ -167,6 +169,7 @@ def _parse_spec(text: str) -> tuple[str, SpecifierSet, frozenset[str]]:
     except InvalidRequirement as error:
         reason = str(error).splitlines()[0]
         raise EnvpinInputError(f"--spec {text!r}: not a PEP 508 requirement ({reason})") from None
+    check_specifiers(len(requirement.specifier), f"--spec {shown(text, 80)!r}")
     name = canonicalize_name(requirement.name)
     if name not in FRAMEWORK_OF and name != NUMPY:
         raise EnvpinInputError(f"--spec {text!r}: envpin pins {', '.join(PACKAGE_ORDER)} (and bounds numpy); not {name}")

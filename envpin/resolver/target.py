@@ -18,6 +18,7 @@ from envpin.compat.gpus import (
 )
 from envpin.compat.model import AmdgpuModule, ComputeCapability, Database, JetpackRelease
 from envpin.errors import EnvpinInputError
+from envpin.escapes import shown
 from envpin.fact_checks import (
     amdgpu_dkms_release,
     amdgpu_module_of,
@@ -221,7 +222,7 @@ def apply_overrides(facts: HostFacts, overrides: TargetOverrides) -> HostFacts:
         updated = replace(updated, arch=arch)
     if overrides.python is not None:
         if not is_python_version(overrides.python):
-            raise EnvpinInputError(f"--python {overrides.python!r}: expected a Python version such as 3.11")
+            raise EnvpinInputError(f"--python {shown(overrides.python, 80)!r}: expected a Python version such as 3.11")
         updated = replace(updated, python=replace(updated.python, version=overrides.python))
     if overrides.driver is not None:
         updated = replace(updated, driver=_driver_override(overrides.driver))

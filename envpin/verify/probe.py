@@ -226,6 +226,28 @@ def failed(message, timed_out=False):
     return report
 
 
+def descendants(pid):
+    """Every process below `pid`, from /proc/PID/task/TID/children (Linux); [] where /proc does not say."""
+    found, queue = [], [pid]
+    while queue:
+        parent = queue.pop()
+        try:
+            tasks = os.listdir("/proc/%d/task" % parent)
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open("/proc/%d/task/%s/children" % (parent, task)) as handle:
+                    children = [int(word) for word in handle.read().split()]
+            except (OSError, ValueError):
+                continue
+            for child in children:
+                if child not in found and child != pid:
+                    found.append(child)
+                    queue.append(child)
+    return found
+
+
 def describe_exit(code):
     if code is None:
         return "did not finish"
@@ -241,6 +263,15 @@ def describe_exit(code):
 
 
 def kill(process):
+    """Kill an import child and everything below it: its process group and, on Linux, every descendant /proc
+    lists (one that called setsid() has left the group)."""
+    below = descendants(process.pid) if os.name == "posix" else []
+    for pid in below:
+        try:
+            os.kill(pid, signal.SIGSTOP)  # stopped, it cannot fork before the kill
+        except OSError:
+            pass
+    below += [pid for pid in descendants(process.pid) if pid not in below]
     try:
         if os.name == "posix":
             os.killpg(process.pid, 9)
@@ -248,6 +279,11 @@ def kill(process):
             process.kill()
     except OSError:
         process.kill()
+    for pid in below:
+        try:
+            os.kill(pid, 9)
+        except OSError:
+            pass
     try:
         process.communicate(timeout=5)
     except Exception:

@@ -58,11 +58,17 @@ def _checked_interpreter(path: str, option: str) -> str:
     return found
 
 
+def probe_limit(import_timeout: float) -> float:
+    """The whole probe's time limit: three framework imports in sequence, each under `import_timeout` (--timeout),
+    plus the package scan, allowed as long as one import but 5 s at least and 60 s at most. An interpreter that
+    does not run the probe at all (a hung wrapper) is stopped at this bound, not at a fixed minute past it."""
+    return import_timeout * 3 + min(60.0, max(5.0, import_timeout))
+
+
 def run_probe(interpreter: str, *, import_timeout: float = DEFAULT_IMPORT_TIMEOUT, smoke: bool = True, runner=None):
     """EnvFacts of the environment `interpreter` belongs to; a one-line EnvpinInputError when it cannot tell."""
     runner = runner or SubprocessRunner()
-    # Three framework imports in sequence, each under its own limit, plus the package scan.
-    total = import_timeout * 3 + 60
+    total = probe_limit(import_timeout)
     workdir = tempfile.mkdtemp(prefix="envpin-probe-")
     try:
         probe = Path(workdir) / "envpin_probe.py"

@@ -16,6 +16,7 @@ from envpin.record import Record, record
 
 CPU, CUDA, ROCM, XPU = "cpu", "cuda", "rocm", "xpu"  # the kinds of build a tag names
 KINDS = (CUDA, ROCM, XPU, CPU)
+DEFAULT_TORCH_INDEX = "https://download.pytorch.org/whl"  # PyTorch's own index: a tag's builds are at DEFAULT_TORCH_INDEX/TAG
 
 TAG = re.compile(r"(cpu|cu(\d{1,2})(\d)|rocm(\d+(?:\.\d+)*)|xpu)")
 

@@ -30,3 +30,21 @@ def test_a_solve_for_another_machine_carries_no_notes_of_this_one(tmp_path):
                     "--format", "json", env={"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"})
     assert result.returncode == 0, result.stderr
     assert not [w for w in json.loads(result.stdout)["warnings"] if w.startswith("detection: ")]
+
+
+def test_a_machine_whose_gpus_the_flags_name_takes_no_trouble_from_this_one(tmp_path):
+    """An AMD (or Intel) target given by flags uses nothing of this machine's NVIDIA probes: the failing nvidia-smi
+    here is neither a refusal nor a warning of its answer (issue 28). An NVIDIA GPU named by a flag still takes this
+    machine's driver, and so its trouble."""
+    bin_dir = tmp_path / "bin"
+    fake_executable(bin_dir, "nvidia-smi", f"printf '{MISMATCH}'\nexit 18\n")
+    env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    for flags in (["--gfx", "gfx1100"], ["--gpu", "Intel Arc B580"]):
+        result = envpin("solve", "--os", "linux", "--arch", "x86_64", "--python", "3.11", *flags, "--format", "json",
+                        env=env)
+        assert result.returncode == 0, (flags, result.stdout, result.stderr)
+        answer = json.loads(result.stdout)
+        assert not [w for w in answer["warnings"] if w.startswith("detection: ")], (flags, answer["warnings"])
+    nvidia = envpin("solve", "--os", "linux", "--arch", "x86_64", "--python", "3.11", "--gpu",
+                    "NVIDIA GeForce RTX 4090", "--format", "json", env=env)
+    assert nvidia.returncode == 3 and json.loads(nvidia.stdout)["error"]["code"] == "driver-broken", nvidia.stdout

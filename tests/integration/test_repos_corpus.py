@@ -23,6 +23,9 @@ from envpin.check.included import beside
 from envpin.check.rules import PROBLEMS
 from envpin.check.targets import configured_target
 from envpin.cli import main
+from envpin.resolver.plan import Unsatisfiable
+from envpin.resolver.request import parse_request
+from envpin.resolver.solve import solve
 from envpin.target_spec import NamedTarget, TargetSpec
 
 REPOS = Path(__file__).resolve().parents[1] / "fixtures" / "repos"
@@ -221,3 +224,15 @@ def test_a_refusal_that_moves_torch_moves_the_lines_built_for_the_old_one(tmp_pa
     moved = next(n for n, fix in enumerate(fixes) if "--spec 'torch==2.7.0'" in fix)
     assert fixes[moved + 1].startswith("environment.yml: dependencies[55].pip[125]: change xformers==0.0.22 to xformers==0.0.30 "
                                        "(torch==2.7.0), the release made for torch 2.7.0")
+
+
+def test_a_fix_that_moves_torch_carries_the_release_as_data(database):
+    """The release a fix moves torch to is a field of the refusal (issue 28), which the tied lines' fixes read, not
+    a sentence parsed back: the sentence may change, the release stays."""
+    target = TargetSpec(os="linux", arch="x86_64", python="3.12", driver="570.124.06",
+                        gpus=("NVIDIA GeForce RTX 5090",), detect=False).resolve(database)
+    answer = solve(database, target, parse_request(["torch"], ["torch==2.0.1"]))
+    assert isinstance(answer, Unsatisfiable), answer
+    moved = [(fix, answer.moves[fix]) for fix in answer.fixes if fix in answer.moves]
+    assert moved and moved[0][1] == ("torch", "2.7.0"), moved
+    assert all(f"torch=={version}" in fix for fix, (_, version) in moved)

@@ -105,7 +105,7 @@ def check_cli(path: Path, capsys, *extra: str) -> tuple[int, str, str]:
     ("fifo", "not a regular file"),            # opening it would block the hook
     ("/dev/zero", "not a regular file"),       # reading it would never end
     ("latin1.txt", "not UTF-8 text"),
-    ("huge.txt", "larger than 64 MiB"),
+    ("huge.txt", "larger than 16 MiB"),
 ])
 def test_an_include_that_cannot_be_read_is_bad_input_in_one_line(tmp_path, capsys, target, reason):
     (tmp_path / "folder").mkdir()

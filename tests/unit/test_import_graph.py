@@ -134,3 +134,13 @@ def test_the_vocabulary_is_the_bottom_of_the_graph():
     outside = {module: sorted(GRAPH[module] - below) for module in vocabulary if GRAPH[module] - below}
     assert outside == {}
     assert GRAPH["envpin.record"] == set()
+
+
+def test_commands_load_no_database_and_import_no_resolver():
+    """A command parses, hands `--db` down to the one library call it makes, and prints (issue 28): the database is
+    loaded below it (envpin.database, once per run), and the answer types come from the planning layer it calls."""
+    commands = {module for module in MODULES if module.startswith("envpin.commands.")}
+    loading = sorted(m for m in commands if "load_database" in MODULES[m].read_text(encoding="utf-8"))
+    resolver = {m: sorted(i for i in GRAPH[m] if i.startswith("envpin.resolver")) for m in commands}
+    assert loading == []
+    assert {m: found for m, found in resolver.items() if found} == {}

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 import pytest
 from packaging.version import Version
 
-from envpin.matrix.grid import CAVEAT, NO, OK, Cell, Grid, grid_json, grids
+from envpin.matrix.grid import CAVEAT, NO, OK, Cell, Grid, grid_json
 from envpin.matrix.terminal import WIDTH, label_of, render
+from envpin.matrix_run import grids
 from envpin.planning import SolveOptions, plan
 from envpin.resolver.fitness import CHECKS, assess
 from envpin.resolver.plan import Plan, Unsatisfiable
@@ -278,7 +279,7 @@ def test_the_terminal_grid_fits_80_columns(database, machine):
 def test_wide_grids_fold_by_release_range_and_colour_is_only_on_request(database):
     grid = grid_of(database, machine_named("torch-3090-535"))
     plain = render([grid])
-    assert plain.count("\nrelease ") >= 3  # torch's thirty flavours do not fit one header
+    assert plain.count("\nrelease ") >= 3  # torch's thirty flavors do not fit one header
     coloured = render([grid], colour=True)
     assert "\x1b[32m" in coloured and "\x1b[31m" in coloured
     assert [len(line) for line in _strip_colour(coloured).splitlines()] == [len(line) for line in plain.splitlines()]

@@ -22,6 +22,7 @@ import pytest
 
 from envpin import escapes
 from envpin.host import platform_info
+from envpin.host import runner as host_runner
 from envpin.provision import atomic, backends, runner
 from envpin.verify import probe
 
@@ -39,8 +40,9 @@ BRANCHES = {
     ("envpin/provision/runner.py", "_load_prctl"): "test_the_parent_death_signal_is_linux_only",
     ("envpin/host/platform_info.py", "_free_threaded_build"): "test_a_free_threaded_python_is_told_per_platform",
     ("envpin/provision/runner.py", "run_streaming"): "windows job",
-    ("envpin/host/runner.py", "run"): "windows job",
-    ("envpin/host/runner.py", "kill_group"): "windows job",
+    ("envpin/host/runner.py", "run_command"): "windows job",
+    ("envpin/host/runner.py", "kill_tree"): "windows job",
+    ("envpin/host/runner.py", "become_subreaper"): "test_only_linux_makes_envpin_a_child_subreaper",
     ("envpin/verify/probe.py", "describe_exit"): "test_the_probe_says_an_ntstatus_in_hex_on_windows_only",
     ("envpin/verify/probe.py", "probe_framework"): "windows job",
     ("envpin/verify/probe.py", "kill"): "windows job",
@@ -193,3 +195,11 @@ def test_a_free_threaded_python_is_told_per_platform(monkeypatch):
     assert platform_info._free_threaded_build() is True
     monkeypatch.setattr(platform_info, "os", _Platform(os, name="posix"))
     assert platform_info._free_threaded_build() is False  # POSIX without the flag: not asked
+
+
+@pytest.mark.parametrize("platform", ["win32", "darwin"])
+def test_only_linux_makes_envpin_a_child_subreaper(platform, monkeypatch):
+    monkeypatch.setattr(host_runner, "_subreaper", False)
+    monkeypatch.setattr(host_runner, "sys", _Platform(sys, platform=platform))
+    host_runner.become_subreaper()  # no prctl elsewhere: nothing is done, and nothing is remembered as done
+    assert host_runner._subreaper is False

@@ -28,7 +28,7 @@ def toml_as_on_310(monkeypatch):
 
 
 def test_python_310_reads_toml_with_tomli(toml_as_on_310, tmp_path):
-    assert toml_as_on_310.loads is tomli.loads and toml_as_on_310.TOMLDecodeError is tomli.TOMLDecodeError
+    assert toml_as_on_310._loads is tomli.loads and toml_as_on_310.TOMLDecodeError is tomli.TOMLDecodeError
     assert toml_as_on_310.loads('[tool.envpin]\nframework = "torch"\n') == {"tool": {"envpin": {"framework": "torch"}}}
     path = tmp_path / "pylock.toml"
     path.write_text('lock-version = "1.0"\n')
@@ -45,7 +45,7 @@ def test_python_310_turns_bad_toml_into_envpin_errors(toml_as_on_310):
 
 def test_python_311_and_later_use_the_standard_library():
     tomllib = pytest.importorskip("tomllib")  # only absent on 3.10, where the tests above are the real case
-    assert envpin._toml.loads is tomllib.loads and envpin._toml.TOMLDecodeError is tomllib.TOMLDecodeError
+    assert envpin._toml._loads is tomllib.loads and envpin._toml.TOMLDecodeError is tomllib.TOMLDecodeError
 
 
 # pixi's own documentation writes inline tables over several lines (docs/source_files/pixi_tomls/pytorch-pypi.toml):

@@ -105,7 +105,7 @@ def test_reads_are_capped_and_name_the_option(tmp_path):
     big = tmp_path / "facts.json"
     with open(big, "wb") as handle:
         handle.truncate(MAX_INPUT_BYTES + 1)  # sparse: no disk is used
-    with pytest.raises(UnreadableFile, match=r"--facts .*: cannot be read \(larger than 64 MiB"):
+    with pytest.raises(UnreadableFile, match=r"--facts .*: cannot be read \(larger than 16 MiB"):
         read_json(big, "--facts")
 
 
