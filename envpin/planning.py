@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from envpin.compat.model import Database
 from envpin.errors import EXIT_DRIVER_BROKEN, EnvpinInputError
@@ -17,12 +18,15 @@ from envpin.facts import DriverTrouble, HostFacts
 from envpin.project.model import Project
 from envpin.record import Record, record, replace
 from envpin.resolver.fleet import FleetResult, solve_fleet
-from envpin.resolver.plan import Plan, Unsatisfiable
+from envpin.resolver.plan import NOT_RESOLVED, Plan, Resolution, Unsatisfiable
 from envpin.resolver.request import NumpyBound, Request, parse_request
 from envpin.resolver.solve import solve
 from envpin.resolver.target import Target, make_target
 from envpin.target_spec import TargetSpec
 from envpin.vocabulary.platforms import conda_subdir
+
+if TYPE_CHECKING:
+    from envpin.lock.options import ResolveOptions
 
 
 @record
@@ -54,6 +58,7 @@ class SolveOptions(Record):
     allow_insecure_index: bool = False
     project: ProjectSource | None = None
     conda_source: str = "pip"  # the channel whose builds the solve chooses from (--conda-source)
+    resolve: ResolveOptions | None = None  # `--resolve`: the whole environment resolved by uv; None: not asked
 
     def source_argv(self) -> tuple[str, ...]:
         """The request as the user phrased it: the project's options, then the frameworks and specs."""
@@ -180,14 +185,47 @@ def plan(options: SolveOptions, target_spec: TargetSpec, database: Database) -> 
     if refusal is not None:
         answer: Plan | Unsatisfiable = Unsatisfiable(target, database.version, DRIVER_BROKEN, *refusal)
         return Planned(answer, request, project, _source_args(options, project), facts)
-    answer = _name_project_pins(solve(database, target, request), origins)
-    if project is not None:
-        answer = _project_lines_beside(answer, project)
-        project, answer = _tied_follow_torch(answer, project, options, database, target)
+    project, answer = _project_answer(options, database, target, request, project, origins)
+    if project is not None and options.resolve is not None:
+        project, answer = _resolved(answer, project, options, database, target, project_specs, origins)
+    elif project is not None and isinstance(answer, Plan):  # said, so that a project's plan is never taken as proven
+        answer = replace(answer, resolution=NOT_ASKED)
     if target_spec.probes_this_machine:
         answer = _with_detection_trouble(answer, facts.notes, facts.driver_trouble)
     return Planned(answer, request, project, _source_args(options, project), facts)
 
+
+def _project_answer(options: SolveOptions, database: Database, target: Target, request: Request,
+                    project: Project | None, origins: Mapping[str, list[str]]) -> tuple[Project | None, Plan | Unsatisfiable]:
+    answer = _name_project_pins(solve(database, target, request), origins)
+    if project is not None:
+        answer = _project_lines_beside(answer, project)
+        project, answer = _tied_follow_torch(answer, project, options, database, target)
+    return project, answer
+
+
+def _resolved(answer: Plan | Unsatisfiable, project: Project, options: SolveOptions, database: Database,
+              target: Target, project_specs: tuple[str, ...], origins: Mapping[str, list[str]],
+              ) -> tuple[Project | None, Plan | Unsatisfiable]:
+    """`--resolve`: the answer whose whole environment uv resolves (envpin.lock.resolution), solved again with the
+    bounds uv's conflicts give where the first one does not."""
+    from envpin.lock.resolution import resolve_environment, resolved_answer  # noqa: PLC0415 - only with --resolve
+
+    assert options.resolve is not None
+    resolve_options = options.resolve
+    read = project
+
+    def solve_again(added: tuple[str, ...]) -> tuple[Project | None, Plan | Unsatisfiable]:
+        request = request_for(options, project_specs + added, read)
+        return _project_answer(options, database, target, request, read, origins)
+
+    return resolved_answer(answer, project, lambda plan, lines: resolve_environment(plan, lines, resolve_options),
+                           solve_again)
+
+
+# a project's plan solved without --resolve: its own lines were not resolved beside the pins (docs/resolution.md)
+NOT_ASKED = Resolution(NOT_RESOLVED, "not asked: the project's other lines were not resolved beside the pins "
+                                     "(--resolve has uv resolve the whole environment)")
 
 DRIVER_BROKEN = "driver-broken"  # the Unsatisfiable code of a refused answer; solve, init, lock and install exit 3
 

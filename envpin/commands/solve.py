@@ -16,6 +16,7 @@ from envpin.options import (
     add_fleet_option,
     add_project_options,
     add_render_options,
+    add_resolve_options,
     add_request_options,
     add_target_options,
     render_options,
@@ -34,6 +35,7 @@ def register(solve: argparse.ArgumentParser, parser_class) -> None:
     add_request_options(solve)
     add_render_options(solve)
     add_project_options(solve)
+    add_resolve_options(solve)
     add_fleet_option(solve)
     add_target_options(solve)
     add_db_option(solve)

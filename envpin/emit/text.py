@@ -6,7 +6,7 @@ import shlex
 
 from envpin import __version__
 from envpin.emit.commands import pip_command
-from envpin.resolver.plan import Plan, Unsatisfiable
+from envpin.resolver.plan import RESOLVED, Plan, Unsatisfiable
 from envpin.resolver.request import Request
 
 
@@ -30,7 +30,18 @@ def render(answer: Plan | Unsatisfiable, request: Request) -> str:
     lines += [f"  {pip_command(answer)}", "", "why:"]
     lines += [f"  - {reason}" for reason in answer.reasons]
     lines += _warning_lines(answer.warnings)
+    lines += _resolution_lines(answer)
     return "\n".join(lines) + "\n"
+
+
+def _resolution_lines(answer: Plan) -> list[str]:
+    """Whether the whole environment was resolved (docs/resolution.md): every package pinned, or why not."""
+    resolution = answer.resolution
+    if resolution is None:
+        return []
+    if resolution.status != RESOLVED:
+        return ["", f"not resolved end to end: {resolution.detail}"]
+    return ["", f"resolution: {resolution.detail}", *(f"  {package}" for package in resolution.packages)]
 
 
 def _conda_plan(answer: Plan, request: Request, lines: list[str]) -> str:
@@ -46,6 +57,7 @@ def _conda_plan(answer: Plan, request: Request, lines: list[str]) -> str:
     lines += ["", f"accelerator: {accelerator} ({answer.channel} builds)", "", "install:", f"  {command}", "", "why:"]
     lines += [f"  - {reason}" for reason in (*answer.reasons, *environment.reasons)]
     lines += _warning_lines(answer.warnings)
+    lines += _resolution_lines(answer)
     return "\n".join(lines) + "\n"
 
 
