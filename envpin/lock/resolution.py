@@ -74,7 +74,7 @@ def moves_from(conflict: str, solved: dict[str, str]) -> list[Move]:
     bounds, passed = [], []
     for found in _DEPENDS.finditer(conflict):
         who, name, spec = canonical(found["who"]), canonical(found["name"]), found["spec"] or ""
-        said = found[0].removeprefix("all versions of ")
+        said = found[0]
         if name in solved and spec and who not in solved:
             try:
                 if not SpecifierSet(spec).contains(Version(solved[name]), prereleases=True):
