@@ -32,6 +32,7 @@ from envpin.check.rules import (
     torch_family,
 )
 from envpin.check.targets import CheckTarget, target_fit
+from envpin.check.served import unserved_pins
 from envpin.compat.model import Database
 
 if TYPE_CHECKING:
@@ -115,6 +116,7 @@ def check_contents(
 ) -> tuple[Problem, ...]:
     problems = list(contents.problems)
     problems += duplicate_packages(contents)
+    problems += unserved_pins(contents)
     if database is not None:
         problems += torch_family(contents, database)
         problems += cuda_majors(contents, database)

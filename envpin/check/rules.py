@@ -78,6 +78,8 @@ PROBLEMS: dict[str, tuple[str, str]] = {
     "CHK-LOCAL-VERSION-MISSING": ("warning", "a torch-family pin without its local version (+cu124): the index, not the file, decides the build"),
     "CHK-BUILD-UNKNOWN": ("error", "the release exists, but not in this variant (2.5.1+cu126)"),
     "CHK-RELEASE-UNKNOWN": ("warning", "a release the compatibility database does not know"),
+    "CHK-PIN-NOT-SERVED": ("error", "a pinned version PyPI does not serve at all (deleted or never published: tensorflow-gpu==2.3.0rc0), as its recorded file list says"),
+    "CHK-PIN-STUB": ("error", "a pin (or range) that installs a stub release which only fails (tensorflow-gpu 2.12.0, an empty sdist)"),
     "CHK-KNOWN-ISSUE": ("warning", "a release with a known problem on a platform this file installs on (error when the file or target is for that platform)"),
     "CHK-PYTHON-UNSUPPORTED": ("error", "the Python the file pins has no wheels of the pinned framework build"),
     "CHK-TARGET-PLATFORM": ("error", "the pinned build is not built for the target's OS/architecture"),
