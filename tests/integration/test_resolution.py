@@ -159,3 +159,22 @@ def test_resolve_flags_out_of_place_are_a_one_line_error(flags, says, capsys):
     with_project = [] if "--resolve" in flags else ["--project", "."]
     assert main(["solve", *with_project, *RTX3090, *flags]) == 2
     assert says in capsys.readouterr().err
+
+
+def test_a_tensorflow_gpu_pin_pypi_never_served_is_named_in_the_refusal(tmp_path, capsys):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "requirements.txt").write_text("tensorflow-gpu==2.3.0rc0\n")
+    assert main(["solve", "--project", str(project), *RTX3090, "--python", "3.10", "--format", "json"]) == 1
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert "(requirements.txt:1; PyPI serves no tensorflow-gpu 2.3.0rc0: as written, the line cannot be installed " \
+           "anywhere)" in error["message"]
+
+
+def test_the_tensorflow_gpu_stub_is_named_when_the_line_is_solved_as_tensorflow(tmp_path, capsys):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "requirements.txt").write_text("tensorflow-gpu==2.12.0\n")
+    assert main(["solve", "--project", str(project), *RTX3090, "--python", "3.10"]) == 0
+    assert "tensorflow-gpu==2.12.0 is solved as tensorflow (as written, pip would install tensorflow-gpu 2.12.0, " \
+           "an empty stub" in capsys.readouterr().err
