@@ -11,8 +11,8 @@ import argparse
 import math
 
 from envpin.conda.channels import Channels
-from envpin.errors import EnvpinInputError
 from envpin.emit.render import CONDA_SOURCES, FORMATS, RenderOptions, check_conda_format
+from envpin.errors import EnvpinInputError
 from envpin.lock.options import LockOptions, ResolveOptions
 from envpin.planning import ProjectSource, SolveOptions
 from envpin.target_spec import TargetSpec

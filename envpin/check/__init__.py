@@ -31,8 +31,8 @@ from envpin.check.rules import (
     releases,
     torch_family,
 )
-from envpin.check.targets import CheckTarget, target_fit
 from envpin.check.served import unserved_pins
+from envpin.check.targets import CheckTarget, target_fit
 from envpin.compat.model import Database
 
 if TYPE_CHECKING:

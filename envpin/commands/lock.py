@@ -12,8 +12,8 @@ from envpin.emit.text import render as render_text
 from envpin.lock.export import requirements_text
 from envpin.lock.options import LOCK_FORMATS, ResolveOptions
 from envpin.lock.planned import lock_planned
-from envpin.lock.resolution import UNRESOLVABLE
 from envpin.lock.pylock import lock_file_name, render
+from envpin.lock.resolution import UNRESOLVABLE
 from envpin.options import (
     add_db_option,
     add_lock_options,

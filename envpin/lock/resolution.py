@@ -184,19 +184,20 @@ def resolved_answer(answer: Plan | Unsatisfiable, project: Project | None, resol
         return project, answer
     added: tuple[str, ...] = ()
     passed_over: list[str] = []
-    for _ in range(MAX_MOVES + 1):
+    while True:
         outcome = resolve(answer, project)
-        if outcome.conflict is None:
+        conflict = outcome.conflict
+        if conflict is None:
             return project, replace(answer, resolution=replace(outcome.resolution, passed_over=tuple(passed_over)))
-        missing = unserved(outcome.conflict)
+        missing = unserved(conflict)
         solved = solved_versions(answer)
         named = [m for m in missing if name_of(m) in solved]
         # a solved build the index does not serve (a mirror without it) is passed over like one that clashes
-        moves = [m for m in moves_from(outcome.conflict, solved) + [
+        moves = [m for m in moves_from(conflict, solved) + [
             Move(name_of(m), f"{name_of(m)}!={solved[name_of(m)].split('+')[0]}", f"the index does not serve {m}")
             for m in named] if m.spec not in added]
-        if not moves or missing and len(named) < len(missing):
-            return project, _refusal(answer, project, outcome.conflict, missing, passed_over)
+        if not moves or (missing and len(named) < len(missing)) or len(added) == MAX_MOVES:
+            return project, _refusal(answer, project, conflict, missing, passed_over)
         move = moves[0]
         lines = lines_named(move.why, project)
         passed_over.append(f"{move.framework} {solved[move.framework]} was passed over: {move.why}"
@@ -204,9 +205,8 @@ def resolved_answer(answer: Plan | Unsatisfiable, project: Project | None, resol
         added += (move.spec,)
         project, again = solve_again(added)
         if not isinstance(again, Plan):
-            return project, _refusal(answer, project, outcome.conflict, missing, passed_over, again)
+            return project, _refusal(answer, project, conflict, missing, passed_over, again)
         answer = replace(again, reasons=again.reasons + (passed_over[-1],))
-    return project, _refusal(answer, project, outcome.conflict, [], passed_over)
 
 
 def _refusal(answer: Plan, project: Project | None, conflict: str, missing: list[str], passed_over: list[str],
