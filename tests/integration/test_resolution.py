@@ -178,3 +178,29 @@ def test_the_tensorflow_gpu_stub_is_named_when_the_line_is_solved_as_tensorflow(
     assert main(["solve", "--project", str(project), *RTX3090, "--python", "3.10"]) == 0
     assert "tensorflow-gpu==2.12.0 is solved as tensorflow (as written, pip would install tensorflow-gpu 2.12.0, " \
            "an empty stub" in capsys.readouterr().err
+
+
+def test_a_file_format_says_the_resolution_beside_it(tmp_path, index, capsys):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "requirements.txt").write_text("tensorflow\ntensorflow-text>=2.20.1,<2.21\n")
+    assert main(["solve", "--project", str(project), *RTX3090, "--python", "3.11", "--resolve", "--format",
+                 "requirements.txt", "--index-url", f"{index.url}/simple", "--allow-insecure-index"]) == 0
+    captured = capsys.readouterr()
+    assert "tensorflow[and-cuda]==2.20.0" in captured.out.splitlines()
+    assert "envpin: note: tensorflow 2.21.0 was passed over: all versions of tensorflow-text depend on" in captured.err
+    assert "envpin: note: resolved end to end by uv " in captured.err
+
+
+def test_lock_moves_to_the_framework_the_projects_lines_allow(tmp_path, index, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "requirements.txt").write_text("tensorflow\ntensorflow-text>=2.20.1,<2.21\n")
+    code = main(["lock", "-r", "requirements.txt", *RTX3090, "--python", "3.11", "--index-url", f"{index.url}/simple",
+                 "--allow-insecure-index", "-o", "pylock.toml"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.out + captured.err
+    assert "envpin: note: tensorflow 2.21.0 was passed over" in captured.err
+    from envpin import _toml
+
+    locked = {p["name"]: p["version"] for p in _toml.loads((tmp_path / "pylock.toml").read_text())["packages"]}
+    assert locked["tensorflow"] == "2.20.0" and locked["tensorflow-text"] == "2.20.1"
