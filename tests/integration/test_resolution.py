@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from envpin import _toml
 from envpin.cli import main
 from envpin.lock.engines import find_uv
 from tests.integration.loopback_metadata import MetadataIndex
@@ -200,7 +201,5 @@ def test_lock_moves_to_the_framework_the_projects_lines_allow(tmp_path, index, c
     captured = capsys.readouterr()
     assert code == 0, captured.out + captured.err
     assert "envpin: note: tensorflow 2.21.0 was passed over" in captured.err
-    from envpin import _toml
-
     locked = {p["name"]: p["version"] for p in _toml.loads((tmp_path / "pylock.toml").read_text())["packages"]}
     assert locked["tensorflow"] == "2.20.0" and locked["tensorflow-text"] == "2.20.1"
