@@ -131,7 +131,13 @@ def resolve_options(args: argparse.Namespace) -> ResolveOptions | None:
         return None
     if getattr(args, "project", None) is None and not getattr(args, "requirement", None):
         raise EnvpinInputError("--resolve resolves a project's lines beside the GPU pins: give --project DIR or -r FILE")
-    return ResolveOptions(index_url=args.index_url, offline=args.offline)
+    from envpin.resolver.urls import checked_index_url  # noqa: PLC0415 - only --resolve names an index here
+
+    index_url = checked_index_url(args.index_url, "--index-url", args.allow_insecure_index) if args.index_url else None
+    if getattr(args, "targets", None):
+        raise EnvpinInputError("--resolve is for one target, not a --targets inventory: resolve each machine's plan "
+                               "on its own (--facts FILE)")
+    return ResolveOptions(index_url=index_url, offline=args.offline)
 
 
 def solve_options(args: argparse.Namespace, project_directory: str | None = None, conda_source: str = "pip") -> SolveOptions:

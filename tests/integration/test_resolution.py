@@ -154,10 +154,14 @@ def test_text_answer_lists_every_package_resolved(tmp_path, index, capsys):
     assert "\n  protobuf==4.25.1\n" in text and "\n  tensorflow==2.19.1\n" in text
 
 
-@pytest.mark.parametrize("flags, says", [(["--offline"], "--offline is for --resolve"),
-                                         (["--resolve"], "--resolve resolves a project's lines")])
+@pytest.mark.parametrize("flags, says", [
+    (["--offline"], "--offline is for --resolve"),
+    (["--resolve"], "--resolve resolves a project's lines"),
+    (["--project", ".", "--resolve", "--index-url", "http://mirror.example/simple"], "is plain http on a remote host"),
+    (["--project", ".", "--resolve", "--targets", "fleet.json"], "--resolve is for one target"),
+])
 def test_resolve_flags_out_of_place_are_a_one_line_error(flags, says, capsys):
-    with_project = [] if "--resolve" in flags else ["--project", "."]
+    with_project = [] if "--resolve" in flags else ["--project", "."]  # the flags give it where they need one
     assert main(["solve", *with_project, *RTX3090, *flags]) == 2
     assert says in capsys.readouterr().err
 
