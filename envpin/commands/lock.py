@@ -10,10 +10,9 @@ from pathlib import Path
 from envpin.compat.loader import load_database
 from envpin.emit.text import render as render_text
 from envpin.lock.export import requirements_text
-from envpin.lock.options import LOCK_FORMATS, ResolveOptions
-from envpin.lock.planned import lock_planned
+from envpin.lock.options import LOCK_FORMATS
+from envpin.lock.planned import lock_planned, passed_over, plan_to_lock
 from envpin.lock.pylock import lock_file_name, render
-from envpin.lock.resolution import UNRESOLVABLE
 from envpin.options import (
     add_db_option,
     add_lock_options,
@@ -24,9 +23,7 @@ from envpin.options import (
     solve_options,
     target_spec,
 )
-from envpin.planning import plan
-from envpin.record import replace
-from envpin.resolver.plan import Plan, Unsatisfiable
+from envpin.resolver.plan import Plan
 from envpin.resolver.urls import CREDENTIALS_NOTE, has_credentials, redact_credentials
 from envpin.userfiles import write_atomically
 
@@ -45,19 +42,10 @@ def register(lock: argparse.ArgumentParser, parser_class) -> None:
 
 def run(args: argparse.Namespace) -> int:
     options = solve_options(args)
-    if options.project is not None:
-        # a lock is a resolution: a project's lines that rule out the newest GPU build move the solve to the next
-        # one they allow, as `solve --resolve` does (docs/resolution.md), before the lock is written
-        options = replace(options, resolve=ResolveOptions(index_url=args.index_url, timeout=args.lock_timeout))
-    database = load_database(args.db)
-    planned = plan(options, target_spec(args), database)
-    if isinstance(planned.answer, Unsatisfiable) and planned.answer.code == UNRESOLVABLE:
-        # no build the lines allow: the lock of the database's own plan fails with the engine's one-line error
-        planned = plan(replace(options, resolve=None), target_spec(args), database)
+    planned = plan_to_lock(options, target_spec(args), load_database(args.db), lock_options(args, args.format))
     answer = planned.answer
-    if isinstance(answer, Plan) and answer.resolution is not None:
-        for passed in answer.resolution.passed_over:
-            print(f"envpin: note: {passed}", file=sys.stderr)
+    for passed in passed_over(planned):
+        print(f"envpin: note: {passed}", file=sys.stderr)
     if not isinstance(answer, Plan):
         sys.stdout.write(render_text(answer, planned.request))
         return planned.exit_code  # 1, or 3 for a broken driver
