@@ -206,7 +206,7 @@ def resolved_answer(answer: Plan | Unsatisfiable, project: Project | None, resol
         project, again = solve_again(added)
         if not isinstance(again, Plan):
             return project, _refusal(answer, project, conflict, missing, passed_over, again)
-        answer = replace(again, reasons=again.reasons + (passed_over[-1],))
+        answer = replace(again, reasons=again.reasons + tuple(passed_over))  # each solve's reasons start afresh
 
 
 def _refusal(answer: Plan, project: Project | None, conflict: str, missing: list[str], passed_over: list[str],

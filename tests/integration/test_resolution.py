@@ -71,6 +71,7 @@ def test_a_protobuf_pin_passes_over_each_tensorflow_that_needs_a_newer_one(tmp_p
     assert [p.split(" was passed over")[0] for p in passed] == ["tensorflow 2.21.0", "tensorflow 2.20.0"]
     assert "depends on protobuf>=5.28.0" in passed[1] and "requirements.txt:2: protobuf==4.25.1" in passed[1]
     assert "protobuf==4.25.1" in answer["resolution"]["packages"]
+    assert answer["reasons"][-2:] == passed  # both moves, in the plan's reasons too
 
 
 def test_without_resolve_the_plan_says_it_was_not_resolved(tmp_path, index, capsys):
