@@ -208,3 +208,13 @@ def test_lock_moves_to_the_framework_the_projects_lines_allow(tmp_path, index, c
     assert "envpin: note: tensorflow 2.21.0 was passed over" in captured.err
     locked = {p["name"]: p["version"] for p in _toml.loads((tmp_path / "pylock.toml").read_text())["packages"]}
     assert locked["tensorflow"] == "2.20.0" and locked["tensorflow-text"] == "2.20.1"
+
+
+def test_the_moves_are_bounded(tmp_path, index, capsys, monkeypatch):
+    from envpin.lock import resolution  # noqa: PLC0415 - its bound, lowered for this test
+
+    monkeypatch.setattr(resolution, "MAX_MOVES", 1)  # protobuf==4.25.1 needs two (2.21.0, then 2.20.0)
+    code, answer = solve(tmp_path, "tensorflow\nprotobuf==4.25.1\n", index, capsys, "--resolve")
+    assert code == 1 and answer["error"]["code"] == "unresolvable"
+    assert "passed over: tensorflow 2.21.0 was passed over" in answer["error"]["message"]
+    assert any(fix == "relax or remove requirements.txt:2: protobuf==4.25.1" for fix in answer["error"]["fixes"])
