@@ -154,6 +154,13 @@ def resolve_environment(plan: Plan, project: Project | None, options: ResolveOpt
              f"{plan.target.platform}: {len(packages)} packages"
     if left_out:
         detail += f"; a resolver cannot take {', '.join(left_out)} (installed as written)"
+    if project is not None and project.conda_packages:
+        # uv resolves the pip part; the conda part is rattler's (`envpin check --solve` solves an environment.yml), so
+        # the whole environment is not proven
+        return Outcome(Resolution(NOT_RESOLVED, f"the conda packages ({', '.join(project.conda_packages[:5])}"
+                                                f"{', …' if len(project.conda_packages) > 5 else ''}) were not solved "
+                                                "(`envpin check --solve` solves them with rattler); the pip part was "
+                                                + detail.replace("resolved end to end by", "resolved by"), packages))
     return Outcome(Resolution(RESOLVED, detail, packages))
 
 

@@ -218,3 +218,17 @@ def test_the_moves_are_bounded(tmp_path, index, capsys, monkeypatch):
     assert code == 1 and answer["error"]["code"] == "unresolvable"
     assert "passed over: tensorflow 2.21.0 was passed over" in answer["error"]["message"]
     assert any(fix == "relax or remove requirements.txt:2: protobuf==4.25.1" for fix in answer["error"]["fixes"])
+
+
+def test_an_environment_yml_with_conda_packages_is_not_resolved_end_to_end(tmp_path, index, capsys):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "environment.yml").write_text("name: x\nchannels: [conda-forge]\ndependencies:\n  - python=3.11\n"
+                                             "  - ffmpeg\n  - pip\n  - pip:\n    - tensorflow\n")
+    assert main(["solve", "--project", str(project), *RTX3090, "--format", "json", "--resolve",
+                 "--index-url", f"{index.url}/simple", "--allow-insecure-index"]) == 0
+    resolution = json.loads(capsys.readouterr().out)["resolution"]
+    assert resolution["status"] == "not-resolved"  # uv resolved the pip part; the conda part is rattler's
+    assert resolution["detail"].startswith("the conda packages (ffmpeg) were not solved")
+    # the loopback index serves no protobuf 6, which 2.21.0 requires: 2.20.0 is what resolves
+    assert "tensorflow==2.20.0" in resolution["packages"] and resolution["passed_over"]
