@@ -49,12 +49,12 @@ class Plan(Record):
     packages: tuple[PinnedPackage, ...]
     reasons: tuple[str, ...]
     warnings: tuple[str, ...] = ()
+    resolution: Resolution | None = None  # the whole environment resolved (`--resolve`); None: not asked
     accelerators: Mapping[str, str] | None = None  # framework -> accelerator
     notes: tuple[str, ...] = ()  # steps outside pip that the plan needs (conda CUDA for TF on Windows)
     channel: str = "pip"  # where the builds come from: pip wheels, or conda-forge / pytorch-channel builds
     # framework -> the build chosen (envpin.conda.specs writes a conda plan's match specs from them)
     builds: Mapping[str, Build] = field(default_factory=dict, compare=False, repr=False)
-    resolution: Resolution | None = None  # the whole environment resolved (`--resolve`); None: not asked
 
 
 @record
