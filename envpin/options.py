@@ -12,7 +12,8 @@ import math
 
 from envpin.conda.channels import Channels
 from envpin.emit.render import CONDA_SOURCES, FORMATS, RenderOptions, check_conda_format
-from envpin.lock.options import LockOptions
+from envpin.errors import EnvpinInputError
+from envpin.lock.options import LockOptions, ResolveOptions
 from envpin.planning import ProjectSource, SolveOptions
 from envpin.target_spec import TargetSpec
 
@@ -116,6 +117,35 @@ def add_project_options(parser: argparse.ArgumentParser, directory: bool = True)
     parser.add_argument("--group", action="append", default=[], help="a PEP 735 dependency group (repeatable)")
 
 
+def add_resolve_options(parser: argparse.ArgumentParser) -> None:
+    """`solve --project --resolve`: the whole environment resolved by uv (docs/resolution.md)."""
+    parser.add_argument("--resolve", action="store_true",
+                        help="with --project: resolve the project's lines beside the GPU pins with uv (asks the "
+                             "index; moves to an older framework build where a line rules the newest out)")
+    parser.add_argument("--offline", action="store_true", help="with --resolve: from uv's cache only (uv --offline)")
+    parser.add_argument("--index-url", help="with --resolve: the default index, PyPI or a mirror of it (or "
+                                            "ENVPIN_INDEX_URL)")
+
+
+def resolve_options(args: argparse.Namespace) -> ResolveOptions | None:
+    if not hasattr(args, "resolve"):
+        return None  # a command without --resolve (lock has its own --index-url)
+    if not args.resolve:
+        for flag, given in (("--offline", args.offline), ("--index-url", args.index_url)):
+            if given:
+                raise EnvpinInputError(f"{flag} is for --resolve (the whole environment resolved by uv)")
+        return None
+    if getattr(args, "project", None) is None and not getattr(args, "requirement", None):
+        raise EnvpinInputError("--resolve resolves a project's lines beside the GPU pins: give --project DIR or -r FILE")
+    from envpin.resolver.urls import checked_index_url  # noqa: PLC0415 - only --resolve names an index here
+
+    index_url = checked_index_url(args.index_url, "--index-url", args.allow_insecure_index) if args.index_url else None
+    if getattr(args, "targets", None):
+        raise EnvpinInputError("--resolve is for one target, not a --targets inventory: resolve each machine's plan "
+                               "on its own (--facts FILE)")
+    return ResolveOptions(index_url=index_url, offline=args.offline)
+
+
 def solve_options(args: argparse.Namespace, project_directory: str | None = None, conda_source: str = "pip") -> SolveOptions:
     """The request of add_request_options and add_project_options (both with their defaults). With
     `project_directory` (init: add_request_options(requirements=False), add_project_options(directory=False))
@@ -135,6 +165,7 @@ def solve_options(args: argparse.Namespace, project_directory: str | None = None
         allow_insecure_index=args.allow_insecure_index,
         project=project,
         conda_source=conda_source,
+        resolve=resolve_options(args) if project_directory is None else None,
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from envpin import project_policy
 from envpin.compat.model import Database
@@ -16,7 +17,8 @@ from envpin.errors import EXIT_DRIVER_BROKEN
 from envpin.facts import DriverTrouble, HostFacts
 from envpin.project.model import Project
 from envpin.record import Record, record, replace
-from envpin.resolver.plan import Plan, Unsatisfiable
+from envpin.resolver.plan import NOT_RESOLVED, Plan, Resolution, Unsatisfiable
+from envpin.resolver.plan import RESOLVED as RESOLVED  # what solve --resolve says of a plan, for the command
 from envpin.resolver.request import Request, parse_request
 from envpin.resolver.solve import solve
 from envpin.resolver.target import Target, make_target
@@ -27,6 +29,9 @@ from envpin.resolver.urls import has_credentials as has_credentials
 from envpin.resolver.urls import redact_credentials as redact_credentials
 from envpin.target_spec import TargetSpec
 from envpin.vocabulary.platforms import conda_subdir
+
+if TYPE_CHECKING:
+    from envpin.lock.options import ResolveOptions
 
 
 @record
@@ -58,6 +63,7 @@ class SolveOptions(Record):
     allow_insecure_index: bool = False
     project: ProjectSource | None = None
     conda_source: str = "pip"  # the channel whose builds the solve chooses from (--conda-source)
+    resolve: ResolveOptions | None = None  # `--resolve`: the whole environment resolved by uv; None: not asked
 
     def source_argv(self) -> tuple[str, ...]:
         """The request as the user phrased it: the project's options, then the frameworks and specs."""
@@ -248,15 +254,50 @@ def answer_for(options: SolveOptions, project: Project | None, machine: Machine,
     if refusal is not None:
         answer: Plan | Unsatisfiable = Unsatisfiable(target, database.version, DRIVER_BROKEN, *refusal)
         return Planned(answer, request, project, _source_args(options, project), facts)
-    answer = solve(database, target, request)
-    if project is not None:
-        def solved_with(specs: tuple[str, ...]) -> Plan | Unsatisfiable:  # the project's GPU lines, other specs
-            return solve(database, target, request_for(options, specs, project))
-
-        project, answer = project_policy.apply(answer, project, project_specs, origins, options.specs, solved_with,
-                                               database, target)
+    project, answer = _project_answer(options, database, target, request, project, project_specs, origins)
+    if project is not None and options.resolve is not None:
+        project, answer = _resolved(answer, project, options, database, target, project_specs, origins)
+    elif project is not None and isinstance(answer, Plan):  # said, so that a project's plan is never taken as proven
+        answer = replace(answer, resolution=NOT_ASKED)
     return Planned(answer, request, project, _source_args(options, project), facts)
 
+
+def _project_answer(options: SolveOptions, database: Database, target: Target, request: Request,
+                    project: Project | None, project_specs: tuple[str, ...], origins: Mapping[str, list[str]],
+                    ) -> tuple[Project | None, Plan | Unsatisfiable]:
+    """The solve, and the project's policy laid over it (envpin.project_policy)."""
+    answer = solve(database, target, request)
+    if project is None:
+        return project, answer
+
+    def solved_with(specs: tuple[str, ...]) -> Plan | Unsatisfiable:  # the project's GPU lines, other specs
+        return solve(database, target, request_for(options, specs, project))
+
+    return project_policy.apply(answer, project, project_specs, origins, options.specs, solved_with, database, target)
+
+
+def _resolved(answer: Plan | Unsatisfiable, project: Project, options: SolveOptions, database: Database,
+              target: Target, project_specs: tuple[str, ...], origins: Mapping[str, list[str]],
+              ) -> tuple[Project | None, Plan | Unsatisfiable]:
+    """`--resolve`: the answer whose whole environment uv resolves (envpin.lock.resolution), solved again with the
+    bounds uv's conflicts give where the first one does not."""
+    from envpin.lock.resolution import resolve_environment, resolved_answer  # noqa: PLC0415 - only with --resolve
+
+    assert options.resolve is not None
+    resolve_options = options.resolve
+    read = project
+
+    def solve_again(added: tuple[str, ...]) -> tuple[Project | None, Plan | Unsatisfiable]:
+        request = request_for(options, project_specs + added, read)
+        return _project_answer(options, database, target, request, read, project_specs + added, origins)
+
+    return resolved_answer(answer, project, lambda plan, lines: resolve_environment(plan, lines, resolve_options),
+                           solve_again)
+
+
+# a project's plan solved without --resolve: its own lines were not resolved beside the pins (docs/resolution.md)
+NOT_ASKED = Resolution(NOT_RESOLVED, "not asked: the project's other lines were not resolved beside the pins "
+                                     "(--resolve has uv resolve the whole environment)")
 
 DRIVER_BROKEN = "driver-broken"  # the Unsatisfiable code of a refused answer; solve, init, lock and install exit 3
 

@@ -16,6 +16,11 @@ target's platform) must not get NumPy 2, and a companion build whose import comp
 
 A plan that does not resolve, or resolves to an environment that fails those rules at import, fails the audit. `scripts/audit-plans` runs it (exit 1 on any failure); the test
 marked `audit` (tests/integration/test_audit_plans.py) runs it in CI, which reaches pypi.org.
+
+`--projects` is the project mode: `envpin solve --project --resolve` for every file of the repositories' corpus
+(tests/fixtures/repos, expected.toml) and each of its two machines. An answer is `ok` only where it is a plan that uv
+resolved end to end (the project's lines beside the pins); the report lists the rest (a plan uv could not be asked
+about, with why; a refusal, with its code) and ends with n/N.
 """
 
 from __future__ import annotations
@@ -321,13 +326,113 @@ def report(outcomes: list[Outcome]) -> str:
     return "\n".join(lines)
 
 
+# ---------------------------------------------------------------- project mode
+
+
+REPOS = REPO / "tests" / "fixtures" / "repos"
+# the machines of the repositories' corpus (tests/integration/test_repos_corpus.py MACHINES), as solve flags
+CORPUS_MACHINES = {
+    "rtx5090-linux": ["--os", "linux", "--arch", "x86_64", "--driver", "570.86.10", "--gpu", "NVIDIA GeForce RTX 5090",
+                      "--python", "3.12"],
+    "gtx1080ti-windows": ["--os", "windows", "--arch", "x86_64", "--driver", "472.12", "--gpu",
+                          "NVIDIA GeForce GTX 1080 Ti", "--python", "3.9"],
+}
+
+
+@dataclass(frozen=True)
+class ProjectOutcome:
+    key: str  # the corpus file
+    machine: str
+    status: str  # ok: a plan uv resolved end to end; not-resolved: a plan uv could not be asked about; refused
+    detail: str  # the pins and what was passed over, uv's reason, or the refusal
+
+
+def _corpus_kind(key: str) -> str:
+    """The kind of a corpus file, as tests/integration/test_repos_corpus.py names it."""
+    from envpin.check import formats  # noqa: PLC0415
+
+    name = Path(key).name
+    if "pixi_tomls" in key or name == "pixi.toml":
+        return "pixi.toml"
+    if name == "pyproject.toml" or "pyproject_tomls" in key:
+        return "pyproject.toml"
+    if name in ("setup.py", "setup.cfg"):
+        return name
+    if name.endswith((".yml", ".yaml")):
+        return "environment.yml"
+    return formats.kind_of(key, (REPOS / key).read_text(encoding="utf-8")) or "requirements"
+
+
+def audit_project(key: str, machine: str, work: Path, database: str | None, offline: bool) -> ProjectOutcome:
+    """`envpin solve --project --resolve` for one corpus file and machine: ok only where uv resolved the plan."""
+    kind = _corpus_kind(key)
+    if kind in ("requirements", "conda-specs"):
+        where = ["-r", str(REPOS / key)]
+    else:
+        project = Path(tempfile.mkdtemp(dir=work))
+        shutil.copy(REPOS / key, project / ("environment.yml" if kind == "environment.yml" else kind))
+        where = ["--project", str(project)]
+    argv = ["solve", *where, *CORPUS_MACHINES[machine], "--format", "json", "--resolve",
+            *(["--offline"] if offline else []), *(["--db", database] if database else [])]
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = envpin_main(argv)
+    try:
+        answer = json.loads(out.getvalue())
+    except ValueError:
+        return ProjectOutcome(key, machine, "error", (err.getvalue().strip().splitlines() or [f"exit {code}"])[-1])
+    if answer.get("status") != "ok":
+        error = answer.get("error", {})
+        return ProjectOutcome(key, machine, "refused", f"{error.get('code')}: {error.get('message', '')[:300]}")
+    pins = " ".join(p["requirement"] for p in answer["packages"])
+    resolution = answer.get("resolution") or {}
+    if resolution.get("status") != "resolved":
+        return ProjectOutcome(key, machine, "not-resolved", f"{pins}: {resolution.get('detail', 'no resolution')}")
+    passed = resolution.get("passed_over") or []
+    return ProjectOutcome(key, machine, "ok", pins + (f" ({'; '.join(passed)})" if passed else "")
+                          + f" [{len(resolution['packages'])} packages]")
+
+
+def run_project_audit(database: str | None = None, only: str | None = None, offline: bool = False) -> list[ProjectOutcome]:
+    from envpin import _toml  # noqa: PLC0415
+
+    expected = _toml.loads((REPOS / "expected.toml").read_text(encoding="utf-8"))
+    cases = [(key, machine) for key in sorted(expected) for machine in CORPUS_MACHINES
+             if only is None or only in key]
+    with tempfile.TemporaryDirectory(prefix="envpin-audit-projects-") as work:
+        # one at a time: envpin's main writes to the process's stdout; uv's cache makes the later ones quick
+        return [audit_project(key, machine, Path(work), database, offline) for key, machine in cases]
+
+
+def project_report(outcomes: list[ProjectOutcome]) -> str:
+    ok = [o for o in outcomes if o.status == "ok"]
+    lines = [f"{o.status:13} {o.key} [{o.machine}] {o.detail}" for o in outcomes if o.status != "ok"]
+    lines += [f"ok            {o.key} [{o.machine}] {o.detail}" for o in ok]
+    counts = {status: sum(1 for o in outcomes if o.status == status) for status in ("not-resolved", "refused", "error")}
+    lines.append(f"{len(ok)}/{len(outcomes)} answers are plans uv resolved end to end; {counts['not-resolved']} plans "
+                 f"not resolved, {counts['refused']} refusals, {counts['error']} errors")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="audit-plans", description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", help="audit the plans of this database (default: the live one)")
     parser.add_argument("--jobs", type=int, default=4, help="uv calls at once (default 4)")
-    parser.add_argument("--only", help="only the targets whose name contains this")
+    parser.add_argument("--only", help="only the targets (with --projects: the corpus files) whose name contains this")
     parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument("--projects", action="store_true",
+                        help="project mode: `solve --project --resolve` for every file of tests/fixtures/repos and "
+                             "each of its machines; ok only where uv resolved the whole plan")
+    parser.add_argument("--offline", action="store_true", help="with --projects: resolve from uv's cache only")
     args = parser.parse_args(argv)
+    if args.projects:
+        found = run_project_audit(args.db, args.only, args.offline)
+        if args.format == "json":
+            print(json.dumps([{"file": o.key, "machine": o.machine, "status": o.status, "detail": o.detail}
+                              for o in found], indent=2))
+        else:
+            print(project_report(found))
+        return 1 if any(o.status == "error" for o in found) else 0
     outcomes = run_audit(args.db, args.jobs, args.only)
     if args.format == "json":
         print(json.dumps([{"target": o.target.name, "status": o.status, "where": o.where, "detail": o.detail}

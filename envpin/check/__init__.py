@@ -32,6 +32,7 @@ from envpin.check.rules import (
     releases,
     torch_family,
 )
+from envpin.check.served import unserved_pins
 from envpin.check.targets import CheckTarget, target_fit
 from envpin.compat.model import Database
 from envpin.limits import LimitExceeded, check_entries_per_package
@@ -140,6 +141,7 @@ def check_contents(
 ) -> tuple[Problem, ...]:
     problems = list(contents.problems)
     problems += duplicate_packages(contents)
+    problems += unserved_pins(contents)
     if database is not None:
         problems += torch_family(contents, database)
         problems += cuda_majors(contents, database)

@@ -78,6 +78,8 @@ PROBLEMS: dict[str, tuple[str, str]] = {
     "CHK-LOCAL-VERSION-MISSING": ("warning", "a torch-family pin without its local version (+cu124): the index, not the file, decides the build"),
     "CHK-BUILD-UNKNOWN": ("error", "the release exists, but not in this variant (2.5.1+cu126)"),
     "CHK-RELEASE-UNKNOWN": ("warning", "a release the compatibility database does not know"),
+    "CHK-PIN-NOT-SERVED": ("error", "a pinned version PyPI does not serve at all (deleted or never published: tensorflow-gpu==2.3.0rc0), as its recorded file list says"),
+    "CHK-PIN-STUB": ("error", "a pin (or range) that installs a stub release which only fails (tensorflow-gpu 2.12.0, an empty sdist)"),
     "CHK-KNOWN-ISSUE": ("warning", "a release with a known problem on a platform this file installs on (error when the file or target is for that platform)"),
     "CHK-PYTHON-UNSUPPORTED": ("error", "the Python the file pins has no wheels of the pinned framework build"),
     "CHK-TARGET-PLATFORM": ("error", "the pinned build is not built for the target's OS/architecture"),
@@ -557,25 +559,13 @@ def cuda_majors(contents: Contents, database: Database) -> list[Problem]:
     return problems
 
 
-# A torch CUDA wheel either loads NVIDIA's pip packages or carries the CUDA libraries itself. pytorch/builder's
-# manywheel/build_cuda.sh (009ed170cd2b5f504c174ee3dda6a3c6a356a6ee, the 1.13/2.0 builds) copies cuDNN, cuBLAS,
-# cudart and nvrtc into torch/lib ("Bundling with cudnn and cublas") unless the build declares
-# PYTORCH_EXTRA_INSTALL_REQUIREMENTS, which become the wheel's Requires-Dist on nvidia-*-cuNN and set its RPATH to
-# site-packages/nvidia/*/lib ("Using nvidia libs from pypi"). So a variant whose wheel's Requires-Dist names none
-# (the database's `pins`, read from PyPI METADATA: torch-2.0.1-cp38-cp38-manylinux1_x86_64.whl names
-# nvidia-*-cu11, torch-2.1.0-…-manylinux1_x86_64.whl nvidia-*-cu12) carries its own. That is known for the
-# PyTorch-index builds up to 2.0 (the `+cu118` of 2.0.1); for later index builds the METADATA was not read, so a
-# mismatch beside them stays an error.
-_LAST_BUNDLING_INDEX_RELEASE = Version("2.0.1")
-
-
 def _bundles_its_cuda(pin: Pin, contents: Contents, database: Database) -> bool:
     if pin.manager != "pip" or pin.name != "torch" or not pin.version:
         return False
     release = torch_release_of(database, public(pin))
     variant = release.variants.get(bound_variant(pin, contents) or "") if release else None
-    return variant is not None and variant.kind == "cuda" and not variant.pins and \
-        release is not None and release.version <= _LAST_BUNDLING_INDEX_RELEASE
+    # a wheel that carries its CUDA in torch/lib (TorchRelease.bundles_its_cuda says which, and the source)
+    return variant is not None and release is not None and release.bundles_its_cuda(variant)
 
 
 def _cuda_build_of(pin: Pin, major: str) -> str:

@@ -17,7 +17,7 @@ from typing import Any
 from envpin.conda.target import native_conda_target
 from envpin.database import run_database
 from envpin.emit.render import render_text as render
-from envpin.lock.planned import lock_planned
+from envpin.lock.planned import lock_planned, passed_over, plan_to_lock
 from envpin.lock.pylock import read_lock
 from envpin.options import (
     add_channel_options,
@@ -32,7 +32,7 @@ from envpin.options import (
     solve_options,
     target_spec,
 )
-from envpin.planning import Plan, plan
+from envpin.planning import Plan
 from envpin.provision.backends import BACKENDS, CONDA_FAMILY
 from envpin.provision.inputs import InstallOptions, conda_backend_target, file_kind, install_conda_file, install_lock
 
@@ -88,7 +88,9 @@ def _install(args: argparse.Namespace) -> int:
         document = read_lock(args.lock)
     else:
         solving = solve_options(args)
-        planned = plan(solving, spec, database)
+        planned = plan_to_lock(solving, spec, database, lock_options(args))
+        for passed in passed_over(planned):
+            print(f"envpin: note: {passed}", file=sys.stderr)
         if not isinstance(planned.answer, Plan):
             sys.stdout.write(render(planned.answer, planned.request))
             return planned.exit_code  # 1, or 3 for a broken driver

@@ -11,7 +11,7 @@ from envpin.database import run_database
 from envpin.emit.render import render_text
 from envpin.lock.export import requirements_text
 from envpin.lock.options import LOCK_FORMATS
-from envpin.lock.planned import lock_planned
+from envpin.lock.planned import lock_planned, passed_over, plan_to_lock
 from envpin.lock.pylock import lock_file_name, render
 from envpin.options import (
     add_db_option,
@@ -23,7 +23,7 @@ from envpin.options import (
     solve_options,
     target_spec,
 )
-from envpin.planning import CREDENTIALS_NOTE, Plan, has_credentials, plan, redact_credentials
+from envpin.planning import CREDENTIALS_NOTE, Plan, has_credentials, redact_credentials
 from envpin.userfiles import write_atomically
 
 
@@ -41,8 +41,10 @@ def register(lock: argparse.ArgumentParser, parser_class) -> None:
 
 def run(args: argparse.Namespace) -> int:
     options = solve_options(args)
-    planned = plan(options, target_spec(args), run_database(args.db))
+    planned = plan_to_lock(options, target_spec(args), run_database(args.db), lock_options(args, args.format))
     answer = planned.answer
+    for passed in passed_over(planned):
+        print(f"envpin: note: {passed}", file=sys.stderr)
     if not isinstance(answer, Plan):
         sys.stdout.write(render_text(answer, planned.request))
         return planned.exit_code  # 1, or 3 for a broken driver

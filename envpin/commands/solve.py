@@ -17,6 +17,7 @@ from envpin.options import (
     add_project_options,
     add_render_options,
     add_request_options,
+    add_resolve_options,
     add_target_options,
     render_options,
     solve_options,
@@ -24,6 +25,7 @@ from envpin.options import (
 )
 from envpin.planning import (
     CREDENTIALS_NOTE,
+    RESOLVED,
     FleetResult,
     Plan,
     PlannedFleet,
@@ -40,6 +42,7 @@ def register(solve: argparse.ArgumentParser, parser_class) -> None:
     add_request_options(solve)
     add_render_options(solve)
     add_project_options(solve)
+    add_resolve_options(solve)
     add_fleet_option(solve)
     add_target_options(solve)
     add_db_option(solve)
@@ -68,6 +71,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"envpin: note: {CREDENTIALS_NOTE}", file=sys.stderr)
     else:
         sys.stdout.write(text)
+    if rendering.format not in ("text", "json") and isinstance(answer, Plan) and options.resolve is not None:
+        _say_the_resolution(answer)
     if rendering.format not in ("text", "json") and isinstance(answer, Plan) and planned.project is not None:
         # what the plan found about the project's own lines (a numpy==2.1, a cuml-cu11): the text and JSON answers
         # carry it, a file format would lose it
@@ -75,6 +80,20 @@ def run(args: argparse.Namespace) -> int:
             if warning.startswith(planned.project.files):
                 print(f"envpin: warning: {printable(warning)}", file=sys.stderr)
     return planned.exit_code  # 3 for a broken driver (docs/contracts.md)
+
+
+def _say_the_resolution(answer: Plan) -> None:
+    """A file format carries the plan's pins and the project's lines: what uv made of them is said beside it."""
+    resolution = answer.resolution
+    if resolution is None:
+        return
+    for passed in resolution.passed_over:
+        print(f"envpin: note: {printable(passed)}", file=sys.stderr)
+    if resolution.status == RESOLVED:
+        print(f"envpin: note: {printable(resolution.detail)}; `envpin lock` writes every one of them pinned, with "
+              "hashes", file=sys.stderr)
+    else:
+        print(f"envpin: warning: not resolved end to end: {printable(resolution.detail)}", file=sys.stderr)
 
 
 def _say_what_pip_cannot_take(answer: Plan, project) -> None:

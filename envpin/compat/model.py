@@ -310,6 +310,9 @@ class MacosSupport(Record):
         return self.wheel_macos_python.get(python, self.wheel_macos)
 
 
+LAST_BUNDLING_INDEX_RELEASE = Version("2.0.1")  # TorchRelease.bundles_its_cuda
+
+
 @record
 class TorchRelease(Record):
     version: Version
@@ -326,6 +329,18 @@ class TorchRelease(Record):
 
     def pythons_for(self, variant: Variant, platform: str) -> tuple[str, ...]:
         return variant.python.get(platform, self.python.get(platform, ()))
+
+    def bundles_its_cuda(self, variant: Variant) -> bool:
+        """Whether this CUDA build carries its CUDA libraries in torch/lib rather than loading NVIDIA's pip
+        packages, so that it pins no library another framework could pin differently.
+
+        pytorch/builder's manywheel/build_cuda.sh (009ed170cd2b5f504c174ee3dda6a3c6a356a6ee, the 1.13/2.0
+        builds) copies cuDNN, cuBLAS, cudart and nvrtc into torch/lib ("Bundling with cudnn and cublas") unless
+        the build declares PYTORCH_EXTRA_INSTALL_REQUIREMENTS, which become the wheel's Requires-Dist on
+        nvidia-*-cuNN ("Using nvidia libs from pypi"). So a variant whose wheel names none (the database's `pins`,
+        read from PyPI METADATA) carries its own. That is known for the PyTorch-index builds up to 2.0 (the
+        `+cu118` of 2.0.1); for later index builds the METADATA was not read, so they stay unknown."""
+        return variant.kind == "cuda" and not variant.pins and self.version <= LAST_BUNDLING_INDEX_RELEASE
 
 
 @record

@@ -175,4 +175,11 @@ def answer_json(answer: Plan | Unsatisfiable) -> dict[str, Any]:
         "reasons": list(answer.reasons),
         "steps": list(answer.notes),
         "warnings": list(answer.warnings),
+        **({"resolution": resolution_json(answer.resolution)} if answer.resolution is not None else {}),
     }
+
+
+def resolution_json(resolution) -> dict[str, Any]:
+    """A plan's whole-environment resolution (docs/resolution.md): resolved (every package pinned) or not, and why."""
+    return {"status": resolution.status, "detail": resolution.detail, "packages": list(resolution.packages),
+            "passed_over": list(resolution.passed_over)}

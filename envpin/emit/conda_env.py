@@ -10,7 +10,7 @@ from envpin.conda.specs import CondaEnvironment, conda_environment
 from envpin.conda.virtual import VirtualPackage, conda_lock_spec
 from envpin.emit.common import file_header
 from envpin.emit.environment_yml import _scalar
-from envpin.emit.text import head, warning_lines
+from envpin.emit.text import head, resolution_lines, warning_lines
 from envpin.escapes import printable
 from envpin.resolver.plan import Plan
 from envpin.resolver.request import Request
@@ -50,6 +50,7 @@ def render_text(answer: Plan, request: Request) -> str:
     lines += ["", f"accelerator: {accelerator} ({answer.channel} builds)", "", "install:", f"  {command}", "", "why:"]
     lines += [f"  - {reason}" for reason in (*answer.reasons, *environment.reasons)]
     lines += warning_lines(answer.warnings)
+    lines += resolution_lines(answer)
     return "\n".join(lines) + "\n"
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from envpin import __version__
 from envpin.emit.commands import pip_command
-from envpin.resolver.plan import Plan, Unsatisfiable
+from envpin.resolver.plan import RESOLVED, Plan, Unsatisfiable
 from envpin.resolver.request import Request
 
 
@@ -30,11 +30,22 @@ def render(answer: Plan | Unsatisfiable, request: Request) -> str:
     lines += [f"  {pip_command(answer)}", "", "why:"]
     lines += [f"  - {reason}" for reason in answer.reasons]
     lines += warning_lines(answer.warnings)
+    lines += resolution_lines(answer)
     return "\n".join(lines) + "\n"
 
 
 def head(answer: Plan | Unsatisfiable) -> list[str]:
     return [f"envpin {__version__} · database {answer.db_version}", f"target: {answer.target.describe()}", ""]
+
+
+def resolution_lines(answer: Plan) -> list[str]:
+    """Whether the whole environment was resolved (docs/resolution.md): every package pinned, or why not."""
+    resolution = answer.resolution
+    if resolution is None:
+        return []
+    if resolution.status != RESOLVED:
+        return ["", f"not resolved end to end: {resolution.detail}"]
+    return ["", f"resolution: {resolution.detail}", *(f"  {package}" for package in resolution.packages)]
 
 
 UNVERIFIED = "unverified: "  # the prefix envpin.resolver.choice gives a doubt the chosen builds rest on

@@ -51,6 +51,10 @@ class LockFailed(EnvpinError):
 
     exit_code = 1
 
+    def __init__(self, message: str, conflict: str = ""):
+        super().__init__(message)
+        self.conflict = conflict  # the engine's whole explanation, on one line (the message shortens it)
+
 
 @dataclass(frozen=True)
 class LockInput:
@@ -60,6 +64,7 @@ class LockInput:
     python: str  # "3.11"
     platform: str  # "linux-x86_64"
     macos: str | None = None  # the macOS a Mac's lock is resolved for: "14.5"
+    offline: bool = False  # uv: resolve from its cache only (`uv --offline`), never asking an index
 
 
 class Engine(Protocol):
@@ -91,7 +96,7 @@ def uv_input_project(lock_input: LockInput) -> dict:
     names = _index_names(lock_input.indexes.accelerator_indexes)
     return {
         "project": {
-            "name": "envpin-lock-input",
+            "name": "envpin-lock-input",  # resolution.LOCK_PROJECT: uv's conflicts name it
             "version": "0",
             "requires-python": f"=={lock_input.python}.*",
             "dependencies": list(lock_input.pins) + list(lock_input.requirements),
@@ -121,7 +126,7 @@ def uv_compile_argv(uv: str, lock_input: LockInput, project: Path, constraints: 
         "--generate-hashes",
         "--no-header", "--quiet",
         "--output-file", str(output),
-    ]
+    ] + (["--offline"] if lock_input.offline else [])
 
 
 @dataclass(frozen=True)
@@ -242,12 +247,12 @@ def run_engine(argv: list[str], cwd: Path, timeout: float, environment: dict[str
 def engine_error(engine: str, output: str) -> EnvpinError:
     """One line from an engine's failure: a conflict is exit 1, anything else (unreachable index) exit 2."""
     lines = [ln.strip() for ln in output.splitlines() if ln.strip() and not ln.lstrip().startswith(("WARNING", "hint:"))]
-    text = " ".join(lines)
-    text = re.sub(r"\s+", " ", re.sub(r"\x1b\[[0-9;]*m", "", text))[:600] or "failed without a message"
+    whole = re.sub(r"\s+", " ", re.sub(r"\x1b\[[0-9;]*m", "", " ".join(lines)))
+    text = whole[:600] or "failed without a message"
     if looks_unreachable(text):
         return Unreachable("an index", f"{engine}: {text}")
     if re.search(r"No solution found|ResolutionImpossible|conflicting dependencies|No matching distribution", text):
-        return LockFailed(f"{engine}: no solution: {text}")
+        return LockFailed(f"{engine}: no solution: {text}", whole)
     return EnvpinInputError(f"{engine}: {text}")
 
 

@@ -14,3 +14,12 @@ class LockOptions(Record):
     locker: str | None = None  # uv or pip; None: uv when installed
     timeout: float = 900
     format: str = "pylock"  # or "requirements": how `envpin lock` writes it, named in the regenerate line
+
+
+@record
+class ResolveOptions(Record):
+    """`solve --resolve`: the whole environment resolved by uv (envpin.lock.resolution)."""
+
+    index_url: str | None = None  # the default index (else ENVPIN_INDEX_URL, else the project's -i, else PyPI)
+    offline: bool = False  # from uv's cache only (`uv --offline`)
+    timeout: float = 300  # seconds for each uv run

@@ -8,15 +8,18 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from envpin.compat.model import Database
 from envpin.emit.common import file_header, regenerate_command
 from envpin.errors import EnvpinInputError
 from envpin.lock.engines import choose_engine
 from envpin.lock.make import Lock, make_lock
-from envpin.lock.options import LockOptions
-from envpin.planning import Planned
+from envpin.lock.options import LockOptions, ResolveOptions
+from envpin.planning import Planned, SolveOptions, plan
 from envpin.project.model import Project
-from envpin.resolver.plan import Plan
+from envpin.record import replace
+from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.urls import checked_index_url
+from envpin.target_spec import TargetSpec
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,28 @@ def lock_planned(planned: Planned, options: LockOptions, output: str | None, all
     header = tuple(file_header(plan, planned.request, output)[:2]) + (f"Locked with {lock.engine}.",
                                                                       f"Regenerate: {regenerate}")
     return LockedPlan(lock, header, left_out)
+
+
+def plan_to_lock(options: SolveOptions, target_spec: TargetSpec, database: Database, lock: LockOptions) -> Planned:
+    """The plan a lock (`envpin lock`, `envpin install`) is made of. A lock is a resolution: a project's lines that
+    rule out the newest GPU build move the solve to the next one they allow, as `solve --resolve` does
+    (docs/resolution.md); where no build fits, the database's own plan is locked and the engine fails with its
+    one-line error, as it always did."""
+    if options.project is None:
+        return plan(options, target_spec, database)
+    from envpin.lock.resolution import UNRESOLVABLE  # noqa: PLC0415 - only a project's lock moves
+
+    planned = plan(replace(options, resolve=ResolveOptions(index_url=lock.index_url, timeout=lock.timeout)),
+                   target_spec, database)
+    if isinstance(planned.answer, Unsatisfiable) and planned.answer.code == UNRESOLVABLE:
+        planned = plan(options, target_spec, database)
+    return planned
+
+
+def passed_over(planned: Planned) -> tuple[str, ...]:
+    """The newer framework builds the plan's resolution passed over, each with why: a lock's notes."""
+    answer = planned.answer
+    return answer.resolution.passed_over if isinstance(answer, Plan) and answer.resolution is not None else ()
 
 
 def project_inputs(project: Project | None, index_url: str | None) -> tuple[tuple[str, ...], tuple[str, ...], str | None]:

@@ -41,9 +41,12 @@ def gpu_specs(project: Project, database: Database | None = None,
                             f"envpin solves no CUDA {major} JAX build; solved as jax{specifier}"))
         extra_text = f"[{','.join(extras)}]" if extras else ""
         specs.append(f"{package}{extra_text}{specifier}")
-        origins.setdefault(package, []).append(f"{requirement.text} ({requirement.origin})")
+        served = _what_pypi_serves(requirement.name, requirement.specifier) if requirement.name != package else ""
+        # a pin PyPI does not serve is said where a refusal names the line, too
+        unserved = f"; {served[2:-1]}" if served.startswith(" (PyPI serves no") else ""
+        origins.setdefault(package, []).append(f"{requirement.text} ({requirement.origin}{unserved})")
         if requirement.name != package:
-            notes.append(f"{requirement.origin}: {requirement.text} is solved as {package}")
+            notes.append(f"{requirement.origin}: {requirement.text} is solved as {package}{served}")
         if requirement.marker:
             notes.append(f"{requirement.origin}: {requirement.name} is solved for this line, marker "
                          f"`{requirement.marker}`; the plan's pin is written without it")
@@ -108,3 +111,25 @@ def _extras(package: str, extras: tuple[str, ...], origin: str, notes: list[str]
         else:
             notes.append(f"{origin}: extra [{extra}] of {package} is not a GPU build envpin solves; left out")
     return sorted(set(kept))
+
+
+def _what_pypi_serves(name: str, specifier: str) -> str:
+    """For a renamed package whose PyPI releases are recorded (tensorflow-gpu): that the line itself would
+    install a stub, or a version PyPI does not serve (envpin.check.served)."""
+    from envpin.check.served import SERVED, STUBS  # noqa: PLC0415 - only a line of such a package
+
+    served = SERVED.get(name)
+    if served is None:
+        return ""
+    pinned = specifier[2:] if specifier.startswith("==") and "," not in specifier else None
+    if pinned is not None and pinned not in served:
+        return f" (PyPI serves no {name} {pinned}: as written, the line cannot be installed anywhere)"
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet  # noqa: PLC0415 - as above
+
+    try:
+        taken = list(SpecifierSet(specifier).filter(served))
+    except InvalidSpecifier:
+        return ""
+    if taken and (name, taken[-1]) in STUBS:
+        return f" (as written, pip would install {name} {taken[-1]}, {STUBS[name, taken[-1]]})"
+    return ""

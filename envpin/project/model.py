@@ -26,6 +26,8 @@ GPU_PACKAGE_ALIASES = {
     "pytorch-cpu": "torch",
 }
 
+PYTHON_ABI = "python_abi"  # conda's package that pins the CPython ABI (`python_abi=3.9=2_cp39`) beside python
+
 # Packages whose name asks for a framework's CPU build.
 CPU_PACKAGES = {"tensorflow-cpu": "tensorflow", "pytorch-cpu": "torch"}
 # conda packages that only supply CUDA to a GPU framework: envpin's pins bring their own (pip wheels).
@@ -101,9 +103,15 @@ class Project(Record):
         for Python 3.12), and the notes say which."""
         if not self.python_tied or self.python is None or python == self.python:
             return self
-        relaxed = {spec: spec.split("=", 1)[0] for spec in self.python_tied}
+        # python_abi's version is the Python's own (`python_abi=3.8=2_cp38` beside `python=3.8.5`): conda installs
+        # the one of the Python it installs, so the exported one goes, where the others only lose their version
+        abi = [spec for spec in self.python_tied if spec.split("=", 1)[0] == PYTHON_ABI]
+        relaxed = {spec: spec.split("=", 1)[0] for spec in self.python_tied if spec not in abi}
         notes: tuple[str, ...] = (f"the conda packages built for Python {self.python} are left unpinned for Python "
-                                  f"{python}: " + ", ".join(self.python_tied),)
+                                  f"{python}: " + ", ".join(relaxed),) if relaxed else ()
+        if abi:
+            notes += (f"dropped {', '.join(abi)}: it is Python {self.python}'s ABI, and conda installs the one of Python "
+                      f"{python} with it",)
         # the export's pip pins were resolved for its Python too, but which of them have wheels for another one
         # only each package's files say: they are kept, and said
         exported = [r.text for r in self.other_requirements if r.origin in self.exported_pip and r.specifier.startswith("==")]
@@ -112,7 +120,7 @@ class Project(Record):
             notes += (f"the pip section's exact pins were resolved for Python {self.python} and are kept at their "
                       f"versions for Python {python} ({shown}): one without a wheel for Python {python} fails to "
                       "install and has to be moved by hand",)
-        return replace(self, conda_packages=tuple(relaxed.get(p, p) for p in self.conda_packages),
+        return replace(self, conda_packages=tuple(relaxed.get(p, p) for p in self.conda_packages if p not in abi),
                        notes=self.notes + notes, python_tied=(), exported_pip=())
 
     @property

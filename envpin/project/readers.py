@@ -467,8 +467,10 @@ def _exported_spec(spec: str, moved: dict[str, list[str]]) -> str | None:
 
 
 def _names_python(build: str) -> bool:
-    """A build string made for one Python: `py39h5f9d8c6_0`, `py3.9_cuda11.7_…`, `cuda120_py312h…` (not the noarch `pyhd8ed1ab_0`)."""
-    return bool(re.search(r"(^|_)py3\.?\d{1,2}", build) or re.match(r"^py\d{2,3}", build))
+    """A build string made for one Python: `py39h5f9d8c6_0`, `py3.9_cuda11.7_…`, `cuda120_py312h…`, or for one CPython
+    ABI, `2_cp38` (python_abi's) and `cp39h…` (not the noarch `pyhd8ed1ab_0`)."""
+    return bool(re.search(r"(^|_)py3\.?\d{1,2}", build) or re.match(r"^py\d{2,3}", build)
+                or re.search(r"(^|_)cp3\d{1,2}", build))
 
 
 def _export_notes(name: str, moved: dict[str, list[str]]) -> list[str]:

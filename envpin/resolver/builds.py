@@ -182,9 +182,11 @@ def torch_build(release: TorchRelease, variant: Variant) -> Build:
         cuda=variant.cuda,
         archs=variant.archs,
         pins=variant.pins,
-        # Before 1.13 the CUDA libraries were inside the torch wheel; since then only the PyPI build's
-        # pins could be read from PyPI.
-        pins_known=bool(variant.pins) or variant.kind != "cuda" or release.version < _FIRST_TORCH_WITH_PIP_CUDA,
+        # Before 1.13 the CUDA libraries were inside the torch wheel, as they still are in the PyTorch-index builds
+        # up to 2.0.1 (TorchRelease.bundles_its_cuda): such a build pins no library. Since then only the PyPI
+        # build's pins could be read from PyPI.
+        pins_known=bool(variant.pins) or variant.kind != "cuda" or release.version < _FIRST_TORCH_WITH_PIP_CUDA
+        or release.bundles_its_cuda(variant),
         record=(release, variant),
         companions=_Pairings(release, variant),
         rocm=variant.rocm,

@@ -534,7 +534,12 @@ def _shared_library_reasons(request: Request, chosen: Mapping[str, Candidate]) -
     for name, specs in sorted(shared.items()):
         if len(specs) > 1:
             reasons.append(f"{name}: {' and '.join(specs)} agree")
-    if any(b.framework == "torch" and b.channel == "pip" for b in gpu_builds):
+    bundling = [b for b in gpu_builds if b.framework == "torch" and b.channel == "pip" and not b.pins
+                and b.torch_record[0].bundles_its_cuda(b.torch_record[1])]
+    for build in bundling:
+        reasons.append(f"{build.label} carries its CUDA libraries in torch/lib (the PyTorch-index wheels up to 2.0.1 "
+                       "name no nvidia-* package): it pins no library the other frameworks could pin differently")
+    if not bundling and any(b.framework == "torch" and b.channel == "pip" for b in gpu_builds):
         reasons.append("beside another framework, envpin keeps to torch builds whose CUDA library pins were read "
                        "from PyPI (the PyPI build), so that every shared pin is checked")
     return reasons

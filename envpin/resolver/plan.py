@@ -26,6 +26,20 @@ class PinnedPackage(Record):
         return f"{self.name}{extras}{self.version}" if self.bound else f"{self.name}{extras}=={self.version}"
 
 
+RESOLVED = "resolved"  # Resolution.status: a resolver installed every line together, on paper
+NOT_RESOLVED = "not-resolved"  # it could not be asked (offline, an index unreachable, a line a lock cannot hold)
+
+
+@record
+class Resolution(Record):
+    """The whole environment (the project's lines beside the pins) as a resolver answered it: `solve --resolve`."""
+
+    status: str  # RESOLVED or NOT_RESOLVED
+    detail: str  # how it was resolved (engine, index, platform), or why it was not, in one line
+    packages: tuple[str, ...] = ()  # RESOLVED: every package of the environment, pinned: "protobuf==5.29.5"
+    passed_over: tuple[str, ...] = ()  # newer framework builds the resolver's conflicts ruled out, each with why
+
+
 @record
 class Plan(Record):
     target: Target
@@ -35,6 +49,7 @@ class Plan(Record):
     packages: tuple[PinnedPackage, ...]
     reasons: tuple[str, ...]
     warnings: tuple[str, ...] = ()
+    resolution: Resolution | None = None  # the whole environment resolved (`--resolve`); None: not asked
     accelerators: Mapping[str, str] | None = None  # framework -> accelerator
     notes: tuple[str, ...] = ()  # steps outside pip that the plan needs (conda CUDA for TF on Windows)
     channel: str = "pip"  # where the builds come from: pip wheels, or conda-forge / pytorch-channel builds

@@ -108,3 +108,24 @@ def test_a_companion_that_checks_the_cuda_minor_beside_another_minor_fails_at_im
     if status == "failed":
         assert "checks the CUDA minor at import" in outcome.detail and "13.2" in outcome.detail
 
+
+
+# ---------------------------------------------------------------- project mode (`--projects`)
+
+
+def test_project_mode_says_ok_only_for_plans_uv_resolved():
+    # google-research/bert's requirements.txt (`tensorflow >= 1.11.0`): on both machines a TensorFlow plan whose
+    # whole environment resolves on PyPI
+    outcomes = audit.run_project_audit(only="google-research--bert/")
+    assert [(o.machine, o.status) for o in outcomes] == [("rtx5090-linux", "ok"), ("gtx1080ti-windows", "ok")]
+    assert "tensorflow[and-cuda]==2.21.0" in outcomes[0].detail
+    assert audit.project_report(outcomes).endswith("2/2 answers are plans uv resolved end to end; 0 plans not "
+                                                   "resolved, 0 refusals, 0 errors")
+
+
+def test_project_mode_names_a_line_no_index_serves():
+    # theAIGuysCode/yolov4-deepsort pins opencv-python==4.1.1.26, which has no wheel for Python 3.9 on Windows
+    outcomes = audit.run_project_audit(only="theAIGuysCode--yolov4-deepsort/")
+    windows = next(o for o in outcomes if o.machine == "gtx1080ti-windows")
+    assert windows.status == "refused" and windows.detail.startswith("unresolvable: the index serves no file for "
+                                                                      "opencv-python==4.1.1.26")

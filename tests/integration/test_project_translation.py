@@ -196,3 +196,21 @@ def test_an_export_checked_for_another_os_is_said_to_be_uncreatable_there(databa
     assert [p.where for p in platform] == ["dependencies", "dependencies[55].pip[104]"]
     assert "made on Linux" in platform[0].message and "ld_impl_linux-64=2.38=h1181459_1" in platform[0].message
     assert "triton==2.0.0 has no wheel for windows-x86_64" in platform[1].message
+
+
+def test_an_export_solved_for_another_python_drops_the_old_pythons_abi_and_unpins_its_builds(tmp_path, capsys):
+    # magic-animate's `conda env export` has python=3.8.5 beside python_abi=3.8=2_cp38 (and py38 builds): for
+    # Python 3.10, python_abi=3.8 beside python=3.10 is a spec conda cannot solve
+    project_dir = tmp_path / "magic-animate"
+    project_dir.mkdir()
+    shutil.copy(MAGIC_ANIMATE, project_dir / "environment.yml")
+    rtx_3090 = ["--os", "linux", "--arch", "x86_64", "--driver", "560.35.03", "--gpu", "NVIDIA GeForce RTX 3090"]
+    code = main(["solve", "--project", str(project_dir), *rtx_3090, "--python", "3.10", "--format", "environment.yml"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.out
+    conda = [line.strip()[2:] for line in captured.out.split("  - pip:")[0].splitlines() if line.startswith("  - ")]
+    assert "python=3.10" in conda
+    assert not [spec for spec in conda if spec.startswith("python_abi")], conda
+    assert "pyzmq" in conda and "tornado" in conda  # py38 builds: kept, without their version
+    assert not [spec for spec in conda if spec.startswith("python=3.8")]
+    assert "dropped python_abi=3.8: it is Python 3.8's ABI" in captured.err

@@ -51,6 +51,8 @@ def test_the_corpus_exercises_most_problem_ids():
     # a marker after an option line, a computed setup.py: test_check_formats, and the repositories' corpus
     # (tests/fixtures/repos: faceswap's requirements_nvidia.txt)
     untested_here |= {"CHK-OPTION-MARKER-IGNORED", "CHK-SETUP-PY-COMPUTED"}
+    # pins against PyPI's recorded file lists (a version not served, a stub): test_check_served
+    untested_here |= {"CHK-PIN-NOT-SERVED", "CHK-PIN-STUB"}
     # files that include others (-r / -c): test_check_includes, which reads them from beside the file
     untested_here |= {"CHK-INCLUDE-NOT-READ", "CHK-INCLUDE-CYCLE", "CHK-CONSTRAINT-CONFLICT"}
     # what the environment sets when checking: test_requirements_variables

@@ -156,6 +156,10 @@ CASES = [
          "(jax's and jaxlib's METADATA): beside it jax is 0.7.1 (numpy>=1.26)", ("torch==2.2.2+cpu", "jax==0.7.1", "numpy<2"),
          specs=("torch==2.2.2", "jax"), driver=None, gpus=(),
          says="jax 0.10.2 was passed over: jax 0.10.2 (CPU) needs numpy>=2.0 and torch 2.2.2+cpu numpy<2"),
+    Case("torch2.0.1-cu118+tf2.13", "torch 2.0.1+cu118 carries its CUDA in torch/lib (pytorch/builder build_cuda.sh; its "
+         "wheel names no nvidia-*) and TF 2.13 loads the system CUDA 11.8: no library pinned twice, one CUDA major",
+         ("torch==2.0.1+cu118", "tensorflow==2.13.0", "numpy<2"), specs=("torch==2.0.1+cu118", "tensorflow==2.13.0"),
+         driver="535.104.05", python="3.10", says="carries its CUDA libraries in torch/lib"),
     Case("torch2.2+jax0.10-numpy", "the same two pinned: no numpy serves both", "!pins-clash",
          specs=("torch==2.2.2", "jax==0.10.2"), driver=None, gpus=(), says="no numpy serves both"),
     Case("torch2.5.1+jax-cuda13", "torch 2.5.1 is CUDA 12, jax[cuda13] CUDA 13: one major per environment", "!pins-clash",

@@ -1,0 +1,236 @@
+"""The whole environment resolved by uv: a project's lines beside the solved GPU pins (`solve --resolve`).
+
+The database chooses the GPU builds; whether the project's other lines install beside them is the index's to
+say, so the whole requirement set (the pins, the project's lines, their indexes, the target's Python and platform)
+goes to the same `uv pip compile` that `envpin lock` runs (engines.UvEngine). Where uv resolves it, the plan
+carries that resolution: every package pinned. Where uv finds no solution, its explanation is read as a solver
+reads a conflict: a project line that bounds a solved framework (`tensorflow-text 2.20.1 depends on
+tensorflow<2.21`) becomes that bound, a solved framework release whose own requirement clashes with a project
+line (`tensorflow 2.20.0 depends on protobuf>=5.28.0` beside `protobuf==4.25.1`) is passed over, and the
+database solves again, at most MAX_MOVES times. Each newer build passed over is said with the line and the
+requirement that ruled it out; when no GPU build that runs here resolves, the answer is a refusal naming the
+lines that clash. Offline (from uv's cache only), or with an index that does not answer, the plan says it was
+not resolved end to end, and why: nothing is printed as resolved that uv did not resolve.
+
+The conflict reading is pure (`moves_from`, `unserved`); `resolve_environment` is the only I/O.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from envpin.errors import EnvpinError, EnvpinInputError, Unreachable
+from envpin.lock.engines import LockFailed, LockInput, UvEngine, find_uv
+from envpin.lock.indexes import index_plan
+from envpin.lock.options import ResolveOptions
+from envpin.project.model import Project
+from envpin.record import Record, record, replace
+from envpin.resolver.plan import NOT_RESOLVED, RESOLVED, Plan, Resolution, Unsatisfiable
+
+LOCK_PROJECT = "envpin-lock-input"  # engines.uv_input_project's name for the requirement set
+MAX_MOVES = 4  # framework candidates passed over before the answer is a refusal: each costs one uv run
+UNRESOLVABLE = "unresolvable"  # the Unsatisfiable code: uv resolves the project's lines beside no build that runs
+
+# uv's words (`uv pip compile`, 0.5 to 0.13): "tensorflow-text==2.20.1 depends on tensorflow>=2.20.0,<2.21",
+# "all versions of tensorflow-text depend on tensorflow<2.21", "tensorflow==2.20.0 depends on protobuf>=5.28.0"
+_NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
+_SPEC = r"(?:(?:===|==|!=|~=|<=|>=|<|>)[^\s,]+(?:,(?:===|==|!=|~=|<=|>=|<|>)[^\s,]+)*)"
+_DEPENDS = re.compile(rf"(?:all versions of )?(?P<who>{_NAME})(?:\[[^\]]*\])?(?:\{{[^}}]*\}})?(?P<whospec>{_SPEC})?"
+                      rf" depends? on (?P<name>{_NAME})(?:\[[^\]]*\])?(?:\{{[^}}]*\}})?(?P<spec>{_SPEC})?")
+# "there is no version of tensorflow-gpu==2.3.0rc0", "tensorflow-gpu was not found in the package registry",
+# "only tensorflow-gpu<=2.12.0 is available", "tensorflow-gpu==2.3.0 has no wheels with a matching Python ABI tag"
+_UNSERVED = re.compile(rf"there is no version of (?P<a>{_NAME}(?:\[[^\]]*\])?{_SPEC}?)|(?P<b>{_NAME}) was not "
+                       rf"found in the package registry|(?P<c>{_NAME}(?:\[[^\]]*\])?{_SPEC}) has no wheels with a "
+                       r"matching (?:platform|Python)")
+
+
+@record
+class Move(Record):
+    """One step a conflict allows: the spec that rules out the solved build, and why."""
+
+    framework: str  # the package of the plan that moves: tensorflow
+    spec: str  # added to the request: "tensorflow>=2.20.0,<2.21", or "tensorflow!=2.20.0"
+    why: str  # uv's own words for it: "tensorflow-text==2.20.1 depends on tensorflow>=2.20.0,<2.21"
+
+
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def solved_versions(plan: Plan) -> dict[str, str]:
+    """The plan's pinned packages (the GPU builds and their companions): canonical name -> version."""
+    return {canonical(p.name): p.version for p in plan.packages if not p.bound}
+
+
+def moves_from(conflict: str, solved: dict[str, str]) -> list[Move]:
+    """What uv's explanation allows the solve to change, best first: a line's bound on a solved package (the next
+    candidate inside it is the one to try), then a solved release whose own requirement clashes (passed over)."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet  # noqa: PLC0415 - only a conflict needs it
+    from packaging.version import InvalidVersion, Version  # noqa: PLC0415 - as above
+
+    bounds, passed = [], []
+    for found in _DEPENDS.finditer(conflict):
+        who, name, spec = canonical(found["who"]), canonical(found["name"]), found["spec"] or ""
+        said = found[0]
+        if name in solved and spec and who not in solved:
+            try:
+                if not SpecifierSet(spec).contains(Version(solved[name]), prereleases=True):
+                    bounds.append(Move(name, f"{name}{spec}", said))
+            except (InvalidSpecifier, InvalidVersion):
+                continue
+        elif who in solved and name not in solved:
+            version = solved[who].split("+")[0]
+            passed.append(Move(who, f"{who}!={version}", said))
+    return list(dict.fromkeys(bounds + passed))
+
+
+def unserved(conflict: str) -> list[str]:
+    """The requirements uv says no file of the index can meet (a deleted or never published version, or none for
+    this platform or Python): `tensorflow-gpu==2.3.0rc0`."""
+    return list(dict.fromkeys(next(g for g in found.groups() if g) for found in _UNSERVED.finditer(conflict)))
+
+
+def name_of(requirement: str) -> str:
+    return canonical(re.split(r"[=<>!~\[;\s]", requirement, maxsplit=1)[0])
+
+
+def lines_named(text: str, project: Project | None) -> list[str]:
+    """The project's lines whose package uv's explanation names, as `origin: line`."""
+    if project is None:
+        return []
+    words = {canonical(w) for w in re.findall(_NAME, text)}
+    return list(dict.fromkeys(f"{r.origin}: {r.text}" for r in project.other_requirements if r.name in words))
+
+
+# ---------------------------------------------------------------- running uv
+
+
+@record
+class Outcome(Record):
+    resolution: Resolution
+    conflict: str | None = None  # uv's explanation when it found no solution
+
+
+def resolve_environment(plan: Plan, project: Project | None, options: ResolveOptions) -> Outcome:
+    """Ask uv for the whole environment of a plan. Never raises for the index's answer: a conflict is an Outcome
+    with its explanation, an index that does not answer a Resolution that says it was not resolved."""
+    if plan.channel != "pip":
+        return Outcome(Resolution(NOT_RESOLVED, f"the plan's builds come from {plan.channel}: uv resolves pip "
+                                                "packages only, and the conda side is not resolved here"))
+    uv = find_uv()
+    if uv is None:
+        return Outcome(Resolution(NOT_RESOLVED, "uv is not installed (pip install uv)"))
+    from envpin.lock.make import lock_macos  # noqa: PLC0415 - the lock path's helpers, for a resolve only
+    from envpin.lock.planned import project_inputs  # noqa: PLC0415 - as above
+
+    try:
+        requirements, left_out, default_index = project_inputs(project, options.index_url)
+    except EnvpinInputError as error:
+        return Outcome(Resolution(NOT_RESOLVED, str(error)))
+    indexes = index_plan(plan.packages, default_index)
+    lock_input = LockInput(tuple(p.requirement for p in plan.packages), requirements, indexes, plan.target.python,
+                           plan.target.platform, lock_macos(plan), offline=options.offline)
+    engine = UvEngine(uv)
+    where = ("uv's cache (--offline)" if options.offline else
+             " and ".join(dict.fromkeys((indexes.default_index, *indexes.accelerator_indexes))))
+    try:
+        with tempfile.TemporaryDirectory(prefix="envpin-resolve-") as workdir:
+            text = engine.lock(lock_input, Path(workdir), options.timeout)
+    except LockFailed as failed:
+        if options.offline and unserved(failed.conflict):
+            # offline, "there is no version of" means only that uv's cache does not hold it (uv's hint says so)
+            return Outcome(Resolution(NOT_RESOLVED, "offline, and uv's cache does not hold "
+                                                    f"{', '.join(unserved(failed.conflict))}: run once online"))
+        return Outcome(Resolution(NOT_RESOLVED, _short(failed.conflict)), failed.conflict or str(failed))
+    except Unreachable as error:
+        return Outcome(Resolution(NOT_RESOLVED, f"an index did not answer ({_short(str(error))})"))
+    except EnvpinError as error:
+        return Outcome(Resolution(NOT_RESOLVED, _short(str(error))))
+    packages = _pinned(text)
+    detail = f"resolved end to end by {engine.version()} from {where} for Python {plan.target.python} on " \
+             f"{plan.target.platform}: {len(packages)} packages"
+    if left_out:
+        detail += f"; a resolver cannot take {', '.join(left_out)} (installed as written)"
+    if project is not None and project.conda_packages:
+        # uv resolves the pip part; the conda part is rattler's (`envpin check --solve` solves an environment.yml), so
+        # the whole environment is not proven
+        return Outcome(Resolution(NOT_RESOLVED, f"the conda packages ({', '.join(project.conda_packages[:5])}"
+                                                f"{', …' if len(project.conda_packages) > 5 else ''}) were not solved "
+                                                "(`envpin check --solve` solves them with rattler); the pip part was "
+                                                + detail.replace("resolved end to end by", "resolved by"), packages))
+    return Outcome(Resolution(RESOLVED, detail, packages))
+
+
+def _pinned(pylock: str) -> tuple[str, ...]:
+    from envpin._toml import loads  # noqa: PLC0415 - only a resolved plan reads TOML
+
+    return tuple(sorted(f"{p['name']}=={p['version']}" for p in loads(pylock).get("packages", []) if "version" in p))
+
+
+def _short(text: str) -> str:
+    text = re.sub(r"^(uv: )?(no solution: )?(error: )?", "", text.strip())
+    text = text.replace(f"{LOCK_PROJECT} depends on", "the plan requires")  # uv names the throwaway input project
+    return text if len(text) <= 400 else text[:397] + "..."
+
+
+# ---------------------------------------------------------------- the solver loop
+
+
+Resolve = Callable[[Plan, Project | None], Outcome]  # resolve_environment with the options bound
+SolveAgain = Callable[[tuple[str, ...]], tuple[Project | None, Plan | Unsatisfiable]]
+
+
+def resolved_answer(answer: Plan | Unsatisfiable, project: Project | None, resolve: Resolve,
+                    solve_again: SolveAgain) -> tuple[Project | None, Plan | Unsatisfiable]:
+    """The answer whose whole environment uv resolves: the first plan, or the newest the conflicts allow.
+    `solve_again(specs)` is the same solve with those specs added; deterministic, and at most MAX_MOVES moves."""
+    if not isinstance(answer, Plan):
+        return project, answer
+    added: tuple[str, ...] = ()
+    passed_over: list[str] = []
+    while True:
+        outcome = resolve(answer, project)
+        conflict = outcome.conflict
+        if conflict is None:
+            return project, replace(answer, resolution=replace(outcome.resolution, passed_over=tuple(passed_over)))
+        missing = unserved(conflict)
+        solved = solved_versions(answer)
+        named = [m for m in missing if name_of(m) in solved]
+        # a solved build the index does not serve (a mirror without it) is passed over like one that clashes
+        moves = [m for m in moves_from(conflict, solved) + [
+            Move(name_of(m), f"{name_of(m)}!={solved[name_of(m)].split('+')[0]}", f"the index does not serve {m}")
+            for m in named] if m.spec not in added]
+        if not moves or (missing and len(named) < len(missing)) or len(added) == MAX_MOVES:
+            return project, _refusal(answer, project, conflict, missing, passed_over)
+        move = moves[0]
+        lines = lines_named(move.why, project)
+        passed_over.append(f"{move.framework} {solved[move.framework]} was passed over: {move.why}"
+                           + (f" ({'; '.join(lines)})" if lines else ""))
+        added += (move.spec,)
+        project, again = solve_again(added)
+        if not isinstance(again, Plan):
+            return project, _refusal(answer, project, conflict, missing, passed_over, again)
+        answer = replace(again, reasons=again.reasons + tuple(passed_over))  # each solve's reasons start afresh
+
+
+def _refusal(answer: Plan, project: Project | None, conflict: str, missing: list[str], passed_over: list[str],
+             exhausted: Unsatisfiable | None = None) -> Unsatisfiable:
+    """No GPU build that runs here resolves beside the project's lines: the lines that clash, in uv's words."""
+    lines = lines_named(conflict, project)
+    pins = ", ".join(p.requirement for p in answer.packages)
+    if missing:
+        message = (f"the index serves no file for {', '.join(missing)}" + (f" ({'; '.join(lines)})" if lines else "")
+                   + ": no release of it that installs has that version (deleted, never published, or not built for "
+                   f"Python {answer.target.python} on {answer.target.platform})")
+        fixes = tuple(f"change {line} to a version the index serves" for line in lines) or \
+            ("pin a version the index serves",)
+    else:
+        message = (f"uv resolves the project's lines beside no GPU build that runs here: with {pins}, {_short(conflict)}"
+                   + (f"; passed over: {'; '.join(passed_over)}" if passed_over else ""))
+        fixes = tuple(f"relax or remove {line}" for line in lines) or ("relax the lines uv names",)
+    if exhausted is not None:
+        fixes += (f"without the moves above: {exhausted.message}",)
+    return Unsatisfiable(answer.target, answer.db_version, UNRESOLVABLE, message, fixes)

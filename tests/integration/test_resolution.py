@@ -1,0 +1,234 @@
+"""`solve --project --resolve`: the whole environment resolved by a real uv against a loopback index serving the
+file lists and METADATA recorded from PyPI (tests/fixtures/resolution/SOURCES.md), so the conflicts are the real
+ones: tensorflow-text 2.20.1 requires tensorflow<2.21, TensorFlow 2.20.0 protobuf>=5.28.0 and 2.21.0
+protobuf>=6.31.1."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from envpin import _toml
+from envpin.cli import main
+from envpin.lock.engines import find_uv
+from tests.integration.loopback_metadata import MetadataIndex
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "resolution"
+RTX3090 = ["--os", "linux", "--arch", "x86_64", "--driver", "560.35.03", "--gpu", "NVIDIA GeForce RTX 3090"]
+
+pytestmark = pytest.mark.skipif(find_uv() is None, reason="uv is a dependency of envpin; these need its binary")
+
+
+@pytest.fixture
+def index(tmp_path, monkeypatch):
+    """The loopback PyPI (`simple`) and PyTorch index (`whl/cu118`), and a uv cache of the test's own."""
+    monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))
+    served = MetadataIndex()
+    for project, entry in json.loads((FIXTURES / "pypi.json").read_text())["projects"].items():
+        for recorded in entry["files"]:
+            served.add("simple", project, recorded)
+    for recorded in json.loads((FIXTURES / "torch-index.json").read_text())["files"]:
+        served.add("whl/cu118", "torch", recorded)
+    with served:
+        yield served
+
+
+def solve(tmp_path: Path, lines: str, index: MetadataIndex, capsys, *options: str, python: str = "3.11") -> tuple[int, dict]:
+    project = tmp_path / "project"
+    project.mkdir(exist_ok=True)
+    (project / "requirements.txt").write_text(lines)
+    mirror = ["--index-url", f"{index.url}/simple"] if "--resolve" in options else []
+    code = main(["solve", "--project", str(project), *RTX3090, "--python", python, "--format", "json", *mirror,
+                 "--allow-insecure-index", *options])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def pins(answer: dict) -> list[str]:
+    return [p["requirement"] for p in answer["packages"]]
+
+
+def test_a_companions_upper_bound_moves_tensorflow_to_2_20(tmp_path, index, capsys):
+    code, answer = solve(tmp_path, "tensorflow\ntensorflow-text>=2.20.1,<2.21\n", index, capsys, "--resolve")
+    assert code == 0, answer
+    assert pins(answer) == ["tensorflow[and-cuda]==2.20.0"]
+    resolution = answer["resolution"]
+    assert resolution["status"] == "resolved"
+    assert {"tensorflow==2.20.0", "tensorflow-text==2.20.1", "protobuf==5.29.5", "numpy==1.26.4"} <= set(resolution["packages"])
+    # the index serves one tensorflow-text, so uv says "all versions of tensorflow-text depend on"
+    assert resolution["passed_over"] == [
+        "tensorflow 2.21.0 was passed over: all versions of tensorflow-text depend on tensorflow>=2.20.0,<2.21 "
+        "(requirements.txt:2: tensorflow-text<2.21,>=2.20.1)"]
+    assert resolution["passed_over"][0] in answer["reasons"]
+
+
+def test_a_protobuf_pin_passes_over_each_tensorflow_that_needs_a_newer_one(tmp_path, index, capsys):
+    code, answer = solve(tmp_path, "tensorflow\nprotobuf==4.25.1\n", index, capsys, "--resolve")
+    assert code == 0, answer
+    assert pins(answer) == ["tensorflow[and-cuda]==2.19.1"]
+    passed = answer["resolution"]["passed_over"]
+    assert [p.split(" was passed over")[0] for p in passed] == ["tensorflow 2.21.0", "tensorflow 2.20.0"]
+    assert "depends on protobuf>=5.28.0" in passed[1] and "requirements.txt:2: protobuf==4.25.1" in passed[1]
+    assert "protobuf==4.25.1" in answer["resolution"]["packages"]
+    assert answer["reasons"][-2:] == passed  # both moves, in the plan's reasons too
+
+
+def test_without_resolve_the_plan_says_it_was_not_resolved(tmp_path, index, capsys):
+    code, answer = solve(tmp_path, "tensorflow\nprotobuf==4.25.1\n", index, capsys)
+    assert code == 0
+    assert pins(answer) == ["tensorflow[and-cuda]==2.21.0"]  # what the database alone chooses
+    assert answer["resolution"]["status"] == "not-resolved"
+    assert answer["resolution"]["detail"].startswith("not asked")
+    assert not any(path.startswith("/simple") for path in index.requests)  # and nothing asked the index
+
+
+def test_no_tensorflow_that_runs_here_fits_the_lines_so_the_solve_refuses_naming_them(tmp_path, index, capsys):
+    # TensorFlow 2.13.0 needs Python <= 3.11 and protobuf < 5, but 2.19.1 is the oldest the index serves here
+    code, answer = solve(tmp_path, "tensorflow>=2.19\nprotobuf==4.25.1\ntensorflow-text==2.20.1\n", index, capsys,
+                         "--resolve")
+    assert code == 1
+    assert answer["error"]["code"] == "unresolvable"
+    assert "tensorflow-text" in answer["error"]["message"]
+    assert any("requirements.txt:3: tensorflow-text==2.20.1" in fix for fix in answer["error"]["fixes"])
+
+
+def test_two_index_built_frameworks_resolve_side_by_side(tmp_path, index, capsys):
+    # torch 2.0.1+cu118 from the PyTorch index (it carries its CUDA in torch/lib) beside tensorflow 2.13.0 from PyPI
+    code, answer = solve(tmp_path, "torch==2.0.1+cu118\ntensorflow==2.13.0\n", index, capsys, "--resolve",
+                         "--torch-index-url", f"{index.url}/whl", python="3.10")
+    assert code == 0, answer.get("error")
+    assert pins(answer)[:2] == ["torch==2.0.1+cu118", "tensorflow==2.13.0"]
+    packages = answer["resolution"]["packages"]
+    assert {"torch==2.0.1+cu118", "tensorflow==2.13.0", "numpy==1.24.3", "protobuf==4.25.1"} <= set(packages)
+    assert any(path.startswith("/whl/cu118/torch") for path in index.requests)
+    assert not any(path.endswith(".whl") for path in index.requests)  # resolved from METADATA alone
+
+
+def test_a_pin_the_index_does_not_serve_is_named(tmp_path, index, capsys):
+    # protobuf 4.25.0 exists on PyPI, but this index (a mirror that dropped it) serves 4.25.1 and 5.29.5 only
+    code, answer = solve(tmp_path, "tensorflow==2.19.1\nprotobuf==4.25.0\n", index, capsys, "--resolve")
+    assert code == 1
+    assert answer["error"]["code"] == "unresolvable"
+    assert answer["error"]["message"].startswith("the index serves no file for protobuf==4.25.0 "
+                                                 "(requirements.txt:2: protobuf==4.25.0)")
+
+
+def test_offline_with_an_empty_cache_is_not_resolved_and_says_why(tmp_path, index, capsys):
+    code, answer = solve(tmp_path, "tensorflow\n", index, capsys, "--resolve", "--offline")
+    assert code == 0
+    assert answer["resolution"]["status"] == "not-resolved"
+    assert "offline, and uv's cache does not hold tensorflow[and-cuda]==2.21.0" in answer["resolution"]["detail"]
+    assert not index.requests
+
+
+def test_offline_from_a_warm_cache_resolves(tmp_path, index, capsys):
+    solve(tmp_path, "tensorflow\n", index, capsys, "--resolve")
+    asked = len(index.requests)
+    code, answer = solve(tmp_path, "tensorflow\n", index, capsys, "--resolve", "--offline")
+    assert code == 0 and answer["resolution"]["status"] == "resolved"
+    assert "from uv's cache (--offline)" in answer["resolution"]["detail"]
+    assert len(index.requests) == asked
+
+
+def test_an_index_that_does_not_answer_is_not_resolved(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "requirements.txt").write_text("tensorflow\n")
+    code = main(["solve", "--project", str(project), *RTX3090, "--python", "3.11", "--format", "json", "--resolve",
+                 "--index-url", "http://127.0.0.1:9/simple", "--allow-insecure-index"])
+    answer = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert answer["resolution"]["status"] == "not-resolved"
+    assert answer["resolution"]["detail"].startswith("an index did not answer")
+
+
+def test_text_answer_lists_every_package_resolved(tmp_path, index, capsys):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "requirements.txt").write_text("tensorflow\nprotobuf==4.25.1\n")
+    assert main(["solve", "--project", str(project), *RTX3090, "--python", "3.11", "--resolve",
+                 "--index-url", f"{index.url}/simple", "--allow-insecure-index"]) == 0
+    text = capsys.readouterr().out
+    assert "\nresolution: resolved end to end by uv " in text
+    assert "\n  protobuf==4.25.1\n" in text and "\n  tensorflow==2.19.1\n" in text
+
+
+@pytest.mark.parametrize("flags, says", [
+    (["--offline"], "--offline is for --resolve"),
+    (["--resolve"], "--resolve resolves a project's lines"),
+    (["--project", ".", "--resolve", "--index-url", "http://mirror.example/simple"], "is plain http on a remote host"),
+    (["--project", ".", "--resolve", "--targets", "fleet.json"], "--resolve is for one target"),
+])
+def test_resolve_flags_out_of_place_are_a_one_line_error(flags, says, capsys):
+    with_project = [] if "--resolve" in flags else ["--project", "."]  # the flags give it where they need one
+    assert main(["solve", *with_project, *RTX3090, *flags]) == 2
+    assert says in capsys.readouterr().err
+
+
+def test_a_tensorflow_gpu_pin_pypi_never_served_is_named_in_the_refusal(tmp_path, capsys):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "requirements.txt").write_text("tensorflow-gpu==2.3.0rc0\n")
+    assert main(["solve", "--project", str(project), *RTX3090, "--python", "3.10", "--format", "json"]) == 1
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert "(requirements.txt:1; PyPI serves no tensorflow-gpu 2.3.0rc0: as written, the line cannot be installed " \
+           "anywhere)" in error["message"]
+
+
+def test_the_tensorflow_gpu_stub_is_named_when_the_line_is_solved_as_tensorflow(tmp_path, capsys):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "requirements.txt").write_text("tensorflow-gpu==2.12.0\n")
+    assert main(["solve", "--project", str(project), *RTX3090, "--python", "3.10"]) == 0
+    assert "tensorflow-gpu==2.12.0 is solved as tensorflow (as written, pip would install tensorflow-gpu 2.12.0, " \
+           "an empty stub" in capsys.readouterr().err
+
+
+def test_a_file_format_says_the_resolution_beside_it(tmp_path, index, capsys):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "requirements.txt").write_text("tensorflow\ntensorflow-text>=2.20.1,<2.21\n")
+    assert main(["solve", "--project", str(project), *RTX3090, "--python", "3.11", "--resolve", "--format",
+                 "requirements.txt", "--index-url", f"{index.url}/simple", "--allow-insecure-index"]) == 0
+    captured = capsys.readouterr()
+    assert "tensorflow[and-cuda]==2.20.0" in captured.out.splitlines()
+    assert "envpin: note: tensorflow 2.21.0 was passed over: all versions of tensorflow-text depend on" in captured.err
+    assert "envpin: note: resolved end to end by uv " in captured.err
+
+
+def test_lock_moves_to_the_framework_the_projects_lines_allow(tmp_path, index, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "requirements.txt").write_text("tensorflow\ntensorflow-text>=2.20.1,<2.21\n")
+    code = main(["lock", "-r", "requirements.txt", *RTX3090, "--python", "3.11", "--index-url", f"{index.url}/simple",
+                 "--allow-insecure-index", "-o", "pylock.toml"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.out + captured.err
+    assert "envpin: note: tensorflow 2.21.0 was passed over" in captured.err
+    locked = {p["name"]: p["version"] for p in _toml.loads((tmp_path / "pylock.toml").read_text())["packages"]}
+    assert locked["tensorflow"] == "2.20.0" and locked["tensorflow-text"] == "2.20.1"
+
+
+def test_the_moves_are_bounded(tmp_path, index, capsys, monkeypatch):
+    from envpin.lock import resolution  # noqa: PLC0415 - its bound, lowered for this test
+
+    monkeypatch.setattr(resolution, "MAX_MOVES", 1)  # protobuf==4.25.1 needs two (2.21.0, then 2.20.0)
+    code, answer = solve(tmp_path, "tensorflow\nprotobuf==4.25.1\n", index, capsys, "--resolve")
+    assert code == 1 and answer["error"]["code"] == "unresolvable"
+    assert "passed over: tensorflow 2.21.0 was passed over" in answer["error"]["message"]
+    assert any(fix == "relax or remove requirements.txt:2: protobuf==4.25.1" for fix in answer["error"]["fixes"])
+
+
+def test_an_environment_yml_with_conda_packages_is_not_resolved_end_to_end(tmp_path, index, capsys):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "environment.yml").write_text("name: x\nchannels: [conda-forge]\ndependencies:\n  - python=3.11\n"
+                                             "  - ffmpeg\n  - pip\n  - pip:\n    - tensorflow\n")
+    assert main(["solve", "--project", str(project), *RTX3090, "--format", "json", "--resolve",
+                 "--index-url", f"{index.url}/simple", "--allow-insecure-index"]) == 0
+    resolution = json.loads(capsys.readouterr().out)["resolution"]
+    assert resolution["status"] == "not-resolved"  # uv resolved the pip part; the conda part is rattler's
+    assert resolution["detail"].startswith("the conda packages (ffmpeg) were not solved")
+    # the loopback index serves no protobuf 6, which 2.21.0 requires: 2.20.0 is what resolves
+    assert "tensorflow==2.20.0" in resolution["packages"] and resolution["passed_over"]
