@@ -1,4 +1,4 @@
-"""Which index each package of a lock may come from (pure).
+"""Which index each package of a lock may come from, and what a project gives a lock (its lines, its index).
 
 The accelerator packages of a plan (`torch==2.5.1+cu124`) are bound to their index and only to it; every
 other package comes from the default index (PyPI or its mirror). Bound this way, the CPU wheel of the same
@@ -8,8 +8,12 @@ indexes can land on `2.5.1` from PyPI when it backtracks, and the user gets the 
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
+
+from envpin.errors import EnvpinInputError
+from envpin.project.model import Project
 
 PYPI_SIMPLE = "https://pypi.org/simple"
 
@@ -55,3 +59,21 @@ def index_name(url: str) -> str:
 
 def _canonical(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def project_inputs(project: Project | None, index_url: str | None) -> tuple[tuple[str, ...], tuple[str, ...], str | None]:
+    """(requirements to lock, lines left out, default index) from a Project (or none)."""
+    default = index_url or os.environ.get("ENVPIN_INDEX_URL")
+    if project is None:
+        return (), (), default
+    for option in project.index_options:
+        key, _, value = option.partition(" ")
+        if key in ("-i", "--index-url") and not default:
+            default = value
+        elif key not in ("-i", "--index-url"):
+            raise EnvpinInputError(
+                f"`{option}` in the project: a lock has one default index plus the accelerator index; "
+                "mirror the packages there and pass --index-url"
+            )
+    requirements = tuple(dict.fromkeys(r.text for r in project.other_requirements))
+    return requirements, tuple(project.other_lines), default

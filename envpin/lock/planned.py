@@ -5,17 +5,15 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from envpin.compat.model import Database
 from envpin.emit.common import file_header, regenerate_command
-from envpin.errors import EnvpinInputError
 from envpin.lock.engines import choose_engine
+from envpin.lock.indexes import project_inputs
 from envpin.lock.make import Lock, make_lock
 from envpin.lock.options import LockOptions, ResolveOptions
 from envpin.planning import Planned, SolveOptions, plan
-from envpin.project.model import Project
 from envpin.record import replace
 from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.urls import checked_index_url
@@ -63,24 +61,6 @@ def passed_over(planned: Planned) -> tuple[str, ...]:
     """The newer framework builds the plan's resolution passed over, each with why: a lock's notes."""
     answer = planned.answer
     return answer.resolution.passed_over if isinstance(answer, Plan) and answer.resolution is not None else ()
-
-
-def project_inputs(project: Project | None, index_url: str | None) -> tuple[tuple[str, ...], tuple[str, ...], str | None]:
-    """(requirements to lock, lines left out, default index) from a Project (or none)."""
-    default = index_url or os.environ.get("ENVPIN_INDEX_URL")
-    if project is None:
-        return (), (), default
-    for option in project.index_options:
-        key, _, value = option.partition(" ")
-        if key in ("-i", "--index-url") and not default:
-            default = value
-        elif key not in ("-i", "--index-url"):
-            raise EnvpinInputError(
-                f"`{option}` in the project: a lock has one default index plus the accelerator index; "
-                "mirror the packages there and pass --index-url"
-            )
-    requirements = tuple(dict.fromkeys(r.text for r in project.other_requirements))
-    return requirements, tuple(project.other_lines), default
 
 
 def lock_regenerate_command(planned: Planned, plan: Plan, options: LockOptions, output: str | None) -> str:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from envpin.errors import EnvpinError, EnvpinInputError, Unreachable
 from envpin.lock.engines import LockFailed, LockInput, UvEngine, find_uv
-from envpin.lock.indexes import index_plan
+from envpin.lock.indexes import index_plan, project_inputs
 from envpin.lock.options import ResolveOptions
 from envpin.project.model import Project
 from envpin.record import Record, record, replace
@@ -124,7 +124,6 @@ def resolve_environment(plan: Plan, project: Project | None, options: ResolveOpt
     if uv is None:
         return Outcome(Resolution(NOT_RESOLVED, "uv is not installed (pip install uv)"))
     from envpin.lock.make import lock_macos  # noqa: PLC0415 - the lock path's helpers, for a resolve only
-    from envpin.lock.planned import project_inputs  # noqa: PLC0415 - as above
 
     try:
         requirements, left_out, default_index = project_inputs(project, options.index_url)
