@@ -14,7 +14,7 @@ from envpin.conda.channels import Channels
 from envpin.emit.render import CONDA_SOURCES, FORMATS, RenderOptions, check_conda_format
 from envpin.errors import EnvpinInputError
 from envpin.lock.options import LockOptions, ResolveOptions
-from envpin.planning import ProjectSource, SolveOptions
+from envpin.planning import ProjectSource, SolveOptions, checked_index_url
 from envpin.target_spec import TargetSpec
 
 # ---------------------------------------------------------------- the target
@@ -137,8 +137,6 @@ def resolve_options(args: argparse.Namespace) -> ResolveOptions | None:
         return None
     if getattr(args, "project", None) is None and not getattr(args, "requirement", None):
         raise EnvpinInputError("--resolve resolves a project's lines beside the GPU pins: give --project DIR or -r FILE")
-    from envpin.resolver.urls import checked_index_url  # noqa: PLC0415 - only --resolve names an index here
-
     index_url = checked_index_url(args.index_url, "--index-url", args.allow_insecure_index) if args.index_url else None
     if getattr(args, "targets", None):
         raise EnvpinInputError("--resolve is for one target, not a --targets inventory: resolve each machine's plan "

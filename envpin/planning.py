@@ -25,6 +25,7 @@ from envpin.resolver.target import Target, make_target
 
 # what commands hand on about an answer's index URLs, from the layer they call (they import no resolver module)
 from envpin.resolver.urls import CREDENTIALS_NOTE as CREDENTIALS_NOTE
+from envpin.resolver.urls import checked_index_url as checked_index_url
 from envpin.resolver.urls import has_credentials as has_credentials
 from envpin.resolver.urls import redact_credentials as redact_credentials
 from envpin.target_spec import TargetSpec
