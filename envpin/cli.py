@@ -225,6 +225,8 @@ def build_parser(command: str | None = None, only: bool = False) -> argparse.Arg
                                         formatter_class=RawDescriptionHelpFormatter)
         if command is None or name == command:
             importlib.import_module(f"envpin.commands.{name}").register(subparser, Parser)
+            if name == "completion":  # the whole tree is the front door's to build: handed down, never imported up
+                subparser.set_defaults(whole_parser=build_parser)
             _explain_subcommands(subparser, name)
             for each in _parsers_under(subparser):
                 cli_conventions.add_global_options(each, top=False)

@@ -15,8 +15,7 @@ def register(completion: argparse.ArgumentParser, parser_class) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # the whole tree, every command's parser: only this command builds it
-    from envpin.cli import build_parser  # noqa: PLC0415 - the front door's parser, which imports every command
-
-    sys.stdout.write(completion_script(args.shell, build_parser()))
+    # the whole tree, every command's parser: only this command builds it, with the builder the front door hands
+    # down (envpin.cli.build_parser, which imports every command)
+    sys.stdout.write(completion_script(args.shell, args.whole_parser()))
     return 0
