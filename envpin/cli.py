@@ -18,7 +18,7 @@ import sys
 from envpin import __version__
 from envpin.commands import COMMANDS, EXAMPLES, EXIT_CODES
 from envpin.errors import EnvpinError, EnvpinInputError
-from envpin.escapes import has_control, printable
+from envpin.escapes import forget_expanded, has_control, hidden, printable
 
 
 def terminal_columns() -> int:
@@ -66,7 +66,8 @@ class Parser(argparse.ArgumentParser):
 
 
 def print_json_error(code: str, message: str) -> None:
-    sys.stdout.write(json.dumps({"status": "error", "error": {"code": code, "message": message}}, indent=2) + "\n")
+    document = {"status": "error", "error": {"code": code, "message": hidden(message)}}
+    sys.stdout.write(json.dumps(document, indent=2) + "\n")
 
 
 def wants_json(words: list[str]) -> bool:
@@ -75,6 +76,7 @@ def wants_json(words: list[str]) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     fit_output_to_terminal()
+    forget_expanded()  # each run hides the values it expands itself (envpin.escapes), and only those
     words = sys.argv[1:] if argv is None else list(argv)
     Parser.json_errors = wants_json(words)
     command = command_named(words)
@@ -90,7 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     except EnvpinError as error:
         if Parser.json_errors:
             print_json_error(error.code, str(error))
-        print(f"envpin: error: {error}", file=sys.stderr)
+        # the one printer of every error: one line, whatever a file, a tool or the environment put in the message
+        print(f"envpin: error: {printable(str(error))}", file=sys.stderr)
         return error.exit_code
     except KeyboardInterrupt:
         print("envpin: interrupted", file=sys.stderr)

@@ -33,6 +33,7 @@ class ProjectSource(Record):
     requirement_files: tuple[str, ...] = ()  # `-r FILE`
     extras: tuple[str, ...] = ()
     groups: tuple[str, ...] = ()
+    allow_outside: bool = False  # `--allow-outside-repo`: includes may name files outside the repository
 
     def to_argv(self) -> tuple[str, ...]:
         """The project as options, so a regenerate line reads the project again rather than today's reading."""
@@ -42,6 +43,8 @@ class ProjectSource(Record):
         for option, values in (("-r", self.requirement_files), ("--extra", self.extras), ("--group", self.groups)):
             for value in values:
                 words += [option, value]
+        if self.allow_outside:
+            words.append("--allow-outside-repo")
         return tuple(words)
 
 
@@ -118,7 +121,7 @@ def collect(source: ProjectSource | None) -> Project | None:
     # Reading a project (TOML, INI, requirement files) is for --project only: kept off a plain solve's imports
     from envpin.project.collect import collect_project  # noqa: PLC0415
 
-    return collect_project(directory, source.requirement_files, source.extras, source.groups)
+    return collect_project(directory, source.requirement_files, source.extras, source.groups, source.allow_outside)
 
 
 def project_specs_of(project: Project | None, database: Database | None = None,

@@ -27,10 +27,11 @@ from envpin.conda.errors import CondaSolveFailed
 from envpin.conda.target import solve_for_target
 from envpin.conda.virtual import DEFAULT_GLIBC
 from envpin.errors import EnvpinInputError
+from envpin.escapes import hidden, printable
 from envpin.options import add_channel_options, add_db_option, add_target_options, channels, target_spec
 from envpin.record import replace
 from envpin.target_spec import TargetSpec
-from envpin.userfiles import UnreadableFile, read_text
+from envpin.userfiles import Boundary, UnreadableFile, read_text, repository_boundary
 
 
 def register(check: argparse.ArgumentParser, parser_class) -> None:
@@ -44,6 +45,10 @@ def register(check: argparse.ArgumentParser, parser_class) -> None:
                        "current directory, up to the repository root)")
     check.add_argument("--no-config", action="store_true", help="do not read [tool.envpin]")
     check.add_argument("--driver-policy", help="minor or strict, for the target checks (default: minor)")
+    check.add_argument(Boundary.OPTION, action="store_true",
+                       help="read the files an include (-r, -c) names, and checked files that are symbolic links, also "
+                       "where they lie outside the checked file's git repository (default: refused, so that a pull "
+                       "request cannot make the hook read a file of the machine it runs on)")
     check.add_argument("--solve", action="store_true",
                        help="also solve each environment.yml for the target with py-rattler (envpin[conda])")
     add_channel_options(check)
@@ -74,20 +79,20 @@ def run(args: argparse.Namespace) -> int:
             "to solve for its own")
     reports = []
     for path in args.files:
-        text = _read(path)
+        text = _read(path, args.allow_outside_repo)
         if isinstance(text, FileReport):  # the file could not be read
             reports.append(text)
             continue
         ignore = config.ignored_for(path) | frozenset(args.ignore)
         report = check_text(path, text, load_database=database.get, kind=args.kind, targets=targets, policy=policy,
-                            ignore=ignore, include=None if path == "-" else beside(path))
+                            ignore=ignore, include=None if path == "-" else beside(path, args.allow_outside_repo))
         if conda_channels is not None and not report.unreadable:
             report = _with_conda_solve(report, text, args.kind, spec, database.get(), conda_channels, ignore,
                                        assumed)
         reports.append(report)
     for report in reports:
         if report.unreadable:
-            print(f"envpin: error: {report.path}: {report.problems[0].message}", file=sys.stderr)
+            print(f"envpin: error: {printable(report.path)}: {printable(report.problems[0].message)}", file=sys.stderr)
     if args.format == "json":
         print(json.dumps(report_json(reports), indent=2))
     else:
@@ -132,9 +137,13 @@ def _with_conda_solve(report: FileReport, text: str, kind: str | None, spec: Tar
     return report
 
 
-def _read(path: str) -> str | FileReport:
-    """The file's text, or the report that it cannot be read."""
+def _read(path: str, allow_outside: bool) -> str | FileReport:
+    """The file's text, or the report that it cannot be read. A file in a git work tree that is a symbolic link
+    out of it is not read: the hook is given a pull request's files, and git stores links."""
     try:
+        boundary = repository_boundary(path, allow_outside) if path != "-" else None
+        if boundary is not None and boundary.repository:
+            boundary.admit(path, path)
         return read_text(path)
     except UnreadableFile as error:
         found = problem("CHK-FILE-UNREADABLE", "", f"cannot be read ({error.reason})", "check the path and that it is UTF-8 text")
@@ -164,8 +173,8 @@ def report_json(reports) -> dict:
     """The contract of docs/contracts.md: {"files": [{"path", "problems": [{"id", "severity", "message", "where"}]}]};
     each message ends with its fix ("… Fix: …")."""
     return {"files": [
-        {"path": r.path, "problems": [
-            {"id": p.id, "severity": p.severity, "message": p.text, "where": p.where} for p in r.problems
+        {"path": hidden(r.path), "problems": [
+            {"id": p.id, "severity": p.severity, "message": hidden(p.text), "where": hidden(p.where)} for p in r.problems
         ]}
         for r in reports
     ]}
@@ -176,10 +185,10 @@ def render_text(reports) -> str:
     for report in reports:
         if report.unreadable:
             continue  # said on stderr, one line each
-        for p in report.problems:
-            where = f":{p.where}" if p.where else ""
-            lines.append(f"{report.path}{where}: {p.severity} {p.id}: {p.message}")
-            lines.append(f"    fix: {p.fix}")
+        for p in report.problems:  # each field one line: a path, a pixi key or a quoted line may hold any character
+            where = f":{printable(p.where)}" if p.where else ""
+            lines.append(f"{printable(report.path)}{where}: {p.severity} {p.id}: {printable(p.message)}")
+            lines.append(f"    fix: {printable(p.fix)}")
     counts = {s: sum(1 for r in reports for p in r.problems if p.severity == s) for s in ("error", "warning", "info")}
     failing = sum(1 for r in reports if r.errors or r.unreadable)
     summary = ", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items() if n) or "no problems"

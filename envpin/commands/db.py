@@ -16,6 +16,7 @@ from pathlib import Path
 from envpin.compat.info import database_info, render_info
 from envpin.compat.loader import load_database, validate_database
 from envpin.errors import DatabaseError
+from envpin.escapes import printable, terminal
 from envpin.options import add_db_option, seconds
 from envpin.refresh.client import DEFAULT_JSON_URL, DEFAULT_SIMPLE_URL
 from envpin.refresh.plan import PACKAGES
@@ -54,7 +55,7 @@ def register(db: argparse.ArgumentParser, parser_class) -> None:
 
 def run_info(args: argparse.Namespace) -> int:
     info = database_info(load_database(args.db))
-    print(json.dumps(info, indent=2) if args.format == "json" else render_info(info))
+    print(json.dumps(info, indent=2) if args.format == "json" else terminal(render_info(info)))
     return 0
 
 
@@ -63,7 +64,7 @@ def run_validate(args: argparse.Namespace) -> int:
         raise DatabaseError(f"database {args.path}: not a directory")  # bad input (2), not a database with problems (1)
     problems = validate_database(args.path)
     for problem in problems:
-        print(problem)
+        print(printable(problem))
     print(f"{len(problems)} problem(s)" if problems else "database is valid", file=sys.stderr)
     return 1 if problems else 0
 

@@ -9,6 +9,7 @@ from envpin.compat.loader import load_database
 from envpin.doctor.engine import diagnose
 from envpin.doctor.model import Case
 from envpin.env_facts import EnvFacts, env_facts_from_json, has_env_facts
+from envpin.escapes import terminal
 from envpin.facts import HostFacts, from_json
 from envpin.host import detect_host
 from envpin.options import add_probe_options
@@ -35,9 +36,9 @@ def run(args: argparse.Namespace) -> int:
     case = Case(host=host, env=env, database=database, error_text=error_text, script_path=args.script, script_text=script_text)
     diagnosis = diagnose(case)
     if args.format == "json":
-        print(json.dumps(diagnosis.to_json(), indent=2, ensure_ascii=False))
+        print(terminal(json.dumps(diagnosis.to_json(), indent=2, ensure_ascii=False)))  # C1 and DEL stay raw in it
     else:
-        print(render_text(case, diagnosis), end="")
+        print(terminal(render_text(case, diagnosis)), end="")
     return 1 if diagnosis.has_error else 0
 
 

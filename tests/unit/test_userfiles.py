@@ -109,9 +109,9 @@ def test_reads_are_capped_and_name_the_option(tmp_path):
         read_json(big, "--facts")
 
 
-def test_a_device_that_never_ends_is_read_up_to_the_cap(tmp_path):
-    zero = character_device(tmp_path, "zero", 5)
-    with pytest.raises(UnreadableFile, match="larger than"):
+def test_a_device_is_never_read(tmp_path):
+    zero = character_device(tmp_path, "zero", 5)  # opening a device can act on it; reading /dev/zero never ends
+    with pytest.raises(UnreadableFile, match=r"--facts .*: cannot be read \(a character device, not a regular file"):
         read_text(zero, "--facts")
 
 
@@ -136,7 +136,11 @@ def test_a_long_log_keeps_its_end(tmp_path):
     assert text.endswith("ImportError: libcudnn.so.9: cannot open shared object file\n") and len(text) <= 1024 * 1024
 
 
-def test_a_log_that_never_ends_is_refused_with_one_line(tmp_path):
-    zero = character_device(tmp_path, "zero", 5)
+def test_a_log_past_the_read_limit_is_refused_with_one_line(tmp_path):
+    log = tmp_path / "error.txt"
+    with open(log, "wb") as handle:
+        handle.truncate(512 * 1024 * 1024 + 1)  # sparse: no disk is used
     with pytest.raises(UnreadableFile, match="more than 512 MiB"):
-        read_log(zero, "--error-text")
+        read_log(log, "--error-text")
+    with pytest.raises(UnreadableFile, match="a character device, not a regular file"):
+        read_log(character_device(tmp_path, "zero", 5), "--error-text")
