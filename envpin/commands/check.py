@@ -158,6 +158,10 @@ def _config(args: argparse.Namespace) -> CheckConfig:
         return CheckConfig()
     if args.config and not path.is_file():
         raise EnvpinInputError(f"--config {args.config}: no such file")
+    if not args.config:  # found in the checked repository: a link out of it is not read, as for a checked file
+        boundary = repository_boundary(path, args.allow_outside_repo)
+        if boundary.repository:
+            boundary.admit(path, str(path))
     return read_config(path, required=bool(args.config))
 
 

@@ -130,6 +130,19 @@ def test_a_checked_file_that_links_out_of_the_repository_is_not_read(tmp_path, s
     assert_no_secret(result)
 
 
+def test_a_config_that_links_out_of_the_repository_is_not_read(tmp_path):
+    repository = git_repository(tmp_path / "repo")
+    outside = tmp_path / "ci" / "settings.toml"
+    outside.parent.mkdir()
+    outside.write_text(f'[tool.envpin]\ntoken = "{SENTINEL}"\n', encoding="utf-8")
+    (repository / "pyproject.toml").symlink_to(outside)  # found by walking up from the current directory
+    (repository / "requirements.txt").write_text("numpy<2\n", encoding="utf-8")
+    result = subprocess.run([sys.executable, "-m", "envpin", "check", "requirements.txt"], cwd=repository,
+                            capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert_one_line_error(result, "pyproject.toml", "outside the repository")
+    assert_no_secret(result)
+
+
 def test_an_environment_yml_pip_include_obeys_the_boundary(tmp_path, secret_file):
     repository = git_repository(tmp_path / "repo")
     checked = repository / "environment.yml"
