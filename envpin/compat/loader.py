@@ -188,7 +188,8 @@ _HERE = Path(__file__).parent
 # names and tags through compat.gpus and the vocabulary, so they count as well.
 CODE_FILES = tuple(_HERE / name for name in ("model.py", "schema.py", "accelerator_schema.py", "files.py", "cache.py",
                                              "yaml_subset.py", "gpus.py")) + (
-    _HERE.parent / "record.py", _HERE.parent / "vocabulary" / "platforms.py", _HERE.parent / "vocabulary" / "variants.py")
+    _HERE.parent / "record.py", _HERE.parent / "vocabulary" / "platforms.py", _HERE.parent / "vocabulary" / "variants.py",
+    _HERE.parent / "escapes.py")
 
 
 def _stamps(directory: Path, resolved: str) -> str:
