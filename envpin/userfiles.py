@@ -1,7 +1,9 @@
 """Reading and writing the user's files: one place that decides what a bad path means.
 
 Every command reads files the user names (facts, requirements, error text) and writes files the user keeps
-(environment.yml, locks). A read that fails is a one-line error naming the option and the path; a write never
+(environment.yml, locks). Only regular files are read, never one of /proc, /sys or /dev (open_regular), and a
+file a project file names only inside its repository (Boundary; docs/hardening.md). A read that fails is a
+one-line error naming the option and the path; a write never
 leaves half a file, never replaces what is not a regular file (`-o /dev/null` as root must not turn the device
 into a file), keeps an existing file's mode, and writes through a symlink to its target rather than replacing
 the link.
@@ -123,8 +125,8 @@ def _pseudo_root(real: str, status: os.stat_result) -> str | None:
     for root in PSEUDO_ROOTS:
         if real == root or real.startswith(root + "/"):
             return root
-        try:
-            if root != "/dev" and os.stat(root).st_dev == status.st_dev:
+        try:  # only a mounted /proc or /sys: an empty directory on the root file system shares its device
+            if root != "/dev" and os.path.ismount(root) and os.stat(root).st_dev == status.st_dev:
                 return root
         except OSError:
             continue
