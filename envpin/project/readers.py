@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from envpin.errors import EnvpinInputError
-from envpin.escapes import shown
+from envpin.escapes import hidden, shown
 from envpin.project.model import CONDA_CUDA_PACKAGES, GPU_PACKAGE_ALIASES, ProjectRequirement
 from envpin.record import replace
 
@@ -87,7 +87,8 @@ def read_requirements_txt(text: str, name: str, include: Callable[[str, bool], E
         as_written = len(entries.requirements), len(entries.other_lines)
         words = _split(line, origin) if line.startswith("-") else line.split()
         option = words[0]
-        if option in ("-r", "--requirement", "-c", "--constraint") or option.startswith(("-r", "-c")) and len(words) == 1:
+        includes = option in ("-r", "--requirement", "-c", "--constraint") or option.startswith(("-r", "-c")) and len(words) == 1
+        if includes:
             target = words[1] if len(words) > 1 else option[2:]
             entries.extend(include(target, option.startswith(("-c", "--constraint"))))
         elif option.split("=", 1)[0] in INDEX_OPTIONS:
@@ -118,7 +119,7 @@ def read_requirements_txt(text: str, name: str, include: Callable[[str, bool], E
                 raise EnvpinInputError(f"{error}: {', '.join(f'${{{n}}}' for n in unset)} is not set (or is empty) "
                                        "here, and pip reads the line as written; set it to solve for the line pip "
                                        "will read") from None
-        if values:  # what the output carries of the line is the line as written: pip expands it where it installs
+        if values and not includes:  # the output carries the line as written: pip expands it where it installs
             _keep_as_written(entries, as_written, values)
     return entries
 
@@ -132,8 +133,6 @@ def _expanded_values(written: str) -> dict[str, str]:
 def _keep_as_written(entries: Entries, since: tuple[int, int], values: dict[str, str]) -> None:
     """The requirements and verbatim lines one line added, as written: each expanded value back as its `${NAME}`
     (envpin.escapes.hidden). A requirement keeps the values in its `text`, which the solve and a lock read."""
-    from envpin.escapes import hidden  # noqa: PLC0415 - only a line with ${…} needs it
-
     requirements, others = since
     entries.requirements[requirements:] = [replace(r, written=hidden(r.text, values))
                                            for r in entries.requirements[requirements:]]
