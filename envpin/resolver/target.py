@@ -18,6 +18,7 @@ from envpin.compat.gpus import (
 )
 from envpin.compat.model import AmdgpuModule, ComputeCapability, Database
 from envpin.errors import EnvpinInputError
+from envpin.escapes import printable
 from envpin.fact_checks import amdgpu_dkms_release, amdgpu_module_of, is_amd_driver, is_generic_amd_gpu_name
 from envpin.facts import (
     ARCHITECTURES,
@@ -117,7 +118,8 @@ class Target(Record):
         if self.macos:
             others.append(f"macOS {self.macos}")
         more = "".join(f", {text}" for text in others)
-        return f"{self.platform}{' (WSL2)' if self.wsl else ''}, Python {self.python}, {driver}, {gpus}{more}"
+        # one line: the GPU names are a facts file's or a tool's, and may hold a line break or an escape sequence
+        return printable(f"{self.platform}{' (WSL2)' if self.wsl else ''}, Python {self.python}, {driver}, {gpus}{more}")
 
 
 @record

