@@ -22,15 +22,16 @@ from envpin.conda.virtual import DEFAULT_GLIBC
 from envpin.database import run_database
 from envpin.record import replace
 from envpin.target_spec import TargetSpec
-from envpin.userfiles import UnreadableFile, read_text, write_atomically
+from envpin.userfiles import UnreadableFile, read_text, repository_boundary, write_atomically
 
 
 def check_files(paths: list[str], kind: str | None, spec: TargetSpec, config: CheckConfig, policy: str,
                 ignored: frozenset[str], db: str | None, conda_channels: Channels | None,
-                fix: bool = False) -> list[FileReport]:
+                fix: bool = False, allow_outside: bool = False) -> list[FileReport]:
     """One report per file, in order; a file that cannot be read is a report that says so (`unreadable`).
     `fix`: a file with errors is rewritten where envpin.check.fix can, and its report is the file's check after
-    that (what was and was not done said on stderr)."""
+    that (what was and was not done said on stderr). `allow_outside`: includes and links may leave the checked
+    file's git repository (envpin.userfiles.Boundary)."""
     database = _OneDatabase(db)
     targets = _targets(spec, config, database)
     assumed = None
@@ -41,25 +42,25 @@ def check_files(paths: list[str], kind: str | None, spec: TargetSpec, config: Ch
             "to solve for its own")
     reports = []
     for path in paths:
-        text = _read(path)
+        text = _read(path, allow_outside)
         if isinstance(text, FileReport):  # the file could not be read
             reports.append(text)
             continue
         ignore = config.ignored_for(path) | ignored
         report = check_text(path, text, load_database=database.get, kind=kind, targets=targets, policy=policy,
-                            ignore=ignore, include=None if path == "-" else beside(path))
+                            ignore=ignore, include=None if path == "-" else beside(path, allow_outside))
         if conda_channels is not None and not report.unreadable:
             report = _with_conda_solve(report, text, kind, spec, database.get(), conda_channels, ignore, assumed)
         if fix and path == "-" and report.errors:
             print("envpin: not fixed: -: text from stdin is checked, never rewritten", file=sys.stderr)
         elif fix and not report.unreadable and report.errors:
-            report = _fixed(report, text, kind, targets, database, policy, ignore)
+            report = _fixed(report, text, kind, targets, database, policy, ignore, allow_outside)
         reports.append(report)
     return reports
 
 
 def _fixed(report: FileReport, text: str, kind: str | None, targets: tuple[CheckTarget, ...], database: _OneDatabase,
-           policy: str, ignore: frozenset[str]) -> FileReport:
+           policy: str, ignore: frozenset[str], allow_outside: bool) -> FileReport:
     """`--fix`: the file rewritten (atomically) where envpin.check.fix can, and checked again; what it did and
     did not do on stderr."""
     from envpin.check.fix import fix_file  # noqa: PLC0415 - only --fix needs the solve
@@ -68,7 +69,7 @@ def _fixed(report: FileReport, text: str, kind: str | None, targets: tuple[Check
 
     def recheck(new_text: str) -> FileReport:
         return check_text(path, new_text, load_database=database.get, kind=kind, targets=targets, policy=policy,
-                          ignore=ignore, include=beside(path))
+                          ignore=ignore, include=beside(path, allow_outside))
 
     fixed = fix_file(path, text, kind or kind_of(path, text) or "", report, targets, database.get(), recheck)
     for line in fixed.advice:
@@ -118,9 +119,13 @@ def _with_conda_solve(report: FileReport, text: str, kind: str | None, spec: Tar
     return report
 
 
-def _read(path: str) -> str | FileReport:
-    """The file's text, or the report that it cannot be read."""
+def _read(path: str, allow_outside: bool) -> str | FileReport:
+    """The file's text, or the report that it cannot be read. A file in a git work tree that is a symbolic link
+    out of it is not read: the hook is given a pull request's files, and git stores links."""
     try:
+        boundary = repository_boundary(path, allow_outside) if path != "-" else None
+        if boundary is not None and boundary.repository:
+            boundary.admit(path, path)
         return read_text(path)
     except UnreadableFile as error:
         found = problem("CHK-FILE-UNREADABLE", "", f"cannot be read ({error.reason})", "check the path and that it is UTF-8 text")

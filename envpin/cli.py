@@ -18,7 +18,7 @@ import sys
 from envpin import __version__, cli_conventions, terminal
 from envpin.commands import COMMANDS, EXAMPLES, EXIT_CODES
 from envpin.errors import EnvpinError, EnvpinInputError
-from envpin.escapes import has_control, printable
+from envpin.escapes import forget_expanded, has_control, hidden, printable
 
 
 def terminal_columns() -> int:
@@ -73,7 +73,8 @@ class Parser(argparse.ArgumentParser):
 
 
 def print_json_error(code: str, message: str) -> None:
-    sys.stdout.write(json.dumps({"status": "error", "error": {"code": code, "message": message}}, indent=2) + "\n")
+    document = {"status": "error", "error": {"code": code, "message": hidden(message)}}
+    sys.stdout.write(json.dumps(document, indent=2) + "\n")
 
 
 def wants_json(words: list[str]) -> bool:
@@ -120,6 +121,7 @@ class _GuardedStdout:
 
 
 def main(argv: list[str] | None = None) -> int:
+    forget_expanded()  # each run hides the values it expands itself (envpin.escapes), and only those
     fit_output_to_terminal()
     original, stderr = sys.stdout, sys.stderr
     sys.stdout = _GuardedStdout(original)
@@ -170,7 +172,8 @@ def _main(argv: list[str] | None) -> int:
                 print_json_error(error.code, str(error))
             except (StdoutUnwritable, BrokenPipeError):
                 _silence_stdout()
-        print(f"envpin: error: {error}", file=sys.stderr)
+        # the one printer of every error: one line, whatever a file, a tool or the environment put in the message
+        print(f"envpin: error: {printable(str(error))}", file=sys.stderr)
         return error.exit_code
     except KeyboardInterrupt:
         print("envpin: interrupted", file=sys.stderr)

@@ -113,6 +113,9 @@ def add_project_options(parser: argparse.ArgumentParser, directory: bool = True)
                             help="a repository's requirements: its GPU frameworks pinned, the rest kept (default: .)")
         parser.add_argument("-r", "--requirement", action="append", default=[], metavar="FILE",
                             help="a requirements file of the project (repeatable)")
+    parser.add_argument("--allow-outside-repo", action="store_true",
+                        help="read the files a requirements file includes (-r, -c) also where they lie outside its "
+                        "git repository (default: refused; docs/hardening.md)")
     parser.add_argument("--extra", action="append", default=[], help="a pyproject optional-dependencies group (repeatable)")
     parser.add_argument("--group", action="append", default=[], help="a PEP 735 dependency group (repeatable)")
 
@@ -154,7 +157,7 @@ def solve_options(args: argparse.Namespace, project_directory: str | None = None
         directory, files, requirements = project_directory, (), ()
     project = None
     if directory is not None or files:
-        project = ProjectSource(directory, files, tuple(args.extra), tuple(args.group))
+        project = ProjectSource(directory, files, tuple(args.extra), tuple(args.group), args.allow_outside_repo)
     return SolveOptions(
         frameworks=tuple(args.framework),
         specs=requirements + tuple(args.spec),

@@ -43,6 +43,7 @@ class ProjectSource(Record):
     requirement_files: tuple[str, ...] = ()  # `-r FILE`
     extras: tuple[str, ...] = ()
     groups: tuple[str, ...] = ()
+    allow_outside: bool = False  # `--allow-outside-repo`: includes may name files outside the repository
 
     def to_argv(self) -> tuple[str, ...]:
         """The project as options, so a regenerate line reads the project again rather than today's reading."""
@@ -52,6 +53,8 @@ class ProjectSource(Record):
         for option, values in (("-r", self.requirement_files), ("--extra", self.extras), ("--group", self.groups)):
             for value in values:
                 words += [option, value]
+        if self.allow_outside:
+            words.append("--allow-outside-repo")
         return tuple(words)
 
 
@@ -119,7 +122,7 @@ def collect(source: ProjectSource | None) -> Project | None:
     # Reading a project (TOML, INI, requirement files) is for --project only: kept off a plain solve's imports
     from envpin.project.collect import collect_project  # noqa: PLC0415
 
-    return collect_project(directory, source.requirement_files, source.extras, source.groups)
+    return collect_project(directory, source.requirement_files, source.extras, source.groups, source.allow_outside)
 
 
 def project_specs_of(project: Project | None, database: Database | None = None,

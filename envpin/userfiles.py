@@ -1,7 +1,9 @@
 """Reading and writing the user's files: one place that decides what a bad path means.
 
 Every command reads files the user names (facts, requirements, error text) and writes files the user keeps
-(environment.yml, locks). A read that fails is a one-line error naming the option and the path; a write never
+(environment.yml, locks). Only regular files are read, never one of /proc, /sys or /dev (open_regular), and a
+file a project file names only inside its repository (Boundary; docs/hardening.md). A read that fails is a
+one-line error naming the option and the path; a write never
 leaves half a file, never replaces what is not a regular file (`-o /dev/null` as root must not turn the device
 into a file), keeps an existing file's mode, and writes through a symlink to its target rather than replacing
 the link.
@@ -15,9 +17,10 @@ import os
 import stat
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from envpin.errors import EnvpinInputError
+from envpin.escapes import hidden
 from envpin.limits import MAX_FILE_BYTES, MAX_LINES
 
 MAX_INPUT_BYTES = MAX_FILE_BYTES  # no file envpin reads is near this; /dev/zero or a runaway log must not fill memory
@@ -34,16 +37,15 @@ class UnreadableFile(EnvpinInputError):
 
 
 def read_text(path: str | Path, option: str = "", errors: str = "strict") -> str:
-    """A UTF-8 file's text (`-` is stdin); unreadable, not UTF-8 (with errors="strict"), over MAX_INPUT_BYTES or
-    over MAX_LINES lines (envpin.limits) is a one-line error naming the option (if any) and the path."""
+    """A UTF-8 file's text (`-` is stdin); unreadable, not a regular file (open_regular), not UTF-8 (with
+    errors="strict"), over MAX_INPUT_BYTES or over MAX_LINES lines (envpin.limits) is a one-line error naming the
+    option (if any) and the path."""
     where = f"{option} {path}" if option else str(path)
     try:
         if str(path) == "-":
             data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
         else:
-            if Path(path).is_dir():
-                raise UnreadableFile(where, "a directory, not a file")
-            with open(path, "rb") as handle:
+            with open_regular(path, where) as handle:
                 data = handle.read(MAX_INPUT_BYTES + 1)
     except OSError as error:
         raise UnreadableFile(where, error.strerror or error.__class__.__name__) from None
@@ -59,19 +61,117 @@ def read_text(path: str | Path, option: str = "", errors: str = "strict") -> str
     return text
 
 
-def read_included_text(path: str | Path, where: str = "") -> str:
-    """The text of a file another file names (a requirements file's `-r`/`-c`): as read_text, and only a regular
-    file, since the user did not name it on the command line: a FIFO would block, a device never ends."""
+def read_included_text(path: str | Path, where: str = "", boundary: Boundary | None = None) -> str:
+    """The text of a file another file names (a requirements file's `-r`/`-c`): as read_text, and, with a
+    `boundary`, only a file inside it. `where` names it in errors (the include as written)."""
     shown = where or str(path)
     try:
-        status = os.stat(path)
+        _refuse_special(os.stat(path), path, shown)
     except OSError as error:
         raise UnreadableFile(shown, error.strerror or error.__class__.__name__) from None
-    if stat.S_ISDIR(status.st_mode):
-        raise UnreadableFile(shown, "a directory, not a file")
+    if boundary is not None:
+        boundary.admit(path, shown)
+    try:
+        return read_text(path)
+    except UnreadableFile as error:
+        raise UnreadableFile(shown, error.reason) from None
+
+
+# ---------------------------------------------------------------- what envpin opens
+
+# Pseudo-file systems: their "regular" files are the kernel's (/proc/self/environ holds the environment of the
+# process that reads it, a CI job's secrets), never a user's file, and /dev holds devices.
+PSEUDO_ROOTS = ("/proc", "/sys", "/dev")
+_KINDS = ((stat.S_ISDIR, "a directory, not a file"), (stat.S_ISFIFO, "a FIFO, not a regular file"),
+          (stat.S_ISCHR, "a character device, not a regular file"), (stat.S_ISBLK, "a block device, not a regular file"),
+          (stat.S_ISSOCK, "a socket, not a regular file"))
+
+
+def open_regular(path: str | Path, where: str = "") -> BinaryIO:
+    """`path` opened for reading, when it is a regular file outside /proc, /sys and /dev; else UnreadableFile.
+
+    A FIFO with no writer would block the reader forever, a device never ends, and /proc/self/environ is the
+    environment of envpin itself. The kind is checked before opening (opening a device can act on it), the file
+    is opened with O_NONBLOCK (a FIFO swapped in after the check then opens at once, and fstat refuses it) and
+    checked again on the open descriptor."""
+    shown = where or str(path)
+    try:
+        before = os.stat(path)
+    except OSError as error:
+        raise UnreadableFile(shown, error.strerror or error.__class__.__name__) from None
+    _refuse_special(before, path, shown)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        descriptor = os.open(path, flags)
+    except OSError as error:
+        raise UnreadableFile(shown, error.strerror or error.__class__.__name__) from None
+    after = os.fstat(descriptor)
+    if not stat.S_ISREG(after.st_mode) or (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino):
+        os.close(descriptor)
+        raise UnreadableFile(shown, "changed while it was opened; not a regular file")
+    return os.fdopen(descriptor, "rb")
+
+
+def _refuse_special(status: os.stat_result, path: str | Path, shown: str) -> None:
+    for test, reason in _KINDS:
+        if test(status.st_mode):
+            raise UnreadableFile(shown, reason)
     if not stat.S_ISREG(status.st_mode):
         raise UnreadableFile(shown, "not a regular file")
-    return read_text(path)
+    pseudo = _pseudo_root(os.path.realpath(path), status)
+    if pseudo is not None:
+        raise UnreadableFile(shown, f"a file of {pseudo}, not a regular file; envpin never reads {pseudo}")
+
+
+def _pseudo_root(real: str, status: os.stat_result) -> str | None:
+    """The pseudo-file system (/proc, /sys, /dev) `real` lies in, by its path or, for one mounted elsewhere,
+    by its device."""
+    if os.name == "nt":
+        return None
+    for root in PSEUDO_ROOTS:
+        if real == root or real.startswith(root + "/"):
+            return root
+        try:  # only a mounted /proc or /sys: an empty directory on the root file system shares its device
+            if root != "/dev" and os.path.ismount(root) and os.stat(root).st_dev == status.st_dev:
+                return root
+        except OSError:
+            continue
+    return None
+
+
+class Boundary:
+    """Where the files a project file names may lie: inside `root` (the checked repository), unless the user
+    passed `--allow-outside-repo`. A pull request controls what its files name; without the boundary a
+    `-r /home/runner/.aws/credentials` would have `envpin check` quote a CI machine's file back."""
+
+    OPTION = "--allow-outside-repo"
+
+    def __init__(self, root: str | Path, allow_outside: bool = False, repository: bool = True):
+        self.root = os.path.realpath(root)
+        self.allow_outside = allow_outside
+        self.repository = repository  # False: no git work tree holds the file, and root is its directory
+
+    def admit(self, path: str | Path, shown: str) -> None:
+        """Nothing when `path` (its real path: a symlink counts where it points) is inside; else UnreadableFile."""
+        if self.allow_outside or self.contains(path):
+            return
+        where = "the repository" if self.repository else "the directory"
+        raise UnreadableFile(shown, f"outside {where} {self.root}, and envpin reads only files inside it; "
+                                    f"pass {self.OPTION} to read it")
+
+    def contains(self, path: str | Path) -> bool:
+        real = os.path.realpath(path)
+        return real == self.root or real.startswith(self.root.rstrip(os.sep) + os.sep)
+
+
+def repository_boundary(file: str | Path, allow_outside: bool = False) -> Boundary:
+    """The Boundary of a file: the git work tree it lies in (the nearest directory above it holding `.git`,
+    as `git rev-parse --show-toplevel` finds it, without running git), else the file's own directory."""
+    directory = Path(os.path.abspath(file)).parent
+    for candidate in (directory, *directory.parents):
+        if (candidate / ".git").exists():
+            return Boundary(candidate, allow_outside)
+    return Boundary(directory, allow_outside, repository=False)
 
 
 def decode(data: bytes, errors: str = "strict") -> str:
@@ -88,9 +188,7 @@ def read_log(path: str | Path, option: str, keep: int = LOG_TAIL_BYTES) -> str:
     where = f"{option} {path}"
     tail = bytearray()
     try:
-        if str(path) != "-" and Path(path).is_dir():
-            raise UnreadableFile(where, "a directory, not a file")
-        with (open(sys.stdin.fileno(), "rb", closefd=False) if str(path) == "-" else open(path, "rb")) as handle:
+        with (open(sys.stdin.fileno(), "rb", closefd=False) if str(path) == "-" else open_regular(path, where)) as handle:
             total = 0
             while chunk := handle.read(1024 * 1024):
                 total += len(chunk)
@@ -123,6 +221,7 @@ def write_atomically(path: str | Path, text: str, option: str = "-o") -> None:
     directory or any other kind of file is refused.
     """
     path = Path(path)
+    text = hidden(text)  # an environment variable's value a project file named is written as its ${NAME}
     try:
         status = os.stat(path)  # follows symlinks: what the link points at decides
     except FileNotFoundError:

@@ -11,7 +11,10 @@ checkout is changed. `try-repo` builds the hook's environment afresh on every ca
 store), so this makes two calls. Shows:
 
 1. the hook passes on a repository of good files (requirements, environment.yml, pylock, conda-lock, uv.lock);
-2. it fails, naming the file, the field, the problem id and the fix, when a broken file is added.
+2. it fails, naming the file, the field, the problem id and the fix, when a broken file is added;
+3. on a hostile pull request (an include of /proc/self/environ, one of a file outside the repository, a line that
+   names a secret `${AWS_SECRET_ACCESS_KEY}`), it refuses the includes in one line each and prints no value of
+   the secret (docs/hardening.md, trust boundary).
 
 (`[tool.envpin]` read from the checked repository's pyproject.toml is tested in tests/integration/test_check_cli.py.)
 
@@ -63,9 +66,12 @@ def snapshot(target: Path) -> None:
     git("commit", "-q", "-m", "envpin snapshot for pre-commit try-repo", cwd=target)
 
 
-def try_repo(envpin: Path, sample: Path, home: Path) -> tuple[int, str, float]:
+SENTINEL = "SENTINEL-4b3c2d1e-not-for-logs"  # stands for a CI job's secret
+
+
+def try_repo(envpin: Path, sample: Path, home: Path, extra_env: dict[str, str] | None = None) -> tuple[int, str, float]:
     git("add", "-A", cwd=sample)
-    env = {**os.environ, "PRE_COMMIT_HOME": str(home)}
+    env = {**os.environ, "PRE_COMMIT_HOME": str(home), **(extra_env or {})}
     start = time.perf_counter()
     result = subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(envpin), "envpin-check",
                              "--all-files", "--color", "never"], cwd=sample, env=env, capture_output=True, text=True,
@@ -108,6 +114,18 @@ def main() -> int:
                    "torch 2.0.1" in output
                and "fix: pin torchvision==0.16.0+cu118" in output,
                f"the hook fails on a broken {name} with the file, field, id and fix ({seconds:.0f} s)", output)
+
+        (sample / name).unlink()
+        secret = root / "credentials"  # a file of the CI machine, outside the repository
+        secret.write_text(f"aws_secret_access_key={SENTINEL}\n", encoding="utf-8")
+        (sample / "requirements-env.txt").write_text("-r /proc/self/environ\n", encoding="utf-8")
+        (sample / "requirements-abs.txt").write_text(f"-r {secret}\n", encoding="utf-8")
+        (sample / "requirements-var.txt").write_text("torch==${AWS_SECRET_ACCESS_KEY}\n", encoding="utf-8")
+        code, output, seconds = try_repo(envpin, sample, home, {"AWS_SECRET_ACCESS_KEY": SENTINEL})
+        expect(code != 0 and SENTINEL not in output and "aws_secret_access_key" not in output
+               and "envpin never reads /proc" in output and "outside the repository" in output
+               and "torch==${AWS_SECRET_ACCESS_KEY}" in output,
+               f"the hook on a hostile pull request refuses its includes and prints no secret ({seconds:.0f} s)", output)
     return 0
 
 

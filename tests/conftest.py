@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from envpin.compat.loader import DATABASE_VARIABLE, load_database
+from envpin.escapes import forget_expanded
 
 REPO = Path(__file__).resolve().parent.parent
 # The database as it ships: what refreshes change. Only tests of the database itself read it (schema, invariants).
@@ -28,6 +29,14 @@ os.environ[DATABASE_VARIABLE] = str(DB_DIR)
 def _private_cache(tmp_path_factory):
     """Keep the database cache of the test run out of the user's home."""
     os.environ["ENVPIN_CACHE_DIR"] = str(tmp_path_factory.mktemp("envpin-cache"))
+
+
+@pytest.fixture(autouse=True)
+def _nothing_expanded():
+    """Each test starts as a run does, with no `${VAR}` value remembered (envpin.escapes.expanded): a test that
+    reads a requirements line in-process must not hide a value in the next test's output."""
+    yield
+    forget_expanded()
 
 
 @pytest.fixture(scope="session")

@@ -36,7 +36,7 @@ from envpin.errors import EnvpinInputError
 from envpin.fact_checks import is_glibc_version
 from envpin.facts import ARCHITECTURES, OPERATING_SYSTEMS, is_compute_capability, is_python_version, normalize_arch
 from envpin.target_spec import NamedTarget, TargetSpec
-from envpin.userfiles import read_text
+from envpin.userfiles import MAX_INPUT_BYTES, UnreadableFile, open_regular, read_text
 
 TABLE = "[tool.envpin]"
 _TARGET_KEYS = ("name", "os", "arch", "driver", "gpu", "compute-capability", "python", "glibc", "facts")
@@ -74,9 +74,10 @@ def find_config(start: Path) -> Path | None:
         candidate = directory / "pyproject.toml"
         if candidate.is_file():
             try:
-                if "[tool.envpin" in candidate.read_text(encoding="utf-8"):
-                    return candidate
-            except (OSError, UnicodeDecodeError):
+                with open_regular(candidate) as handle:  # a FIFO or a link to a device: read_config reports it
+                    if b"[tool.envpin" in handle.read(MAX_INPUT_BYTES):
+                        return candidate
+            except (OSError, UnreadableFile):
                 return candidate  # read_config reports it
         if (directory / ".git").exists():
             return None

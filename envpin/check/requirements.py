@@ -35,6 +35,7 @@ from envpin.check.hashes import PIP_ALGORITHMS, digest_problem, split_hash
 from envpin.check.model import Contents, IndexOption, MalformedFile, Pin, Problem, UnreadableInclude, can_coexist
 from envpin.check.rules import problem
 from envpin.check.variants import file_name, parse_wheel
+from envpin.escapes import expanded, hidden
 from envpin.limits import MAX_CONTINUATIONS, MAX_SPECIFIERS, continuation_limit_message
 from envpin.record import replace
 
@@ -163,23 +164,29 @@ class _Walk:
         prefix = f"{label} " if label else ""
         for where, written in lines:
             text, unset = expand_variables(written)
-            if text != written:  # a value put into a URL's user part is a credential: findings never show it
+            values = expanded_values(written) if text != written else {}
+            if values:  # a value put into a URL's user part is a credential: findings never show it
                 from envpin.resolver.urls import redact_credentials  # noqa: PLC0415 - only a line with a set ${…}
 
                 text = redact_credentials(text)
             line = read_line(text, prefix + where)
+            if values:  # findings show the line as written: `${NAME}`, never the value the environment gave it
+                line = _as_written(line, values)
             if unset:
                 line = _replace(line, problems=line.problems + tuple(_unset(name, prefix + where) for name in unset))
             self.read.append((line, constraint))
             for what, target in line.includes:
-                self._include(what, target, line.where, label, chain)
+                self._include(what, target, line.where, label, chain, values)
 
-    def _include(self, what: str, target: str, where: str, label: str | None, chain: tuple[str, ...]) -> None:
+    def _include(self, what: str, target: str, where: str, label: str | None, chain: tuple[str, ...],
+                 values: dict[str, str]) -> None:
         from envpin.userfiles import MAX_INPUT_BYTES, UnreadableFile  # noqa: PLC0415 - only a file that includes another
 
         option = "-r" if what == "requirement" else "-c"
-        if URL_INCLUDE.match(target) or self.include is None:
-            why = ("envpin check does not fetch URLs" if URL_INCLUDE.match(target)
+        read_as = target
+        target = hidden(target, values)  # as written (`-r ${SECRET_PATH}`), in every message below
+        if URL_INCLUDE.match(read_as) or self.include is None:
+            why = ("envpin check does not fetch URLs" if URL_INCLUDE.match(read_as)
                    else "envpin check was given this file's text only, not its directory")
             self.problems.append(problem(
                 "CHK-INCLUDE-NOT-READ", where, f"pip reads {option} {target}; {why}, so what it "
@@ -192,7 +199,7 @@ class _Walk:
         if self.files > MAX_INCLUDED_FILES:
             raise UnreadableInclude(f"{where}: {option} {target}: more than {MAX_INCLUDED_FILES} included files")
         try:
-            included = self.include(label, target)
+            included = self.include(label, read_as)
         except UnreadableFile as error:
             raise UnreadableInclude(f"{where}: {option} {target}: cannot be read ({error.reason})") from None
         if included.key in chain:
@@ -220,11 +227,26 @@ def expand_variables(text: str, environ: Mapping[str, str] | None = None) -> tup
     def value(match: re.Match[str]) -> str:
         name = match.group(1)
         if environ.get(name):
+            expanded(environ[name], name)  # from now on, whatever envpin prints or writes shows it as ${NAME}
             return environ[name]
         unset.append(name)
         return match.group(0)
 
     return VARIABLE.sub(value, text), tuple(dict.fromkeys(unset))
+
+
+def expanded_values(written: str, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """value -> "${NAME}" for each variable of `written` that expand_variables replaced."""
+    environ = os.environ if environ is None else environ
+    return {environ[name]: f"${{{name}}}" for name in VARIABLE.findall(written) if environ.get(name)}
+
+
+def _as_written(line: Line, values: dict[str, str]) -> Line:
+    """The line's messages and its pin's label with each expanded value written back as its `${NAME}`; the pin's
+    version, range and index keep the values, which the rules judge (pip installs what the values say)."""
+    problems = tuple(replace(p, message=hidden(p.message, values), fix=hidden(p.fix, values)) for p in line.problems)
+    pin = replace(line.pin, label=hidden(line.pin.label, values)) if line.pin is not None else None
+    return _replace(line, problems=problems, pin=pin)
 
 
 def _unset(name: str, where: str) -> Problem:

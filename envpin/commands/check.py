@@ -18,7 +18,9 @@ from envpin.check.rules import PROBLEMS
 from envpin.check_run import check_files
 from envpin.compat.drivers import POLICIES
 from envpin.errors import EnvpinInputError
+from envpin.escapes import hidden, printable
 from envpin.options import add_channel_options, add_db_option, add_target_options, channels, target_spec
+from envpin.userfiles import Boundary, repository_boundary
 
 
 def register(check: argparse.ArgumentParser, parser_class) -> None:
@@ -39,6 +41,10 @@ def register(check: argparse.ArgumentParser, parser_class) -> None:
                        help="rewrite the failing torch lines of requirements files, environment.yml pip sections and "
                        "a pyproject's PyTorch index URLs to the solve's answer for the targets (a lock: print the "
                        "manifest edit and the tool's lock command); what cannot be fixed still fails")
+    check.add_argument(Boundary.OPTION, action="store_true",
+                       help="read the files an include (-r, -c) names, and checked files that are symbolic links, also "
+                       "where they lie outside the checked file's git repository (default: refused, so that a pull "
+                       "request cannot make the hook read a file of the machine it runs on)")
     check.add_argument("--solve", action="store_true",
                        help="also solve each environment.yml for the target with py-rattler (envpin[conda])")
     add_channel_options(check)
@@ -58,10 +64,11 @@ def run(args: argparse.Namespace) -> int:
     if policy not in POLICIES:
         raise EnvpinInputError(f"--driver-policy {policy!r}: expected one of {', '.join(POLICIES)}")
     reports = check_files(args.files, args.kind, target_spec(args, conda=True), config, policy,
-                          frozenset(args.ignore), args.db, channels(args) if args.solve else None, fix=args.fix)
+                          frozenset(args.ignore), args.db, channels(args) if args.solve else None, fix=args.fix,
+                          allow_outside=args.allow_outside_repo)
     for report in reports:
         if report.unreadable:
-            print(f"envpin: error: {report.path}: {report.problems[0].message}", file=sys.stderr)
+            print(f"envpin: error: {printable(report.path)}: {printable(report.problems[0].message)}", file=sys.stderr)
     if args.format == "json":
         print(json.dumps(report_json(reports), indent=2))
     else:
@@ -79,6 +86,10 @@ def _config(args: argparse.Namespace) -> CheckConfig:
         return CheckConfig()
     if args.config and not path.is_file():
         raise EnvpinInputError(f"--config {args.config}: no such file")
+    if not args.config:  # found in the checked repository: a link out of it is not read, as for a checked file
+        boundary = repository_boundary(path, args.allow_outside_repo)
+        if boundary.repository:
+            boundary.admit(path, str(path))
     return read_config(path, required=bool(args.config))
 
 
@@ -86,8 +97,8 @@ def report_json(reports) -> dict:
     """The contract of docs/contracts.md: {"files": [{"path", "problems": [{"id", "severity", "message", "where"}]}]};
     each message ends with its fix ("… Fix: …")."""
     return {"files": [
-        {"path": r.path, "problems": [
-            {"id": p.id, "severity": p.severity, "message": p.text, "where": p.where} for p in r.problems
+        {"path": hidden(r.path), "problems": [
+            {"id": p.id, "severity": p.severity, "message": hidden(p.text), "where": hidden(p.where)} for p in r.problems
         ]}
         for r in reports
     ]}
@@ -98,10 +109,10 @@ def render_text(reports) -> str:
     for report in reports:
         if report.unreadable:
             continue  # said on stderr, one line each
-        for p in report.problems:
-            where = f":{p.where}" if p.where else ""
-            lines.append(f"{report.path}{where}: {p.severity} {p.id}: {p.message}")
-            lines.append(f"    fix: {p.fix}")
+        for p in report.problems:  # each field one line: a path, a pixi key or a quoted line may hold any character
+            where = f":{printable(p.where)}" if p.where else ""
+            lines.append(f"{printable(report.path)}{where}: {p.severity} {p.id}: {printable(p.message)}")
+            lines.append(f"    fix: {printable(p.fix)}")
     counts = {s: sum(1 for r in reports for p in r.problems if p.severity == s) for s in ("error", "warning", "info")}
     failing = sum(1 for r in reports if r.errors or r.unreadable)
     summary = ", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items() if n) or "no problems"

@@ -22,6 +22,7 @@ from envpin.conda.virtual import conda_lock_spec
 from envpin.database import run_database
 from envpin.emit.conda_env import render_virtual_packages
 from envpin.errors import EnvpinInputError
+from envpin.escapes import printable, terminal
 from envpin.options import add_channel_options, add_db_option, add_target_options, channels, seconds, target_spec
 from envpin.provision.backends import CONDA_FAMILY
 from envpin.provision.inputs import InstallOptions, conda_backend_target, install_conda_file
@@ -97,7 +98,7 @@ def run_virtual_packages(args: argparse.Namespace) -> int:
         write_atomically(Path(args.output), text)
         print(f"wrote {args.output} ({', '.join(str(p) for p in packages)})", file=sys.stderr)
     else:
-        sys.stdout.write(text)
+        sys.stdout.write(terminal(text))
     return 0
 
 
@@ -113,10 +114,10 @@ def run_solve(args: argparse.Namespace) -> int:
         }
         sys.stdout.write(json.dumps(document, indent=2) + "\n")
         return 0
-    print(f"{args.file} solves for {solution.subdir} with {', '.join(str(p) for p in solution.virtual_packages)}: "
-          f"{len(solution.records)} packages")
-    for record in solution.records:
-        print(f"  {record.name} {record.version} {record.build}")
+    print(printable(f"{args.file} solves for {solution.subdir} with "
+                    f"{', '.join(str(p) for p in solution.virtual_packages)}: {len(solution.records)} packages"))
+    for record in solution.records:  # a channel's repodata says these
+        print(printable(f"  {record.name} {record.version} {record.build}"))
     if solution.pip:
         print(f"  (and a pip: section of {len(solution.pip)} lines, which a conda solve does not cover)")
     return 0

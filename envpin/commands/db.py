@@ -17,6 +17,7 @@ from envpin.compat.info import database_info, render_info
 from envpin.compat.loader import validate_database
 from envpin.database import run_database
 from envpin.errors import DatabaseError
+from envpin.escapes import printable, terminal
 from envpin.options import add_db_option, seconds
 from envpin.refresh.client import DEFAULT_JSON_URL, DEFAULT_SIMPLE_URL
 from envpin.refresh.plan import PACKAGES
@@ -55,7 +56,7 @@ def register(db: argparse.ArgumentParser, parser_class) -> None:
 
 def run_info(args: argparse.Namespace) -> int:
     info = database_info(run_database(args.db))
-    print(json.dumps(info, indent=2) if args.format == "json" else render_info(info))
+    print(json.dumps(info, indent=2) if args.format == "json" else terminal(render_info(info)))
     return 0
 
 
@@ -64,7 +65,7 @@ def run_validate(args: argparse.Namespace) -> int:
         raise DatabaseError(f"database {args.path}: not a directory")  # bad input (2), not a database with problems (1)
     problems = validate_database(args.path)
     for problem in problems:
-        print(problem)
+        print(printable(problem))
     print(f"{len(problems)} problem(s)" if problems else "database is valid", file=sys.stderr)
     return 1 if problems else 0
 

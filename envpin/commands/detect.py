@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from envpin.escapes import terminal
 from envpin.facts import to_json
 from envpin.host import detect_host
 from envpin.host.summary import render_summary
@@ -27,5 +28,5 @@ def run(args: argparse.Namespace) -> int:
         path = write_node_report(args.node_report_dir, json.dumps(to_json(facts), indent=2) + "\n")
         print(f"wrote {path}", file=sys.stderr)
         return 0
-    print(json.dumps(to_json(facts), indent=2) if args.format == "json" else render_summary(facts))
+    print(json.dumps(to_json(facts), indent=2) if args.format == "json" else terminal(render_summary(facts)))
     return 0

@@ -9,6 +9,7 @@ from envpin.database import run_database
 from envpin.doctor.engine import diagnose
 from envpin.doctor.model import Case
 from envpin.env_facts import EnvFacts, env_facts_from_json, has_env_facts
+from envpin.escapes import printable, terminal
 from envpin.facts import HostFacts, from_json
 from envpin.host import detect_host
 from envpin.options import add_probe_options, add_target_options, target_spec
@@ -39,9 +40,9 @@ def run(args: argparse.Namespace) -> int:
                 script_text=script_text, flags=flags)
     diagnosis = diagnose(case)
     if args.format == "json":
-        print(json.dumps(diagnosis.to_json(), indent=2, ensure_ascii=False))
+        print(terminal(json.dumps(diagnosis.to_json(), indent=2, ensure_ascii=False)))  # C1 and DEL stay raw in it
     else:
-        print(render_text(case, diagnosis), end="")
+        print(terminal(render_text(case, diagnosis)), end="")
     return 1 if diagnosis.has_error else 0
 
 
@@ -64,9 +65,11 @@ def render_text(case, diagnosis) -> str:
     env = case.env
     lines = []
     if env is not None:
-        lines.append(f"environment: {env.python.executable or '?'} (Python {env.python.version}, {env.python.env_type})")
+        lines.append(printable(f"environment: {env.python.executable or '?'} (Python {env.python.version}, "
+                               f"{env.python.env_type})"))
     gpus = ", ".join(g.name for g in case.host.gpus) or "no NVIDIA GPU"
-    lines.append(f"machine: {case.host.os}-{case.host.arch}{' (WSL2)' if case.host.wsl else ''}, {case.driver_line}, {gpus}")
+    lines.append(printable(f"machine: {case.host.os}-{case.host.arch}{' (WSL2)' if case.host.wsl else ''}, "
+                           f"{case.driver_line}, {gpus}"))  # one line: the GPU names are the machine's
     if env is not None:
         for name in ("torch", "tensorflow", "jax"):
             facts = env.framework(name)
@@ -75,9 +78,9 @@ def render_text(case, diagnosis) -> str:
                 lines.append(f"{name}: {facts.version or '?'} ({build})")
     lines.append("")
     for number, finding in enumerate(diagnosis.findings, 1):
-        lines.append(f"{number}. [{finding.severity}] {finding.title}  ({finding.id})")
-        lines += ["   evidence:"] + [f"     - {item}" for item in finding.evidence]
-        lines += ["   fix:"] + [f"     - {item}" for item in finding.fix]
+        lines.append(f"{number}. [{finding.severity}] {printable(finding.title)}  ({finding.id})")
+        lines += ["   evidence:"] + [f"     - {printable(item)}" for item in finding.evidence]  # a tool's words
+        lines += ["   fix:"] + [f"     - {printable(item)}" for item in finding.fix]
         lines.append("")
-    lines.append(f"verdict: {diagnosis.verdict}")
+    lines.append(f"verdict: {printable(diagnosis.verdict)}")
     return "\n".join(lines) + "\n"

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from envpin.emit.render import render_text as render_answer
 from envpin.errors import EnvpinInputError
+from envpin.escapes import printable, terminal
 from envpin.facts import to_json
 from envpin.fleet.images import CONDA, base_image
 from envpin.fleet.names import checked_namespace
@@ -151,8 +152,8 @@ def run_provision(args: argparse.Namespace) -> int:
     for entry in planned.classes:
         machine_class = entry.machine_class
         if not isinstance(entry.answer, Plan):
-            sys.stdout.write(f"== class {machine_class.name}: nothing written\n")
-            sys.stdout.write(render_answer(entry.answer, planned.request))
+            sys.stdout.write(f"== class {printable(machine_class.name)}: nothing written\n")
+            sys.stdout.write(terminal(render_answer(entry.answer, planned.request)))
             continue
         files = ClassFiles(output / machine_class.name, output / "reports")
         locked = lock_planned(replace(entry.planned, source_args=None), lock_options(args),
@@ -184,7 +185,7 @@ def run_status(args: argparse.Namespace) -> int:
     if reports is not None and not reports.is_dir():
         raise EnvpinInputError(f"--reports {args.reports}: not a folder")
     document = report_json(planned, reports)
-    sys.stdout.write(render_json(document) if args.format == "json" else render_text(document))
+    sys.stdout.write(render_json(document) if args.format == "json" else terminal(render_text(document)))
     return planned.exit_code or (0 if document["ok"] else 1)  # a broken driver's 3 before the verify results
 
 
@@ -202,8 +203,8 @@ def run_manifests(args: argparse.Namespace) -> int:
         files = docker_files(planned, database, options.driver_policy)
     for entry in planned.classes:
         if not isinstance(entry.answer, Plan):
-            sys.stdout.write(f"== class {entry.machine_class.name}: nothing written\n")
-            sys.stdout.write(render_answer(entry.answer, planned.request))
+            sys.stdout.write(f"== class {printable(entry.machine_class.name)}: nothing written\n")
+            sys.stdout.write(terminal(render_answer(entry.answer, planned.request)))
     write_files(output, files)
     if args.format == "dockerfile":
         for entry in planned.classes:
@@ -236,7 +237,7 @@ def _lock_or_say(entry, planned, output: Path, args: argparse.Namespace) -> None
             words += ["--framework", framework]
         for spec in args.spec:
             words += ["--spec", spec]
-        print(f"envpin: note: lock class {entry.machine_class.name} before building: {shlex.join(words)}",
+        print(f"envpin: note: lock class {printable(entry.machine_class.name)} before building: {printable(shlex.join(words))}",
               file=sys.stderr)
         return
     locked = lock_planned(replace(entry.planned, source_args=None), lock_options(args),
@@ -258,7 +259,7 @@ def _conda_lock_or_say(entry, folder: Path, args: argparse.Namespace) -> None:
                  str(lock_path)]
         words += (["--channels", args.channels] if args.channels else []) + [
             word for channel in args.channel for word in ("--channel", channel)]
-        print(f"envpin: note: lock class {entry.machine_class.name} before building: {shlex.join(words)}",
+        print(f"envpin: note: lock class {printable(entry.machine_class.name)} before building: {printable(shlex.join(words))}",
               file=sys.stderr)
         return
     text, summary = conda_class_lock(environment, facts, args.db, channels(args))

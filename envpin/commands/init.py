@@ -9,6 +9,7 @@ from pathlib import Path
 
 from envpin.database import run_database
 from envpin.emit.render import RenderOptions, render
+from envpin.escapes import terminal
 from envpin.options import (
     add_db_option,
     add_project_options,
@@ -58,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     text = render(planned.answer, planned.request, rendering, database, planned.project, planned.source_args)
     answer = planned.answer
     if not isinstance(answer, Plan) or to_stdout:  # not planned.ok, or -o -
-        sys.stdout.write(text)
+        sys.stdout.write(terminal(text))
         return planned.exit_code  # 0; 1, or 3 for a broken driver
     if output.exists():
         current = read_text(output, errors="replace")
@@ -66,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"{output} is up to date", file=sys.stderr)
             return 0
         if not args.force:
-            sys.stdout.writelines(difflib.unified_diff(
+            sys.stdout.writelines(terminal(line) for line in difflib.unified_diff(
                 current.splitlines(keepends=True), text.splitlines(keepends=True), str(output), f"{output} (new)"))
             print(f"envpin: {output} exists and differs (diff above); rerun with --force to overwrite", file=sys.stderr)
             return 1

@@ -17,6 +17,7 @@ from typing import Any
 from envpin.conda.target import native_conda_target
 from envpin.database import run_database
 from envpin.emit.render import render_text as render
+from envpin.escapes import printable, terminal
 from envpin.lock.planned import lock_planned, passed_over, plan_to_lock
 from envpin.lock.pylock import read_lock
 from envpin.options import (
@@ -92,11 +93,11 @@ def _install(args: argparse.Namespace) -> int:
         for passed in passed_over(planned):
             print(f"envpin: note: {passed}", file=sys.stderr)
         if not isinstance(planned.answer, Plan):
-            sys.stdout.write(render(planned.answer, planned.request))
+            sys.stdout.write(terminal(render(planned.answer, planned.request)))
             return planned.exit_code  # 1, or 3 for a broken driver
         locked = lock_planned(planned, lock_options(args), None, solving.allow_insecure_index)
         for line in locked.left_out:
-            print(f"envpin: note: not locked: {line}", file=sys.stderr)
+            print(f"envpin: note: not locked: {printable(line)}", file=sys.stderr)
         document = locked.lock.document
         facts = planned.facts
     conda_target = None

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from envpin.database import run_database
 from envpin.emit.render import render_text
+from envpin.escapes import printable, terminal
 from envpin.lock.export import requirements_text
 from envpin.lock.options import LOCK_FORMATS
 from envpin.lock.planned import lock_planned, passed_over, plan_to_lock
@@ -46,11 +47,11 @@ def run(args: argparse.Namespace) -> int:
     for passed in passed_over(planned):
         print(f"envpin: note: {passed}", file=sys.stderr)
     if not isinstance(answer, Plan):
-        sys.stdout.write(render_text(answer, planned.request))
+        sys.stdout.write(terminal(render_text(answer, planned.request)))
         return planned.exit_code  # 1, or 3 for a broken driver
     locked = lock_planned(planned, lock_options(args, args.format), args.output, options.allow_insecure_index)
     for line in locked.left_out:
-        print(f"envpin: note: not locked: {line}", file=sys.stderr)
+        print(f"envpin: note: not locked: {printable(line)}", file=sys.stderr)
     header = list(locked.header)
     if args.format == "requirements":
         text = requirements_text(locked.lock.document, header)
@@ -61,10 +62,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"envpin: note: {CREDENTIALS_NOTE}", file=sys.stderr)
     output = args.output or lock_file_name(answer.accelerator, args.format)
     if output == "-":
-        sys.stdout.write(text)
+        sys.stdout.write(terminal(text))
     else:
         write_atomically(Path(output), text)
     pins = ", ".join(f"{p.requirement}" + (f" from {p.index_url}" if p.index_url else "") for p in answer.packages)
     where = "stdout" if output == "-" else output
-    print(f"wrote {where}: {len(locked.lock.document['packages'])} packages; {pins} ({locked.lock.engine})", file=sys.stderr)
+    print(printable(f"wrote {where}: {len(locked.lock.document['packages'])} packages; {pins} ({locked.lock.engine})"),
+          file=sys.stderr)
     return 0

@@ -10,7 +10,7 @@ from pathlib import Path
 from envpin.database import run_database
 from envpin.emit.common import answer_json
 from envpin.emit.render import RenderOptions, render
-from envpin.escapes import printable
+from envpin.escapes import printable, terminal
 from envpin.options import (
     add_db_option,
     add_fleet_option,
@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         if has_credentials(planned.request.torch_index):
             print(f"envpin: note: {CREDENTIALS_NOTE}", file=sys.stderr)
     else:
-        sys.stdout.write(text)
+        sys.stdout.write(terminal(text))
     if rendering.format not in ("text", "json") and isinstance(answer, Plan) and options.resolve is not None:
         _say_the_resolution(answer)
     if rendering.format not in ("text", "json") and isinstance(answer, Plan) and planned.project is not None:
@@ -102,7 +102,7 @@ def _say_what_pip_cannot_take(answer: Plan, project) -> None:
     steps = outside_pip(answer, project)
     if steps:
         print(f"envpin: note: requirements.txt cannot hold {len(steps) - 1} step(s) pip does not take; they are "
-              "written as comments at its top: " + "; ".join(s.strip() for s in steps[1:]), file=sys.stderr)
+              "written as comments at its top: " + printable("; ".join(s.strip() for s in steps[1:])), file=sys.stderr)
 
 
 def run_fleet(fleet: PlannedFleet, rendering: RenderOptions, database) -> int:
@@ -116,7 +116,7 @@ def run_fleet(fleet: PlannedFleet, rendering: RenderOptions, database) -> int:
             if isinstance(result.answer, Unsatisfiable):
                 continue
             write_atomically(path, rendered(result, replace(rendering, output=str(path))))
-            print(f"wrote {path} for {', '.join(result.names)}", file=sys.stderr)
+            print(f"wrote {path} for {printable(', '.join(result.names))}", file=sys.stderr)
     if rendering.format == "json" and not rendering.output:
         document = {"results": [{"targets": list(r.names), **answer_json(r.answer)} for r in fleet.results]}
         sys.stdout.write(json.dumps(document, indent=2) + "\n")
@@ -125,8 +125,8 @@ def run_fleet(fleet: PlannedFleet, rendering: RenderOptions, database) -> int:
         for result in fleet.results:
             if rendering.output and not isinstance(result.answer, Unsatisfiable):
                 continue
-            sys.stdout.write(f"== {', '.join(result.names)}\n")
-            sys.stdout.write(rendered(result, shown) + "\n")
+            sys.stdout.write(f"== {printable(', '.join(result.names))}\n")
+            sys.stdout.write(terminal(rendered(result, shown)) + "\n")
     return fleet.exit_code
 
 

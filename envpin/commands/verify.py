@@ -9,6 +9,7 @@ from pathlib import Path
 
 from envpin.database import run_database
 from envpin.env_facts import env_facts_to_json
+from envpin.escapes import terminal
 from envpin.host import detect_host
 from envpin.lock.pylock import read_lock
 from envpin.options import add_node_report_option, add_probe_options
@@ -44,5 +45,5 @@ def run(args: argparse.Namespace) -> int:
     elif args.format == "json":
         print(json.dumps({**env_facts_to_json(env), **report_json(report)}, indent=2))
     else:
-        print(render_text(env, host, report), end="")
+        print(terminal(render_text(env, host, report)), end="")
     return 0 if report.ok else 1

@@ -166,8 +166,13 @@ def validate_database(path: str | os.PathLike[str] | None = None) -> list[str]:
 
 
 def _read_text(path: Path) -> str:
+    from envpin.userfiles import UnreadableFile, open_regular  # noqa: PLC0415 - only when the cache misses
+
     try:
-        return path.read_text(encoding="utf-8")
+        with open_regular(path) as handle:  # a FIFO in a --db directory would block, a device never ends
+            return handle.read().decode("utf-8")
+    except UnreadableFile as error:
+        raise DatabaseError(f"database file {path}: cannot be read ({error.reason})") from None
     except (OSError, UnicodeDecodeError) as error:
         raise DatabaseError(f"database file {path}: cannot be read ({error.__class__.__name__}: {error})") from None
 
@@ -183,7 +188,8 @@ _HERE = Path(__file__).parent
 # names and tags through compat.gpus and the vocabulary, so they count as well.
 CODE_FILES = tuple(_HERE / name for name in ("model.py", "schema.py", "accelerator_schema.py", "files.py", "cache.py",
                                              "yaml_subset.py", "gpus.py")) + (
-    _HERE.parent / "record.py", _HERE.parent / "vocabulary" / "platforms.py", _HERE.parent / "vocabulary" / "variants.py")
+    _HERE.parent / "record.py", _HERE.parent / "vocabulary" / "platforms.py", _HERE.parent / "vocabulary" / "variants.py",
+    _HERE.parent / "escapes.py")
 
 
 def _stamps(directory: Path, resolved: str) -> str:

@@ -54,6 +54,7 @@ from envpin.compat.model import (
     Variant,
     WheelTags,
 )
+from envpin.escapes import printable
 from envpin.vocabulary.platforms import PLATFORMS
 from envpin.vocabulary.variants import CUDA, cuda_tag, is_database_tag, kind_of
 
@@ -75,7 +76,8 @@ class Problems:
         self.items: list[str] = []
 
     def add(self, where: str, message: str) -> None:
-        self.items.append(f"{where}: {message}")
+        # one line each: a key or a value of the document (`"a\nb": 1`) may hold a line break or another control
+        self.items.append(printable(f"{where}: {message}"))
 
 
 class _Node:

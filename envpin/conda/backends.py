@@ -39,11 +39,13 @@ def create_command(tool: str, executable: str, source: Path, prefix: Path) -> tu
 
 
 def is_explicit_lock(source: Path) -> bool:
+    from envpin.userfiles import UnreadableFile, read_text  # noqa: PLC0415 - only an install from a file
+
     try:
-        with open(source, encoding="utf-8") as handle:
-            return any(line.strip() == "@EXPLICIT" for line in handle)
-    except (OSError, UnicodeDecodeError) as error:
-        raise CondaInputError(f"{source}: cannot be read ({error.__class__.__name__})") from None
+        text = read_text(source)  # a regular file only: a FIFO or a device is refused, never opened
+    except UnreadableFile as error:
+        raise CondaInputError(str(error)) from None
+    return any(line.strip() == "@EXPLICIT" for line in text.splitlines())
 
 
 def native_subdir() -> str:

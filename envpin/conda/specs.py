@@ -189,7 +189,7 @@ def _assemble(plan: Plan, strategy: str, parts: dict[str, _Part], cuda_bounds: s
 
 
 def _project_pip(project) -> list[str]:
-    lines = sorted(dict.fromkeys(r.text for r in project.other_requirements), key=_requirement_sort_key)
+    lines = sorted(dict.fromkeys(r.as_written for r in project.other_requirements), key=_requirement_sort_key)
     return lines + list(project.other_lines)
 
 

@@ -95,7 +95,7 @@ def pip_lines(plan: Plan, project=None) -> list[str]:
     lines += [package.requirement for package in plan.packages
               if not (package.bound and _requirement_sort_key(package.name)[0] in held)]
     if project is not None:
-        lines += sorted(dict.fromkeys(r.text for r in project.other_requirements), key=_requirement_sort_key)
+        lines += sorted(dict.fromkeys(r.as_written for r in project.other_requirements), key=_requirement_sort_key)
         lines += list(project.other_lines)
     return lines
 

@@ -48,7 +48,7 @@ def render_text(answer: Plan, request: Request) -> str:
     channels = [word for channel in environment.channels for word in ("-c", channel)]
     command = shlex.join(["conda", "create", "-n", "envpin", "--override-channels", *channels, *environment.dependencies])
     lines += ["", f"accelerator: {accelerator} ({answer.channel} builds)", "", "install:", f"  {command}", "", "why:"]
-    lines += [f"  - {reason}" for reason in (*answer.reasons, *environment.reasons)]
+    lines += [f"  - {printable(reason)}" for reason in (*answer.reasons, *environment.reasons)]  # one line each
     lines += warning_lines(answer.warnings)
     lines += resolution_lines(answer)
     return "\n".join(lines) + "\n"

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from envpin.emit.formats import format_for_path
 from envpin.errors import EnvpinInputError
+from envpin.escapes import hidden
 from envpin.record import Record, record
 from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.request import CHANNELS, PIP, Request
@@ -70,7 +71,7 @@ def render(answer: Plan | Unsatisfiable, request: Request, options: RenderOption
            project: Project | None = None, source_args: tuple[str, ...] | None = None) -> str:
     """The answer in `options.format`. Every format but a command to run now has the index URLs' credentials
     redacted (`https://user:****@…`): files get committed and printed plans get pasted into issues."""
-    text = _render(answer, request, options, database, project, source_args)
+    text = hidden(_render(answer, request, options, database, project, source_args))  # a ${NAME}'s value, as ${NAME}
     return text if options.format in COMMAND_FORMATS else redact_credentials(text)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from envpin import __version__
 from envpin.emit.commands import pip_command
+from envpin.escapes import printable
 from envpin.resolver.plan import RESOLVED, Plan, Unsatisfiable
 from envpin.resolver.request import Request
 
@@ -11,8 +12,8 @@ from envpin.resolver.request import Request
 def render(answer: Plan | Unsatisfiable, request: Request) -> str:
     lines = head(answer)
     if isinstance(answer, Unsatisfiable):
-        lines.append(f"no solution ({answer.code}): {answer.message}")
-        lines += ["", "fixes:"] + [f"  - {fix}" for fix in answer.fixes] if answer.fixes else []
+        lines.append(f"no solution ({answer.code}): {printable(answer.message)}")
+        lines += ["", "fixes:"] + [f"  - {printable(fix)}" for fix in answer.fixes] if answer.fixes else []
         return "\n".join(lines) + "\n"
     if answer.headline:
         lines += [answer.headline, ""]
@@ -26,9 +27,9 @@ def render(answer: Plan | Unsatisfiable, request: Request) -> str:
     accelerators = answer.accelerators or {}
     accelerator = ", ".join(f"{f} {a}" for f, a in accelerators.items()) if len(accelerators) > 1 else answer.accelerator
     lines += ["", f"accelerator: {accelerator}", "", "install:"]
-    lines += [f"  {note}" for note in answer.notes]
+    lines += [f"  {printable(note)}" for note in answer.notes]
     lines += [f"  {pip_command(answer)}", "", "why:"]
-    lines += [f"  - {reason}" for reason in answer.reasons]
+    lines += [f"  - {printable(reason)}" for reason in answer.reasons]  # each one line: they quote names from elsewhere
     lines += warning_lines(answer.warnings)
     lines += resolution_lines(answer)
     return "\n".join(lines) + "\n"
@@ -55,8 +56,8 @@ def warning_lines(warnings: tuple[str, ...]) -> list[str]:
     """Known issues and notes as warnings; the unverified facts the chosen builds rest on once, under one heading."""
     others = [w for w in warnings if not w.startswith(UNVERIFIED)]
     doubts = [w[len(UNVERIFIED):] for w in warnings if w.startswith(UNVERIFIED)]
-    lines = ["", "warnings:", *(f"  - {w}" for w in others)] if others else []
+    lines = ["", "warnings:", *(f"  - {printable(w)}" for w in others)] if others else []
     if doubts:
-        lines += ["", "not confirmed at a primary source, and this plan rests on it:", *(f"  - {d}" for d in doubts)]
+        lines += ["", "not confirmed at a primary source, and this plan rests on it:", *(f"  - {printable(d)}" for d in doubts)]
     return lines
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from envpin.escapes import printable
 from envpin.facts import HostFacts
 
 _SOURCE_NAMES = {
@@ -17,7 +18,7 @@ def render_summary(facts: HostFacts) -> str:
     lines = [f"System:   {_system(facts)}", f"Python:   {_python(facts)}", f"Driver:   {_driver(facts)}"]
     if facts.gpus:
         for gpu in facts.gpus:
-            lines.append(f"GPU {gpu.index}:    {gpu.name}{_gpu_details(gpu)}")
+            lines.append(f"GPU {gpu.index}:    {printable(gpu.name)}{_gpu_details(gpu)}")  # one line, whatever the name
     else:
         lines.append("GPUs:     none seen")
     amd = [part for part in (f"amdgpu module {facts.amdgpu_module}" if facts.amdgpu_module else None,

@@ -21,7 +21,7 @@ from envpin.project.readers import (
     read_setup_py,
 )
 from envpin.record import replace
-from envpin.userfiles import read_included_text, read_text
+from envpin.userfiles import Boundary, UnreadableFile, open_regular, read_included_text, read_text, repository_boundary
 
 PROJECT_FILES = ("pyproject.toml", "pixi.toml", "setup.cfg", "setup.py", "environment.yml", "environment.yaml")
 PYTORCH_INDEX_HOSTS = ("download.pytorch.org",)
@@ -34,16 +34,20 @@ def collect_project(
     requirement_files: tuple[str, ...] = (),
     extras: tuple[str, ...] = (),
     groups: tuple[str, ...] = (),
+    allow_outside: bool = False,
 ) -> Project:
     """`-r FILE`s as given; with a directory, its requirements.txt (or every requirements*.txt when there is
-    none), pyproject.toml, setup.cfg, setup.py (read, never run) and environment.yml."""
-    reader = _Reader(directory or Path.cwd())
+    none), pyproject.toml, setup.cfg, setup.py (read, never run) and environment.yml. What they include is read
+    from inside their repository only (userfiles.repository_boundary), unless `allow_outside`."""
+    reader = _Reader(directory or Path.cwd(), allow_outside)
     entries = Entries()
     for name in requirement_files:
+        reader.boundary = repository_boundary(name, allow_outside)
         entries.extend(reader.requirements_file(Path(name), is_constraint=False))
     if directory is not None:
         if not directory.is_dir():
             raise EnvpinInputError(f"--project {directory}: not a directory")
+        reader.boundary = repository_boundary(directory / PROJECT_FILES[0], allow_outside)
         entries.extend(reader.directory(directory, extras, groups))
     if not reader.files:
         where = directory or "the given files"
@@ -62,10 +66,11 @@ def _project_files(directory: Path) -> list[Path]:
 
 
 class _Reader:
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, allow_outside: bool):
         self.root = root
         self.files: list[str] = []
         self._open: list[Path] = []
+        self.boundary = Boundary(root, allow_outside)  # of the file or directory being read
 
     def directory(self, directory: Path, extras: tuple[str, ...], groups: tuple[str, ...]) -> Entries:
         entries = Entries()
@@ -93,9 +98,9 @@ class _Reader:
 
     def _generated(self, path: Path, entries: Entries) -> bool:
         try:
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                generated = handle.readline().startswith(GENERATED_MARKER)
-        except OSError:
+            with open_regular(path) as handle:  # a FIFO or a device is refused when the file is read
+                generated = handle.read(len(GENERATED_MARKER)).decode("utf-8", "replace") == GENERATED_MARKER
+        except (OSError, UnreadableFile):
             return False
         if generated:
             entries.notes.append(f"{self._label(path)} was written by envpin; not read as a requirement source")
@@ -136,7 +141,12 @@ class _Reader:
         return self.requirements_file(parent.parent / target, is_constraint, included=True)
 
     def _read(self, path: Path, included: bool = False) -> str:
-        text = read_included_text(path) if included else read_text(path)
+        if included:
+            text = read_included_text(path, boundary=self.boundary)
+        else:
+            if self.boundary.repository:  # a file of the repository that is a symbolic link out of it
+                self.boundary.admit(path, str(path))
+            text = read_text(path)
         self.files.append(self._label(path))
         return text
 

@@ -42,6 +42,13 @@ class ProjectRequirement(Record):
     extras: tuple[str, ...]
     marker: str | None
     origin: str  # "requirements.txt:3"
+    # the line as written where a `${NAME}` in it was expanded: `text` holds the values, which the solve and a lock
+    # need; what envpin writes holds the names, which pip expands where it installs (docs/hardening.md)
+    written: str = ""
+
+    @property
+    def as_written(self) -> str:
+        return self.written or self.text
 
 
 @record

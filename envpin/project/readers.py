@@ -13,9 +13,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from envpin.errors import EnvpinInputError
-from envpin.escapes import shown
+from envpin.escapes import hidden, shown
 from envpin.limits import MAX_CONTINUATIONS, LimitExceeded, check_specifiers, continuation_limit_message
 from envpin.project.model import CONDA_CUDA_SUPPLIERS, GPU_PACKAGE_ALIASES, ProjectRequirement
+from envpin.record import replace
 
 # pip options that take a value and only steer where packages come from.
 INDEX_OPTIONS = {"-i", "--index-url", "--extra-index-url", "-f", "--find-links", "--trusted-host"}
@@ -84,9 +85,12 @@ def read_requirements_txt(text: str, name: str, include: Callable[[str, bool], E
     for number, written in _logical_lines(text, name):
         origin = origin_of(number) if origin_of else f"{name}:{number}"
         line, unset = _expanded(written, origin, entries) if "${" in written else (written, ())
+        values = _expanded_values(written) if line != written else {}
+        as_written = len(entries.requirements), len(entries.other_lines)
         words = _split(line, origin) if line.startswith("-") else line.split()
         option = words[0]
-        if option in ("-r", "--requirement", "-c", "--constraint") or option.startswith(("-r", "-c")) and len(words) == 1:
+        includes = option in ("-r", "--requirement", "-c", "--constraint") or option.startswith(("-r", "-c")) and len(words) == 1
+        if includes:
             target = words[1] if len(words) > 1 else option[2:]
             entries.extend(include(target, option.startswith(("-c", "--constraint"))))
         elif option.split("=", 1)[0] in INDEX_OPTIONS:
@@ -117,7 +121,24 @@ def read_requirements_txt(text: str, name: str, include: Callable[[str, bool], E
                 raise EnvpinInputError(f"{error}: {', '.join(f'${{{n}}}' for n in unset)} is not set (or is empty) "
                                        "here, and pip reads the line as written; set it to solve for the line pip "
                                        "will read") from None
+        if values and not includes:  # the output carries the line as written: pip expands it where it installs
+            _keep_as_written(entries, as_written, values)
     return entries
+
+
+def _expanded_values(written: str) -> dict[str, str]:
+    from envpin.check.requirements import expanded_values  # noqa: PLC0415 - only a line with ${…} needs it
+
+    return expanded_values(written)
+
+
+def _keep_as_written(entries: Entries, since: tuple[int, int], values: dict[str, str]) -> None:
+    """The requirements and verbatim lines one line added, as written: each expanded value back as its `${NAME}`
+    (envpin.escapes.hidden). A requirement keeps the values in its `text`, which the solve and a lock read."""
+    requirements, others = since
+    entries.requirements[requirements:] = [replace(r, written=hidden(r.text, values))
+                                           for r in entries.requirements[requirements:]]
+    entries.other_lines[others:] = [hidden(line, values) for line in entries.other_lines[others:]]
 
 
 def _expanded(line: str, origin: str, entries: Entries) -> tuple[str, tuple[str, ...]]:

@@ -12,6 +12,8 @@ import sys
 from typing import TextIO
 from urllib.parse import unquote
 
+from envpin.escapes import printable
+
 # uv: "Downloading torch (182.9MiB)", " Downloaded torch", "Prepared 10 packages in 4.92s",
 # "Installed 10 packages in 373ms". pip: "Collecting torch==2.13.0+cpu", "Downloading torch-…whl (191.8 MB)",
 # "Installing collected packages: …", "Successfully installed …". (Recorded in tests/fixtures/provision/.)
@@ -26,10 +28,11 @@ EVENTS = (
 
 
 def event_of(line: str) -> str | None:
+    """The part of a tool's line worth showing, control characters escaped (a package name is the index's)."""
     for pattern in EVENTS:
         found = pattern.match(line)
         if found:
-            return _short_urls(found[1])
+            return printable(_short_urls(found[1]))
     return None
 
 

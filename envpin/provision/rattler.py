@@ -78,10 +78,12 @@ class _RattlerRun:
         self.records = records_from_lock(lock, self.target.subdir, environment)
 
     def solve_file(self, path: Path) -> None:
+        from envpin.userfiles import UnreadableFile, read_text  # noqa: PLC0415 - only a solve from a file
+
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            raise CondaInputError(f"{path}: cannot be read ({error.__class__.__name__})") from None
+            text = read_text(path)  # a regular file only: a FIFO or a device is refused, never opened
+        except UnreadableFile as error:
+            raise CondaInputError(str(error)) from None
         self._solved(solve_environment(text, self.target.channels, self.target.virtual_packages, self.target.subdir,
                                        origin=str(path), cache_dir=self.target.cache_dir))
 

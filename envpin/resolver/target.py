@@ -18,7 +18,7 @@ from envpin.compat.gpus import (
 )
 from envpin.compat.model import AmdgpuModule, ComputeCapability, Database, JetpackRelease
 from envpin.errors import EnvpinInputError
-from envpin.escapes import shown
+from envpin.escapes import printable, shown
 from envpin.fact_checks import (
     amdgpu_dkms_release,
     amdgpu_module_of,
@@ -139,7 +139,9 @@ class Target(Record):
         elif self.l4t or self.jetpack:
             others.append(f"L4T {self.l4t}" if self.l4t else f"JetPack {self.jetpack}")
         more = "".join(f", {text}" for text in others)
-        return f"{self.platform}{' (WSL2)' if self.wsl else ''}, Python {self.python}{'t' if self.free_threaded else ''}, {driver}, {gpus}{more}"
+        # one line: the GPU names are a facts file's or a tool's, and may hold a line break or an escape sequence
+        return printable(f"{self.platform}{' (WSL2)' if self.wsl else ''}, Python {self.python}{'t' if self.free_threaded else ''}, "
+                         f"{driver}, {gpus}{more}")
 
 
 @record

@@ -274,12 +274,17 @@ def test_every_bad_input_is_exit_2_one_line_and_touches_nothing(tmp_path, monkey
     assert failures == [], f"{len(failures)} of {len(table)} mishandled:\n" + "\n".join(failures)
 
 
-def test_a_fifo_for_input_is_read_like_a_pipe(tmp_path, monkeypatch, capsys):
-    """`--facts <(…)` is a pipe: read as a file, garbage in it is an error like any other."""
+def test_a_fifo_for_input_is_refused_unopened_and_a_pipe_is_read_on_stdin(tmp_path, monkeypatch, capsys):
+    """A FIFO is never opened (docs/hardening.md): one with no writer would block envpin forever, and a file a
+    project names cannot be told from one with a writer. A pipe is `-`: `cmd | envpin solve --facts -`."""
     fifo = tmp_path / "facts"
     os.mkfifo(fifo)
-    writer = threading.Thread(target=lambda: fifo.write_bytes(b"\x00garbage{"))
+    writer = threading.Thread(target=lambda: fifo.write_bytes(b"\x00garbage{"), daemon=True)
     writer.start()
     code, out, err = run_case(Case("fifo", ("solve", "--facts", str(fifo))), monkeypatch, capsys)
+    assert code == 2 and err.count("\n") == 1 and "--facts" in err and "a FIFO, not a regular file" in err
+    fifo.read_bytes()  # the reader envpin did not become: the writer finishes
     writer.join(timeout=10)
-    assert code == 2 and err.count("\n") == 1 and "--facts" in err
+    assert not writer.is_alive()
+    code, out, err = run_case(Case("pipe", ("solve", "--facts", "-"), stdin=b"\x00garbage{"), monkeypatch, capsys)
+    assert code == 2 and err.count("\n") == 1 and "--facts -" in err and "not JSON" in err

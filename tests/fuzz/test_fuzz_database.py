@@ -57,6 +57,8 @@ def check_built(database, problems) -> None:
 @settings(max_examples=slow_examples())
 @given(documents=mutated_document(DOCUMENTS, PATHS, value_strategy=yaml_values, key_strategy=yaml_keys), version=versions)
 @example(documents={**DOCUMENTS, "torch.yaml": None}, version=VERSION)
+# a key with a line break, which the problem quoted raw: a problem is one line (found by a random run)
+@example(documents={**DOCUMENTS, "cuda.yaml": {**DOCUMENTS["cuda.yaml"], "a\nb": 1}}, version=VERSION)
 @example(documents={**DOCUMENTS, "jax.yaml": {"releases": [{"version": "0.6.0", "extras": {"cuda12": {"cuda": "１２"}}}]}},
          version=VERSION)
 def test_build_database_on_mutated_documents(documents, version):

@@ -6,7 +6,7 @@ import signal
 import subprocess
 import sys
 
-from envpin.escapes import exit_status, printable, shown
+from envpin.escapes import MIN_HIDDEN, exit_status, expanded, forget_expanded, hidden, printable, shown, terminal
 from envpin.host.nvidia_smi import _first_line
 
 
@@ -28,3 +28,25 @@ def test_a_long_value_is_cut_for_a_message():
     assert shown("x" * 500, 120) == "x" * 119 + "…"
     assert shown("short") == "short"
     assert printable("a\u202eb") == "a\\u202eb"  # a bidi override would reorder what the user reads
+
+
+def test_a_block_for_the_terminal_keeps_its_lines_and_escapes_the_rest():
+    block = "GPUs:     NVIDIA \x1b[2J\x00\x9b\x7f\r\n\tnext line\n"
+    assert terminal(block) == "GPUs:     NVIDIA \\x1b[2J\\x00\\x9b\\x7f\\r\n\tnext line\n"
+    assert terminal("plain\n") == "plain\n"
+
+
+def test_an_expanded_value_is_written_as_its_name(monkeypatch):
+    forget_expanded()
+    try:
+        expanded("s3cr3t-value-from-ci", "AWS_SECRET_ACCESS_KEY")
+        expanded("3.11", "PYTHON_MINOR")  # shorter than MIN_HIDDEN: a version, not hidden in every text
+        assert printable("torch==s3cr3t-value-from-ci\n") == "torch==${AWS_SECRET_ACCESS_KEY}\\n"
+        assert terminal("a s3cr3t-value-from-ci b\n") == "a ${AWS_SECRET_ACCESS_KEY} b\n"
+        assert hidden("python 3.11") == "python 3.11"
+        # a line's own values are hidden whatever their length, the longest first
+        assert hidden("python==3.11 at 3.11.4", {"3.11": "${A}", "3.11.4": "${B}"}) == "python==${A} at ${B}"
+        assert len("s3cr3t-value-from-ci") >= MIN_HIDDEN > len("3.11")
+    finally:
+        forget_expanded()
+    assert printable("torch==s3cr3t-value-from-ci") == "torch==s3cr3t-value-from-ci"  # a new run hides its own

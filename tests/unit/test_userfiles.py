@@ -13,7 +13,16 @@ from pathlib import Path
 import pytest
 
 from envpin.errors import EnvpinInputError
-from envpin.userfiles import MAX_INPUT_BYTES, UnreadableFile, read_json, read_log, read_text, write_atomically
+from envpin.userfiles import (
+    MAX_INPUT_BYTES,
+    UnreadableFile,
+    open_regular,
+    read_json,
+    read_log,
+    read_text,
+    repository_boundary,
+    write_atomically,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 TARGET = ["--os", "linux", "--arch", "x86_64", "--driver", "550.54.15", "--gpu", "NVIDIA GeForce RTX 3090", "--python", "3.11"]
@@ -109,9 +118,9 @@ def test_reads_are_capped_and_name_the_option(tmp_path):
         read_json(big, "--facts")
 
 
-def test_a_device_that_never_ends_is_read_up_to_the_cap(tmp_path):
-    zero = character_device(tmp_path, "zero", 5)
-    with pytest.raises(UnreadableFile, match="larger than"):
+def test_a_device_is_never_read(tmp_path):
+    zero = character_device(tmp_path, "zero", 5)  # opening a device can act on it; reading /dev/zero never ends
+    with pytest.raises(UnreadableFile, match=r"--facts .*: cannot be read \(a character device, not a regular file"):
         read_text(zero, "--facts")
 
 
@@ -136,7 +145,44 @@ def test_a_long_log_keeps_its_end(tmp_path):
     assert text.endswith("ImportError: libcudnn.so.9: cannot open shared object file\n") and len(text) <= 1024 * 1024
 
 
-def test_a_log_that_never_ends_is_refused_with_one_line(tmp_path):
-    zero = character_device(tmp_path, "zero", 5)
+def test_a_log_past_the_read_limit_is_refused_with_one_line(tmp_path):
+    log = tmp_path / "error.txt"
+    with open(log, "wb") as handle:
+        handle.truncate(512 * 1024 * 1024 + 1)  # sparse: no disk is used
     with pytest.raises(UnreadableFile, match="more than 512 MiB"):
-        read_log(zero, "--error-text")
+        read_log(log, "--error-text")
+    with pytest.raises(UnreadableFile, match="a character device, not a regular file"):
+        read_log(character_device(tmp_path, "zero", 5), "--error-text")
+
+
+def test_the_boundary_is_the_git_work_tree_else_the_files_directory(tmp_path):
+    repository = tmp_path / "repo"
+    (repository / ".git").mkdir(parents=True)
+    (repository / "service").mkdir()
+    (tmp_path / "outside.txt").write_text("x\n")
+    boundary = repository_boundary(repository / "service" / "requirements.txt")
+    assert boundary.root == os.path.realpath(repository) and boundary.repository
+    assert boundary.contains(repository / "base.txt") and boundary.contains(repository / "service" / ".." / "a.txt")
+    assert not boundary.contains(tmp_path / "outside.txt")
+    assert not boundary.contains(tmp_path / "repo-other" / "a.txt")  # a sibling whose name starts the same
+    (repository / "link.txt").symlink_to(tmp_path / "outside.txt")
+    assert not boundary.contains(repository / "link.txt")  # where a link points decides
+    with pytest.raises(UnreadableFile, match="outside the repository .*pass --allow-outside-repo"):
+        boundary.admit(repository / "link.txt", "-r link.txt")
+    repository_boundary(repository / "a.txt", allow_outside=True).admit(tmp_path / "outside.txt", "-r x")
+    alone = repository_boundary(tmp_path / "outside.txt")  # no .git above tmp_path
+    assert alone.root == os.path.realpath(tmp_path) and not alone.repository
+
+
+def test_a_fifo_is_refused_without_blocking_and_a_file_read(tmp_path):
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)  # no writer: an open() without O_NONBLOCK would block here
+    with pytest.raises(UnreadableFile, match="a FIFO, not a regular file"):
+        read_text(pipe, "--facts")
+    with pytest.raises(UnreadableFile, match="a FIFO, not a regular file"):
+        read_log(pipe, "--error-text")
+    with pytest.raises(UnreadableFile, match="envpin never reads /proc"):
+        read_text("/proc/self/environ")
+    (tmp_path / "facts.json").write_text("{}")
+    with open_regular(tmp_path / "facts.json") as handle:
+        assert handle.read() == b"{}"
