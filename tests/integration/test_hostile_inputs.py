@@ -335,7 +335,8 @@ def test_a_database_problem_is_one_line(tmp_path):
 
 def hook() -> tuple[list[str], re.Pattern[str]]:
     """The envpin-check hook's entry (its command resolved in this environment) and its `files:` pattern."""
-    [definition] = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    hooks = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    definition = next(h for h in hooks if h["id"] == "envpin-check")
     entry = shlex.split(definition["entry"])
     executable = Path(sys.executable).with_name(entry[0])
     return [str(executable), *entry[1:]], re.compile(definition["files"])

@@ -35,6 +35,7 @@ PLATFORM_TESTS = ("os.name", "sys.platform")
 # process, which only a Windows runner can exercise; the other entries name the test in this file.
 BRANCHES = {
     ("envpin/escapes.py", "exit_status"): "test_an_ntstatus_is_said_in_hex_on_windows_only",
+    ("envpin/userfiles.py", "_pseudo_root"): "test_only_posix_has_proc_sys_and_dev_to_refuse",
     ("envpin/provision/backends.py", "python_in"): "test_the_interpreter_of_an_environment_per_platform",
     ("envpin/provision/atomic.py", "exchange"): "test_directories_are_exchanged_atomically_on_linux_only",
     ("envpin/provision/runner.py", "_load_prctl"): "test_the_parent_death_signal_is_linux_only",
@@ -172,6 +173,15 @@ def test_directories_are_exchanged_atomically_on_linux_only(platform, tmp_path, 
 def test_the_parent_death_signal_is_linux_only(platform, monkeypatch):
     monkeypatch.setattr(runner, "sys", _Platform(sys, platform=platform))
     assert runner._load_prctl() is None
+
+
+def test_only_posix_has_proc_sys_and_dev_to_refuse(monkeypatch):
+    from envpin import userfiles  # noqa: PLC0415 - the module whose branch this is
+
+    status = os.stat("/proc/self/status")
+    assert userfiles._pseudo_root("/proc/self/status", status) == "/proc"
+    monkeypatch.setattr(userfiles, "os", _Platform(os, name="nt"))
+    assert userfiles._pseudo_root("/proc/self/status", status) is None
 
 
 def test_the_probe_says_an_ntstatus_in_hex_on_windows_only(monkeypatch):
