@@ -15,10 +15,12 @@ import json
 import os
 import sys
 
-from envpin import __version__, cli_conventions, terminal
+from envpin import __version__
+from envpin.base import terminal
+from envpin.base.errors import EnvpinError, EnvpinInputError
+from envpin.base.escapes import forget_expanded, has_control, hidden, printable
 from envpin.commands import COMMANDS, EXAMPLES, EXIT_CODES
-from envpin.errors import EnvpinError, EnvpinInputError
-from envpin.escapes import forget_expanded, has_control, hidden, printable
+from envpin.commands import conventions as cli_conventions
 
 
 def terminal_columns() -> int:
@@ -121,7 +123,7 @@ class _GuardedStdout:
 
 
 def main(argv: list[str] | None = None) -> int:
-    forget_expanded()  # each run hides the values it expands itself (envpin.escapes), and only those
+    forget_expanded()  # each run hides the values it expands itself (envpin.base.escapes), and only those
     fit_output_to_terminal()
     original, stderr = sys.stdout, sys.stderr
     sys.stdout = _GuardedStdout(original)

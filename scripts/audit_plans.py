@@ -394,7 +394,7 @@ def audit_project(key: str, machine: str, work: Path, database: str | None, offl
 
 
 def run_project_audit(database: str | None = None, only: str | None = None, offline: bool = False) -> list[ProjectOutcome]:
-    from envpin import _toml  # noqa: PLC0415
+    from envpin.base import _toml  # noqa: PLC0415
 
     expected = _toml.loads((REPOS / "expected.toml").read_text(encoding="utf-8"))
     cases = [(key, machine) for key in sorted(expected) for machine in CORPUS_MACHINES

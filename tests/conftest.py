@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
+from envpin.base.escapes import forget_expanded
 from envpin.compat.loader import DATABASE_VARIABLE, load_database
-from envpin.escapes import forget_expanded
 
 REPO = Path(__file__).resolve().parent.parent
 # The database as it ships: what refreshes change. Only tests of the database itself read it (schema, invariants).
@@ -33,7 +33,7 @@ def _private_cache(tmp_path_factory):
 
 @pytest.fixture(autouse=True)
 def _nothing_expanded():
-    """Each test starts as a run does, with no `${VAR}` value remembered (envpin.escapes.expanded): a test that
+    """Each test starts as a run does, with no `${VAR}` value remembered (envpin.base.escapes.expanded): a test that
     reads a requirements line in-process must not hide a value in the next test's output."""
     yield
     forget_expanded()

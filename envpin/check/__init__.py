@@ -15,9 +15,12 @@ import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from envpin.base.limits import LimitExceeded, check_entries_per_package
 from envpin.check.formats import KINDS, kind_of, read_contents
-from envpin.check.model import Contents, FileReport, MalformedFile, Problem, UnreadableInclude
-from envpin.check.rules import (
+from envpin.check.targets import CheckTarget, target_fit
+from envpin.compat.model import Database
+from envpin.readers.model import Contents, FileReport, MalformedFile, Problem, UnreadableInclude
+from envpin.readers.rules import (
     cuda_library_pins,
     cuda_majors,
     duplicate_packages,
@@ -32,13 +35,10 @@ from envpin.check.rules import (
     releases,
     torch_family,
 )
-from envpin.check.served import unserved_pins
-from envpin.check.targets import CheckTarget, target_fit
-from envpin.compat.model import Database
-from envpin.limits import LimitExceeded, check_entries_per_package
+from envpin.readers.served import unserved_pins
 
 if TYPE_CHECKING:
-    from envpin.check.requirements import IncludeReader
+    from envpin.readers.requirements import IncludeReader
 
 __all__ = ["check_text", "FileReport", "Problem", "CheckTarget"]
 
@@ -102,7 +102,7 @@ def check_text(
 
 def _reader_beside(include: IncludeReader) -> Callable[[str], str | None]:
     """A file beside the checked one by name, or None when it is not there or cannot be read."""
-    from envpin.userfiles import UnreadableFile  # noqa: PLC0415
+    from envpin.base.userfiles import UnreadableFile  # noqa: PLC0415
 
     def read(name: str) -> str | None:
         try:

@@ -15,8 +15,8 @@ from dataclasses import dataclass, replace
 
 from packaging.version import InvalidVersion, Version
 
-from envpin.check.model import Contents, Pin, can_coexist
 from envpin.compat.model import CondaRelease, Database
+from envpin.readers.model import Contents, Pin, can_coexist
 from envpin.resolver.builds import Build, conda_release_builds
 from envpin.resolver.request import CONDA_FORGE, PYTORCH_CHANNEL
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from envpin.check.environment_yml import load_yaml
-from envpin.check.hashes import digest_problem
-from envpin.check.model import Contents, MalformedFile, Pin, Problem
-from envpin.check.rules import problem
-from envpin.check.variants import CONDA_NAMES, CONDA_SUBDIRS, file_name, parse_wheel
+from envpin.readers.environment_yml import load_yaml
+from envpin.readers.hashes import digest_problem
+from envpin.readers.model import Contents, MalformedFile, Pin, Problem
+from envpin.readers.rules import problem
+from envpin.readers.variants import CONDA_NAMES, CONDA_SUBDIRS, file_name, parse_wheel
 
 _REQUIRED = ("name", "version", "manager", "platform", "url", "hash")
 _METADATA = ("content_hash", "channels", "platforms", "sources")

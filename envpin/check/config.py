@@ -30,13 +30,13 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from envpin.check.rules import PROBLEMS
+from envpin.base.errors import EnvpinInputError
+from envpin.base.userfiles import MAX_INPUT_BYTES, UnreadableFile, open_regular, read_text
 from envpin.compat.drivers import POLICIES, parse_driver_version
-from envpin.errors import EnvpinInputError
-from envpin.fact_checks import is_glibc_version
-from envpin.facts import ARCHITECTURES, OPERATING_SYSTEMS, is_compute_capability, is_python_version, normalize_arch
-from envpin.target_spec import NamedTarget, TargetSpec
-from envpin.userfiles import MAX_INPUT_BYTES, UnreadableFile, open_regular, read_text
+from envpin.facts.checks import is_glibc_version
+from envpin.facts.host import ARCHITECTURES, OPERATING_SYSTEMS, is_compute_capability, is_python_version, normalize_arch
+from envpin.machine.spec import NamedTarget, TargetSpec
+from envpin.readers.rules import PROBLEMS
 
 TABLE = "[tool.envpin]"
 _TARGET_KEYS = ("name", "os", "arch", "driver", "gpu", "compute-capability", "python", "glibc", "facts")
@@ -86,7 +86,7 @@ def find_config(start: Path) -> Path | None:
 
 def read_config(path: Path, required: bool = False) -> CheckConfig:
     """`required`: the file was named with --config, so a file without the table is a mistake, not "no config"."""
-    from envpin import _toml  # noqa: PLC0415 - envpin._toml is the TOML parser (~4 ms): only a found config needs it
+    from envpin.base import _toml  # noqa: PLC0415 - envpin._toml is the TOML parser (~4 ms): only a found config needs it
 
     origin = f"{path}"
     text = read_text(path, "--config" if required else "")

@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 
 from envpin.check.conda_lock import conda_build_of
-from envpin.check.hashes import digest_problem
-from envpin.check.model import Contents, Pin, Problem
-from envpin.check.rules import problem
-from envpin.check.variants import CONDA_NAMES, CONDA_SUBDIRS, file_name
+from envpin.readers.hashes import digest_problem
+from envpin.readers.model import Contents, Pin, Problem
+from envpin.readers.rules import problem
+from envpin.readers.variants import CONDA_NAMES, CONDA_SUBDIRS, file_name
 
 _PLATFORM = re.compile(r"^#\s*platform:\s*(\S+)")
 _FILE = re.compile(r"^(?P<name>.+)-(?P<version>[^-]+)-(?P<build>[^-]+)\.(?:conda|tar\.bz2)$")

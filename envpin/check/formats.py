@@ -7,20 +7,20 @@ import re
 from pathlib import PurePath
 from typing import TYPE_CHECKING
 
-from envpin.check.model import Contents
-from envpin.check.rules import problem
+from envpin.readers.model import Contents
+from envpin.readers.rules import problem
 
 if TYPE_CHECKING:
-    from envpin.check.requirements import IncludeReader
+    from envpin.readers.requirements import IncludeReader
 
 # kind -> the module whose parse(text) reads it
 READERS = {
-    "environment.yml": "envpin.check.environment_yml",
-    "requirements": "envpin.check.requirements",
+    "environment.yml": "envpin.readers.environment_yml",
+    "requirements": "envpin.readers.requirements",
     "pylock": "envpin.check.pylock",
     "conda-lock": "envpin.check.conda_lock",
     "explicit": "envpin.check.explicit",
-    "conda-specs": "envpin.check.conda_specs",
+    "conda-specs": "envpin.readers.conda_specs",
     "uv.lock": "envpin.check.uv_lock",
     "pixi.lock": "envpin.check.pixi_lock",
     "poetry.lock": "envpin.check.poetry_lock",
@@ -28,8 +28,8 @@ READERS = {
     "pdm.lock": "envpin.check.pdm_lock",
     "pyproject.toml": "envpin.check.manifests:parse_pyproject",
     "pixi.toml": "envpin.check.manifests:parse_pixi",
-    "setup.py": "envpin.check.setup_files:parse_setup_py",
-    "setup.cfg": "envpin.check.setup_files:parse_setup_cfg",
+    "setup.py": "envpin.readers.setup_files:parse_setup_py",
+    "setup.cfg": "envpin.readers.setup_files:parse_setup_cfg",
 }
 KINDS = tuple(READERS)
 INCLUDING_KINDS = ("requirements", "environment.yml")  # pip requirement lines, which may include files
@@ -56,7 +56,7 @@ def kind_of(path: str, text: str) -> str | None:
     if name.endswith(".lock") and name.startswith("conda-"):
         return "explicit"  # conda-lock render's name (conda-linux-64.lock); the reader reports a missing @EXPLICIT
     if name.endswith((".txt", ".in")):
-        from envpin.check.conda_specs import is_spec_list  # noqa: PLC0415 - only a .txt needs the test
+        from envpin.readers.conda_specs import is_spec_list  # noqa: PLC0415 - only a .txt needs the test
 
         return "conda-specs" if is_spec_list(text) else "requirements"
     return None

@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from envpin.check.requirements import Included, IncludeReader
-from envpin.userfiles import read_included_text, repository_boundary
+from envpin.base.userfiles import read_included_text, repository_boundary
+from envpin.readers.requirements import Included, IncludeReader
 
 
 def beside(checked: str | Path, allow_outside: bool = False) -> IncludeReader:

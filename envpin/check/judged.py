@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from packaging.version import Version
 
-from envpin.check.model import Pin
 from envpin.compat.model import Database
+from envpin.readers.model import Pin
 from envpin.resolver.builds import Build
 from envpin.resolver.target import Target
 

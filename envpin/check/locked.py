@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from envpin.check.hashes import digest_problem, split_hash
-from envpin.check.model import Pin, Problem
-from envpin.check.rules import problem
-from envpin.check.variants import PLATFORM_SENSITIVE, file_name, parse_wheel, wheels_pythons
+from envpin.readers.hashes import digest_problem, split_hash
+from envpin.readers.model import Pin, Problem
+from envpin.readers.rules import problem
+from envpin.readers.variants import PLATFORM_SENSITIVE, file_name, parse_wheel, wheels_pythons
 
 
 def locked_pin(name: str, version: str | None, where: str, *, files: Iterable[str] = (), index: str | None = None,

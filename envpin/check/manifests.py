@@ -1,5 +1,5 @@
 """pyproject.toml and pixi.toml: text → Contents, through the one manifest reader `solve --project` uses
-(envpin.project.readers.read_manifest).
+(envpin.readers.project_files.read_manifest).
 
 Every requirement is a pin: `[project]` dependencies and each optional-dependencies extra, PEP 735
 dependency groups, `[tool.pixi]` / pixi.toml dependencies (conda) and pypi-dependencies, per feature and per
@@ -12,11 +12,11 @@ the CUDA the environment needs from the driver (`__cuda`).
 
 from __future__ import annotations
 
-from envpin.check.environment_yml import conda_pin
-from envpin.check.model import Contents, IndexOption, MalformedFile, Pin, Problem
-from envpin.check.requirements import read_line
-from envpin.check.variants import CONDA_SUBDIRS, TORCH_FAMILY, index_variant, is_pypi, single_python_minor
-from envpin.errors import EnvpinInputError
+from envpin.base.errors import EnvpinInputError
+from envpin.readers.environment_yml import conda_pin
+from envpin.readers.model import Contents, IndexOption, MalformedFile, Pin, Problem
+from envpin.readers.requirements import read_line
+from envpin.readers.variants import CONDA_SUBDIRS, TORCH_FAMILY, index_variant, is_pypi, single_python_minor
 
 
 def parse_pyproject(text: str) -> Contents:
@@ -28,7 +28,7 @@ def parse_pixi(text: str) -> Contents:
 
 
 def _contents(name: str, text: str) -> Contents:
-    from envpin.project.readers import read_manifest  # noqa: PLC0415 - the project readers are only for manifests
+    from envpin.readers.project_files import read_manifest  # noqa: PLC0415 - the project readers are only for manifests
 
     try:
         manifest = read_manifest(text, name)

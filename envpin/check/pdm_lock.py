@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from envpin.check.locked import hash_problems, locked_pin, table
-from envpin.check.model import Contents, MalformedFile, Pin, Problem
 from envpin.check.pylock import load_toml
-from envpin.check.rules import problem
+from envpin.readers.model import Contents, MalformedFile, Pin, Problem
+from envpin.readers.rules import problem
 
 REFRESH = "pdm lock"
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from envpin.base.record import replace
 from envpin.check.locked import array, hash_problems, index_of, locked_pin, table
-from envpin.check.model import Contents, MalformedFile, Pin, Problem
-from envpin.check.rules import problem
-from envpin.record import replace
+from envpin.readers.model import Contents, MalformedFile, Pin, Problem
+from envpin.readers.rules import problem
 
 REFRESH = "pipenv lock"
 SECTIONS = ("default", "develop")

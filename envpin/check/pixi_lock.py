@@ -28,13 +28,13 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from envpin.base.record import replace
 from envpin.check.conda_lock import conda_build_of
-from envpin.check.environment_yml import load_yaml
-from envpin.check.hashes import digest_problem
-from envpin.check.model import Contents, LockedPlatform, MalformedFile, Pin, Problem
-from envpin.check.rules import problem
-from envpin.check.variants import CONDA_NAMES, CONDA_SUBDIRS, file_name, parse_wheel
-from envpin.record import replace
+from envpin.readers.environment_yml import load_yaml
+from envpin.readers.hashes import digest_problem
+from envpin.readers.model import Contents, LockedPlatform, MalformedFile, Pin, Problem
+from envpin.readers.rules import problem
+from envpin.readers.variants import CONDA_NAMES, CONDA_SUBDIRS, file_name, parse_wheel
 
 REFRESH = "pixi lock"
 _REGENERATE = f"regenerate it with `{REFRESH}`"

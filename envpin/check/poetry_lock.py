@@ -15,10 +15,10 @@ from __future__ import annotations
 from typing import Any
 
 from envpin.check.locked import hash_problems, index_of, locked_pin, table
-from envpin.check.model import Contents, MalformedFile, Pin, Problem
 from envpin.check.pylock import load_toml
-from envpin.check.rules import problem
-from envpin.check.variants import single_python_minor
+from envpin.readers.model import Contents, MalformedFile, Pin, Problem
+from envpin.readers.rules import problem
+from envpin.readers.variants import single_python_minor
 
 REFRESH = "poetry lock"
 _INDEXED_SOURCES = ("legacy", None)  # a package index; None: PyPI

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from envpin import _toml
-from envpin.check.hashes import WEAK_ALGORITHMS, digest_problem
-from envpin.check.model import Contents, MalformedFile, Pin, Problem
-from envpin.check.rules import problem
-from envpin.check.variants import (
+from envpin.base import _toml
+from envpin.readers.hashes import WEAK_ALGORITHMS, digest_problem
+from envpin.readers.model import Contents, MalformedFile, Pin, Problem
+from envpin.readers.rules import problem
+from envpin.readers.variants import (
     PLATFORM_SENSITIVE,
     file_name,
     parse_wheel,

@@ -17,10 +17,10 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from envpin.check.judged import PIP_FRAMEWORKS, Judged, release_versions, tensorflow_build_for
-from envpin.check.model import Contents, Pin, can_coexist
-from envpin.check.rules import consults_pypi, file_variants
-from envpin.check.variants import index_variant, jax_cuda_major
 from envpin.compat.model import Database
+from envpin.readers.model import Contents, Pin, can_coexist
+from envpin.readers.rules import consults_pypi, file_variants
+from envpin.readers.variants import index_variant, jax_cuda_major
 from envpin.resolver.builds import Build, jax_builds, tensorflow_builds, torch_build
 from envpin.resolver.fitness import assess
 from envpin.resolver.target import Target
@@ -82,7 +82,7 @@ def _tied_beside(pin: Pin, contents: Contents, database: Database) -> list[tuple
     """(line, torch specifier) of the lines beside it whose package is built for one torch release
     (`torchdata==0.6.1` requires torch==2.0.1; each xformers release `xformers>=0.0.20` allows requires one torch):
     the installer resolves torch within them."""
-    from envpin.project.tied import releases_of, torch_specifier  # noqa: PLC0415 - only a file with a torch range needs it
+    from envpin.readers.tied import releases_of, torch_specifier  # noqa: PLC0415 - only a file with a torch range needs it
 
     versions = [str(r.version) for r in database.torch_releases]
     found = []

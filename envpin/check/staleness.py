@@ -31,9 +31,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from envpin import _toml
-from envpin.check.model import Problem
-from envpin.check.rules import problem
+from envpin.base import _toml
+from envpin.readers.model import Problem
+from envpin.readers.rules import problem
 
 # the manifest a lock kind is locked from, in the order the tool looks for it, and the tool's refresh command
 MANIFESTS = {"poetry.lock": (("pyproject.toml",), "poetry lock"), "pdm.lock": (("pyproject.toml",), "pdm lock"),
@@ -67,8 +67,8 @@ def stale_problems(kind: str, text: str, read_beside: ReadBeside) -> list[Proble
 
 
 def _yaml(text: str) -> Any:
-    from envpin.check.environment_yml import load_yaml  # noqa: PLC0415 - only a pixi.lock needs YAML
-    from envpin.check.model import MalformedFile  # noqa: PLC0415
+    from envpin.readers.environment_yml import load_yaml  # noqa: PLC0415 - only a pixi.lock needs YAML
+    from envpin.readers.model import MalformedFile  # noqa: PLC0415
 
     try:
         return load_yaml(text)
@@ -304,9 +304,9 @@ def _pixi_missing_dependencies(lock: dict[str, Any], manifest: dict[str, Any]) -
     unsatisfiability; the per-platform `[target.*]` tables are left out)."""
     from packaging.utils import canonicalize_name  # noqa: PLC0415
 
-    from envpin.check.model import MalformedFile  # noqa: PLC0415
     from envpin.check.pixi_lock import read, scope_label  # noqa: PLC0415
-    from envpin.check.variants import CONDA_NAMES  # noqa: PLC0415
+    from envpin.readers.model import MalformedFile  # noqa: PLC0415
+    from envpin.readers.variants import CONDA_NAMES  # noqa: PLC0415
 
     try:
         contents = read(lock)

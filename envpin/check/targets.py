@@ -10,11 +10,15 @@ from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
+from envpin.base.record import replace
 from envpin.check.conda_builds import CONDA_FRAMEWORKS, candidates, newest_candidates, oldest_release, unversioned
 from envpin.check.judged import PIP_FRAMEWORKS, Judged, release_versions, tensorflow_build_for
-from envpin.check.model import Contents, Pin, Problem, can_coexist, scope_oses
 from envpin.check.ranges import picked_build
-from envpin.check.rules import (
+from envpin.compat.drivers import driver_at_least, minimum_driver
+from envpin.compat.model import Database
+from envpin.machine.spec import NamedTarget, TargetSpec
+from envpin.readers.model import Contents, Pin, Problem, can_coexist, scope_oses
+from envpin.readers.rules import (
     bound_variant,
     file_variants,
     holds_numpy_below_2,
@@ -24,15 +28,11 @@ from envpin.check.rules import (
     tensorflow_release_of,
     torch_release_of,
 )
-from envpin.check.variants import TORCH_FAMILY, jax_cuda_major, local_variant, split_local
-from envpin.compat.drivers import driver_at_least, minimum_driver
-from envpin.compat.model import Database
-from envpin.markers import marker_holds
-from envpin.record import replace
+from envpin.readers.variants import TORCH_FAMILY, jax_cuda_major, local_variant, split_local
 from envpin.resolver.builds import CHANNEL_NAMES, Build, builds_of, jax_builds, tensorflow_builds, torch_build
 from envpin.resolver.fitness import Rejection, Verdict, assess, other_vendors_build
 from envpin.resolver.target import Target
-from envpin.target_spec import NamedTarget, TargetSpec
+from envpin.vocabulary.markers import marker_holds
 
 ALL_KINDS = frozenset({"cuda", "rocm", "xpu", "cpu"})
 # conda packages (and pixi's system-requirements.cuda, read as `__cuda`) whose version is a CUDA the driver must run
@@ -173,7 +173,7 @@ def _no_wheel_for_platform(contents: Contents, database: Database, check_target:
     PyPI's recorded file lists say (the database's tied.yaml): `torch-xla` (Linux x86_64 wheels only) or
     `triton` on Windows, an exact `xformers==0.0.28.post3` there. A range is judged by every release it allows:
     only when none has a wheel there can pip install none."""
-    from envpin.project.tied import release_files  # noqa: PLC0415 - only a file with such a requirement needs it
+    from envpin.readers.tied import release_files  # noqa: PLC0415 - only a file with such a requirement needs it
 
     target = check_target.target
     problems = []
@@ -426,7 +426,7 @@ def _python_mismatch(contents: Contents, check_target: CheckTarget) -> list[Prob
 def _manifest_python(contents: Contents, check_target: CheckTarget) -> list[Problem]:
     """A pixi manifest's `python` dependency (pixi.toml or `[tool.pixi]`): the Pythons pixi installs. A target
     Python outside it is the same mismatch as a lock's requires-python (CHK-TARGET-PYTHON)."""
-    from envpin.project.readers import pixi_python_spec  # noqa: PLC0415 - only a manifest with a python line
+    from envpin.readers.project_files import pixi_python_spec  # noqa: PLC0415 - only a manifest with a python line
 
     target = check_target.target
     if not check_target.python_known or contents.kind not in ("pixi.toml", "pyproject.toml"):

@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from envpin.check.hashes import digest_problem, split_hash
-from envpin.check.model import Contents, MalformedFile, Pin, Problem
 from envpin.check.pylock import load_toml
-from envpin.check.rules import problem
-from envpin.check.variants import (
+from envpin.readers.hashes import digest_problem, split_hash
+from envpin.readers.model import Contents, MalformedFile, Pin, Problem
+from envpin.readers.rules import problem
+from envpin.readers.variants import (
     PLATFORM_SENSITIVE,
     file_name,
     parse_wheel,

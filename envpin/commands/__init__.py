@@ -3,7 +3,7 @@ parser the front door made for it (`parser_class` for nested subcommands) and se
 
 The front door imports only the module of the command being run, so each module imports the library it uses
 at its top, and `envpin --help` or a solve never pays for the others. Commands never import each other: what
-two of them share lives in the library (envpin.options, envpin.planning, envpin.userfiles …). To add a command,
+two of them share lives in the library (envpin.commands.options, envpin.app.planning, envpin.base.userfiles …). To add a command,
 add its module and its one-line summary here."""
 
 COMMANDS = {

@@ -12,15 +12,15 @@ import json
 import sys
 from pathlib import Path
 
+from envpin.app.check import check_files
+from envpin.base.errors import EnvpinInputError
+from envpin.base.escapes import hidden, printable
+from envpin.base.userfiles import Boundary, repository_boundary
 from envpin.check.config import CheckConfig, find_config, read_config
 from envpin.check.formats import KINDS
-from envpin.check.rules import PROBLEMS
-from envpin.check_run import check_files
+from envpin.commands.options import add_channel_options, add_db_option, add_target_options, channels, target_spec
 from envpin.compat.drivers import POLICIES
-from envpin.errors import EnvpinInputError
-from envpin.escapes import hidden, printable
-from envpin.options import add_channel_options, add_db_option, add_target_options, channels, target_spec
-from envpin.userfiles import Boundary, repository_boundary
+from envpin.readers.rules import PROBLEMS
 
 
 def register(check: argparse.ArgumentParser, parser_class) -> None:

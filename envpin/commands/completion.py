@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from envpin.cli_conventions import completion_script, completion_shell
+from envpin.commands.conventions import completion_script, completion_shell
 
 
 def register(completion: argparse.ArgumentParser, parser_class) -> None:

@@ -15,18 +15,25 @@ import sys
 from pathlib import Path
 
 from envpin import __version__
+from envpin.app.database import run_database
+from envpin.base.errors import EnvpinInputError
+from envpin.base.escapes import printable, terminal
+from envpin.base.userfiles import read_text, write_atomically
+from envpin.commands.options import (
+    add_channel_options,
+    add_db_option,
+    add_target_options,
+    channels,
+    seconds,
+    target_spec,
+)
 from envpin.conda import locks
 from envpin.conda.rattler_solve import write_pixi_lock
+from envpin.conda.render import render_virtual_packages
 from envpin.conda.target import CondaTargetFacts, conda_target, native_conda_target, solve_for_target
 from envpin.conda.virtual import conda_lock_spec
-from envpin.database import run_database
-from envpin.emit.conda_env import render_virtual_packages
-from envpin.errors import EnvpinInputError
-from envpin.escapes import printable, terminal
-from envpin.options import add_channel_options, add_db_option, add_target_options, channels, seconds, target_spec
 from envpin.provision.backends import CONDA_FAMILY
 from envpin.provision.inputs import InstallOptions, conda_backend_target, install_conda_file
-from envpin.userfiles import read_text, write_atomically
 
 LOCK_FORMATS = ("pixi.lock", "conda-lock.yml", "explicit")
 

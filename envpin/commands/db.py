@@ -13,12 +13,12 @@ import json
 import sys
 from pathlib import Path
 
+from envpin.app.database import run_database
+from envpin.base.errors import DatabaseError
+from envpin.base.escapes import printable, terminal
+from envpin.commands.options import add_db_option, seconds
 from envpin.compat.info import database_info, render_info
 from envpin.compat.loader import validate_database
-from envpin.database import run_database
-from envpin.errors import DatabaseError
-from envpin.escapes import printable, terminal
-from envpin.options import add_db_option, seconds
 from envpin.refresh.client import DEFAULT_JSON_URL, DEFAULT_SIMPLE_URL
 from envpin.refresh.plan import PACKAGES
 from envpin.refresh.run import RefreshOptions, refresh

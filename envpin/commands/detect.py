@@ -6,11 +6,11 @@ import argparse
 import json
 import sys
 
-from envpin.escapes import terminal
-from envpin.facts import to_json
+from envpin.base.escapes import terminal
+from envpin.commands.options import add_node_report_option, seconds
+from envpin.facts.host import to_json
 from envpin.host import detect_host
 from envpin.host.summary import render_summary
-from envpin.options import add_node_report_option, seconds
 
 
 def register(detect: argparse.ArgumentParser, parser_class) -> None:

@@ -5,15 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 
-from envpin.database import run_database
+from envpin.app.database import run_database
+from envpin.base.escapes import printable, terminal
+from envpin.base.userfiles import read_json, read_log, read_text
+from envpin.commands.options import add_probe_options, add_target_options, target_spec
 from envpin.doctor.engine import diagnose
 from envpin.doctor.model import Case
-from envpin.env_facts import EnvFacts, env_facts_from_json, has_env_facts
-from envpin.escapes import printable, terminal
-from envpin.facts import HostFacts, from_json
+from envpin.facts.env import EnvFacts, env_facts_from_json, has_env_facts
+from envpin.facts.host import HostFacts, from_json
 from envpin.host import detect_host
-from envpin.options import add_probe_options, add_target_options, target_spec
-from envpin.userfiles import read_json, read_log, read_text
 from envpin.verify.run import interpreter_for, run_probe
 
 

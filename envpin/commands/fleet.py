@@ -19,27 +19,15 @@ import sys
 import tempfile
 from pathlib import Path
 
-from envpin.emit.render import render_text as render_answer
-from envpin.errors import EnvpinInputError
-from envpin.escapes import printable, terminal
-from envpin.facts import to_json
-from envpin.fleet.images import CONDA, base_image
-from envpin.fleet.names import checked_namespace
-from envpin.fleet.plan import conda_class_lock, docker_files, kubernetes_files, plan_inventory
-from envpin.fleet.report import render_json, render_text, report_json
-from envpin.fleet.slurm import (
-    ClassFiles,
-    check_slurm_names,
-    detect_facts,
-    facts_document,
-    list_nodes,
-    provision_script,
-    sbatch_path,
-    submit,
-)
-from envpin.lock.planned import lock_planned
-from envpin.lock.pylock import render
-from envpin.options import (
+from envpin.app.fleet import conda_class_lock, docker_files, kubernetes_files, plan_inventory
+from envpin.app.lock import lock_planned
+from envpin.app.planning import Plan
+from envpin.app.render import render_text as render_answer
+from envpin.base.errors import EnvpinInputError
+from envpin.base.escapes import printable, terminal
+from envpin.base.record import replace
+from envpin.base.userfiles import write_atomically
+from envpin.commands.options import (
     add_channel_options,
     add_conda_source_option,
     add_db_option,
@@ -53,9 +41,21 @@ from envpin.options import (
     solve_options,
     target_spec,
 )
-from envpin.planning import Plan
-from envpin.record import replace
-from envpin.userfiles import write_atomically
+from envpin.facts.host import to_json
+from envpin.fleet.images import CONDA, base_image
+from envpin.fleet.names import checked_namespace
+from envpin.fleet.report import render_json, render_text, report_json
+from envpin.fleet.slurm import (
+    ClassFiles,
+    check_slurm_names,
+    detect_facts,
+    facts_document,
+    list_nodes,
+    provision_script,
+    sbatch_path,
+    submit,
+)
+from envpin.lock.pylock import render
 
 MANIFEST_FORMATS = ("kubernetes", "dockerfile")
 

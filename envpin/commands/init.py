@@ -7,10 +7,12 @@ import difflib
 import sys
 from pathlib import Path
 
-from envpin.database import run_database
-from envpin.emit.render import RenderOptions, render
-from envpin.escapes import terminal
-from envpin.options import (
+from envpin.app.database import run_database
+from envpin.app.planning import Plan, plan
+from envpin.app.render import RenderOptions, render
+from envpin.base.escapes import terminal
+from envpin.base.userfiles import read_text, write_atomically
+from envpin.commands.options import (
     add_db_option,
     add_project_options,
     add_request_options,
@@ -18,8 +20,6 @@ from envpin.options import (
     solve_options,
     target_spec,
 )
-from envpin.planning import Plan, plan
-from envpin.userfiles import read_text, write_atomically
 
 DEFAULT_FILES = {"environment.yml": "environment.yml", "requirements.txt": "requirements-gpu.txt"}
 

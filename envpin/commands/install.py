@@ -14,13 +14,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from envpin.conda.target import native_conda_target
-from envpin.database import run_database
-from envpin.emit.render import render_text as render
-from envpin.escapes import printable, terminal
-from envpin.lock.planned import lock_planned, passed_over, plan_to_lock
-from envpin.lock.pylock import read_lock
-from envpin.options import (
+from envpin.app.database import run_database
+from envpin.app.lock import lock_planned, passed_over, plan_to_lock
+from envpin.app.planning import Plan
+from envpin.app.render import render_text as render
+from envpin.base.escapes import printable, terminal
+from envpin.commands.options import (
     add_channel_options,
     add_db_option,
     add_lock_options,
@@ -33,7 +32,8 @@ from envpin.options import (
     solve_options,
     target_spec,
 )
-from envpin.planning import Plan
+from envpin.conda.target import native_conda_target
+from envpin.lock.pylock import read_lock
 from envpin.provision.backends import BACKENDS, CONDA_FAMILY
 from envpin.provision.inputs import InstallOptions, conda_backend_target, file_kind, install_conda_file, install_lock
 

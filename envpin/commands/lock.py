@@ -7,14 +7,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from envpin.database import run_database
-from envpin.emit.render import render_text
-from envpin.escapes import printable, terminal
-from envpin.lock.export import requirements_text
-from envpin.lock.options import LOCK_FORMATS
-from envpin.lock.planned import lock_planned, passed_over, plan_to_lock
-from envpin.lock.pylock import lock_file_name, render
-from envpin.options import (
+from envpin.app.database import run_database
+from envpin.app.lock import lock_planned, passed_over, plan_to_lock
+from envpin.app.planning import CREDENTIALS_NOTE, Plan, has_credentials, redact_credentials
+from envpin.app.render import render_text
+from envpin.base.escapes import printable, terminal
+from envpin.base.userfiles import write_atomically
+from envpin.commands.options import (
     add_db_option,
     add_lock_options,
     add_project_options,
@@ -24,8 +23,9 @@ from envpin.options import (
     solve_options,
     target_spec,
 )
-from envpin.planning import CREDENTIALS_NOTE, Plan, has_credentials, redact_credentials
-from envpin.userfiles import write_atomically
+from envpin.lock.export import requirements_text
+from envpin.lock.options import LOCK_FORMATS
+from envpin.lock.pylock import lock_file_name, render
 
 
 def register(lock: argparse.ArgumentParser, parser_class) -> None:

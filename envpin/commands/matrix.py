@@ -8,15 +8,21 @@ import json
 import sys
 from pathlib import Path
 
-from envpin.database import run_database
-from envpin.errors import EnvpinInputError
+from envpin.app.database import run_database
+from envpin.app.matrix import grids
+from envpin.app.planning import SolveOptions
+from envpin.base.errors import EnvpinInputError
+from envpin.base.terminal import wants_colour as terminal_wants_colour
+from envpin.base.userfiles import write_atomically
+from envpin.commands.options import (
+    add_db_option,
+    add_driver_policy_option,
+    add_fleet_option,
+    add_target_options,
+    target_spec,
+)
 from envpin.matrix import page, terminal
 from envpin.matrix.grid import Grid, grid_json
-from envpin.matrix_run import grids
-from envpin.options import add_db_option, add_driver_policy_option, add_fleet_option, add_target_options, target_spec
-from envpin.planning import SolveOptions
-from envpin.terminal import wants_colour as terminal_wants_colour
-from envpin.userfiles import write_atomically
 
 FORMATS = ("text", "json", "html")
 _SUFFIXES = {".txt": "text", ".json": "json", ".html": "html", ".htm": "html"}
@@ -70,5 +76,5 @@ def grid_format_for_path(output: str | None) -> str:
 
 
 def wants_colour(stream) -> bool:
-    """Colour by --color, NO_COLOR, FORCE_COLOR and whether `stream` is a terminal (envpin/terminal.py)."""
+    """Colour by --color, NO_COLOR, FORCE_COLOR and whether `stream` is a terminal (envpin/base/terminal.py)."""
     return terminal_wants_colour(stream)

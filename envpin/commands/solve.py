@@ -7,11 +7,23 @@ import json
 import sys
 from pathlib import Path
 
-from envpin.database import run_database
-from envpin.emit.common import answer_json
-from envpin.emit.render import RenderOptions, render
-from envpin.escapes import printable, terminal
-from envpin.options import (
+from envpin.app.database import run_database
+from envpin.app.planning import (
+    CREDENTIALS_NOTE,
+    RESOLVED,
+    FleetResult,
+    Plan,
+    PlannedFleet,
+    Unsatisfiable,
+    has_credentials,
+    plan,
+    plan_fleet,
+)
+from envpin.app.render import RenderOptions, render
+from envpin.base.escapes import printable, terminal
+from envpin.base.record import replace
+from envpin.base.userfiles import write_atomically
+from envpin.commands.options import (
     add_db_option,
     add_fleet_option,
     add_project_options,
@@ -23,19 +35,7 @@ from envpin.options import (
     solve_options,
     target_spec,
 )
-from envpin.planning import (
-    CREDENTIALS_NOTE,
-    RESOLVED,
-    FleetResult,
-    Plan,
-    PlannedFleet,
-    Unsatisfiable,
-    has_credentials,
-    plan,
-    plan_fleet,
-)
-from envpin.record import replace
-from envpin.userfiles import write_atomically
+from envpin.emit.common import answer_json
 
 
 def register(solve: argparse.ArgumentParser, parser_class) -> None:

@@ -7,13 +7,13 @@ import json
 import sys
 from pathlib import Path
 
-from envpin.database import run_database
-from envpin.env_facts import env_facts_to_json
-from envpin.escapes import terminal
+from envpin.app.database import run_database
+from envpin.base.escapes import terminal
+from envpin.base.record import replace
+from envpin.commands.options import add_node_report_option, add_probe_options
+from envpin.facts.env import env_facts_to_json
 from envpin.host import detect_host
 from envpin.lock.pylock import read_lock
-from envpin.options import add_node_report_option, add_probe_options
-from envpin.record import replace
 from envpin.verify.report import lock_checks, render_text, report_json, verify
 from envpin.verify.run import interpreter_for, run_probe
 

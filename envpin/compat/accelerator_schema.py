@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from envpin.base.record import Record, replace
+from envpin.base.record import record as frozen_record
 from envpin.compat.gpus import amd_name_key
 from envpin.compat.model import (
     AcceleratorTables,
@@ -28,8 +30,6 @@ from envpin.compat.model import (
     Variant,
     VendorIndex,
 )
-from envpin.record import Record, replace
-from envpin.record import record as frozen_record
 
 if TYPE_CHECKING:  # the schema imports this module (lazily) and hands it its nodes and citations
     from envpin.compat.schema import _Citations, _Node

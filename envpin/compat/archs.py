@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from envpin.base.record import Record, record
 from envpin.compat.model import ArchList, ComputeCapability, Provenance
-from envpin.record import Record, record
 
 # Compute capabilities that exist only on Tegra (Jetson) parts: TX1/Nano, TX2, Xavier, Orin, Thor.
 TEGRA_CAPABILITIES = frozenset(

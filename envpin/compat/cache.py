@@ -38,10 +38,10 @@ except ImportError:  # pragma: no cover - a Python built without its own BLAKE2
 
 from packaging.version import Version
 
+from envpin.base.record import Record
 from envpin.compat import model
 from envpin.compat.files import PARTS
 from envpin.compat.model import ComputeCapability
-from envpin.record import Record
 
 FORMAT = "envpin-database-cache"
 FORMAT_VERSION = 2  # 2: one entry per part of the database

@@ -10,9 +10,9 @@ CUDA 10.x has no minor-version compatibility, so both policies use the toolkit's
 
 from __future__ import annotations
 
+from envpin.base.errors import EnvpinInputError
+from envpin.base.record import Record, record
 from envpin.compat.model import Database, MinorVersionCompat, Provenance
-from envpin.errors import EnvpinInputError
-from envpin.record import Record, record
 
 POLICIES = ("minor", "strict")
 

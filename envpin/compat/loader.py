@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from envpin import __version__
+from envpin.base.errors import DatabaseError
 from envpin.compat import cache
 from envpin.compat.files import BASE, FILES, OPTIONAL_FILES, OWN_SOURCES, PARTS  # noqa: F401 - importable from here, as before
 from envpin.compat.model import Database, in_parts
-from envpin.errors import DatabaseError
 
 _LOADED: dict[str, Database] = {}
 
@@ -166,7 +166,7 @@ def validate_database(path: str | os.PathLike[str] | None = None) -> list[str]:
 
 
 def _read_text(path: Path) -> str:
-    from envpin.userfiles import UnreadableFile, open_regular  # noqa: PLC0415 - only when the cache misses
+    from envpin.base.userfiles import UnreadableFile, open_regular  # noqa: PLC0415 - only when the cache misses
 
     try:
         with open_regular(path) as handle:  # a FIFO in a --db directory would block, a device never ends
@@ -188,7 +188,7 @@ _HERE = Path(__file__).parent
 # names and tags through compat.gpus and the vocabulary, so they count as well.
 CODE_FILES = tuple(_HERE / name for name in ("model.py", "schema.py", "accelerator_schema.py", "files.py", "cache.py",
                                              "yaml_subset.py", "gpus.py")) + (
-    _HERE.parent / "record.py", _HERE.parent / "vocabulary" / "platforms.py", _HERE.parent / "vocabulary" / "variants.py",
+    _HERE.parent / "base" / "record.py", _HERE.parent / "vocabulary" / "platforms.py", _HERE.parent / "vocabulary" / "variants.py",
     _HERE.parent / "escapes.py")
 
 

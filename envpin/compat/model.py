@@ -1,6 +1,6 @@
 """The compatibility database as frozen values. Built by `envpin.compat.loader`, queried everywhere else.
 
-The classes are records (`envpin.record`): frozen values like those of a frozen dataclass, cheaper
+The classes are records (`envpin.base.record`): frozen values like those of a frozen dataclass, cheaper
 to define, since every solve defines all of them. The cache of the validated database
 (`envpin.compat.cache`) writes and reads them through their annotations: a field's annotation must stay
 one of the forms it knows (a model class, `Version`, `str`, `int`, `bool`, `X | None`, `tuple[X, ...]`,
@@ -14,8 +14,8 @@ from typing import Any
 
 from packaging.version import Version
 
+from envpin.base.record import NEW_DICT, Record, record
 from envpin.compat.files import BASE, PARTS
-from envpin.record import NEW_DICT, Record, record
 from envpin.vocabulary.platforms import PLATFORMS  # noqa: F401 - importable from here
 
 

@@ -22,8 +22,8 @@ from collections.abc import Iterable, Mapping
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from envpin.base.errors import EnvpinInputError
 from envpin.compat.model import Database, KnownIssue
-from envpin.errors import EnvpinInputError
 
 _DB_VERSION = re.compile(r"^\d{4}\.\d{2}\.\d{2}$")
 

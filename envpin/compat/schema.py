@@ -13,6 +13,7 @@ from typing import Any
 
 from packaging.version import Version
 
+from envpin.base.escapes import printable
 from envpin.compat.files import BASE, FILES, OPTIONAL_FILES, OWN_SOURCES, PARTS
 from envpin.compat.gpus import gpu_name_key
 from envpin.compat.model import (
@@ -54,7 +55,6 @@ from envpin.compat.model import (
     Variant,
     WheelTags,
 )
-from envpin.escapes import printable
 from envpin.vocabulary.platforms import PLATFORMS
 from envpin.vocabulary.variants import CUDA, cuda_tag, is_database_tag, kind_of
 

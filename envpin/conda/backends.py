@@ -39,7 +39,7 @@ def create_command(tool: str, executable: str, source: Path, prefix: Path) -> tu
 
 
 def is_explicit_lock(source: Path) -> bool:
-    from envpin.userfiles import UnreadableFile, read_text  # noqa: PLC0415 - only an install from a file
+    from envpin.base.userfiles import UnreadableFile, read_text  # noqa: PLC0415 - only an install from a file
 
     try:
         text = read_text(source)  # a regular file only: a FIFO or a device is refused, never opened

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from envpin.errors import EnvpinInputError
-from envpin.record import Record, record
+from envpin.base.errors import EnvpinInputError
+from envpin.base.record import Record, record
 
 
 @record

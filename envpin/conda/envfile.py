@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from envpin.base.escapes import shown
 from envpin.conda.errors import CondaInputError
-from envpin.escapes import shown
 
 
 @dataclass(frozen=True)

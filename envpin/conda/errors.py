@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from envpin.errors import EnvpinError, EnvpinInputError
+from envpin.base.errors import EnvpinError, EnvpinInputError
 
 
 class CondaInputError(EnvpinInputError):

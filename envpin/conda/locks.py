@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from envpin.record import replace
+from envpin.base.record import replace
 
 if TYPE_CHECKING:
     from envpin.conda.rattler_solve import Solution

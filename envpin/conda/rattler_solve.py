@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from envpin.base.errors import Unreachable, looks_unreachable
 from envpin.conda.envfile import EnvironmentFile, parse_environment_yml
 from envpin.conda.errors import CondaInputError, CondaSolveFailed, CondaToolFailed, RattlerMissing
 from envpin.conda.locks import LockedRecord
 from envpin.conda.virtual import VirtualPackage
-from envpin.errors import Unreachable, looks_unreachable
 
 if TYPE_CHECKING:
     from rattler import RepoDataRecord

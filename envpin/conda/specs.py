@@ -19,9 +19,9 @@ spec is spelled as it is:
 
 from __future__ import annotations
 
+from envpin.base.record import Record, record
 from envpin.conda.errors import CondaInputError
 from envpin.emit.common import _requirement_sort_key, pip_lines
-from envpin.record import Record, record
 from envpin.resolver.builds import Build
 from envpin.resolver.plan import Plan
 from envpin.resolver.request import CHANNELS, CONDA_FORGE, PIP, PYTORCH_CHANNEL

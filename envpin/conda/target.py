@@ -8,16 +8,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from envpin.base.errors import EnvpinInputError
+from envpin.base.record import replace
 from envpin.compat.model import Database
 from envpin.conda.backends import native_subdir
 from envpin.conda.channels import Channels
 from envpin.conda.rattler_solve import Solution, solve_environment
 from envpin.conda.virtual import VirtualPackage, conda_subdir, virtual_packages
-from envpin.errors import EnvpinInputError
-from envpin.facts import HostFacts
-from envpin.record import replace
+from envpin.facts.host import HostFacts
+from envpin.machine.spec import TargetSpec
 from envpin.resolver.target import Target, make_target
-from envpin.target_spec import TargetSpec
 
 
 @dataclass(frozen=True)

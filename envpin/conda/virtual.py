@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 
+from envpin.base.record import Record, record
 from envpin.conda.errors import CondaInputError
-from envpin.facts import Libc
-from envpin.record import Record, record
+from envpin.facts.host import Libc
 from envpin.resolver.target import Target
 from envpin.vocabulary.platforms import PLATFORMS, split_key
 from envpin.vocabulary.platforms import conda_subdir as _subdir_of

@@ -28,8 +28,8 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from envpin.base.record import replace
 from envpin.host.libraries import is_runtime_library
-from envpin.record import replace
 
 ERROR_MOD_NOT_FOUND = 126  # "The specified module could not be found."
 ERROR_DLL_INIT_FAILED = 1114  # "A dynamic link library (DLL) initialization routine failed."

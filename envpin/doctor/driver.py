@@ -11,7 +11,7 @@ from __future__ import annotations
 from envpin.compat.drivers import driver_at_least, minimum_driver
 from envpin.doctor.fixes import install_fix
 from envpin.doctor.model import CONFIRMED, LIKELY, MATCHED, PROVEN, Case, Finding, Fix, version_tuple
-from envpin.facts import decode_driver_cuda
+from envpin.facts.host import decode_driver_cuda
 from envpin.vocabulary.variants import cuda_of
 
 D1, D2, D3, D4, D5, D6, D7, D8, D9, D10 = (

@@ -13,9 +13,9 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
+from envpin.base.record import replace
 from envpin.doctor.catalogue import BY_ID
 from envpin.doctor.model import SEVERITIES, Case, Finding, holds
-from envpin.record import replace
 
 # One module per group of the catalogue; each exposes findings(case) -> list[Finding].
 GROUPS = (

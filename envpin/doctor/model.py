@@ -21,7 +21,7 @@ from packaging.version import Version
 from envpin.compat.model import Database
 from envpin.doctor.catalogue import BY_ID, compiled
 from envpin.doctor.pasted import TextGpu, gpu_name, text_gpus, unprefixed
-from envpin.facts import FRAMEWORK_KEYS, EnvFacts, FrameworkFacts, HostFacts
+from envpin.facts.host import FRAMEWORK_KEYS, EnvFacts, FrameworkFacts, HostFacts
 from envpin.resolver.target import TargetOverrides
 from envpin.verify.report import machine_gpus
 from envpin.vocabulary.platforms import platform_key

@@ -7,7 +7,7 @@ is the facts', else the pasted nvidia-smi's, else, when the text proves a CUDA p
 oldest driver that runs both that GPU and the installed build (database) — said so in the fix, never taken
 for the real one. Its Python is a `--python` flag, else the environment's, else the host's.
 
-`solve_for` asks `envpin.planning.plan`, the library call behind `envpin solve`, for the installed release
+`solve_for` asks `envpin.app.planning.plan`, the library call behind `envpin solve`, for the installed release
 first (`torch==2.6.0`: another build of it), then relaxed in the order the solve's own fixes give (the
 nearest release that runs here, each such fix naming its `--spec`), then for no release at all. The first
 answer that is a plan is the fix; when none is, the fix is the solve's own refusal and fixes.
@@ -17,17 +17,17 @@ from __future__ import annotations
 
 import re
 
+from envpin.app.planning import Planned, SolveOptions, plan
+from envpin.base.errors import EnvpinInputError
+from envpin.base.record import Record, record
 from envpin.compat.drivers import minimum_driver
 from envpin.compat.gpus import lookup_gpu
 from envpin.compat.model import ComputeCapability
 from envpin.doctor.model import Case
 from envpin.doctor.pasted import text_driver
-from envpin.errors import EnvpinInputError
-from envpin.facts import is_python_version
-from envpin.planning import Planned, SolveOptions, plan
-from envpin.record import Record, record
+from envpin.facts.host import is_python_version
+from envpin.machine.spec import TargetSpec
 from envpin.resolver.plan import Unsatisfiable
-from envpin.target_spec import TargetSpec
 from envpin.vocabulary.variants import CUDA, kind_of
 
 # A solve's fix that moves the request to another release names it as `--spec '<framework>==<version>'`

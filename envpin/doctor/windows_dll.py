@@ -13,6 +13,7 @@ import re
 
 from packaging.version import Version
 
+from envpin.base.record import replace
 from envpin.compat.drivers import driver_at_least, minimum_driver
 from envpin.doctor import dll_search
 from envpin.doctor.dll_search import ERROR_MOD_NOT_FOUND, WindowsProcess, normalise, resolve, where
@@ -29,8 +30,7 @@ from envpin.doctor.model import (
     same_path,
     version_tuple,
 )
-from envpin.facts import Driver
-from envpin.record import replace
+from envpin.facts.host import Driver
 from envpin.vocabulary.variants import CUDA, kind_of
 
 W1, W2, W3, W4, W5, W6, W7, W8, W9, W10, W11, W12 = (

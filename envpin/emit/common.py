@@ -7,9 +7,9 @@ import shlex
 from typing import Any
 
 from envpin import __version__
+from envpin.base.errors import EnvpinInputError
+from envpin.base.escapes import printable
 from envpin.emit.formats import format_for_path
-from envpin.errors import EnvpinInputError
-from envpin.escapes import printable
 from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.request import DEFAULT_TORCH_INDEX, Request
 from envpin.resolver.target import Target, overrides_of

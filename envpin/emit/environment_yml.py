@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
+from envpin.base.escapes import has_control
 from envpin.emit.common import file_header, pip_lines
-from envpin.escapes import has_control
 from envpin.resolver.plan import Plan
 from envpin.resolver.request import Request
 

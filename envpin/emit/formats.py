@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from envpin.errors import EnvpinInputError
+from envpin.base.errors import EnvpinInputError
 
 
 def format_for_path(output: str | None) -> str:

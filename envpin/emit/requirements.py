@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import shlex
 
+from envpin.base.escapes import printable
 from envpin.emit.common import file_header, pip_lines
-from envpin.escapes import printable
 from envpin.resolver.plan import Plan
 from envpin.resolver.request import Request
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from envpin import __version__
+from envpin.base.escapes import printable
 from envpin.emit.commands import pip_command
-from envpin.escapes import printable
 from envpin.resolver.plan import RESOLVED, Plan, Unsatisfiable
 from envpin.resolver.request import Request
 

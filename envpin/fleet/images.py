@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from importlib import metadata, resources
 
 from envpin import __version__
+from envpin.base.errors import EnvpinInputError
+from envpin.base.escapes import printable
 from envpin.compat.drivers import driver_at_least, driver_max_cuda, minimum_driver
 from envpin.compat.model import Database
-from envpin.errors import EnvpinInputError
-from envpin.escapes import printable
 from envpin.fleet.nodes import MachineClass
 from envpin.resolver.plan import Plan
 

@@ -6,16 +6,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from envpin.errors import EnvpinInputError
-from envpin.facts import from_json
+from envpin.base.errors import EnvpinInputError
+from envpin.base.userfiles import read_json
+from envpin.facts.host import from_json
 from envpin.fleet.kubernetes import is_node_list, read_nodes
 from envpin.fleet.names import checked_machine_name
 from envpin.fleet.nodes import ClusterNode
 from envpin.resolver.target import apply_overrides
-from envpin.userfiles import read_json
 
 if TYPE_CHECKING:
-    from envpin.target_spec import TargetSpec
+    from envpin.machine.spec import TargetSpec
 
 
 def read_inventory(path: str, spec: TargetSpec) -> tuple[list[ClusterNode], bool]:

@@ -24,9 +24,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from envpin.errors import EnvpinInputError
-from envpin.escapes import shown
-from envpin.facts import OPERATING_SYSTEMS, Driver, Gpu, HostFacts, PythonInfo, is_compute_capability, normalize_arch
+from envpin.base.errors import EnvpinInputError
+from envpin.base.escapes import shown
+from envpin.facts.host import (
+    OPERATING_SYSTEMS,
+    Driver,
+    Gpu,
+    HostFacts,
+    PythonInfo,
+    is_compute_capability,
+    normalize_arch,
+)
 from envpin.fleet.names import checked_node_name, is_label_value
 from envpin.fleet.nodes import ClusterNode, MachineClass
 

@@ -22,8 +22,8 @@ node selected by a changed name would be another node, or none.
 
 from __future__ import annotations
 
-from envpin.errors import EnvpinInputError
-from envpin.escapes import has_control, shown
+from envpin.base.errors import EnvpinInputError
+from envpin.base.escapes import has_control, shown
 
 MAX_NAME = 253  # RFC 1123's longest host name, and Kubernetes' longest object name
 MAX_LABEL = 63  # one DNS label

@@ -14,8 +14,8 @@ import socket
 from collections.abc import Mapping
 from pathlib import Path
 
-from envpin.errors import EnvpinInputError
-from envpin.userfiles import write_atomically
+from envpin.base.errors import EnvpinInputError
+from envpin.base.userfiles import write_atomically
 
 SLURM_NODE_VARIABLE = "SLURMD_NODENAME"
 

@@ -14,9 +14,9 @@ import re
 from collections import Counter
 from collections.abc import Mapping
 
+from envpin.base.record import Record, field, record, replace
 from envpin.compat.drivers import parse_driver_version
-from envpin.facts import Gpu, HostFacts
-from envpin.record import Record, field, record, replace
+from envpin.facts.host import Gpu, HostFacts
 
 
 @record

@@ -7,12 +7,12 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from envpin.errors import EnvpinInputError
+from envpin.base.errors import EnvpinInputError
+from envpin.base.userfiles import read_json
 from envpin.resolver.plan import Plan
-from envpin.userfiles import read_json
 
 if TYPE_CHECKING:  # the answers come from the planning layer above; the report only reads them
-    from envpin.fleet.plan import ClassAnswer, PlannedClasses
+    from envpin.app.fleet import ClassAnswer, PlannedClasses
 
 NO_REPORT = "no report"
 

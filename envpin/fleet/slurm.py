@@ -18,13 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from envpin import __version__
-from envpin.errors import EnvpinInputError
-from envpin.escapes import has_control, printable, shown
+from envpin.base.errors import EnvpinInputError
+from envpin.base.escapes import has_control, printable, shown
+from envpin.base.userfiles import read_json
 from envpin.fleet.names import checked_slurm_name
 from envpin.fleet.nodes import MachineClass
 from envpin.host.runner import CommandTimeout, SubprocessRunner
 from envpin.resolver.plan import Plan
-from envpin.userfiles import read_json
 
 
 @dataclass(frozen=True)

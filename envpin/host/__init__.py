@@ -13,10 +13,10 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from envpin.facts import Driver, Gpu, HostFacts
+from envpin.base.record import replace
+from envpin.facts.host import Driver, Gpu, HostFacts
 from envpin.host import gpu_presence, locate, platform_info, procfs
 from envpin.host.jetson import parse_nv_tegra_release
-from envpin.record import replace
 
 if TYPE_CHECKING:
     from envpin.host.runner import Runner

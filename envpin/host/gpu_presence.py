@@ -15,7 +15,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 
-from envpin.facts import DriverTrouble
+from envpin.facts.host import DriverTrouble
 from envpin.host.procfs import read_text
 
 NVIDIA_PCI_VENDOR = "0x10de"  # the PCI-SIG vendor id of NVIDIA Corporation

@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from envpin.escapes import exit_status, shown
-from envpin.facts import Gpu, is_compute_capability, is_driver_version
+from envpin.base.escapes import exit_status, shown
+from envpin.facts.host import Gpu, is_compute_capability, is_driver_version
 
 if TYPE_CHECKING:
     import xml.etree.ElementTree as ElementTree

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from envpin.facts import Gpu, is_driver_version
+from envpin.facts.host import Gpu, is_driver_version
 from envpin.host.locate import LINUX_DRIVER_MARKERS, worth_trying  # noqa: F401 - NVML's own question, asked from here too
 
 BYTES_PER_MIB = 1024 * 1024

@@ -21,8 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from envpin.fact_checks import amdgpu_module_of, is_generic_amd_gpu_name
-from envpin.facts import Gpu, is_amd_release, is_gfx_target, is_macos_version
+from envpin.facts.checks import amdgpu_module_of, is_generic_amd_gpu_name
+from envpin.facts.host import Gpu, is_amd_release, is_gfx_target, is_macos_version
 from envpin.host.procfs import read_text
 from envpin.host.runner import CommandTimeout, Runner
 
@@ -339,7 +339,7 @@ def _adapter(record: dict[str, str]) -> Adapter | None:
     elif pci:
         vendor = _PCI_VENDORS.get(pci.group(1).lower(), "other")
     else:
-        from envpin.facts import gpu_vendor  # noqa: PLC0415 - the name's own vendor words, when nothing else says
+        from envpin.facts.host import gpu_vendor  # noqa: PLC0415 - the name's own vendor words, when nothing else says
 
         vendor = gpu_vendor(name) if re.search(r"amd|radeon|intel|arc|nvidia|geforce|quadro|tesla", name, re.IGNORECASE) else "other"
     return Adapter(name, vendor, record.get("DriverVersion") or None)

@@ -11,7 +11,7 @@ import re
 import sys
 from collections.abc import Mapping
 
-from envpin.facts import Libc, PythonInfo, normalize_arch
+from envpin.facts.host import Libc, PythonInfo, normalize_arch
 from envpin.host.procfs import read_text
 
 

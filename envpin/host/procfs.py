@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 
-from envpin.facts import is_driver_version
+from envpin.facts.host import is_driver_version
 
 PROC_DRIVER_VERSION = "proc/driver/nvidia/version"
 SYS_MODULE_VERSION = "sys/module/nvidia/version"

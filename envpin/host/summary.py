@@ -1,9 +1,9 @@
-"""The human-readable text of `envpin detect` (the JSON form is `envpin.facts.to_json`)."""
+"""The human-readable text of `envpin detect` (the JSON form is `envpin.facts.host.to_json`)."""
 
 from __future__ import annotations
 
-from envpin.escapes import printable
-from envpin.facts import HostFacts
+from envpin.base.escapes import printable
+from envpin.facts.host import HostFacts
 
 _SOURCE_NAMES = {
     "nvml": "NVML",

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from envpin.facts import Toolkit
+from envpin.facts.host import Toolkit
 from envpin.host.runner import CommandTimeout, Runner
 
 _NVCC_RELEASE = re.compile(r"release (\d+)\.(\d+), V(\d+\.\d+\.\d+)")

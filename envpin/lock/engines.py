@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from envpin.errors import EnvpinError, EnvpinInputError, Unreachable, looks_unreachable
-from envpin.escapes import exit_status
+from envpin.base.errors import EnvpinError, EnvpinInputError, Unreachable, looks_unreachable
+from envpin.base.escapes import exit_status
 from envpin.host.runner import CommandTimeout, run_command
 from envpin.lock.indexes import IndexPlan, index_name
 from envpin.vocabulary.platforms import (

@@ -12,8 +12,8 @@ import os
 import re
 from dataclasses import dataclass
 
-from envpin.errors import EnvpinInputError
-from envpin.project.model import Project
+from envpin.base.errors import EnvpinInputError
+from envpin.readers.project import Project
 
 PYPI_SIMPLE = "https://pypi.org/simple"
 

@@ -3,7 +3,7 @@ building them costs a plain solve nothing of the lockers' imports."""
 
 from __future__ import annotations
 
-from envpin.record import Record, record
+from envpin.base.record import Record, record
 
 LOCK_FORMATS = ("pylock", "requirements")
 

@@ -14,10 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from envpin.errors import EnvpinError, EnvpinInputError
-from envpin.escapes import shown
+from envpin.base.errors import EnvpinError, EnvpinInputError
+from envpin.base.escapes import shown
+from envpin.base.userfiles import read_text
 from envpin.lock.indexes import IndexPlan
-from envpin.userfiles import read_text
 from envpin.vocabulary.platforms import MARKER_ENVIRONMENTS, marker
 
 # PEP 508 markers of each platform envpin solves for (the values CPython reports there).
@@ -43,7 +43,7 @@ def lock_file_name(accelerator: str, kind: str = "pylock") -> str:
 
 
 def complete(engine_text: str, facts: LockFacts) -> dict[str, Any]:
-    from envpin import _toml  # noqa: PLC0415 - envpin._toml is the TOML parser (~4 ms); a solve imports this module and reads no TOML
+    from envpin.base import _toml  # noqa: PLC0415 - envpin._toml is the TOML parser (~4 ms); a solve imports this module and reads no TOML
 
     try:
         raw = _toml.loads(engine_text)
@@ -119,7 +119,7 @@ def render(document: Mapping[str, Any], header: list[str]) -> str:
 
 def read_lock(path: str) -> dict[str, Any]:
     """A lock file from disk, checked; any problem is one EnvpinInputError naming the file."""
-    from envpin import _toml  # noqa: PLC0415 - envpin._toml is the TOML parser (~4 ms); a solve imports this module and reads no TOML
+    from envpin.base import _toml  # noqa: PLC0415 - envpin._toml is the TOML parser (~4 ms); a solve imports this module and reads no TOML
 
     text = read_text(path, "--lock")  # capped, and one line for a missing, special or undecodable file
     try:

@@ -22,12 +22,12 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from envpin.errors import EnvpinError, EnvpinInputError, Unreachable
+from envpin.base.errors import EnvpinError, EnvpinInputError, Unreachable
+from envpin.base.record import Record, record, replace
 from envpin.lock.engines import LockFailed, LockInput, UvEngine, find_uv
 from envpin.lock.indexes import index_plan, project_inputs
 from envpin.lock.options import ResolveOptions
-from envpin.project.model import Project
-from envpin.record import Record, record, replace
+from envpin.readers.project import Project
 from envpin.resolver.plan import NOT_RESOLVED, RESOLVED, Plan, Resolution, Unsatisfiable
 
 LOCK_PROJECT = "envpin-lock-input"  # engines.uv_input_project's name for the requirement set
@@ -164,7 +164,7 @@ def resolve_environment(plan: Plan, project: Project | None, options: ResolveOpt
 
 
 def _pinned(pylock: str) -> tuple[str, ...]:
-    from envpin._toml import loads  # noqa: PLC0415 - only a resolved plan reads TOML
+    from envpin.base._toml import loads  # noqa: PLC0415 - only a resolved plan reads TOML
 
     return tuple(sorted(f"{p['name']}=={p['version']}" for p in loads(pylock).get("packages", []) if "version" in p))
 

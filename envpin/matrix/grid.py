@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from envpin.base.record import Record, record
 from envpin.compat.model import Database
 from envpin.emit.common import target_json
-from envpin.record import Record, record
 from envpin.resolver.builds import Build
 from envpin.resolver.fitness import Verdict
 from envpin.resolver.queries import resolve

@@ -11,7 +11,7 @@ from __future__ import annotations
 from html import escape
 
 from envpin import __version__
-from envpin.escapes import printable
+from envpin.base.escapes import printable
 from envpin.matrix.grid import CAVEAT, NO, OK, Cell, Grid
 from envpin.matrix.terminal import KEY, LABELS, label_of
 from envpin.vocabulary.variants import parse_tag

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import textwrap
 
-from envpin.escapes import printable
+from envpin.base.escapes import printable
 from envpin.matrix.grid import CAVEAT, NO, OK, Cell, Grid, Row
 
 WIDTH = 80

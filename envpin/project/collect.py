@@ -5,11 +5,20 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
-from envpin.errors import EnvpinInputError
-from envpin.escapes import shown
-from envpin.limits import check_entries_per_package, check_specifiers
-from envpin.project.model import CPU_PACKAGES, GPU_PACKAGE_ALIASES, Project, ProjectRequirement
-from envpin.project.readers import (
+from envpin.base.errors import EnvpinInputError
+from envpin.base.escapes import shown
+from envpin.base.limits import check_entries_per_package, check_specifiers
+from envpin.base.record import replace
+from envpin.base.userfiles import (
+    Boundary,
+    UnreadableFile,
+    open_regular,
+    read_included_text,
+    read_text,
+    repository_boundary,
+)
+from envpin.readers.project import CPU_PACKAGES, GPU_PACKAGE_ALIASES, Project, ProjectRequirement
+from envpin.readers.project_files import (
     Entries,
     conda_dependency,
     parse_requirement,
@@ -20,8 +29,6 @@ from envpin.project.readers import (
     read_setup_cfg,
     read_setup_py,
 )
-from envpin.record import replace
-from envpin.userfiles import Boundary, UnreadableFile, open_regular, read_included_text, read_text, repository_boundary
 
 PROJECT_FILES = ("pyproject.toml", "pixi.toml", "setup.cfg", "setup.py", "environment.yml", "environment.yaml")
 PYTORCH_INDEX_HOSTS = ("download.pytorch.org",)
@@ -113,7 +120,7 @@ class _Reader:
         self._open.append(resolved)
         try:
             text = self._read(path, included)
-            from envpin.check.conda_specs import is_spec_list  # noqa: PLC0415 - only a requirements file needs it
+            from envpin.readers.conda_specs import is_spec_list  # noqa: PLC0415 - only a requirements file needs it
 
             reader = read_conda_spec_list if is_spec_list(text) else read_requirements_txt
             entries = reader(text, self._label(path), lambda t, c: self._include(path, t, c))
@@ -127,7 +134,7 @@ class _Reader:
     def _include(self, parent: Path, target: str, is_constraint: bool) -> Entries:
         """A `-r`/`-c` of `parent`, relative to its directory as pip joins it; a URL is not fetched (said), and a
         chain deeper than `envpin check` follows is refused."""
-        from envpin.check.requirements import MAX_INCLUDE_DEPTH, URL_INCLUDE  # noqa: PLC0415 - only a file that includes another
+        from envpin.readers.requirements import MAX_INCLUDE_DEPTH, URL_INCLUDE  # noqa: PLC0415 - only a file that includes another
 
         option = "-c" if is_constraint else "-r"
         if URL_INCLUDE.match(target):
@@ -221,7 +228,7 @@ def _cpu_only(requirements: list[ProjectRequirement], torch_indexes: list[str], 
     """The frameworks the project asks for as CPU builds by name: `tensorflow-cpu`, a `+cpu` torch, PyTorch's
     cpu index as the only PyTorch index, conda's `cpuonly`. Where the same framework is also asked for by a
     GPU name (`tensorflow` beside `tensorflow-cpu`), the GPU name wins."""
-    from envpin.check.variants import index_variant  # noqa: PLC0415 - pure string logic; only a project needs it
+    from envpin.readers.variants import index_variant  # noqa: PLC0415 - pure string logic; only a project needs it
 
     cpu: dict[str, bool] = {}
     for requirement in requirements:
@@ -263,7 +270,7 @@ def _gpu_asked(requirements: list[ProjectRequirement], entries: Entries,
         if (requirement.name in GPU_NAMES or extras & GPU_EXTRAS.get(framework or "", set())
                 or (framework == "torch" and local.startswith("cu"))):
             asked.setdefault(framework or requirement.name, f"{requirement.text} ({requirement.origin})")
-    from envpin.check.variants import index_variant  # noqa: PLC0415 - pure string logic; only a project needs it
+    from envpin.readers.variants import index_variant  # noqa: PLC0415 - pure string logic; only a project needs it
 
     for option in torch_indexes:
         if (index_variant(option.split(" ", 1)[-1]) or "").startswith("cu"):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from envpin.base.errors import EnvpinInputError
 from envpin.compat.model import Database
-from envpin.errors import EnvpinInputError
-from envpin.project.model import GPU_PACKAGE_ALIASES, Project
-from envpin.project.tied import described, releases_of, torch_specifier
+from envpin.readers.project import GPU_PACKAGE_ALIASES, Project
+from envpin.readers.tied import described, releases_of, torch_specifier
 
 # Extras that name the same JAX CUDA build under older spellings; `*-local` ones use a system CUDA that envpin
 # does not pin, so they are solved as the pip build of the same CUDA major.
@@ -88,7 +88,7 @@ def tied_lines(project: Project, database: Database | None) -> list[tuple]:
 
 def _cuda_jaxlib(requirement) -> tuple[str, str] | None:
     """(`==0.4.23`, "12") for `jaxlib==0.4.23+cuda12.cudnn89`; None for any other line."""
-    from envpin.check.variants import jax_cuda_major, split_local  # noqa: PLC0415 - only a jaxlib line needs it
+    from envpin.readers.variants import jax_cuda_major, split_local  # noqa: PLC0415 - only a jaxlib line needs it
 
     specifier = requirement.specifier
     if requirement.name != "jaxlib" or not specifier.startswith("==") or "," in specifier or "+" not in specifier:
@@ -115,8 +115,8 @@ def _extras(package: str, extras: tuple[str, ...], origin: str, notes: list[str]
 
 def _what_pypi_serves(name: str, specifier: str) -> str:
     """For a renamed package whose PyPI releases are recorded (tensorflow-gpu): that the line itself would
-    install a stub, or a version PyPI does not serve (envpin.check.served)."""
-    from envpin.check.served import SERVED, STUBS  # noqa: PLC0415 - only a line of such a package
+    install a stub, or a version PyPI does not serve (envpin.readers.served)."""
+    from envpin.readers.served import SERVED, STUBS  # noqa: PLC0415 - only a line of such a package
 
     served = SERVED.get(name)
     if served is None:

@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from envpin.errors import EnvpinInputError
+from envpin.base.errors import EnvpinInputError
 
 TEMPORARY = ".envpin-tmp-"
 SET_ASIDE = ".envpin-old-"

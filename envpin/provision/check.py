@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from envpin.errors import EnvpinError
-from envpin.escapes import exit_status, shown
+from envpin.base.errors import EnvpinError
+from envpin.base.escapes import exit_status, shown
 from envpin.host.runner import CommandTimeout, run_command
 from envpin.vocabulary.frameworks import COMPANIONS, FRAMEWORKS, PINNED_FRAMEWORK_OF
 

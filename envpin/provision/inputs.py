@@ -13,19 +13,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from envpin.base.errors import EnvpinInputError
+from envpin.base.userfiles import read_text
 from envpin.check.formats import kind_of
 from envpin.conda.backends import is_explicit_lock
 from envpin.conda.channels import Channels
 from envpin.conda.envfile import parse_environment_yml
 from envpin.conda.target import CondaTargetFacts
-from envpin.errors import EnvpinInputError
 from envpin.lock.export import requirements_text
 from envpin.lock.pylock import lock_python, render
 from envpin.provision.atomic import Staging, staged
 from envpin.provision.backends import CONDA_FAMILY, CONDA_TOOLS, CondaTarget, InstallInputs
 from envpin.provision.install import Installed, choose_backend, provision
 from envpin.provision.progress import make_progress
-from envpin.userfiles import read_text
 
 CONDA_INPUTS = {  # each conda input (named as envpin.check.formats names kinds) and the backends that read it
     "environment.yml": CONDA_FAMILY,

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from envpin.base.errors import EnvpinError, EnvpinInputError, Unreachable, looks_unreachable
 from envpin.conda.backends import find_tool
 from envpin.conda.virtual import override_environment
-from envpin.errors import EnvpinError, EnvpinInputError, Unreachable, looks_unreachable
 from envpin.host.runner import CommandTimeout, run_command
 from envpin.lock.engines import engine_environment, find_uv
 from envpin.provision.atomic import Staging

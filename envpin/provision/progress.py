@@ -12,7 +12,7 @@ import sys
 from typing import TextIO
 from urllib.parse import unquote
 
-from envpin.escapes import printable
+from envpin.base.escapes import printable
 
 # uv: "Downloading torch (182.9MiB)", " Downloaded torch", "Prepared 10 packages in 4.92s",
 # "Installed 10 packages in 373ms". pip: "Collecting torch==2.13.0+cpu", "Downloading torch-…whl (191.8 MB)",

@@ -78,7 +78,7 @@ class _RattlerRun:
         self.records = records_from_lock(lock, self.target.subdir, environment)
 
     def solve_file(self, path: Path) -> None:
-        from envpin.userfiles import UnreadableFile, read_text  # noqa: PLC0415 - only a solve from a file
+        from envpin.base.userfiles import UnreadableFile, read_text  # noqa: PLC0415 - only a solve from a file
 
         try:
             text = read_text(path)  # a regular file only: a FIFO or a device is refused, never opened

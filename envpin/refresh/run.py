@@ -14,16 +14,16 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from envpin.base.errors import EnvpinInputError
+from envpin.base.terminal import StatusLine
+from envpin.base.userfiles import write_atomically
 from envpin.compat.loader import default_database_path, load_database
-from envpin.errors import EnvpinInputError
 from envpin.refresh.client import DEFAULT_JSON_URL, DEFAULT_SIMPLE_URL, ClientSettings, PyPIClient
 from envpin.refresh.collect import collect
 from envpin.refresh.diff import propose
 from envpin.refresh.plan import PACKAGES
 from envpin.refresh.report import RunInfo, render_report
 from envpin.refresh.write import check_output, write_proposal
-from envpin.terminal import StatusLine
-from envpin.userfiles import write_atomically
 
 
 @dataclass(frozen=True)

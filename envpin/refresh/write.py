@@ -22,8 +22,8 @@ from typing import Any
 
 from packaging.version import Version
 
+from envpin.base.errors import EnvpinInputError
 from envpin.compat.loader import validate_database
-from envpin.errors import EnvpinInputError
 from envpin.refresh.diff import Proposal
 
 _PLAIN = re.compile(r"^[A-Za-z][A-Za-z0-9_.+-]*$")

@@ -22,9 +22,9 @@ from collections.abc import Callable
 
 from packaging.version import Version
 
+from envpin.base.record import replace
 from envpin.compat.model import AmdDriverSupport, Database, MetalPlugin, TorchRelease
-from envpin.fact_checks import amdgpu_module_of, is_amd_release
-from envpin.record import replace
+from envpin.facts.checks import amdgpu_module_of, is_amd_release
 from envpin.resolver.builds import Build
 from envpin.resolver.target import Target, TargetAmdGpu
 from envpin.vocabulary.platforms import MACOS_ARM64

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping
 
 from packaging.version import Version
 
+from envpin.base.record import Record, field, record
 from envpin.compat.model import (
     ArchList,
     Companion,
@@ -32,7 +33,6 @@ from envpin.compat.model import (
     TorchRelease,
     Variant,
 )
-from envpin.record import Record, field, record
 from envpin.resolver.request import CONDA_FORGE, PIP, PYTORCH_CHANNEL
 from envpin.vocabulary.platforms import PLATFORMS
 from envpin.vocabulary.variants import tag_for

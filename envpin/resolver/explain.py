@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from packaging.specifiers import SpecifierSet
 
+from envpin.base.record import replace
 from envpin.compat.drivers import driver_at_least, minimum_driver
 from envpin.compat.model import Database
-from envpin.record import replace
 from envpin.resolver.accelerators import MPS, amd_fixes, carries
 from envpin.resolver.builds import CHANNEL_NAMES, CONDA_PACKAGES, PYTORCH_CHANNEL_LAST, Build, builds_of
 from envpin.resolver.choice import build_plan, jetson_notes

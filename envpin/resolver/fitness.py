@@ -17,10 +17,10 @@ know, the verdict names it in `unchecked` and says so in `unverified`: it never 
 
 from __future__ import annotations
 
+from envpin.base.record import Record, record
 from envpin.compat.archs import TEGRA_CAPABILITIES, coverage
 from envpin.compat.drivers import DriverRequirement, cuda_at_least, driver_at_least, minimum_driver
 from envpin.compat.model import Database, Provenance
-from envpin.record import Record, record
 from envpin.resolver.accelerators import (
     check_amd_driver,
     check_amd_gpus,

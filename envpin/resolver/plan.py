@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from envpin.record import Record, field, record
+from envpin.base.record import Record, field, record
 from envpin.resolver.target import Target
 
 if TYPE_CHECKING:

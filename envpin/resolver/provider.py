@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING
 from packaging.version import Version
 from resolvelib import AbstractProvider
 
+from envpin.base.record import Record, record
 from envpin.compat.model import Database
-from envpin.record import Record, record
 from envpin.resolver.builds import Build, builds_of
 from envpin.resolver.fitness import Verdict, assess
 from envpin.resolver.request import NumpyBound

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 
 from resolvelib import BaseReporter, ResolutionImpossible, ResolutionTooDeep, Resolver
 
+from envpin.base.record import Record, record
 from envpin.compat.model import Database
-from envpin.record import Record, record
 from envpin.resolver.accelerators import carries, gpu_kind
 from envpin.resolver.builds import Build, builds_of
 from envpin.resolver.fitness import CHECKS, Verdict

@@ -6,11 +6,11 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from envpin.base.errors import EnvpinInputError
+from envpin.base.escapes import shown
+from envpin.base.limits import check_specifiers
+from envpin.base.record import Record, field, record
 from envpin.compat.drivers import POLICIES
-from envpin.errors import EnvpinInputError
-from envpin.escapes import shown
-from envpin.limits import check_specifiers
-from envpin.record import Record, field, record
 from envpin.resolver.urls import checked_index_url
 from envpin.vocabulary.frameworks import FRAMEWORK_OF, FRAMEWORKS, PACKAGE_ORDER, PACKAGES, framework_named
 from envpin.vocabulary.variants import DEFAULT_TORCH_INDEX

@@ -6,6 +6,9 @@ import re
 from collections.abc import Mapping
 from functools import cached_property
 
+from envpin.base.errors import EnvpinInputError
+from envpin.base.escapes import printable, shown
+from envpin.base.record import NEW_DICT, Record, record, replace
 from envpin.compat.drivers import driver_max_cuda, parse_driver_version
 from envpin.compat.gpus import (
     amd_name_key,
@@ -17,9 +20,7 @@ from envpin.compat.gpus import (
     truncated_prefix,
 )
 from envpin.compat.model import AmdgpuModule, ComputeCapability, Database, JetpackRelease
-from envpin.errors import EnvpinInputError
-from envpin.escapes import printable, shown
-from envpin.fact_checks import (
+from envpin.facts.checks import (
     amdgpu_dkms_release,
     amdgpu_module_of,
     is_amd_driver,
@@ -28,7 +29,7 @@ from envpin.fact_checks import (
     is_jetpack_version,
     is_l4t_release,
 )
-from envpin.facts import (
+from envpin.facts.host import (
     ARCHITECTURES,
     OPERATING_SYSTEMS,
     Driver,
@@ -43,7 +44,6 @@ from envpin.facts import (
     is_python_version,
     normalize_arch,
 )
-from envpin.record import NEW_DICT, Record, record, replace
 from envpin.vocabulary.platforms import platform_key
 
 

@@ -15,8 +15,8 @@ import re
 import sys
 from urllib.parse import urlsplit
 
-from envpin.errors import EnvpinInputError
-from envpin.escapes import has_control, printable
+from envpin.base.errors import EnvpinInputError
+from envpin.base.escapes import has_control, printable
 
 # A scheme is tried only where a run of scheme characters starts (the lookbehind), its leading digits and signs
 # skipped (`lead`): the leftmost match is the same as a plain `[a-z][a-z0-9+.-]*://` search's, but a run of n

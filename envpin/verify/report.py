@@ -17,7 +17,7 @@ from envpin.compat.archs import coverage, parse_arch_names
 from envpin.compat.drivers import driver_at_least, minimum_driver
 from envpin.compat.gpus import lookup_gpu
 from envpin.compat.model import ComputeCapability, Database
-from envpin.facts import FRAMEWORK_KEYS, Driver, EnvFacts, FrameworkFacts, HostFacts, is_compute_capability
+from envpin.facts.host import FRAMEWORK_KEYS, Driver, EnvFacts, FrameworkFacts, HostFacts, is_compute_capability
 
 STATUSES = ("problem", "warning", "ok", "info")
 

@@ -14,9 +14,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from envpin.errors import EnvpinInputError
-from envpin.escapes import exit_status, shown
-from envpin.facts import env_facts_from_json
+from envpin.base.errors import EnvpinInputError
+from envpin.base.escapes import exit_status, shown
+from envpin.facts.host import env_facts_from_json
 from envpin.host.runner import CommandTimeout, SubprocessRunner
 
 PROBE = Path(__file__).with_name("probe.py")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from envpin.record import Record, record
+from envpin.base.record import Record, record
 
 CPU, CUDA, ROCM, XPU = "cpu", "cuda", "rocm", "xpu"  # the kinds of build a tag names
 KINDS = (CUDA, ROCM, XPU, CPU)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from envpin.errors import EnvpinInputError
+from envpin.base.errors import EnvpinInputError
 from envpin.provision import runner
 from envpin.provision.atomic import prefix_lock
 from tests.conftest import REPO

@@ -22,7 +22,7 @@ from typing import Any
 import pynvml
 import pytest
 
-from envpin.facts import Driver, Gpu
+from envpin.facts.host import Driver, Gpu
 from envpin.host import detect_host
 from envpin.host.runner import MAX_OUTPUT_BYTES
 from tests.faults.support import REPO, envpin, envpin_command, fake_executable

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from envpin import check
 from envpin.check.formats import READERS
-from envpin.check.model import Contents, FileReport, MalformedFile
 from envpin.compat.loader import load_database
+from envpin.readers.model import Contents, FileReport, MalformedFile
 from tests.fuzz.support import FIXTURES, Samples, mutated_text, outcome, slow_examples, tokens_text
 
 CONDA = FIXTURES / "conda"

@@ -23,11 +23,11 @@ import yaml
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from envpin.base.errors import DatabaseError
 from envpin.compat import yaml_subset
 from envpin.compat.loader import FILES, load_database, validate_database
 from envpin.compat.model import Database
 from envpin.compat.schema import build_database
-from envpin.errors import DatabaseError
 from tests.fuzz.support import Samples, json_values, mutated_document, mutated_text, outcome, paths_of, slow_examples
 
 DB_DIR = Path(__file__).resolve().parents[2] / "data" / "compat_matrix"

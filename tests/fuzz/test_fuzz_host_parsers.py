@@ -15,7 +15,7 @@ import xml.etree.ElementTree as ElementTree
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from envpin.facts import Gpu, is_compute_capability, is_driver_version
+from envpin.facts.host import Gpu, is_compute_capability, is_driver_version
 from envpin.host import nvidia_smi, procfs, toolkits
 from envpin.host.nvidia_smi import QUERY_FIELDS, QUERY_FIELDS_WITHOUT_COMPUTE_CAP, SmiParseError
 from tests.fuzz.support import Samples, fixture_texts, outcome, parser_text, python_recursion_limit_input, tokens_text

@@ -14,9 +14,9 @@ import tempfile
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from envpin.base.errors import EnvpinError, EnvpinInputError
 from envpin.compat.loader import load_database
-from envpin.errors import EnvpinError, EnvpinInputError
-from envpin.facts import (
+from envpin.facts.host import (
     CondaPackage,
     Device,
     Driver,
@@ -34,11 +34,11 @@ from envpin.facts import (
     from_json,
     to_json,
 )
+from envpin.machine.spec import TargetSpec
 from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.request import Request, parse_request
 from envpin.resolver.solve import solve
 from envpin.resolver.target import Target, TargetOverrides, apply_overrides, make_target
-from envpin.target_spec import TargetSpec
 from tests.fuzz.support import (
     json_values,
     mutated_document,

@@ -15,7 +15,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from envpin.facts import DriverTrouble, from_json, to_json
+from envpin.facts.host import DriverTrouble, from_json, to_json
 from envpin.host import detect_host
 from envpin.host.gpu_presence import classify, driver_trouble, nvidia_pci_gpus, signs
 

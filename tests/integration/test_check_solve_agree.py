@@ -9,13 +9,13 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from envpin.base.errors import EnvpinInputError
 from envpin.check import check_text
 from envpin.check.included import beside
 from envpin.check.targets import configured_target
 from envpin.cli import main
-from envpin.errors import EnvpinInputError
+from envpin.machine.spec import NamedTarget, TargetSpec
 from envpin.project.collect import collect_project
-from envpin.target_spec import NamedTarget, TargetSpec
 from tests.integration.test_repos_corpus import CASES, MACHINES, REPOS, flags, kind_of
 
 

@@ -1,4 +1,4 @@
-"""The everyday conventions of the command line (envpin/cli_conventions.py, envpin/terminal.py, docs/cli.md):
+"""The everyday conventions of the command line (envpin/commands/conventions.py, envpin/base/terminal.py, docs/cli.md):
 -q/-v before or after the command, --color with NO_COLOR and FORCE_COLOR, `-o -` for stdout, "did you mean",
 shell completion generated from the parser (run in a real bash), and progress on stderr only on a terminal
 (a real pseudo-terminal, `db refresh` against the loopback PyPI of tests/integration/refresh_world.py)."""
@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from envpin import terminal
+from envpin.base import terminal
 from envpin.cli import build_parser, main
-from envpin.cli_conventions import QuietStream, apply, suggestion
+from envpin.commands.conventions import QuietStream, apply, suggestion
 from tests.conftest import REPO
 from tests.integration.refresh_world import World
 

@@ -31,7 +31,7 @@ from envpin.conda.errors import CondaInputError, CondaSolveFailed  # noqa: E402
 from envpin.conda.locks import LockedRecord  # noqa: E402
 from envpin.conda.rattler_solve import _run, solve_environment  # noqa: E402
 from envpin.conda.virtual import virtual_packages  # noqa: E402
-from envpin.facts import Driver, Gpu, HostFacts, Libc, PythonInfo  # noqa: E402
+from envpin.facts.host import Driver, Gpu, HostFacts, Libc, PythonInfo  # noqa: E402
 from envpin.resolver.target import make_target  # noqa: E402
 from tests.integration.loopback_index import Index, build_wheel  # noqa: E402
 

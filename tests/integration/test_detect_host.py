@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from envpin.facts import Driver, Gpu, from_json, to_json
+from envpin.facts.host import Driver, Gpu, from_json, to_json
 from envpin.host import detect_host
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "host"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from envpin import _toml
+from envpin.base import _toml
 from tests.integration.loopback_index import Index, build_wheel
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from envpin.facts import Driver, DriverTrouble, Gpu, HostFacts, PythonInfo, to_json
+from envpin.facts.host import Driver, DriverTrouble, Gpu, HostFacts, PythonInfo, to_json
 from tests.faults.support import REPO, assert_one_line_error, envpin, fake_executable
 
 SENTINEL = "SENTINEL-9f8e7d6c5b4a-not-for-logs"  # stands for a CI job's secret

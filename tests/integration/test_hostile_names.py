@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from envpin.facts import Driver, Gpu, HostFacts, PythonInfo
+from envpin.facts.host import Driver, Gpu, HostFacts, PythonInfo
 from envpin.fleet.nodes import ClusterNode, MachineClass, group_classes
 from envpin.fleet.slurm import ClassFiles, provision_script
 from envpin.resolver.plan import Plan

@@ -1,5 +1,5 @@
 """Inputs that ask for unbounded work, through the real commands (`envpin check`, the pre-commit hook's entry, and
-`solve`): each is refused with one line naming the limit (envpin.limits, docs/hardening.md "Limits") and exit 2,
+`solve`): each is refused with one line naming the limit (envpin.base.limits, docs/hardening.md "Limits") and exit 2,
 or, where the work is made linear instead, answered. The times are in scripts/bench_hostile.py, not asserted here."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from envpin.limits import MAX_CONTINUATIONS, MAX_ENTRIES_PER_PACKAGE, MAX_LINES, MAX_SPECIFIERS, MAX_TOML_DEPTH
-from envpin.userfiles import MAX_INPUT_BYTES
+from envpin.base.limits import MAX_CONTINUATIONS, MAX_ENTRIES_PER_PACKAGE, MAX_LINES, MAX_SPECIFIERS, MAX_TOML_DEPTH
+from envpin.base.userfiles import MAX_INPUT_BYTES
 from tests.integration.test_cli import envpin
 
 TARGET = ["--os", "linux", "--python", "3.11"]

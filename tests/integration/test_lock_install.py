@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from packaging.pylock import Pylock
 
-from envpin import _toml
+from envpin.base import _toml
 from tests.conftest import DB_DIR
 from tests.integration.loopback_index import Index, build_wheel, canonical, sha256_of
 

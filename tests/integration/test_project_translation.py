@@ -10,9 +10,9 @@ from pathlib import Path
 from envpin.check import check_text
 from envpin.check.targets import configured_target
 from envpin.cli import main
+from envpin.machine.spec import NamedTarget, TargetSpec
 from envpin.project.collect import collect_project
-from envpin.project.readers import read_environment_yml, read_requirements_txt
-from envpin.target_spec import NamedTarget, TargetSpec
+from envpin.readers.project_files import read_environment_yml, read_requirements_txt
 
 REPOS = Path(__file__).resolve().parents[1] / "fixtures" / "repos"
 WINDOWS_EXPORT = REPOS / "c17hawke--AIOps-mlflow-pytorch-multistep-workflow" / "conda.yaml"

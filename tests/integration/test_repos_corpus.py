@@ -17,16 +17,16 @@ from pathlib import Path
 
 import pytest
 
-from envpin import _toml
+from envpin.base import _toml
 from envpin.check import check_text, formats
 from envpin.check.included import beside
-from envpin.check.rules import PROBLEMS
 from envpin.check.targets import configured_target
 from envpin.cli import main
+from envpin.machine.spec import NamedTarget, TargetSpec
+from envpin.readers.rules import PROBLEMS
 from envpin.resolver.plan import Unsatisfiable
 from envpin.resolver.request import parse_request
 from envpin.resolver.solve import solve
-from envpin.target_spec import NamedTarget, TargetSpec
 
 REPOS = Path(__file__).resolve().parents[1] / "fixtures" / "repos"
 SOURCES = _toml.loads((REPOS / "SOURCES.toml").read_text(encoding="utf-8"))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from envpin import _toml
+from envpin.base import _toml
 from envpin.cli import main
 from envpin.lock.engines import find_uv
 from tests.integration.loopback_metadata import MetadataIndex

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from uv import find_uv_bin  # uv is a dependency of envpin, so the dev environment has it too
 
-from envpin import _toml
+from envpin.base import _toml
 from tests.integration.loopback_index import Index, build_wheel
 
 # slow: builds envpin's wheel and installs it as a uv tool; one xdist worker runs the module, so its shared fixtures are made once

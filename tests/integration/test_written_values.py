@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from envpin.errors import EnvpinInputError
-from envpin.escapes import printable
+from envpin.base.errors import EnvpinInputError
+from envpin.base.escapes import printable
 from envpin.resolver.urls import checked_index_url, is_loopback, redact_credentials
 from tests.conftest import REPO
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from envpin.emit.common import answer_json
-from envpin.facts import HostFacts, PythonInfo
+from envpin.facts.host import HostFacts, PythonInfo
 from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.request import parse_request
 from envpin.resolver.solve import solve

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from envpin.check import CheckTarget, check_text
 from envpin.check.targets import configured_target
-from envpin.target_spec import NamedTarget, TargetSpec
+from envpin.machine.spec import NamedTarget, TargetSpec
 
 RTX_5090: dict = dict(os="linux", arch="x86_64", driver="570.86.10", gpus=("NVIDIA GeForce RTX 5090",),
                       python="3.12")

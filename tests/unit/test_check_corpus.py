@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from envpin import _toml
+from envpin.base import _toml
 from envpin.check import check_text
 from envpin.check.formats import kind_of
-from envpin.check.rules import PROBLEMS
+from envpin.readers.rules import PROBLEMS
 
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "check"
 EXPECTED = _toml.loads((CORPUS / "expected.toml").read_text(encoding="utf-8"))

@@ -9,10 +9,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from envpin.check import check_text
-from envpin.check.environment_yml import parse_match_spec
 from envpin.check.formats import READERS, kind_of, read_contents
-from envpin.check.model import MalformedFile
-from envpin.check.requirements import logical_lines
+from envpin.readers.environment_yml import parse_match_spec
+from envpin.readers.model import MalformedFile
+from envpin.readers.requirements import logical_lines
 
 
 def test_requirement_lines_join_continuations_and_drop_comments_as_pip_does():
@@ -186,7 +186,7 @@ def test_a_conda_spec_list_named_requirements_txt_is_conda_s_and_judged_as_conda
     from envpin.check import check_text  # noqa: PLC0415 - as the command calls it
     from envpin.check.formats import kind_of  # noqa: PLC0415 - as above
     from envpin.check.targets import configured_target  # noqa: PLC0415 - as above
-    from envpin.target_spec import NamedTarget, TargetSpec  # noqa: PLC0415 - as above
+    from envpin.machine.spec import NamedTarget, TargetSpec  # noqa: PLC0415 - as above
 
     assert kind_of("requirements.txt", CONDA_SPEC_LIST) == "conda-specs"
     assert kind_of("requirements.txt", "numpy==1.26\ntorch>=2\n") == "requirements"

@@ -12,10 +12,10 @@ import pytest
 
 from envpin.check import check_text
 from envpin.check.included import beside
-from envpin.check.requirements import MAX_INCLUDE_DEPTH, parse
 from envpin.check.targets import configured_target
 from envpin.cli import main
-from envpin.target_spec import NamedTarget, TargetSpec
+from envpin.machine.spec import NamedTarget, TargetSpec
+from envpin.readers.requirements import MAX_INCLUDE_DEPTH, parse
 
 RTX5090 = dict(os="linux", arch="x86_64", driver="570.86.10", gpus=("NVIDIA GeForce RTX 5090",), python="3.12")
 

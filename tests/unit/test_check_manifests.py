@@ -6,9 +6,9 @@ from __future__ import annotations
 from envpin.check import check_text
 from envpin.check.formats import kind_of
 from envpin.check.targets import configured_target
+from envpin.machine.spec import NamedTarget, TargetSpec
 from envpin.project.collect import collect_project, for_platform
-from envpin.project.readers import read_manifest, read_pyproject
-from envpin.target_spec import NamedTarget, TargetSpec
+from envpin.readers.project_files import read_manifest, read_pyproject
 
 RTX_5090: dict = dict(os="linux", arch="x86_64", driver="570.86.10", gpus=("NVIDIA GeForce RTX 5090",), python="3.12")
 

@@ -10,7 +10,7 @@ from envpin.check import check_text
 from envpin.check.formats import kind_of
 from envpin.check.poetry_lock import parse
 from envpin.check.targets import configured_target
-from envpin.target_spec import NamedTarget, TargetSpec
+from envpin.machine.spec import NamedTarget, TargetSpec
 
 LOCKS = Path(__file__).resolve().parents[1] / "fixtures" / "locks"
 POETRY = LOCKS / "poetry" / "gpu-using-with-poetry" / "poetry.lock"

@@ -12,7 +12,7 @@ from envpin.check import check_text
 from envpin.check.formats import kind_of
 from envpin.check.pixi_lock import chosen_platforms, for_target, parse
 from envpin.check.targets import configured_target
-from envpin.target_spec import NamedTarget, TargetSpec
+from envpin.machine.spec import NamedTarget, TargetSpec
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "tests" / "fixtures" / "conda" / "pixi-pytorch-example" / "pixi.lock"  # version 5

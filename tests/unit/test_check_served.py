@@ -1,4 +1,4 @@
-"""`check` on pins no index can install: a version PyPI does not serve, a stub release (envpin.check.served),
+"""`check` on pins no index can install: a version PyPI does not serve, a stub release (envpin.readers.served),
 against PyPI's file list recorded in tests/fixtures/resolution/pypi.json (SOURCES.md there)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from packaging.version import Version
 
 from envpin.check import check_text
-from envpin.check.served import SERVED, STUBS
+from envpin.readers.served import SERVED, STUBS
 
 RECORDED = json.loads((Path(__file__).resolve().parents[1] / "fixtures" / "resolution" / "pypi.json").read_text())
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from envpin import _toml
+from envpin.base import _toml
 from envpin.check import check_text
 from envpin.check.included import beside
 from envpin.check.staleness import pdm_content_hash, pipfile_hash, poetry_content_hash

@@ -10,7 +10,7 @@ import pytest
 from envpin.check import CheckTarget, check_text
 from envpin.check.config import CheckConfig, parse_config
 from envpin.check.targets import configured_target
-from envpin.target_spec import NamedTarget, TargetSpec
+from envpin.machine.spec import NamedTarget, TargetSpec
 
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "check"
 
@@ -307,13 +307,13 @@ def test_solve_reads_a_cuda_jaxlib_pin_as_that_release_s_cuda_build(tmp_path, ca
     ("linux", "x86_64", "os_name == 'nt'", False),
 ])
 def test_markers_take_the_values_cpython_reports_on_the_platform(os_name, arch, marker, holds):
-    from envpin.markers import marker_holds  # noqa: PLC0415 - as check and solve --project import it
+    from envpin.vocabulary.markers import marker_holds  # noqa: PLC0415 - as check and solve --project import it
 
     assert marker_holds(marker, os_name=os_name, arch=arch, python="3.12") is holds
 
 
 def test_a_negated_marker_holds_exactly_where_the_marker_does_not():
-    from envpin.markers import marker_holds, negated  # noqa: PLC0415 - as check and solve --project import them
+    from envpin.vocabulary.markers import marker_holds, negated  # noqa: PLC0415 - as check and solve --project import them
 
     machines = [("linux", "x86_64", "3.12"), ("linux", "aarch64", "3.9"), ("windows", "x86_64", "3.11"),
                 ("macos", "arm64", "3.10")]
@@ -350,7 +350,7 @@ def test_a_package_with_no_wheel_and_no_sdist_for_the_platform_names_where_it_ha
 
 
 def test_the_linux_only_packages_the_solve_leaves_out_elsewhere_come_from_the_recorded_file_lists(database):
-    from envpin.project.tied import linux_only_packages, release_files  # noqa: PLC0415 - the facts under test
+    from envpin.readers.tied import linux_only_packages, release_files  # noqa: PLC0415 - the facts under test
 
     assert {"triton", "torch-xla"} <= linux_only_packages(database)
     assert linux_only_packages(database, ["numpy"]) == frozenset()  # no such name: tied.yaml is not read

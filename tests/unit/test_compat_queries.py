@@ -2,11 +2,11 @@
 
 import pytest
 
+from envpin.base.errors import EnvpinInputError
 from envpin.compat.archs import coverage
 from envpin.compat.drivers import driver_max_cuda, minimum_driver, parse_driver_version
 from envpin.compat.gpus import gpu_name_key, lookup_gpu
 from envpin.compat.model import ArchList, ComputeCapability, Provenance
-from envpin.errors import EnvpinInputError
 
 CC = ComputeCapability.parse
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from envpin.facts import Driver, Gpu, HostFacts, Libc, PythonInfo
+from envpin.facts.host import Driver, Gpu, HostFacts, Libc, PythonInfo
 from envpin.resolver.explain import CODES
 from envpin.resolver.fitness import CHECKS, assess
 from envpin.resolver.plan import Plan, Unsatisfiable

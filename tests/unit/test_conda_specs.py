@@ -9,26 +9,26 @@ from dataclasses import dataclass
 import pytest
 import yaml
 
+from envpin.base.errors import EnvpinInputError
 from envpin.compat.loader import _read_documents, default_database_path
 from envpin.compat.schema import build_database
+from envpin.conda import render as conda_env
 from envpin.conda.backends import create_command
 from envpin.conda.envfile import parse_environment_yml
 from envpin.conda.errors import CondaInputError
 from envpin.conda.locks import LockedRecord, conda_lock_yml, explicit, relocate
+from envpin.conda.render import render_virtual_packages
 from envpin.conda.specs import conda_environment
 from envpin.conda.target import conda_target
 from envpin.conda.virtual import VirtualPackage, conda_lock_spec, override_environment, virtual_packages
-from envpin.emit import conda_env
-from envpin.emit.conda_env import render_virtual_packages
-from envpin.errors import EnvpinInputError
-from envpin.facts import Driver, Gpu, HostFacts, Libc, PythonInfo
+from envpin.facts.host import Driver, Gpu, HostFacts, Libc, PythonInfo
+from envpin.machine.spec import TargetSpec
 from envpin.provision.backends import Step
 from envpin.provision.install import step_environment
 from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.request import parse_request
 from envpin.resolver.solve import solve
 from envpin.resolver.target import make_target
-from envpin.target_spec import TargetSpec
 
 GLIBC = Libc("glibc", "2.35")
 

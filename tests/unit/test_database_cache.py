@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
+from envpin.base.errors import DatabaseError
+from envpin.base.record import FrozenRecordError, replace
 from envpin.compat import cache, loader
 from envpin.compat.files import BASE, FILES, PARTS
 from envpin.compat.loader import default_database_path, load_database
 from envpin.compat.model import ComputeCapability, Database, Provenance, in_parts
-from envpin.errors import DatabaseError
-from envpin.facts import Driver, Gpu, HostFacts, PythonInfo
-from envpin.record import FrozenRecordError, replace
+from envpin.facts.host import Driver, Gpu, HostFacts, PythonInfo
 from envpin.resolver.target import make_target
 
 STAMPS = "envpin 0.1.0\nsome database\ntorch.yaml:1:2"
@@ -202,4 +202,4 @@ def test_the_stamps_name_every_module_the_validation_reads():
                      if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("envpin.")}
     stamped = {path.resolve().relative_to(package.parent).with_suffix("").as_posix().replace("/", ".")
                for path in loader.CODE_FILES}
-    assert imported - {"envpin.errors"} <= stamped  # errors shapes no value, only messages
+    assert imported - {"envpin.base.errors"} <= stamped  # errors shapes no value, only messages

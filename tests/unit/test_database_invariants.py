@@ -14,7 +14,7 @@ from packaging.version import Version
 from envpin.compat import yaml_subset
 from envpin.compat.drivers import POLICIES, minimum_driver
 from envpin.compat.files import FILES
-from envpin.facts import HostFacts, PythonInfo
+from envpin.facts.host import HostFacts, PythonInfo
 from envpin.resolver.plan import Plan
 from envpin.resolver.request import parse_request
 from envpin.resolver.solve import solve
@@ -146,7 +146,7 @@ def test_the_recorded_torch_index_has_every_build_the_database_serves_from_it(li
     """Where a recorded page of download.pytorch.org lists every file of a release (the snapshot's sources say
     which), each platform and Python the database gives that variant has its wheel there, and no file is for a
     platform the database leaves out."""
-    from envpin.check.variants import parse_wheel  # noqa: PLC0415 - packaging.tags, for this test only
+    from envpin.readers.variants import parse_wheel  # noqa: PLC0415 - packaging.tags, for this test only
 
     snapshot = _snapshot()
     checked = 0

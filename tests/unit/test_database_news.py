@@ -7,9 +7,9 @@ import shutil
 
 import pytest
 
+from envpin.base.errors import EnvpinInputError
 from envpin.compat.loader import load_database, validate_database
 from envpin.compat.news import database_news
-from envpin.errors import EnvpinInputError
 from tests.conftest import DB_DIR
 
 

@@ -9,10 +9,10 @@ from hypothesis import strategies as st
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
+from envpin.base.errors import DatabaseError
 from envpin.cli import main
 from envpin.compat import schema
 from envpin.compat.loader import load_database, validate_database
-from envpin.errors import DatabaseError
 from tests.conftest import LIVE_DB_DIR
 
 

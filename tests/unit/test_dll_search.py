@@ -15,7 +15,7 @@ from envpin.doctor import dll_search
 from envpin.doctor.dll_search import ERROR_DLL_INIT_FAILED, ERROR_MOD_NOT_FOUND, normalise, process_from_disk
 from envpin.doctor.engine import diagnose
 from envpin.doctor.model import Case
-from envpin.facts import EnvFacts, EnvPython, HostFacts, Packages, PythonInfo
+from envpin.facts.host import EnvFacts, EnvPython, HostFacts, Packages, PythonInfo
 from envpin.host.libraries import scan
 
 SYSTEM32 = ["kernel32.dll", "msvcp140.dll", "vcruntime140.dll", "vcruntime140_1.dll", "nvcuda.dll", "nvml.dll"]

@@ -20,7 +20,7 @@ from envpin.doctor.catalogue import BY_ID, GROUPS
 from envpin.doctor.engine import diagnose
 from envpin.doctor.model import Case
 from envpin.doctor.pairing import _xformers_cuda
-from envpin.facts import env_facts_from_json, from_json, has_env_facts
+from envpin.facts.host import env_facts_from_json, from_json, has_env_facts
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "doctor"
 SCENARIOS = yaml.safe_load((FIXTURES / "scenarios.yaml").read_text(encoding="utf-8"))

@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from envpin.app.planning import plan
 from envpin.cli import build_parser
+from envpin.commands.options import solve_options, target_spec
 from envpin.doctor.engine import diagnose
 from envpin.doctor.solving import diagnosed_target
-from envpin.options import solve_options, target_spec
-from envpin.planning import plan
 from envpin.resolver.plan import Plan
 from tests.unit.test_doctor_scenarios import SCENARIOS, case_of
 

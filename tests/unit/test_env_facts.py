@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from envpin.base.errors import EnvpinInputError
 from envpin.doctor import catalogue
 from envpin.doctor.catalogue import GROUPS, SIGNATURES, compiled
-from envpin.errors import EnvpinInputError
-from envpin.facts import (
+from envpin.facts.host import (
     Driver,
     EnvFacts,
     EnvPython,

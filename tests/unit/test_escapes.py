@@ -6,7 +6,7 @@ import signal
 import subprocess
 import sys
 
-from envpin.escapes import MIN_HIDDEN, exit_status, expanded, forget_expanded, hidden, printable, shown, terminal
+from envpin.base.escapes import MIN_HIDDEN, exit_status, expanded, forget_expanded, hidden, printable, shown, terminal
 from envpin.host.nvidia_smi import _first_line
 
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from envpin.errors import EnvpinInputError
-from envpin.facts import Driver, Gpu, HostFacts, PythonInfo, from_json, to_json
+from envpin.base.errors import EnvpinInputError
+from envpin.facts.host import Driver, Gpu, HostFacts, PythonInfo, from_json, to_json
 
 SAMPLE = HostFacts(
     os="linux",

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from envpin.base.errors import EnvpinInputError
 from envpin.compat.drivers import minimum_driver
-from envpin.errors import EnvpinInputError
-from envpin.facts import Driver, Gpu, HostFacts, PythonInfo
+from envpin.facts.host import Driver, Gpu, HostFacts, PythonInfo
 from envpin.fleet.images import base_image, dockerfile, recorded_tags
 from envpin.fleet.nodes import ClusterNode, group_classes
 from envpin.resolver.plan import Plan

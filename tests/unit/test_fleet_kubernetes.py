@@ -10,8 +10,8 @@ import kubernetes_validate
 import pytest
 import yaml
 
+from envpin.base.errors import EnvpinInputError
 from envpin.cli import main
-from envpin.errors import EnvpinInputError
 from envpin.fleet.kubernetes import class_job, class_selector, is_node_list, node_verify_jobs, read_nodes
 from envpin.fleet.nodes import group_classes
 

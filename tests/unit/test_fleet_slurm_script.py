@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 from envpin.cli import main
-from envpin.facts import Driver, Gpu, HostFacts, PythonInfo
+from envpin.facts.host import Driver, Gpu, HostFacts, PythonInfo
 from envpin.fleet.nodes import ClusterNode, group_classes
 from envpin.fleet.slurm import ClassFiles, provision_script
 from envpin.resolver.plan import Plan

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from envpin.errors import EnvpinInputError
-from envpin.facts import HostFacts, PythonInfo, from_json, to_json
+from envpin.base.errors import EnvpinInputError
+from envpin.facts.host import HostFacts, PythonInfo, from_json, to_json
 from envpin.host import detect_host
 from envpin.host.jetson import parse_nv_tegra_release
 from envpin.resolver.target import TargetOverrides, apply_overrides, make_target

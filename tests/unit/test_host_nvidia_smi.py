@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from envpin.facts import Gpu
+from envpin.facts.host import Gpu
 from envpin.host import locate, nvidia_smi
 from envpin.host.nvidia_smi import SmiHeader, SmiParseError
 

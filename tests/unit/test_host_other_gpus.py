@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from envpin.fact_checks import amdgpu_dkms_release, amdgpu_module_of
-from envpin.facts import Driver, Gpu, HostFacts, PythonInfo, from_json, to_json
+from envpin.facts.checks import amdgpu_dkms_release, amdgpu_module_of
+from envpin.facts.host import Driver, Gpu, HostFacts, PythonInfo, from_json, to_json
 from envpin.host import detect_host, other_gpus
 from envpin.host.runner import SubprocessRunner
 from envpin.host.summary import render_summary

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from envpin.facts import Driver, Gpu, HostFacts, Libc, PythonInfo, Toolkit, from_json, to_json
+from envpin.facts.host import Driver, Gpu, HostFacts, Libc, PythonInfo, Toolkit, from_json, to_json
 from envpin.host import libraries, nvml, platform_info, procfs, toolkits
 from envpin.host.summary import render_summary
 

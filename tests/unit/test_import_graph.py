@@ -127,20 +127,78 @@ def test_the_library_never_imports_the_command_layer():
 
 def test_the_vocabulary_is_the_bottom_of_the_graph():
     # envpin.vocabulary (platform keys, variant tags, framework names) is used everywhere, so it imports nothing
-    # of envpin's but itself and envpin.record (the frozen value class), which imports nothing of envpin's at all.
+    # of envpin's but itself and envpin.base.record (the frozen value class), which imports nothing of envpin's at all.
     vocabulary = {module for module in MODULES if module.startswith("envpin.vocabulary")}
     assert {"envpin.vocabulary.platforms", "envpin.vocabulary.variants", "envpin.vocabulary.frameworks"} <= vocabulary
-    below = vocabulary | {"envpin.record"}
+    below = vocabulary | {"envpin.base.record"}
     outside = {module: sorted(GRAPH[module] - below) for module in vocabulary if GRAPH[module] - below}
     assert outside == {}
-    assert GRAPH["envpin.record"] == set()
+    assert GRAPH["envpin.base.record"] == set()
 
 
 def test_commands_load_no_database_and_import_no_resolver():
     """A command parses, hands `--db` down to the one library call it makes, and prints (issue 28): the database is
-    loaded below it (envpin.database, once per run), and the answer types come from the planning layer it calls."""
+    loaded below it (envpin.app.database, once per run), and the answer types come from the planning layer it calls."""
     commands = {module for module in MODULES if module.startswith("envpin.commands.")}
     loading = sorted(m for m in commands if "load_database" in MODULES[m].read_text(encoding="utf-8"))
     resolver = {m: sorted(i for i in GRAPH[m] if i.startswith("envpin.resolver")) for m in commands}
     assert loading == []
     assert {m: found for m, found in resolver.items() if found} == {}
+
+
+# The package order (issue 28): each package imports only packages on its own floor or below, and the package graph
+# has no cycle. Read top to bottom: the front door, the commands, the application layer, the runs it orchestrates,
+# then the capabilities, down to the base modules that know nothing of envpin's subject.
+LAYERS = (
+    {"cli", "__main__"},
+    {"commands"},
+    {"app", "doctor"},  # the doctor's fixes are the planner's answers for the machine diagnosed (issue 32)
+    {"lock", "provision", "fleet", "matrix"},
+    {"conda"},
+    {"emit"},
+    {"check", "verify"},
+    {"project", "readers", "machine"},
+    {"resolver", "host", "refresh"},
+    {"compat"},
+    {"facts"},
+    {"vocabulary"},
+    {"base"},
+)
+FLOOR = {package: floor for floor, packages in enumerate(LAYERS) for package in packages}
+
+
+def package_of(module: str) -> str | None:
+    """`envpin.resolver.solve` -> `resolver`, `envpin.cli` -> `cli`; None for `envpin` itself (its __version__)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else None
+
+
+PACKAGE_GRAPH: dict[str, set[str]] = {}
+for _module, _imported in GRAPH.items():
+    _package = package_of(_module)
+    if _package is not None:
+        PACKAGE_GRAPH.setdefault(_package, set()).update(
+            p for p in map(package_of, _imported) if p is not None and p != _package)
+
+
+def test_the_root_package_keeps_only_the_front_door():
+    assert sorted(p.name for p in PACKAGE.glob("*.py")) == ["__init__.py", "__main__.py", "cli.py"]
+
+
+def test_every_package_has_its_floor():
+    assert sorted(set(PACKAGE_GRAPH) - set(FLOOR)) == []
+
+
+def test_the_package_graph_has_no_cycle():
+    assert cycles(PACKAGE_GRAPH) == []
+
+
+def test_no_package_imports_a_floor_above_its_own():
+    upward = {f"{package} -> {imported}" for package, imported_packages in PACKAGE_GRAPH.items()
+              for imported in imported_packages if FLOOR[imported] < FLOOR[package]}
+    assert sorted(upward) == []
+
+
+def test_the_package_contract_can_fail():
+    assert cycles({"check": {"project"}, "project": {"check"}}) == [["check", "project"]]
+    assert FLOOR["readers"] > FLOOR["check"] and FLOOR["conda"] < FLOOR["emit"] and FLOOR["doctor"] == FLOOR["app"]

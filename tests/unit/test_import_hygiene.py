@@ -84,7 +84,7 @@ def test_the_measurement_sees_yaml_when_a_database_file_needs_pyyaml(tmp_path):
 
 
 # What a solve for a described target has no use for: `dataclasses` (which imports inspect, ast, dis and
-# tokenize; the solve path's values are `envpin.record` classes), shutil (argparse measures the terminal
+# tokenize; the solve path's values are `envpin.base.record` classes), shutil (argparse measures the terminal
 # without it here), the host probes, the project readers and the conda model.
 UNUSED_BY_A_SOLVE = {"dataclasses", "inspect", "shutil", "envpin.host", "envpin.project.collect", "envpin.conda.specs"}
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from envpin.errors import EnvpinInputError
+from envpin.base.errors import EnvpinInputError
 from envpin.resolver.urls import checked_index_url
 
 

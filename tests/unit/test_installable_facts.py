@@ -12,12 +12,12 @@ import shutil
 
 import pytest
 
+from envpin.app.render import RenderOptions, render
+from envpin.base.errors import EnvpinInputError
 from envpin.check import check_text
 from envpin.compat.drivers import minimum_driver
 from envpin.compat.loader import validate_database
-from envpin.emit.render import RenderOptions, render
-from envpin.errors import EnvpinInputError
-from envpin.facts import Driver, Gpu, HostFacts, PythonInfo
+from envpin.facts.host import Driver, Gpu, HostFacts, PythonInfo
 from envpin.resolver.builds import builds_of
 from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.request import parse_request

@@ -7,7 +7,7 @@ from pathlib import Path
 from envpin.doctor import ld_search
 from envpin.doctor.engine import diagnose
 from envpin.doctor.model import Case
-from envpin.facts import Driver, EnvFacts, EnvPython, FrameworkFacts, Gpu, HostFacts, Packages, PythonInfo
+from envpin.facts.host import Driver, EnvFacts, EnvPython, FrameworkFacts, Gpu, HostFacts, Packages, PythonInfo
 from envpin.host.libraries import scan
 
 

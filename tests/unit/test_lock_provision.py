@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from packaging.pylock import is_valid_pylock_path
 
-from envpin.errors import EnvpinError
+from envpin.base.errors import EnvpinError
 from envpin.lock.engines import LockInput, engine_error, pip_lock_argv, uv_compile_argv, uv_input_project
 from envpin.lock.export import requirements_text
 from envpin.lock.indexes import index_name, index_plan

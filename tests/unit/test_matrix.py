@@ -1,6 +1,6 @@
 """`envpin matrix`: the grid and the solve agree, and every cell's reason is the fitness check that decided it.
 
-The agreement is checked against `envpin.planning.plan`, the path `envpin solve` takes (resolve, then build the
+The agreement is checked against `envpin.app.planning.plan`, the path `envpin solve` takes (resolve, then build the
 Plan or explain the failure): for every target of the table, the first `ok` or `caveat` cell in preference order
 is the build the solve pins, and a target the solve has no answer for has no such cell at all. The reasons are
 checked against the fitness checks themselves: lifting the check a cell names (`assess(ignore={check})`) must
@@ -15,14 +15,14 @@ from dataclasses import dataclass
 import pytest
 from packaging.version import Version
 
+from envpin.app.matrix import grids
+from envpin.app.planning import SolveOptions, plan
+from envpin.machine.spec import TargetSpec
 from envpin.matrix.grid import CAVEAT, NO, OK, Cell, Grid, grid_json
 from envpin.matrix.terminal import WIDTH, label_of, render
-from envpin.matrix_run import grids
-from envpin.planning import SolveOptions, plan
 from envpin.resolver.fitness import CHECKS, assess
 from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.queries import make_provider
-from envpin.target_spec import TargetSpec
 
 GTX1080TI, V100, RTX3090 = "NVIDIA GeForce GTX 1080 Ti", "Tesla V100-SXM2-16GB", "NVIDIA GeForce RTX 3090"
 H100, RTX5090, T4 = "NVIDIA H100 80GB HBM3", "NVIDIA GeForce RTX 5090", "Tesla T4"

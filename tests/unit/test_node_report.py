@@ -5,8 +5,8 @@ import socket
 
 import pytest
 
+from envpin.base.errors import EnvpinInputError
 from envpin.cli import main
-from envpin.errors import EnvpinInputError
 from envpin.fleet.node_report import node_name, write_node_report
 
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from envpin import __version__, _toml
+from envpin import __version__
+from envpin.base import _toml
 
 REPO = Path(__file__).resolve().parents[2]
 PYPROJECT = _toml.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))

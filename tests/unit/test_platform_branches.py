@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from envpin import escapes
+from envpin.base import escapes
 from envpin.host import platform_info
 from envpin.host import runner as host_runner
 from envpin.provision import atomic, backends, runner
@@ -34,8 +34,8 @@ PLATFORM_TESTS = ("os.name", "sys.platform")
 # (module, function) -> what runs each side of its branch. "windows job": the Popen flags of a real Windows
 # process, which only a Windows runner can exercise; the other entries name the test in this file.
 BRANCHES = {
-    ("envpin/escapes.py", "exit_status"): "test_an_ntstatus_is_said_in_hex_on_windows_only",
-    ("envpin/userfiles.py", "_pseudo_root"): "test_only_posix_has_proc_sys_and_dev_to_refuse",
+    ("envpin/base/escapes.py", "exit_status"): "test_an_ntstatus_is_said_in_hex_on_windows_only",
+    ("envpin/base/userfiles.py", "_pseudo_root"): "test_only_posix_has_proc_sys_and_dev_to_refuse",
     ("envpin/provision/backends.py", "python_in"): "test_the_interpreter_of_an_environment_per_platform",
     ("envpin/provision/atomic.py", "exchange"): "test_directories_are_exchanged_atomically_on_linux_only",
     ("envpin/provision/runner.py", "_load_prctl"): "test_the_parent_death_signal_is_linux_only",
@@ -176,7 +176,7 @@ def test_the_parent_death_signal_is_linux_only(platform, monkeypatch):
 
 
 def test_only_posix_has_proc_sys_and_dev_to_refuse(monkeypatch):
-    from envpin import userfiles  # noqa: PLC0415 - the module whose branch this is
+    from envpin.base import userfiles  # noqa: PLC0415 - the module whose branch this is
 
     status = os.stat("/proc/self/status")
     assert userfiles._pseudo_root("/proc/self/status", status) == "/proc"

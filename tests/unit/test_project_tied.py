@@ -13,7 +13,7 @@ import pytest
 
 from envpin.cli import main
 from envpin.compat.loader import load_database, validate_database
-from envpin.project.tied import (
+from envpin.readers.tied import (
     built_from_source,
     cuda_major_of_requirement,
     release_for,

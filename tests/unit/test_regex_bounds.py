@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from envpin.check import environment_yml, requirements
 from envpin.doctor import arch
+from envpin.readers import environment_yml, requirements
 from envpin.resolver.urls import redact_credentials
 
 SOURCE = Path(__file__).resolve().parents[2] / "envpin"
@@ -36,7 +36,7 @@ CALLS = {"compile", "search", "match", "fullmatch", "sub", "subn", "findall", "f
 # database files (not text a user or a stranger's pull request controls)
 ANCHORED_ONLY = {
     "compat/yaml_subset.py": "the database's YAML subset, on envpin's own data files (and anchored with .match)",
-    "fact_checks.py:_AMDGPU_DKMS": "only .fullmatch",
+    "facts/checks.py:_AMDGPU_DKMS": "only .fullmatch",
 }
 
 
@@ -95,7 +95,7 @@ PATTERNS = _patterns()
 def test_the_source_has_the_patterns_this_test_is_about():
     wheres = {where for where, *_ in PATTERNS}
     assert len(PATTERNS) > 100
-    assert "resolver/urls.py:_CREDENTIALS" in wheres and "check/requirements.py:_COMMENT" in wheres
+    assert "resolver/urls.py:_CREDENTIALS" in wheres and "readers/requirements.py:_COMMENT" in wheres
 
 
 class _Watchdog(Exception):

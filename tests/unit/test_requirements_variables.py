@@ -9,11 +9,11 @@ from pathlib import Path
 
 from envpin.check import check_text
 from envpin.check.included import beside
-from envpin.check.requirements import expand_variables, parse
 from envpin.check.targets import configured_target
 from envpin.cli import main
-from envpin.project.readers import Entries, read_requirements_txt
-from envpin.target_spec import NamedTarget, TargetSpec
+from envpin.machine.spec import NamedTarget, TargetSpec
+from envpin.readers.project_files import Entries, read_requirements_txt
+from envpin.readers.requirements import expand_variables, parse
 
 RTX5090: dict = dict(os="linux", arch="x86_64", driver="570.86.10", gpus=("NVIDIA GeForce RTX 5090",), python="3.12")
 INDEXED = "--extra-index-url ${TORCH_INDEX}\ntorch==2.7.1+cu128\n"

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import pytest
 
+from envpin.base.errors import EnvpinInputError
 from envpin.emit.common import answer_json
-from envpin.errors import EnvpinInputError
-from envpin.facts import HostFacts, PythonInfo
+from envpin.facts.host import HostFacts, PythonInfo
 from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.request import parse_request
 from envpin.resolver.solve import solve

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from envpin.facts import HostFacts, PythonInfo
+from envpin.facts.host import HostFacts, PythonInfo
 from envpin.resolver.builds import builds_of
 from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.request import parse_request

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from envpin.facts import Driver, Gpu, HostFacts, Libc, PythonInfo
+from envpin.facts.host import Driver, Gpu, HostFacts, Libc, PythonInfo
 from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.request import parse_request
 from envpin.resolver.solve import solve

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from envpin.errors import EnvpinInputError
-from envpin.userfiles import (
+from envpin.base.errors import EnvpinInputError
+from envpin.base.userfiles import (
     MAX_INPUT_BYTES,
     UnreadableFile,
     open_regular,

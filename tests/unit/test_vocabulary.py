@@ -13,18 +13,18 @@ from pathlib import Path
 import pytest
 from packaging.markers import Marker
 
-from envpin.check.variants import CONDA_SUBDIRS as PLATFORM_OF_SUBDIR
-from envpin.check.variants import cuda_major_of_variant, index_variant, local_variant, wheel_platform
+from envpin.base.errors import EnvpinInputError
 from envpin.compat.loader import validate_database
 from envpin.conda import backends
 from envpin.conda.virtual import CONDA_SUBDIRS, conda_subdir
 from envpin.doctor.engine import diagnose
 from envpin.doctor.model import Case
-from envpin.errors import EnvpinInputError
-from envpin.facts import env_facts_from_json, from_json
+from envpin.facts.host import env_facts_from_json, from_json
 from envpin.lock.engines import UV_PLATFORMS
 from envpin.lock.pylock import PLATFORM_MARKERS
 from envpin.provision.check import frameworks_in
+from envpin.readers.variants import CONDA_SUBDIRS as PLATFORM_OF_SUBDIR
+from envpin.readers.variants import cuda_major_of_variant, index_variant, local_variant, wheel_platform
 from envpin.refresh.metadata import environment
 from envpin.refresh.wheels import platform_of
 from envpin.resolver.queries import allowed_kinds

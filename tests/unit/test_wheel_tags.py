@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from envpin.facts import HostFacts, Libc, PythonInfo
+from envpin.facts.host import HostFacts, Libc, PythonInfo
 from envpin.refresh.wheel_tags import glibc_floor, release_tags, wheel_tags_yaml
 from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.request import parse_request
@@ -151,8 +151,8 @@ def test_cli_glibc_flag_and_free_threaded_python():
 
 
 def test_a_configured_target_and_a_facts_file_carry_the_c_library_and_the_abi(tmp_path, database):
+    from envpin.base.errors import EnvpinInputError  # noqa: PLC0415
     from envpin.check.config import read_config  # noqa: PLC0415 - the test of one reader
-    from envpin.errors import EnvpinInputError  # noqa: PLC0415
 
     (tmp_path / "pyproject.toml").write_text(
         '[[tool.envpin.targets]]\nname = "centos7"\nos = "linux"\narch = "x86_64"\ndriver = "550.54.14"\n'

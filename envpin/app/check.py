@@ -1,0 +1,142 @@
+"""`envpin check`'s run: the machines to check against, each file read and checked, and with `--solve` each
+environment.yml solved for the target (rattler), against the run's one database, loaded the first time a file or
+a target needs it (a plain requirements file without GPU pins is checked without it)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from envpin.app.database import run_database
+from envpin.base.record import replace
+from envpin.base.userfiles import UnreadableFile, read_text, repository_boundary, write_atomically
+from envpin.check import check_text
+from envpin.check.config import CheckConfig
+from envpin.check.formats import kind_of
+from envpin.check.included import beside
+from envpin.check.targets import CheckTarget, command_line_target, configured_target
+from envpin.compat.model import Database
+from envpin.conda.channels import Channels
+from envpin.conda.errors import CondaSolveFailed
+from envpin.conda.target import solve_for_target
+from envpin.conda.virtual import DEFAULT_GLIBC
+from envpin.machine.spec import TargetSpec
+from envpin.readers.model import FileReport, Problem
+from envpin.readers.rules import problem
+
+
+def check_files(paths: list[str], kind: str | None, spec: TargetSpec, config: CheckConfig, policy: str,
+                ignored: frozenset[str], db: str | None, conda_channels: Channels | None,
+                fix: bool = False, allow_outside: bool = False) -> list[FileReport]:
+    """One report per file, in order; a file that cannot be read is a report that says so (`unreadable`).
+    `fix`: a file with errors is rewritten where envpin.app.check_fix can, and its report is the file's check after
+    that (what was and was not done said on stderr). `allow_outside`: includes and links may leave the checked
+    file's git repository (envpin.base.userfiles.Boundary)."""
+    database = _OneDatabase(db)
+    targets = _targets(spec, config, database)
+    assumed = None
+    if conda_channels is not None and _glibc_unknown(spec):
+        spec, assumed = replace(spec, glibc=DEFAULT_GLIBC), problem(
+            "CHK-SOLVE-ASSUMED", "", f"the target's glibc is not given: --solve assumes glibc {DEFAULT_GLIBC} "
+            "(`__glibc`), the default pixi and conda-lock solve with", "pass --glibc X.Y (or --facts from the target) "
+            "to solve for its own")
+    reports = []
+    for path in paths:
+        text = _read(path, allow_outside)
+        if isinstance(text, FileReport):  # the file could not be read
+            reports.append(text)
+            continue
+        ignore = config.ignored_for(path) | ignored
+        report = check_text(path, text, load_database=database.get, kind=kind, targets=targets, policy=policy,
+                            ignore=ignore, include=None if path == "-" else beside(path, allow_outside))
+        if conda_channels is not None and not report.unreadable:
+            report = _with_conda_solve(report, text, kind, spec, database.get(), conda_channels, ignore, assumed)
+        if fix and path == "-" and report.errors:
+            print("envpin: not fixed: -: text from stdin is checked, never rewritten", file=sys.stderr)
+        elif fix and not report.unreadable and report.errors:
+            report = _fixed(report, text, kind, targets, database, policy, ignore, allow_outside)
+        reports.append(report)
+    return reports
+
+
+def _fixed(report: FileReport, text: str, kind: str | None, targets: tuple[CheckTarget, ...], database: _OneDatabase,
+           policy: str, ignore: frozenset[str], allow_outside: bool) -> FileReport:
+    """`--fix`: the file rewritten (atomically) where envpin.app.check_fix can, and checked again; what it did and
+    did not do on stderr."""
+    from envpin.app.check_fix import fix_file  # noqa: PLC0415 - only --fix needs the solve
+
+    path = report.path
+
+    def recheck(new_text: str) -> FileReport:
+        return check_text(path, new_text, load_database=database.get, kind=kind, targets=targets, policy=policy,
+                          ignore=ignore, include=beside(path, allow_outside))
+
+    fixed = fix_file(path, text, kind or kind_of(path, text) or "", report, targets, database.get(), recheck)
+    for line in fixed.advice:
+        print(f"envpin: {path}: {line}", file=sys.stderr)
+    if fixed.text is not None:
+        write_atomically(Path(path), fixed.text, "--fix")
+        for change in fixed.changed:
+            print(f"envpin: fixed {path}:{change}", file=sys.stderr)
+        report = recheck(fixed.text)
+    for reason in fixed.unfixed:
+        print(f"envpin: not fixed: {path}: {reason}", file=sys.stderr)
+    return report
+
+
+class _OneDatabase:
+    """The database of --db, loaded the first time a file or a target needs it (a plain requirements file
+    without GPU pins is checked without it), and then the same one for every file and target."""
+
+    def __init__(self, directory: str | None):
+        self.directory = directory
+        self.loaded: Database | None = None
+
+    def get(self) -> Database:
+        if self.loaded is None:
+            self.loaded = run_database(self.directory)
+        return self.loaded
+
+
+def _glibc_unknown(spec: TargetSpec) -> bool:
+    """A Linux target described by flags alone, without --glibc: nothing says its glibc."""
+    return spec.glibc is None and not spec.facts_file and not spec.probes_this_machine and spec.os == "linux"
+
+
+def _with_conda_solve(report: FileReport, text: str, kind: str | None, spec: TargetSpec, database: Database,
+                      conda_channels: Channels, ignore: frozenset[str], assumed: Problem | None) -> FileReport:
+    """`--solve`: an environment.yml must solve for the target, with the virtual packages envpin builds."""
+    if (kind or kind_of(report.path, text)) != "environment.yml" or "CHK-CONDA-UNSOLVABLE" in ignore:
+        return report
+    if assumed is not None and assumed.id not in ignore:
+        report = replace(report, problems=report.problems + (assumed,))
+    try:
+        solve_for_target(text, report.path, spec, database, conda_channels)
+    except CondaSolveFailed as error:
+        found = problem("CHK-CONDA-UNSOLVABLE", "dependencies", str(error),
+                        "regenerate it for this target (envpin solve --conda-source …) or relax the pins named")
+        return replace(report, problems=report.problems + (found,))
+    return report
+
+
+def _read(path: str, allow_outside: bool) -> str | FileReport:
+    """The file's text, or the report that it cannot be read. A file in a git work tree that is a symbolic link
+    out of it is not read: the hook is given a pull request's files, and git stores links."""
+    try:
+        boundary = repository_boundary(path, allow_outside) if path != "-" else None
+        if boundary is not None and boundary.repository:
+            boundary.admit(path, path)
+        return read_text(path)
+    except UnreadableFile as error:
+        found = problem("CHK-FILE-UNREADABLE", "", f"cannot be read ({error.reason})", "check the path and that it is UTF-8 text")
+        return FileReport(path, (found,), unreadable=True)
+
+
+def _targets(spec: TargetSpec, config: CheckConfig, database: _OneDatabase) -> tuple[CheckTarget, ...]:
+    """The machines to check against: the target options when any is given, else the config's targets, each
+    resolved against the one database of --db."""
+    if spec.given:
+        return (command_line_target(spec, database.get()),)
+    return tuple(configured_target(named, database.get()) for named in config.targets)
+
+
