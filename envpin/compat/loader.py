@@ -189,7 +189,7 @@ _HERE = Path(__file__).parent
 CODE_FILES = tuple(_HERE / name for name in ("model.py", "schema.py", "accelerator_schema.py", "files.py", "cache.py",
                                              "yaml_subset.py", "gpus.py")) + (
     _HERE.parent / "base" / "record.py", _HERE.parent / "vocabulary" / "platforms.py", _HERE.parent / "vocabulary" / "variants.py",
-    _HERE.parent / "escapes.py")
+    _HERE.parent / "base" / "escapes.py")
 
 
 def _stamps(directory: Path, resolved: str) -> str:
