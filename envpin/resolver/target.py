@@ -100,6 +100,7 @@ class Target(Record):
     glibc: str | None = None  # Linux: the glibc version (None: not known, or not a glibc)
     musl: bool = False  # Linux with musl as its C library (Alpine): no manylinux wheel installs there
     free_threaded: bool = False  # the free-threaded CPython build (`--python 3.13t`): only cp3XXt wheels load
+    glibc_decides: bool = False  # some recorded release's wheels need a newer glibc here: the glibc is said again
     jetson: JetpackRelease | None = None  # a Jetson's L4T release and its JetPack (gpus.yaml `jetpack:`), the driver fact
     l4t: str | None = None  # the L4T release as detected or given, where the database does not know it
     jetpack: str | None = None  # the JetPack as given, where the database does not know it
@@ -200,6 +201,7 @@ def overrides_of(target: Target) -> TargetOverrides:
         compute_capabilities=tuple(str(g.compute_capability) for g in target.gpus) if nvidia_probed else (),
         gfx=tuple(g.gfx for g in target.amd_gpus) if amd_probed else (),
         amdgpu_driver=target.amdgpu_driver, rocm=target.rocm, macos=target.macos,
+        glibc=target.glibc if target.glibc_decides else None,  # a glibc every wheel installs on decides nothing
         jetpack=f"r{target.jetson.l4t}" if target.jetson else f"r{target.l4t}" if target.l4t else target.jetpack,
     )
 
@@ -341,6 +343,7 @@ def make_target(database: Database, facts: HostFacts) -> Target:
     package = facts.amdgpu_driver if facts.amdgpu_driver is not None else facts.amdgpu_dkms
     package_release = amdgpu_dkms_release(package) if package else None
     shipped = None if package_release else _shipping_driver(database, facts)
+    glibc = facts.libc.version if facts.os == "linux" and facts.libc and facts.libc.name == "glibc" else None
     return Target(
         os=facts.os,
         arch=facts.arch,
@@ -358,12 +361,13 @@ def make_target(database: Database, facts: HostFacts) -> Target:
         intel_gpus=tuple(_target_intel_gpu(database, gpu) for gpu in facts.gpus if gpu.vendor == "intel"),
         apple_gpus=tuple(gpu.name for gpu in facts.gpus if gpu.vendor == "apple"),
         macos=facts.macos,
-        glibc=facts.libc.version if facts.os == "linux" and facts.libc and facts.libc.name == "glibc" else None,
+        glibc=glibc,
         musl=facts.os == "linux" and facts.libc is not None and facts.libc.name == "musl",
         free_threaded=_free_threaded(facts.python.version),
         jetson=(jetson := _jetpack_release(database, facts)),
         l4t=facts.l4t if jetson is None else None,
         jetpack=facts.jetpack if jetson is None and not facts.l4t else None,
+        glibc_decides=glibc is not None and _below_a_wheel_floor(database, platform_key(facts.os, facts.arch), glibc),
     )
 
 
@@ -468,6 +472,14 @@ def _truncated_gpu(database: Database, name: str, prefix: str) -> TargetGpu:
         f"GPU name {name!r} was cut short by nvidia-smi's table, and {known}: pass --compute-capability X.Y "
         "(`nvidia-smi --query-gpu=name,compute_cap --format=csv` prints the whole name and the capability)"
     )
+
+
+def _below_a_wheel_floor(database: Database, platform: str, glibc: str) -> bool:
+    """Whether some recorded release's wheels need a newer glibc on this platform (wheel_tags.yaml): then the glibc
+    is a fact the answer rests on, and a regenerate line or a fix spells it out (`--glibc 2.17`)."""
+    have = tuple(int(part) for part in re.findall(r"\d+", glibc))
+    return any(have < tuple(int(part) for part in re.findall(r"\d+", tags.glibc[platform]))
+               for tags in database.wheel_tags if platform in tags.glibc)
 
 
 def _free_threaded(version: str) -> bool:

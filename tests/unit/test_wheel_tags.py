@@ -8,6 +8,7 @@ wheel_tags.yaml is derived from it, and a test holds the two together.
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -177,3 +178,26 @@ def test_detection_reads_the_free_threaded_abi_flag(monkeypatch):
     monkeypatch.setattr(platform_info.sys, "abiflags", "", raising=False)
     monkeypatch.setattr(platform_info.os, "name", "posix")
     assert not platform_info.python_info({}).version.endswith("t")
+
+
+def test_a_glibc_that_decides_is_spelled_out_in_the_regenerate_line(tmp_path):
+    """A file made for glibc 2.17 says --glibc 2.17 in its regenerate line, which makes the same file again; a
+    glibc past every floor is left out, as it decides nothing."""
+    base = ["solve", "--framework", "torch", "--os", "linux", "--arch", "x86_64", "--driver", "550.54.14",
+            "--gpu", RTX4090, "--python", "3.11"]
+    first = tmp_path / "requirements-gpu.txt"
+    made = subprocess.run([sys.executable, "-m", "envpin", *base, "--glibc", "2.17", "-o", str(first)],
+                          capture_output=True, text=True, timeout=60)
+    assert made.returncode == 0, made.stderr
+    text = first.read_text(encoding="utf-8")
+    regenerate = next(line for line in text.splitlines() if line.startswith("# Regenerate: envpin "))
+    assert "--glibc 2.17" in regenerate and "torch==2.6.0+cu126" in text
+    again = tmp_path / "again.txt"
+    argv = shlex.split(regenerate[len("# Regenerate: envpin "):])
+    redone = subprocess.run([sys.executable, "-m", "envpin", *argv, "-o", str(again)], capture_output=True, text=True,
+                            timeout=60)
+    assert redone.returncode == 0, redone.stderr
+    assert again.read_text(encoding="utf-8") == text.replace(str(first), str(again))
+    new = subprocess.run([sys.executable, "-m", "envpin", *base, "--glibc", "2.39", "--format", "requirements.txt"],
+                         capture_output=True, text=True, timeout=60)
+    assert new.returncode == 0 and "--glibc" not in new.stdout
