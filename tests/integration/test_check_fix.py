@@ -77,12 +77,13 @@ def test_a_pyprojects_pytorch_index_url_is_rewritten(tmp_path):
 
 def test_a_lock_is_not_edited_the_manifest_edit_and_lock_command_are_said(tmp_path):
     lock = tmp_path / "pdm.lock"
-    shutil.copy(LOCKS / "pdm" / "cu124" / "pdm.lock", lock)
+    shutil.copy(LOCKS / "pdm" / "fsrcnn-cu129" / "pdm.lock", lock)  # torch 2.8.0 (+cu129), for Python 3.13
     before = lock.read_text(encoding="utf-8")
-    done = envpin(*GTX_1080_TI, "--fix", "pdm.lock", cwd=tmp_path)
+    done = envpin(*GTX_1080_TI[:-1], "3.13", "--fix", "pdm.lock", cwd=tmp_path)
     assert done.returncode == 1
     assert lock.read_text(encoding="utf-8") == before
-    assert "point its torch index or source at https://download.pytorch.org/whl/cu118" in done.stderr
+    assert ("point its torch index or source at https://download.pytorch.org/whl/cu118 and pin torch==2.7.1+cu118"
+            in done.stderr)
     assert "run `pdm lock`" in done.stderr
 
 

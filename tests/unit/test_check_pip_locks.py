@@ -3,6 +3,7 @@ as a uv.lock is; hashes said (tests/fixtures/locks/SOURCES.md says where each fi
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +15,8 @@ from envpin.machine.spec import NamedTarget, TargetSpec
 
 LOCKS = Path(__file__).resolve().parents[1] / "fixtures" / "locks"
 POETRY = LOCKS / "poetry" / "gpu-using-with-poetry" / "poetry.lock"
-PIPFILE = LOCKS / "pipenv" / "cu124" / "Pipfile.lock"
-PDM = LOCKS / "pdm" / "cu124" / "pdm.lock"
+PIPFILE = LOCKS / "pipenv" / "ocp-cu117" / "Pipfile.lock"  # torch 1.13.1+cu117 from a `pytorch` source, .../whl/cu117
+PDM = LOCKS / "pdm" / "fsrcnn-cu129" / "pdm.lock"  # torch 2.8.0 with its +cu129 files, Python 3.13
 RTX_4090: dict[str, Any] = {"os": "linux", "arch": "x86_64", "driver": "550.54.14", "gpus": ("NVIDIA GeForce RTX 4090",)}
 GTX_1080_TI: dict[str, Any] = {"os": "linux", "arch": "x86_64", "driver": "470.82.01", "gpus": ("NVIDIA GeForce GTX 1080 Ti",)}
 
@@ -65,19 +66,46 @@ def test_poetry_hashes_missing_or_malformed_are_said(database):
     assert ("CHK-HASH-MALFORMED", "error", "package[23].files[0].hash") in ids(check(database, POETRY, truncated))
 
 
-def test_pipfile_and_pdm_locks_of_cuda_12_torch_are_clean_on_driver_550_and_fail_on_470(database):
-    for path, where in ((PIPFILE, "default.torch"), (PDM, "package[0]")):
-        assert check(database, path, python="3.11", **RTX_4090).problems == (), path
-        old = check(database, path, python="3.11", **GTX_1080_TI)
-        assert ids(old) == [("CHK-TARGET-DRIVER", "error", where)], path
-        assert "525.60.13" in old.problems[0].message
+def envpin_check(capsys, path: Path, *target: str) -> tuple[int, str]:
+    """`envpin check` as users run it, on one lock and one described machine."""
+    from envpin.cli import main  # noqa: PLC0415 - the command, as users run it
+
+    code = main(["check", "--no-config", "--os", "linux", "--arch", "x86_64", *target, str(path)])
+    out, err = capsys.readouterr()
+    return code, out + err
+
+
+def test_a_real_pipfile_lock_of_cuda_11_7_torch_is_clean_on_driver_550_and_fails_on_418(database, capsys):
+    assert check(database, PIPFILE, python="3.9", **RTX_4090).problems == ()
+    old = check(database, PIPFILE, python="3.9", os="linux", arch="x86_64", driver="418.87.01",
+                gpus=("NVIDIA GeForce GTX 1080 Ti",))
+    assert ids(old) == [("CHK-TARGET-DRIVER", "error", "default.torch")]
+    assert "450.80.02" in old.problems[0].message  # CUDA 11.x on Linux
+    code, said = envpin_check(capsys, PIPFILE, "--python", "3.9", "--driver", "550.54.14", "--gpu", "NVIDIA GeForce RTX 4090")
+    assert code == 0, said
+    code, said = envpin_check(capsys, PIPFILE, "--python", "3.9", "--driver", "418.87.01", "--gpu", "NVIDIA GeForce GTX 1080 Ti")
+    assert code == 1, said
+    assert "Pipfile.lock:default.torch: error CHK-TARGET-DRIVER" in said and "cu117 needs driver ≥ 450.80.02" in said
+
+
+def test_a_real_pdm_lock_of_cuda_12_torch_is_clean_on_driver_550_and_fails_on_470(database, capsys):
+    assert check(database, PDM, python="3.13", **RTX_4090).problems == ()
+    old = check(database, PDM, python="3.13", **{**RTX_4090, "driver": "470.82.01"})
+    assert ids(old) == [("CHK-TARGET-DRIVER", "error", "package[42]")]
+    assert "525.60.13" in old.problems[0].message  # CUDA 12.x on Linux
+    code, said = envpin_check(capsys, PDM, "--python", "3.13", "--driver", "550.54.14", "--gpu", "NVIDIA GeForce RTX 4090")
+    assert code == 0, said
+    code, said = envpin_check(capsys, PDM, "--python", "3.13", "--driver", "470.82.01", "--gpu", "NVIDIA GeForce RTX 4090")
+    assert code == 1, said
+    assert "pdm.lock:package[42]: error CHK-TARGET-DRIVER" in said and "needs driver ≥ 525.60.13" in said
 
 
 def test_a_pipfile_lock_entry_is_bound_to_its_named_source(database):
-    moved = PIPFILE.read_text(encoding="utf-8").replace("whl/cu124", "whl/cu118")
+    moved = PIPFILE.read_text(encoding="utf-8").replace("whl/cu117", "whl/cu121")
     assert ("CHK-INDEX-VARIANT-MISMATCH", "error", "default.torch") in ids(check(database, PIPFILE, moved))
-    unhashed = PIPFILE.read_text(encoding="utf-8").replace(
-        '"sha256:6b2966ede9affe2fd69e0765691ca723ec870e0c34c7761f4d5b8e318383fdaf"', "")
+    lock = json.loads(PIPFILE.read_text(encoding="utf-8"))
+    lock["default"]["torch"]["hashes"] = []
+    unhashed = json.dumps(lock, indent=4)
     assert ("CHK-HASH-MISSING", "error", "default.torch.hashes") in ids(check(database, PIPFILE, unhashed))
 
 

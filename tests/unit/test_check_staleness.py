@@ -48,8 +48,21 @@ def test_poetrys_own_up_to_date_and_outdated_pairs_are_judged_as_poetry_check_lo
 
 
 def test_real_locks_beside_their_manifests_are_fresh(database):
-    for lock in (POETRY / "poetry.lock", PDM / "pdm.lock", PIPENV / "Pipfile.lock", PIXI / "pixi.lock"):
+    for lock in (POETRY / "poetry.lock", PDM / "pdm.lock", PIPENV / "Pipfile.lock", PIXI / "pixi.lock",
+                 LOCKS / "pipenv" / "ocp-cu117" / "Pipfile.lock"):
         assert stale(database, lock) == [], lock
+
+
+def test_a_real_pdm_lock_whose_manifest_changed_its_resolution_table_after_locking_is_stale(database, tmp_path):
+    # suxrobGM/fsrcnn committed `resolution.respect-source-order = true` with a lock made before it; pdm hashes the
+    # [tool.pdm.resolution] table (src/pdm/project/project_file.py, content_hash), so `pdm lock --check` fails
+    folder = LOCKS / "pdm" / "fsrcnn-cu129"
+    shutil.copy(folder / "pdm.lock", tmp_path / "pdm.lock")
+    shutil.copy(folder / "manifest" / "pyproject.toml", tmp_path / "pyproject.toml")
+    assert stale(database, tmp_path / "pdm.lock") == [("metadata.content_hash", "run `pdm lock` and commit the lock it writes")]
+    as_locked = (tmp_path / "pyproject.toml").read_text(encoding="utf-8").replace("resolution.respect-source-order = true\n", "")
+    (tmp_path / "pyproject.toml").write_text(as_locked, encoding="utf-8")
+    assert stale(database, tmp_path / "pdm.lock") == []  # the manifest as it was when the lock was made
 
 
 def test_a_changed_manifest_is_a_stale_lock_with_the_tools_command(database, tmp_path):
