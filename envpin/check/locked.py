@@ -3,7 +3,7 @@ files → a Pin, and its recorded hashes → problems, the same way whichever to
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from envpin.readers.hashes import digest_problem, split_hash
@@ -59,3 +59,21 @@ def table(value: object) -> dict[str, Any]:
 
 def array(value: object) -> list[Any]:
     return value if isinstance(value, list) else []
+
+
+def named_packages(data: dict[str, Any], problems: list[Problem], refresh: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The `[[package]]` tables of a TOML lock (poetry.lock, pdm.lock) that have a name, each with its path
+    (`package[3]`), in order; the array or an entry that is not the format's is a problem (appended as it is met,
+    among the caller's own), never raised."""
+    packages = data.get("package", [])
+    if not isinstance(packages, list):
+        problems.append(problem("CHK-STRUCTURE", "package", "package must be an array of tables ([[package]])",
+                                f"regenerate it with `{refresh}`"))
+        return
+    for position, package in enumerate(packages):
+        where = f"package[{position}]"
+        if not isinstance(package, dict) or not isinstance(package.get("name"), str):
+            problems.append(problem("CHK-STRUCTURE", where, "a package entry is not a table with a name",
+                                    f"regenerate it with `{refresh}`"))
+            continue
+        yield where, package

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from envpin.check.locked import hash_problems, locked_pin, table
+from envpin.check.locked import hash_problems, locked_pin, named_packages, table
 from envpin.check.pylock import load_toml
 from envpin.readers.model import Contents, MalformedFile, Pin, Problem
 from envpin.readers.rules import problem
@@ -34,18 +34,8 @@ def read(data: Any) -> Contents:
         problems.append(problem("CHK-STRUCTURE", "metadata.lock_version", f"lock_version {lock_version or 'missing'}: envpin "
                                 "reads pdm's 3.x and 4.x", f"regenerate it with `{REFRESH}`", severity="warning"))
     legacy_files = table(metadata.get("files"))
-    packages = data.get("package", [])
-    if not isinstance(packages, list):
-        problems.append(problem("CHK-STRUCTURE", "package", "package must be an array of tables ([[package]])",
-                                f"regenerate it with `{REFRESH}`"))
-        packages = []
     pins: list[Pin] = []
-    for position, package in enumerate(packages):
-        where = f"package[{position}]"
-        if not isinstance(package, dict) or not isinstance(package.get("name"), str):
-            problems.append(problem("CHK-STRUCTURE", where, "a package entry is not a table with a name",
-                                    f"regenerate it with `{REFRESH}`"))
-            continue
+    for where, package in named_packages(data, problems, REFRESH):
         name: str = package["name"]
         version = package.get("version") if isinstance(package.get("version"), str) else None
         files = package.get("files")

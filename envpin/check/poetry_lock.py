@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from envpin.check.locked import hash_problems, index_of, locked_pin, table
+from envpin.check.locked import array, hash_problems, index_of, locked_pin, named_packages, table
 from envpin.check.pylock import load_toml
 from envpin.readers.model import Contents, MalformedFile, Pin, Problem
 from envpin.readers.rules import problem
@@ -42,19 +42,9 @@ def read(data: Any) -> Contents:
         problems.append(problem("CHK-STRUCTURE", "metadata.lock-version", f"lock-version {lock_version or 'missing'}: "
                                 "poetry reads 1.x and 2.x", f"regenerate it with `{REFRESH}`", severity="warning"))
     legacy_files = table(metadata.get("files"))
-    packages = data.get("package", [])
-    if not isinstance(packages, list):
-        problems.append(problem("CHK-STRUCTURE", "package", "package must be an array of tables ([[package]])",
-                                f"regenerate it with `{REFRESH}`"))
-        packages = []
     pins: list[Pin] = []
-    reached_under = _edge_markers(packages)
-    for position, package in enumerate(packages):
-        where = f"package[{position}]"
-        if not isinstance(package, dict) or not isinstance(package.get("name"), str):
-            problems.append(problem("CHK-STRUCTURE", where, "a package entry is not a table with a name",
-                                    f"regenerate it with `{REFRESH}`"))
-            continue
+    reached_under = _edge_markers(array(data.get("package")))
+    for where, package in named_packages(data, problems, REFRESH):
         found, entry_problems = _package(package, where, legacy_files, reached_under)
         pins += found
         problems += entry_problems
