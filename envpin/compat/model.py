@@ -9,6 +9,7 @@ one of the forms it knows (a model class, `Version`, `str`, `int`, `bool`, `X | 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -474,6 +475,17 @@ class Database(Record):
         """The wheel tags of one release (torch, tensorflow, or jax by its jaxlib), None where not recorded."""
         return next((t for t in self.wheel_tags if t.framework == framework and Version(t.version) == version), None)
 
+    def newest_glibc_floor(self, platform: str, framework: str | None = None) -> str | None:
+        """The highest glibc any recorded release (of `framework`, or of any framework) needs on `platform`: a glibc
+        at or past it is decided by no wheel's tag. Asked for every build a Linux solve judges, so it is kept with
+        the database after the first time."""
+        memo = self.__dict__.setdefault("_glibc_floors", {})
+        if (platform, framework) not in memo:
+            floors = [t.glibc[platform] for t in self.wheel_tags
+                      if platform in t.glibc and framework in (None, t.framework)]
+            memo[(platform, framework)] = max(floors, key=glibc_key) if floors else None
+        return memo[(platform, framework)]
+
     def torch_release(self, version: str) -> TorchRelease | None:
         wanted = Version(version)
         return next((r for r in self.torch_releases if r.version == wanted), None)
@@ -722,3 +734,8 @@ class WheelTags(Record):
     glibc: Mapping[str, str] = NEW_DICT  # Linux platform -> the glibc its manylinux wheels need ("2.28")
     free_threaded: Mapping[str, tuple[str, ...]] = NEW_DICT  # platform -> CPython minors with a cp3XXt wheel
     musllinux: tuple[str, ...] = ()  # platforms with a musllinux wheel
+
+
+def glibc_key(version: str) -> tuple[int, ...]:
+    """A glibc version ("2.28") as numbers to compare."""
+    return tuple(int(part) for part in re.findall(r"\d+", version))

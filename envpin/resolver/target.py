@@ -19,7 +19,7 @@ from envpin.compat.gpus import (
     models_starting_with,
     truncated_prefix,
 )
-from envpin.compat.model import AmdgpuModule, ComputeCapability, Database, JetpackRelease
+from envpin.compat.model import AmdgpuModule, ComputeCapability, Database, JetpackRelease, glibc_key
 from envpin.facts.checks import (
     amdgpu_dkms_release,
     amdgpu_module_of,
@@ -367,7 +367,10 @@ def make_target(database: Database, facts: HostFacts) -> Target:
         jetson=(jetson := _jetpack_release(database, facts)),
         l4t=facts.l4t if jetson is None else None,
         jetpack=facts.jetpack if jetson is None and not facts.l4t else None,
-        glibc_decides=glibc is not None and _below_a_wheel_floor(database, platform_key(facts.os, facts.arch), glibc),
+        # some recorded release's wheels need a newer glibc here: the glibc is a fact the answer rests on, and a
+        # regenerate line or a fix spells it out (`--glibc 2.17`)
+        glibc_decides=glibc is not None and glibc_key(glibc) < glibc_key(
+            database.newest_glibc_floor(platform_key(facts.os, facts.arch)) or "0"),
     )
 
 
@@ -472,14 +475,6 @@ def _truncated_gpu(database: Database, name: str, prefix: str) -> TargetGpu:
         f"GPU name {name!r} was cut short by nvidia-smi's table, and {known}: pass --compute-capability X.Y "
         "(`nvidia-smi --query-gpu=name,compute_cap --format=csv` prints the whole name and the capability)"
     )
-
-
-def _below_a_wheel_floor(database: Database, platform: str, glibc: str) -> bool:
-    """Whether some recorded release's wheels need a newer glibc on this platform (wheel_tags.yaml): then the glibc
-    is a fact the answer rests on, and a regenerate line or a fix spells it out (`--glibc 2.17`)."""
-    have = tuple(int(part) for part in re.findall(r"\d+", glibc))
-    return any(have < tuple(int(part) for part in re.findall(r"\d+", tags.glibc[platform]))
-               for tags in database.wheel_tags if platform in tags.glibc)
 
 
 def _free_threaded(version: str) -> bool:

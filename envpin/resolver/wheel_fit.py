@@ -9,18 +9,12 @@ where that decides the answer (the target's glibc is older than a floor some rel
 
 from __future__ import annotations
 
-import re
-
-from envpin.compat.model import Database
+from envpin.compat.model import Database, glibc_key
 from envpin.resolver.builds import Build
 from envpin.resolver.request import PIP
 from envpin.resolver.target import Target
 
 FRAMEWORK_WHEEL = {"torch": "torch", "tensorflow": "tensorflow", "jax": "jaxlib"}
-
-
-def _numbers(version: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in re.findall(r"\d+", version))
 
 
 def wheel_tags_matter(target: Target) -> bool:
@@ -36,9 +30,9 @@ def check_wheel_tags(database: Database, target: Target, build: Build, reasons: 
     if build.channel != PIP or build.framework not in FRAMEWORK_WHEEL or not wheel_tags_matter(target):
         return None
     platform = target.platform
-    newest_floor = _newest_floor(database, build.framework, platform)
+    newest_floor = database.newest_glibc_floor(platform, build.framework)
     if not (target.free_threaded or target.musl or (target.glibc is not None and newest_floor is not None
-                                                   and _numbers(target.glibc) < _numbers(newest_floor))):
+                                                   and glibc_key(target.glibc) < glibc_key(newest_floor))):
         return None  # a glibc at or past every floor recorded: no tag can decide
     wheel = FRAMEWORK_WHEEL[build.framework]
     tags = database.wheel_tags_of(build.framework, build.version)
@@ -56,7 +50,7 @@ def check_wheel_tags(database: Database, target: Target, build: Build, reasons: 
         needed = tags.glibc[platform]
         doubt = (f"the PyTorch index's {build.flavor} files of torch {build.version} were not read: their glibc is "
                  f"taken from PyPI's torch {build.version} wheels ({_manylinux(needed)})") if from_index else None
-        if _numbers(target.glibc) < _numbers(needed):
+        if glibc_key(target.glibc) < glibc_key(needed):
             if doubt:
                 unverified.append(doubt)
             return ("platform", f"{build.label}: {wheel} {build.version}'s {platform} wheels are tagged "
@@ -77,19 +71,6 @@ def check_wheel_tags(database: Database, target: Target, build: Build, reasons: 
             unverified.append(f"the PyTorch index's {build.flavor} files of torch {build.version} were not read: "
                               f"its free-threaded wheel for Python {target.python}t is taken from PyPI's")
     return None
-
-
-_FLOORS: dict[tuple[int, str, str], str | None] = {}
-
-
-def _newest_floor(database: Database, framework: str, platform: str) -> str | None:
-    """The highest glibc any recorded release of the framework needs on this platform (per database, memoized):
-    a target at or past it is decided by no tag."""
-    key = (id(database), framework, platform)
-    if key not in _FLOORS:
-        floors = [t.glibc[platform] for t in database.wheel_tags if t.framework == framework and platform in t.glibc]
-        _FLOORS[key] = max(floors, key=_numbers) if floors else None
-    return _FLOORS[key]
 
 
 def _manylinux(glibc: str) -> str:
