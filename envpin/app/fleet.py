@@ -155,15 +155,21 @@ def _next_merge(groups: list[list[ClassAnswer]], options: SolveOptions, database
 def _one_build_for(entries: list[ClassAnswer], options: SolveOptions, database: Database,
                    driver_given: bool) -> object | None:
     """The answer key of one of these classes' builds when it is also the answer for all of them as one class."""
-    targets = {(e.answer.target.platform, e.answer.target.python, e.answer.channel) for e in entries
+    targets = {(e.answer.target.platform, e.answer.target.python, e.answer.channel, _kinds(e.answer)) for e in entries
                if isinstance(e.answer, Plan)}
-    if len(targets) != 1:
+    if len(targets) != 1:  # a GPU class never gets a CPU build (nor a CUDA one a ROCm build) for sharing an image
         return None
     facts = weakest_facts([e.machine_class.facts for e in entries])
     [together] = plan_machines(options, [Machine("together", facts, driver_given)], database).answers
     keys = {answer_key(e.answer) for e in entries}
     key = answer_key(together.answer)
     return key if isinstance(together.answer, Plan) and key in keys else None
+
+
+def _kinds(answer: Plan) -> tuple[str, ...]:
+    """What each framework of the answer runs on, without the version: cpu, cu, rocm, mps, xpu."""
+    accelerators = (answer.accelerators or {"": answer.accelerator}).values()
+    return tuple(sorted({accelerator.rstrip("0123456789.") for accelerator in accelerators}))
 
 
 def _image_answer(group: list[ClassAnswer]) -> ImageAnswer:

@@ -158,8 +158,11 @@ def test_the_command_writes_validated_jobs_per_class(tmp_path, capsys):
         for job in jobs:
             for version in KUBERNETES_VERSIONS:
                 kubernetes_validate.validate(job, version, strict=True)
-            image = job["spec"]["template"]["spec"]["containers"][0]["image"]
-            assert image == f"registry.example/dl:{path.split('/')[0]}"
+            container = job["spec"]["template"]["spec"]["containers"][0]
+            # both pools' A100 vGPUs on one driver: one build, one image for the two classes
+            assert container["image"] == "registry.example/dl:node-pool-40c-node-pool-4c"
+            assert container["command"] == ["/opt/env/bin/python", "/opt/envpin/envpin_probe.py"]  # no envpin inside
+    assert capsys.readouterr().out.startswith("== image node-pool-40c-node-pool-4c: classes node-pool-40c, node-pool-4c;")
 
 
 def test_solve_targets_reads_a_node_list_as_it_is(capsys):
