@@ -5,6 +5,7 @@ facts is refused."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import tempfile
 from dataclasses import dataclass
@@ -133,18 +134,33 @@ def fleet_images(planned: PlannedClasses, options: SolveOptions, database: Datab
             groups.append([entry])
         else:
             same.append(entry)
-    while (merge := _next_merge(groups, options, database, planned.driver_given)) is not None:
+    solved: dict[frozenset[str], object | None] = {}  # classes -> their one build's key: each union solved once
+
+    def one_build_for(entries: list[ClassAnswer]) -> object | None:
+        names = frozenset(e.machine_class.name for e in entries)
+        if names not in solved:
+            solved[names] = _one_build_for(entries, options, database, planned.driver_given)
+        return solved[names]
+
+    while (merge := _next_merge(groups, one_build_for)) is not None:
         i, j = merge  # groups[i]'s build serves groups[j] too: one group, in i's place, its build's classes first
         groups = [g + groups[j] if k == i else g for k, g in enumerate(groups) if k != j]
-    return tuple(_image_answer(group) for group in groups)
+    answers = [_image_answer(group) for group in groups]
+    seen: dict[str, int] = {}  # a shared image's name may be another's ("a" and "b" share "a-b", a class "a-b")
+    for position, made in enumerate(answers):
+        seen[made.image.name] = seen.get(made.image.name, 0) + 1
+        if seen[made.image.name] > 1:
+            suffix = f"-{seen[made.image.name]}"
+            name = made.image.name[:63 - len(suffix)] + suffix
+            answers[position] = dataclasses.replace(made, image=dataclasses.replace(made.image, name=name))
+    return tuple(answers)
 
 
-def _next_merge(groups: list[list[ClassAnswer]], options: SolveOptions, database: Database,
-                driver_given: bool) -> tuple[int, int] | None:
+def _next_merge(groups: list[list[ClassAnswer]], one_build_for) -> tuple[int, int] | None:
     """(i, j): the first two groups of which one, i, has the build that is the answer for both together."""
     for i in range(len(groups)):
         for j in range(i + 1, len(groups)):
-            key = _one_build_for(groups[i] + groups[j], options, database, driver_given)
+            key = one_build_for(groups[i] + groups[j])
             if key == answer_key(groups[i][0].answer):
                 return i, j
             if key == answer_key(groups[j][0].answer):

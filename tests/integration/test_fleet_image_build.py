@@ -46,7 +46,8 @@ def clean_env(tmp_path: Path) -> dict[str, str]:
 
 def instructions(dockerfile: str) -> list[tuple[str, str]]:
     """(INSTRUCTION, arguments) of the last stage, continuation lines joined, comments dropped."""
-    joined, pending = [], []
+    joined: list[str] = []
+    pending: list[str] = []
     for line in dockerfile.splitlines():
         if not pending and (not line.strip() or line.startswith("#")):
             continue

@@ -154,7 +154,7 @@ def test_the_command_writes_validated_jobs_per_class(tmp_path, capsys):
     documents = {path.relative_to(tmp_path).as_posix(): list(yaml.safe_load_all(path.read_text()))
                  for path in tmp_path.rglob("*.yaml")}
     assert len(documents["node-pool-4c/verify-jobs.yaml"]) == 3 and len(documents["node-pool-4c/job.yaml"]) == 1
-    for path, jobs in documents.items():
+    for jobs in documents.values():
         for job in jobs:
             for version in KUBERNETES_VERSIONS:
                 kubernetes_validate.validate(job, version, strict=True)
