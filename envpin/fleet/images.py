@@ -1,4 +1,8 @@
-"""A Dockerfile per machine class: the class's lock installed with hashes through uv, on the right base.
+"""A Dockerfile per image: the image's lock installed with hashes through uv (micromamba for a conda lock), on the
+right base, and envpin's probe beside it. An image serves the machine classes one build runs on (envpin.app.fleet
+chooses them); it is built from its folder alone, the lock and the probe (envpin/verify/probe.py, standard library
+only) beside the Dockerfile, and holds no envpin: each node's verify Job runs the probe in the image's
+environment, and `envpin fleet status --reports` judges its log against the node's facts.
 
 - Wheels that bring their own CUDA libraries (torch, `tensorflow[and-cuda]`, `jax[cudaNN]`) and CPU builds go
   on the Docker official `python:<X.Y.Z>-slim-bookworm` image of the class's Python.
@@ -14,7 +18,7 @@
   first), and it reads a file as a conda lock by its `-lock.yml` ending (`is_conda_env_lockfile_name`).
 
 Every tag comes from `image_tags.json`, copied from the public lists it names; a class whose base is not in
-them is refused, never guessed. A GPU class's image sets `NVIDIA_REQUIRE_CUDA` to the CUDA and driver its
+them is refused, never guessed. A GPU image sets `NVIDIA_REQUIRE_CUDA` to the CUDA and driver its
 builds need, so the NVIDIA container runtime refuses to start it on a node whose driver is older
 (libnvidia-container evaluates the `cuda` and `driver` constraints; comma-separated ones must all hold:
 NVIDIA/cloud-native-docs container-toolkit/docker-specialized.md).

@@ -147,7 +147,18 @@ def test_the_image_built_as_its_dockerfile_says_holds_the_lock_and_runs_the_prob
     [verified] = json.loads(status.stdout)["classes"]
     assert verified["good"] == ["cpu-a"] and verified["not_good"] == ["cpu-b"], verified
     assert verified["verify"]["cpu-b"]["why"] == ["the probe's log ends before its report"]
+    assert verified["verify"]["cpu-a"]["why"][0].startswith("OK"), verified
     assert status.returncode == 1
+    # the same log from a node with a GPU: judged against that node's facts, the CPU build is the problem
+    gpu = {**CPU_NODES[0], "partition": "gpu", "driver": {"version": "550.54.14"},
+           "gpus": [{"name": "NVIDIA GeForce RTX 3090", "compute_capability": "8.6"}]}
+    (tmp_path / "gpu.json").write_text(json.dumps({"targets": [gpu]}))
+    status = envpin("fleet", "status", "--targets", "gpu.json", "--reports", "reports", "--format", "json", cwd=tmp_path,
+                    env=env)
+    [judged] = json.loads(status.stdout)["classes"]
+    assert judged["not_good"] == ["cpu-a"] and status.returncode == 1, judged
+    assert "is a CPU build, but this machine has an NVIDIA GPU (NVIDIA GeForce RTX 3090" in \
+        judged["verify"]["cpu-a"]["why"][0], judged
 
 
 def test_a_wheel_that_is_not_the_locked_one_fails_the_build(tmp_path):
