@@ -139,11 +139,7 @@ class Image:
 
     name: str  # its folder and its tag: a DNS-1123 label
     plan: Plan
-    classes: tuple[MachineClass, ...]
-
-    @property
-    def node_names(self) -> tuple[str, ...]:
-        return tuple(name for machine_class in self.classes for name in machine_class.node_names)
+    classes: tuple[MachineClass, ...]  # the class whose own answer `plan` is comes first
 
 
 def image_name(classes: tuple[MachineClass, ...]) -> str:

@@ -186,7 +186,8 @@ def closed_port() -> int:
 
 
 def test_an_index_that_does_not_answer_writes_nothing(tmp_path):
-    result = manifests(tmp_path, f"http://127.0.0.1:{closed_port()}", clean_env(tmp_path))
+    env = {**clean_env(tmp_path), "UV_HTTP_RETRIES": "0"}  # refused at once, not after uv's three retries
+    result = manifests(tmp_path, f"http://127.0.0.1:{closed_port()}", env)
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr, result.stderr
     assert "unreachable" in result.stderr and not (tmp_path / "images").exists()
 
