@@ -378,7 +378,7 @@ def plan_fleet(options: SolveOptions, inventory: str, target_spec: TargetSpec, d
     grouped: dict[object, list[str]] = {}
     representative: dict[object, Planned] = {}
     for machine, answer in zip(planned.machines, planned.answers, strict=True):
-        key = _answer_key(answer.answer)
+        key = answer_key(answer.answer)
         grouped.setdefault(key, []).append(machine.name)
         representative.setdefault(key, answer)
     results = tuple(FleetResult(tuple(names), representative[key].answer, representative[key].project)
@@ -387,7 +387,7 @@ def plan_fleet(options: SolveOptions, inventory: str, target_spec: TargetSpec, d
     return PlannedFleet(results, first.request, first.project, first.source_args)
 
 
-def _answer_key(answer: Plan | Unsatisfiable) -> object:
+def answer_key(answer: Plan | Unsatisfiable) -> object:
     """The same answer means everything a file or a report says of it: the pins, where they come from, what each
     framework runs on, the steps outside pip, and the platform and Python the environment is for (a macOS laptop
     and a Linux node can both pin torch==2.15.0, from PyPI, and still need two files)."""

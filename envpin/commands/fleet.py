@@ -1,8 +1,9 @@
 """`envpin fleet`: machine classes of a cluster, and what runs them on the cluster's own engine.
 
 - `manifests --targets NODES --format kubernetes|dockerfile -o DIR`: per class, a Job whose nodeSelector picks
-  exactly the class and a verify Job per node of it, or a Dockerfile that installs the class's lock (and the class's
-  facts, to lock it; with `--conda-source`, its environment.yml and conda-lock.yml, installed by micromamba);
+  exactly the class and a verify Job per node of it, in the image that serves the class; or per image (the fewest
+  builds that serve every class) a Dockerfile that installs the image's lock, written beside it in the same run
+  (with `--conda-source`, its environment.yml and conda-lock.yml, installed by micromamba), and envpin's probe;
 - `detect --slurm [--partition P …] -o FILE`: `envpin detect` on every node through srun, as fleet facts;
 - `provision --slurm --targets FILE -o DIR --prefix-root ROOT`: per class the lock and a plain sbatch script that
   installs it at ROOT/CLASS and verifies it on every node of the class, written out, then submitted;
@@ -19,7 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from envpin.app.fleet import conda_class_lock, docker_files, kubernetes_files, plan_inventory
+from envpin.app.fleet import docker_files, fleet_images, image_locks, kubernetes_files, plan_inventory
 from envpin.app.lock import lock_planned
 from envpin.app.planning import Plan
 from envpin.app.render import render_text as render_answer
@@ -65,14 +66,15 @@ def register(fleet: argparse.ArgumentParser, parser_class) -> None:
     manifests = commands.add_parser("manifests", help="per machine class: Kubernetes Jobs, or a Dockerfile")
     _add_inventory_options(manifests)
     manifests.add_argument("--format", choices=MANIFEST_FORMATS, required=True,
-                           help="kubernetes: DIR/CLASS/job.yaml and verify-jobs.yaml; dockerfile: DIR/CLASS/Dockerfile and facts.json")
+                           help="kubernetes: DIR/CLASS/job.yaml and verify-jobs.yaml; dockerfile: per image (the fewest that "
+                                "serve the classes) DIR/IMAGE/Dockerfile, its lock and envpin's probe")
     manifests.add_argument("-o", "--output", required=True, metavar="DIR", help="the folder to write into")
     manifests.add_argument("--image", metavar="REPOSITORY",
-                           help="kubernetes: the class images are REPOSITORY:CLASS (built from the Dockerfiles)")
+                           help="kubernetes: the images are REPOSITORY:IMAGE (built from the Dockerfiles)")
     manifests.add_argument("--namespace", help="kubernetes: the Jobs' namespace")
-    manifests.add_argument("--lock", action="store_true",
-                           help="dockerfile: lock each class now (DIR/CLASS/pylock.toml, or conda-lock.yml for a conda "
-                                "source; needs its indexes or channels)")
+    manifests.add_argument("--no-lock", action="store_true",
+                           help="dockerfile: write no lock (each image's lock is made now otherwise: DIR/IMAGE/pylock.toml, "
+                                "or conda-lock.yml for a conda source, from its indexes or channels)")
     add_conda_source_option(manifests, "dockerfile: a conda class's image installs its conda-lock.yml with micromamba")
     add_lock_options(manifests)
     add_channel_options(manifests)
@@ -180,11 +182,11 @@ def _planned(args: argparse.Namespace):
 
 
 def run_status(args: argparse.Namespace) -> int:
-    planned, _, _ = _planned(args)
+    planned, database, _ = _planned(args)
     reports = Path(args.reports) if args.reports else None
     if reports is not None and not reports.is_dir():
         raise EnvpinInputError(f"--reports {args.reports}: not a folder")
-    document = report_json(planned, reports)
+    document = report_json(planned, reports, database)
     sys.stdout.write(render_json(document) if args.format == "json" else terminal(render_text(document)))
     return planned.exit_code or (0 if document["ok"] else 1)  # a broken driver's 3 before the verify results
 
@@ -197,19 +199,36 @@ def run_manifests(args: argparse.Namespace) -> int:
             raise EnvpinInputError(f"--targets {args.targets}: --format kubernetes needs a Kubernetes node list "
                                    "(kubectl get nodes -o json)")
         if not args.image:
-            raise EnvpinInputError("--format kubernetes: give --image REPOSITORY (the class images, REPOSITORY:CLASS)")
-        files = kubernetes_files(planned, args.image, args.namespace and checked_namespace(args.namespace))
+            raise EnvpinInputError("--format kubernetes: give --image REPOSITORY (the images, REPOSITORY:IMAGE)")
+        namespace = args.namespace and checked_namespace(args.namespace)
+        images = fleet_images(planned, options, database)
+        files = kubernetes_files(planned, images, args.image, namespace)
+        locks: dict[str, tuple[str, str]] = {}
     else:
-        files = docker_files(planned, database, options.driver_policy)
+        images = fleet_images(planned, options, database)
+        files = docker_files(images, database, options.driver_policy, planned.request)
+        # every lock is made before any file is written: an index that does not answer leaves nothing behind
+        locks = {} if args.no_lock else image_locks(images, files, lock_options(args), args.allow_insecure_index,
+                                                    args.db, channels(args))
+    for entry in images:
+        image = entry.image
+        sys.stdout.write(printable(f"== image {image.name}: class{'es' if len(image.classes) > 1 else ''} "
+                                   f"{', '.join(c.name for c in image.classes)}; "
+                                   f"{' '.join(p.requirement for p in image.plan.packages)} ({image.plan.accelerator})")
+                         + "\n")
+        for line in entry.shared:
+            sys.stdout.write(f"   {printable(line)}\n")
     for entry in planned.classes:
         if not isinstance(entry.answer, Plan):
             sys.stdout.write(f"== class {printable(entry.machine_class.name)}: nothing written\n")
             sys.stdout.write(terminal(render_answer(entry.answer, planned.request)))
     write_files(output, files)
-    if args.format == "dockerfile":
-        for entry in planned.classes:
-            if isinstance(entry.answer, Plan):
-                _lock_or_say(entry, planned, output, args)
+    for path, (text, summary) in locks.items():
+        write_atomically(output / path, text)
+        print(f"wrote {output / path} ({summary})", file=sys.stderr)
+    if args.format == "dockerfile" and args.no_lock:
+        for entry in images:
+            _say_how_to_lock(entry, output, args)
     return planned.exit_code
 
 
@@ -225,43 +244,22 @@ def write_files(output: Path, files: dict[str, str]) -> None:
         print(f"wrote {path}", file=sys.stderr)
 
 
-def _lock_or_say(entry, planned, output: Path, args: argparse.Namespace) -> None:
-    folder = output / entry.machine_class.name
-    if base_image(entry.answer, entry.machine_class).route == CONDA:
-        _conda_lock_or_say(entry, folder, args)
-        return
-    lock_path = folder / "pylock.toml"
-    if not args.lock:
-        words = ["envpin", "lock", "--facts", str(folder / "facts.json"), "-o", str(lock_path)]
+def _say_how_to_lock(entry, output: Path, args: argparse.Namespace) -> None:
+    """`--no-lock`: the command that locks the image, to run before building it."""
+    image = entry.image
+    folder = output / image.name
+    if base_image(image.plan, image.classes[0]).route == CONDA:
+        from envpin.conda.virtual import DEFAULT_GLIBC  # noqa: PLC0415 - for conda images only
+
+        words = ["envpin", "conda", "lock", str(folder / "environment.yml"), "--facts", str(folder / "facts.json"),
+                 "--glibc", DEFAULT_GLIBC, "-o", str(folder / "conda-lock.yml")]
+        words += (["--channels", args.channels] if args.channels else []) + [
+            word for channel in args.channel for word in ("--channel", channel)]
+    else:
+        words = ["envpin", "lock", "--facts", str(folder / "facts.json"), "-o", str(folder / "pylock.toml")]
         for framework in args.framework:
             words += ["--framework", framework]
         for spec in args.spec:
             words += ["--spec", spec]
-        print(f"envpin: note: lock class {printable(entry.machine_class.name)} before building: {printable(shlex.join(words))}",
-              file=sys.stderr)
-        return
-    locked = lock_planned(replace(entry.planned, source_args=None), lock_options(args),
-                          str(lock_path), args.allow_insecure_index)
-    write_atomically(lock_path, render(locked.lock.document, list(locked.header)))
-    print(f"wrote {lock_path}", file=sys.stderr)
-
-
-def _conda_lock_or_say(entry, folder: Path, args: argparse.Namespace) -> None:
-    """A conda class's conda-lock.yml, solved (rattler) from its environment.yml for its facts, with the glibc pixi and
-    conda-lock assume rather than the node's: in the image the packages run on the image's C library. A package
-    solved from a local channel folder is recorded at https://conda.anaconda.org/<folder name>/, where the image
-    build fetches it."""
-    from envpin.conda.virtual import DEFAULT_GLIBC  # noqa: PLC0415 - for conda classes only
-
-    environment, facts, lock_path = folder / "environment.yml", folder / "facts.json", folder / "conda-lock.yml"
-    if not args.lock:
-        words = ["envpin", "conda", "lock", str(environment), "--facts", str(facts), "--glibc", DEFAULT_GLIBC, "-o",
-                 str(lock_path)]
-        words += (["--channels", args.channels] if args.channels else []) + [
-            word for channel in args.channel for word in ("--channel", channel)]
-        print(f"envpin: note: lock class {printable(entry.machine_class.name)} before building: {printable(shlex.join(words))}",
-              file=sys.stderr)
-        return
-    text, summary = conda_class_lock(environment, facts, args.db, channels(args))
-    write_atomically(lock_path, text)
-    print(f"wrote {lock_path} ({summary})", file=sys.stderr)
+    print(f"envpin: note: lock image {printable(image.name)} before building: {printable(shlex.join(words))}",
+          file=sys.stderr)

@@ -1,4 +1,8 @@
-"""A Dockerfile per machine class: the class's lock installed with hashes through uv, on the right base.
+"""A Dockerfile per image: the image's lock installed with hashes through uv (micromamba for a conda lock), on the
+right base, and envpin's probe beside it. An image serves the machine classes one build runs on (envpin.app.fleet
+chooses them); it is built from its folder alone, the lock and the probe (envpin/verify/probe.py, standard library
+only) beside the Dockerfile, and holds no envpin: each node's verify Job runs the probe in the image's
+environment, and `envpin fleet status --reports` judges its log against the node's facts.
 
 - Wheels that bring their own CUDA libraries (torch, `tensorflow[and-cuda]`, `jax[cudaNN]`) and CPU builds go
   on the Docker official `python:<X.Y.Z>-slim-bookworm` image of the class's Python.
@@ -14,7 +18,7 @@
   first), and it reads a file as a conda lock by its `-lock.yml` ending (`is_conda_env_lockfile_name`).
 
 Every tag comes from `image_tags.json`, copied from the public lists it names; a class whose base is not in
-them is refused, never guessed. A GPU class's image sets `NVIDIA_REQUIRE_CUDA` to the CUDA and driver its
+them is refused, never guessed. A GPU image sets `NVIDIA_REQUIRE_CUDA` to the CUDA and driver its
 builds need, so the NVIDIA container runtime refuses to start it on a node whose driver is older
 (libnvidia-container evaluates the `cuda` and `driver` constraints; comma-separated ones must all hold:
 NVIDIA/cloud-native-docs container-toolkit/docker-specialized.md).
@@ -31,9 +35,14 @@ from envpin.base.errors import EnvpinInputError
 from envpin.base.escapes import printable
 from envpin.compat.drivers import driver_at_least, driver_max_cuda, minimum_driver
 from envpin.compat.model import Database
-from envpin.fleet.nodes import MachineClass
+from envpin.fleet.nodes import MachineClass, slug
 from envpin.resolver.plan import Plan
 
+ENV_PREFIX = "/opt/env"  # the image's environment
+ENV_PYTHON = f"{ENV_PREFIX}/bin/python"
+LOCK_FOLDER = "/opt/envpin-lock"  # where the image keeps the lock it was installed from
+PROBE_NAME = "envpin_probe.py"  # envpin's probe (envpin/verify/probe.py), beside the Dockerfile
+PROBE_PATH = f"/opt/envpin/{PROBE_NAME}"  # and in the image
 LOCK_NAME = "pylock.toml"  # beside the Dockerfile; uv recognises a PEP 751 lock by this name
 CONDA_LOCK_NAME = "conda-lock.yml"  # beside the Dockerfile of a conda class; micromamba knows it by `-lock.yml`
 
@@ -124,25 +133,41 @@ def cuda_requirement(plan: Plan, database: Database, policy: str) -> str | None:
     return f"cuda>={supported},driver>={driver}" if supported else f"driver>={driver}"
 
 
-def dockerfile(plan: Plan, machine_class: MachineClass, database: Database, policy: str) -> str:
-    """The class's Dockerfile; it is built from its folder, beside the class's lock (base_image(...).lock_name)."""
-    base = base_image(plan, machine_class)
+@dataclass(frozen=True)
+class Image:
+    """One image and the machine classes it serves: one build (`plan`) that runs on every one of them."""
+
+    name: str  # its folder and its tag: a DNS-1123 label
+    plan: Plan
+    classes: tuple[MachineClass, ...]  # the class whose own answer `plan` is comes first
+
+
+def image_name(classes: tuple[MachineClass, ...]) -> str:
+    """A lone class's image is named after it; a shared image after its classes, joined by '-'."""
+    return slug("-".join(machine_class.name for machine_class in classes))
+
+
+def dockerfile(image: Image, database: Database, policy: str) -> str:
+    """The image's Dockerfile; it is built from its folder, beside the lock (base_image(...).lock_name) and the
+    probe (PROBE_NAME)."""
+    plan, first = image.plan, image.classes[0]
+    base = base_image(plan, first)
     uv = metadata.version("uv")  # the uv envpin itself locks and installs with
     python = plan.target.python
+    served = "; ".join(f"{c.name} (nodes {', '.join(c.node_names)})" for c in image.classes)
     # a comment holds names from the inventory: escaped, so none of them starts a line (an instruction) of its own
     lines = [printable(line) for line in (
-        f"# Written by envpin {__version__} (database {plan.db_version}) for machine class {machine_class.name}:",
-        f"# nodes {', '.join(machine_class.node_names)}.",
+        f"# Written by envpin {__version__} (database {plan.db_version}) for machine "
+        f"{'classes' if len(image.classes) > 1 else 'class'} {served}.",
         f"# Base: {base.why}.",
-        f"# Build from this folder, beside the class's lock ({base.lock_name}): docker build -t IMAGE:{machine_class.name} .",
+        f"# Build from this folder, beside the lock ({base.lock_name}) and the probe ({PROBE_NAME}): "
+        f"docker build -t IMAGE:{image.name} .",
     )]
     if base.route == WHEELS:
         lines += [f"FROM {base.image}", f"RUN pip install --no-cache-dir uv=={uv}"]
-        interpreter = "/usr/local/bin/python3"
     else:  # an image without Python: uv, one static binary, comes from a first stage
         lines += [f"FROM python:{_python_tag(python)} AS uv", f"RUN pip install --no-cache-dir uv=={uv}", "",
                   f"FROM {base.image}", "COPY --from=uv /usr/local/bin/uv /usr/local/bin/uv"]
-        interpreter = "/opt/env/bin/python" if base.route == CONDA else python
         if base.route == SYSTEM_CUDA:
             lines += ["ENV UV_PYTHON_INSTALL_DIR=/opt/python"]
     requirement = cuda_requirement(plan, database, policy)
@@ -151,31 +176,35 @@ def dockerfile(plan: Plan, machine_class: MachineClass, database: Database, poli
                   "ENV NVIDIA_VISIBLE_DEVICES=all \\",
                   "    NVIDIA_DRIVER_CAPABILITIES=compute,utility \\",
                   f'    NVIDIA_REQUIRE_CUDA="{requirement}"']
+    lines += [f"COPY {base.lock_name} {LOCK_FOLDER}/{base.lock_name}"]
     if base.route == CONDA:
-        lines += [
-            f"COPY {CONDA_LOCK_NAME} /opt/envpin-lock/{CONDA_LOCK_NAME}",
-            "# The environment, exactly the lock (no solve), every package checked against its sha256; /opt is root's",
-            "USER 0:0",
-            f"RUN micromamba create --yes --prefix /opt/env --file /opt/envpin-lock/{CONDA_LOCK_NAME} \\",
-            "    && micromamba clean --all --yes",
-        ]
+        lines += ["# The environment, exactly the lock (no solve), every package checked against its sha256; /opt is root's",
+                  "USER 0:0"]
     else:
-        lines += [
-            f"COPY {LOCK_NAME} /opt/envpin-lock/{LOCK_NAME}",
-            "# The environment, exactly the lock, every file checked against its sha256",
-            f"RUN uv venv --no-config --python {interpreter} /opt/env \\",
-            f"    && uv pip sync --no-config --require-hashes --python /opt/env/bin/python /opt/envpin-lock/{LOCK_NAME}",
-        ]
+        lines += ["# The environment, exactly the lock, every file checked against its sha256"]
+    commands = install_commands(base, python)
+    lines += [f"RUN {commands[0]}" + "".join(f" \\\n    && {command}" for command in commands[1:])]
     lines += [
-        "# envpin beside it, for `envpin verify --prefix /opt/env` on each node",
-        f"ARG ENVPIN_REQUIREMENT=envpin=={__version__}",
-        f"RUN uv venv --no-config --python {interpreter} /opt/envpin \\",
-        '    && uv pip install --no-config --python /opt/envpin/bin/python "${ENVPIN_REQUIREMENT}"',
+        "# envpin's environment probe (the standard library only) for each node's verify Job: "
+        f"{ENV_PYTHON} {PROBE_PATH}",
+        f"COPY {PROBE_NAME} {PROBE_PATH}",
     ]
     if base.user is not None:
         lines += [f"USER {base.user}"]  # the image's own user again
     lines += ['ENV PATH="/opt/env/bin:${PATH}"']
     return "\n".join(lines) + "\n"
+
+
+def install_commands(base: BaseImage, python: str) -> tuple[str, ...]:
+    """The shell commands of the image's one install step (run after the lock is copied to LOCK_FOLDER), which the
+    Dockerfile's RUN holds as they are: an environment at /opt/env that is exactly the lock, every file checked
+    against the lock's sha256."""
+    lock = f"{LOCK_FOLDER}/{base.lock_name}"
+    if base.route == CONDA:
+        return (f"micromamba create --yes --prefix {ENV_PREFIX} --file {lock}", "micromamba clean --all --yes")
+    interpreter = "/usr/local/bin/python3" if base.route == WHEELS else python  # SYSTEM_CUDA: uv brings the Python
+    return (f"uv venv --no-config --python {interpreter} {ENV_PREFIX}",
+            f"uv pip sync --no-config --require-hashes --python {ENV_PYTHON} {lock}")
 
 
 def conda_class_environment(plan: Plan, machine_class: MachineClass, policy: str, project=None):

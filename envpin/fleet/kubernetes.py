@@ -35,6 +35,7 @@ from envpin.facts.host import (
     is_compute_capability,
     normalize_arch,
 )
+from envpin.fleet.images import ENV_PYTHON, PROBE_PATH
 from envpin.fleet.names import checked_node_name, is_label_value
 from envpin.fleet.nodes import ClusterNode, MachineClass
 
@@ -197,19 +198,21 @@ def class_selector(machine_class: MachineClass, every_node: list[ClusterNode]) -
 
 # ---------------------------------------------------------------- the Jobs of a class
 
-VERIFY = ["/opt/envpin/bin/envpin", "verify", "--prefix", "/opt/env", "--format", "json"]
+# envpin's probe in the image's environment (the image holds no envpin): its log is the node's report, which
+# `envpin fleet status --reports` judges against the node's facts
+VERIFY = [ENV_PYTHON, PROBE_PATH]
 HOSTNAME = "kubernetes.io/hostname"
 
 
 def class_job(machine_class: MachineClass, selector: Mapping[str, str], image: str, namespace: str | None) -> dict:
     """The class's Job: one pod on a node the selector picks (exactly the class's nodes), in the class's image,
-    on a GPU when the class has them. It runs `envpin verify`; a workload puts its own command there."""
+    on a GPU when the class has them. It runs envpin's probe; a workload puts its own command there."""
     return _job(machine_class, f"envpin-{machine_class.name}", dict(selector), image, namespace, {})
 
 
 def node_verify_jobs(machine_class: MachineClass, selector: Mapping[str, str], image: str,
                      namespace: str | None) -> list[dict]:
-    """`envpin verify` on every node of the class: one Job per node, its selector the class's plus the node's
+    """envpin's probe on every node of the class: one Job per node, its selector the class's plus the node's
     hostname, so each node is checked once and each pod's log is that node's JSON report. (One Job with a pod per
     node cannot promise that: the scheduler stops counting a finished pod for anti-affinity.)"""
     jobs = []

@@ -79,18 +79,24 @@ def _machine_class(nodes: list[ClusterNode], broken: Mapping[str, str]) -> Machi
 
 def _machine_class_of(nodes: list[ClusterNode]) -> MachineClass:
     first = nodes[0]
-    drivers = [node.facts.driver for node in nodes]
+    facts = weakest_facts([node.facts for node in nodes])
+    return MachineClass(_class_name(first, facts), tuple(nodes), facts, first.group, _differences(nodes))
+
+
+def weakest_facts(every: list[HostFacts]) -> HostFacts:
+    """What one environment for all these machines (of one platform) is solved for: the oldest driver among them and
+    every GPU model among them; the rest as the first says."""
+    drivers = [facts.driver for facts in every]
     if any(driver is None for driver in drivers):
         oldest = None  # a node without a driver holds the class to what runs without one
     else:
         oldest = min((d for d in drivers if d is not None), key=lambda d: parse_driver_version(d.version))
     gpus: list[Gpu] = []
-    for node in nodes:
-        for gpu in node.facts.gpus:
+    for facts in every:
+        for gpu in facts.gpus:
             if all((gpu.name, gpu.compute_capability) != (seen.name, seen.compute_capability) for seen in gpus):
                 gpus.append(replace(gpu, index=len(gpus)))
-    facts = replace(first.facts, driver=oldest, gpus=tuple(gpus), notes=())
-    return MachineClass(_class_name(first, facts), tuple(nodes), facts, first.group, _differences(nodes))
+    return replace(every[0], driver=oldest, gpus=tuple(gpus), notes=())
 
 
 def _differences(nodes: list[ClusterNode]) -> tuple[str, ...]:

@@ -1,5 +1,6 @@
 """The fleet report: per machine class its nodes, its answer, the nodes whose facts differ, and, once the
-class is provisioned, each node's verify result (the JSON `envpin verify --format json` wrote for it)."""
+class is provisioned, each node's verify result (the JSON `envpin verify --format json` wrote for it, or the log of
+envpin's probe in the node's image, judged against the node's facts)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from envpin.base.errors import EnvpinInputError
-from envpin.base.userfiles import read_json
+from envpin.base.userfiles import read_text
+from envpin.compat.model import Database
+from envpin.facts.env import env_facts_from_json
+from envpin.fleet.nodes import ClusterNode
 from envpin.resolver.plan import Plan
+from envpin.verify.report import verify
+from envpin.verify.run import MARKER, parse_probe_output
 
 if TYPE_CHECKING:  # the answers come from the planning layer above; the report only reads them
     from envpin.app.fleet import ClassAnswer, PlannedClasses
@@ -17,16 +23,22 @@ if TYPE_CHECKING:  # the answers come from the planning layer above; the report 
 NO_REPORT = "no report"
 
 
-def node_result(reports: Path, node: str) -> dict[str, Any]:
-    """One node's verify result: {"status": "ok" | "not ok" | "no report", "why": […]}."""
-    if node in (".", "..") or any(c in node for c in "/\\\0"):  # a report's file name, and never a path elsewhere
-        return {"status": NO_REPORT, "why": [f"node {node!r} cannot name a report file in {reports}"]}
-    path = reports / f"{node}.json"
+def node_result(reports: Path, node: ClusterNode, database: Database) -> dict[str, Any]:
+    """One node's verify result: {"status": "ok" | "not ok" | "no report", "why": […]}. The report is what `envpin
+    verify --format json` wrote for the node, or the log of envpin's probe run in the node's image (a verify Job's
+    pod), which is judged here against the node's facts as `envpin verify` judges it on the node."""
+    name = node.name
+    if name in (".", "..") or any(c in name for c in "/\\\0"):  # a report's file name, and never a path elsewhere
+        return {"status": NO_REPORT, "why": [f"node {name!r} cannot name a report file in {reports}"]}
+    path = reports / f"{name}.json"
     if not path.is_file():
         return {"status": NO_REPORT, "why": [f"no verify report {path.name} in {reports}"]}
     try:
-        document = read_json(path, "--reports")
-    except EnvpinInputError as error:
+        text = read_text(path, "--reports")
+        if MARKER in text:
+            return _judged_probe(text, node, database)
+        document = json.loads(text)
+    except (EnvpinInputError, ValueError, RecursionError) as error:
         return {"status": "not ok", "why": [f"the verify report is unreadable: {error}"]}
     if not isinstance(document, dict) or not isinstance(document.get("ok"), bool):
         return {"status": "not ok", "why": ["the verify report is not an `envpin verify --format json` document"]}
@@ -38,6 +50,21 @@ def node_result(reports: Path, node: str) -> dict[str, Any]:
     return {"status": "ok" if document["ok"] else "not ok", "why": why}
 
 
+def _judged_probe(text: str, node: ClusterNode, database: Database) -> dict[str, Any]:
+    document = parse_probe_output(text)
+    if document is None:
+        return {"status": "not ok", "why": ["the probe's log ends before its report"]}
+    if "error" in document:
+        return {"status": "not ok", "why": [f"the probe failed: {document['error']}"]}
+    try:
+        env = env_facts_from_json(document, origin=f"the probe's report of node {node.name}")
+    except EnvpinInputError as error:
+        return {"status": "not ok", "why": [f"the probe's report is unreadable: {error}"]}
+    report = verify(env, node.facts, database)
+    problems = [check.message for check in report.checks if check.status == "problem"]
+    return {"status": "ok" if report.ok else "not ok", "why": problems or [report.verdict]}
+
+
 def answer_summary(entry: ClassAnswer) -> dict[str, Any]:
     answer = entry.answer
     if isinstance(answer, Plan):
@@ -46,7 +73,7 @@ def answer_summary(entry: ClassAnswer) -> dict[str, Any]:
     return {"status": "unsatisfiable", "code": answer.code, "message": answer.message}
 
 
-def report_json(planned: PlannedClasses, reports: Path | None) -> dict[str, Any]:
+def report_json(planned: PlannedClasses, reports: Path | None, database: Database) -> dict[str, Any]:
     classes = []
     for entry in planned.classes:
         machine_class = entry.machine_class
@@ -54,7 +81,7 @@ def report_json(planned: PlannedClasses, reports: Path | None) -> dict[str, Any]
                                 "nodes": list(machine_class.node_names), "answer": answer_summary(entry),
                                 "differences": list(machine_class.differences)}
         if reports is not None:
-            results = {node: node_result(reports, node) for node in machine_class.node_names}
+            results = {node.name: node_result(reports, node, database) for node in machine_class.nodes}
             item["verify"] = results
             item["good"] = [node for node, result in results.items() if result["status"] == "ok"]
             item["not_good"] = [node for node, result in results.items() if result["status"] != "ok"]

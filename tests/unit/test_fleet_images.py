@@ -14,7 +14,7 @@ import pytest
 from envpin.base.errors import EnvpinInputError
 from envpin.compat.drivers import minimum_driver
 from envpin.facts.host import Driver, Gpu, HostFacts, PythonInfo
-from envpin.fleet.images import base_image, dockerfile, recorded_tags
+from envpin.fleet.images import Image, base_image, dockerfile, recorded_tags
 from envpin.fleet.nodes import ClusterNode, group_classes
 from envpin.resolver.plan import Plan
 from envpin.resolver.request import parse_request
@@ -59,12 +59,13 @@ def lint(tmp_path: Path, text: str) -> subprocess.CompletedProcess:
 def test_wheels_with_their_own_cuda_go_on_the_slim_python_image(database, tmp_path):
     machine_class = one_class("550.54.15", ("NVIDIA A100-SXM4-80GB", "8.0"))
     plan = answer(database, machine_class)
-    text = dockerfile(plan, machine_class, database, "minor")
+    text = dockerfile(Image(machine_class.name, plan, (machine_class,)), database, "minor")
     assert from_images(text) == ["python:3.11.14-slim-bookworm"]
     expected = minimum_driver(database, plan.builds["torch"].gpu_cuda, "linux", "minor")
     assert expected is not None
     assert f'NVIDIA_REQUIRE_CUDA="cuda>=12.0,driver>={expected.minimum}"' in text
     assert "uv pip sync --no-config --require-hashes" in text
+    assert "envpin==" not in text and "COPY envpin_probe.py /opt/envpin/envpin_probe.py" in text  # no envpin from PyPI
     result = lint(tmp_path, text)
     assert result.returncode == 0, result.stdout
 
@@ -72,7 +73,7 @@ def test_wheels_with_their_own_cuda_go_on_the_slim_python_image(database, tmp_pa
 def test_tensorflow_before_2_14_goes_on_the_cuda_runtime_image_of_its_tested_cuda(database, tmp_path):
     machine_class = one_class("535.104.05", ("NVIDIA GeForce RTX 3090", "8.6"), python="3.10")
     plan = answer(database, machine_class, ("tensorflow",), ("tensorflow==2.13.*",))
-    text = dockerfile(plan, machine_class, database, "minor")
+    text = dockerfile(Image(machine_class.name, plan, (machine_class,)), database, "minor")
     assert from_images(text) == ["python:3.10.19-slim-bookworm", "nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04"]
     assert "uv venv --no-config --python 3.10 /opt/env" in text  # the CUDA image has no Python: uv brings it
     assert 'NVIDIA_REQUIRE_CUDA="cuda>=11.0,driver>=450.80.02"' in text
@@ -82,7 +83,7 @@ def test_tensorflow_before_2_14_goes_on_the_cuda_runtime_image_of_its_tested_cud
 
 def test_a_cpu_class_asks_nothing_of_the_nvidia_runtime(database, tmp_path):
     machine_class = one_class(None, None, python="3.12", arch="aarch64")
-    text = dockerfile(answer(database, machine_class), machine_class, database, "minor")
+    text = dockerfile(Image(machine_class.name, answer(database, machine_class), (machine_class,)), database, "minor")
     assert from_images(text) == ["python:3.12.12-slim-bookworm"] and "NVIDIA_" not in text
     assert lint(tmp_path, text).returncode == 0
 
@@ -96,12 +97,12 @@ def test_every_base_image_comes_from_the_recorded_lists(database):
         ("535.104.05", ("NVIDIA GeForce RTX 3090", "8.6"), "3.11", ("jax",), ()),
     ]:
         machine_class = one_class(driver, gpu, python)
-        text = dockerfile(answer(database, machine_class, frameworks, specs), machine_class, database, "minor")
+        text = dockerfile(Image(machine_class.name, answer(database, machine_class, frameworks, specs), (machine_class,)), database, "minor")
         assert set(from_images(text)) <= images, text
     for source, frameworks, specs in [("conda-forge", ("torch",), ()), ("conda-forge", ("tensorflow",), ("tensorflow==2.13.*",)),
                                       ("pytorch-channel", ("torch",), ("torch==2.5.1",))]:
         machine_class = one_class("550.54.15", ("NVIDIA A100-SXM4-80GB", "8.0"), "3.11")
-        text = dockerfile(answer(database, machine_class, frameworks, specs, source), machine_class, database, "minor")
+        text = dockerfile(Image(machine_class.name, answer(database, machine_class, frameworks, specs, source), (machine_class,)), database, "minor")
         assert set(from_images(text)) <= images, text
 
 
@@ -147,7 +148,7 @@ def test_a_conda_class_goes_on_micromamba_and_installs_its_conda_lock(database, 
                                                                      cuda):
     machine_class = one_class("550.54.15", ("NVIDIA A100-SXM4-80GB", "8.0"), python="3.11")
     plan = answer(database, machine_class, frameworks, specs, source)
-    text = dockerfile(plan, machine_class, database, "minor")
+    text = dockerfile(Image(machine_class.name, plan, (machine_class,)), database, "minor")
     assert from_images(text) == ["python:3.11.14-slim-bookworm", MICROMAMBA]  # uv from the first stage
     build = next(iter(plan.builds.values()))
     assert build.cuda is not None and build.cuda.startswith(cuda)
@@ -160,7 +161,7 @@ def test_a_conda_class_goes_on_micromamba_and_installs_its_conda_lock(database, 
         "USER 0:0",
         "RUN micromamba create --yes --prefix /opt/env --file /opt/envpin-lock/conda-lock.yml \\",
         "    && micromamba clean --all --yes"]
-    assert "uv venv --no-config --python /opt/env/bin/python /opt/envpin" in text  # envpin on the env's Python
+    assert conda_stanza(text)[6] == "COPY envpin_probe.py /opt/envpin/envpin_probe.py"  # no envpin: its probe
     assert [line for line in text.splitlines() if line.startswith("USER ")][-1] == f"USER {MAMBA_USER}"
     assert "pip sync" not in text and "pylock" not in text
     result = lint(tmp_path, text)
@@ -171,6 +172,6 @@ def test_a_conda_cpu_class_asks_nothing_of_the_nvidia_runtime(database, tmp_path
     machine_class = one_class(None, None, python="3.12")
     plan = answer(database, machine_class, conda_source="conda-forge")
     assert plan.accelerator == "cpu"
-    text = dockerfile(plan, machine_class, database, "minor")
+    text = dockerfile(Image(machine_class.name, plan, (machine_class,)), database, "minor")
     assert from_images(text)[-1] == MICROMAMBA and "NVIDIA_" not in text
     assert lint(tmp_path, text).returncode == 0

@@ -154,12 +154,15 @@ def test_the_command_writes_validated_jobs_per_class(tmp_path, capsys):
     documents = {path.relative_to(tmp_path).as_posix(): list(yaml.safe_load_all(path.read_text()))
                  for path in tmp_path.rglob("*.yaml")}
     assert len(documents["node-pool-4c/verify-jobs.yaml"]) == 3 and len(documents["node-pool-4c/job.yaml"]) == 1
-    for path, jobs in documents.items():
+    for jobs in documents.values():
         for job in jobs:
             for version in KUBERNETES_VERSIONS:
                 kubernetes_validate.validate(job, version, strict=True)
-            image = job["spec"]["template"]["spec"]["containers"][0]["image"]
-            assert image == f"registry.example/dl:{path.split('/')[0]}"
+            container = job["spec"]["template"]["spec"]["containers"][0]
+            # both pools' A100 vGPUs on one driver: one build, one image for the two classes
+            assert container["image"] == "registry.example/dl:node-pool-40c-node-pool-4c"
+            assert container["command"] == ["/opt/env/bin/python", "/opt/envpin/envpin_probe.py"]  # no envpin inside
+    assert capsys.readouterr().out.startswith("== image node-pool-40c-node-pool-4c: classes node-pool-40c, node-pool-4c;")
 
 
 def test_solve_targets_reads_a_node_list_as_it_is(capsys):
