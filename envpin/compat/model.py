@@ -487,8 +487,8 @@ class Database(Record):
         so it is kept with the database after the first time."""
         memo = self.__dict__.setdefault("_glibc_floors", {})
         if (platform, framework) not in memo:
-            floors = [t.glibc[platform] for t in (*self.wheel_tags, *self.index_builds)
-                      if platform in t.glibc and framework in (None, t.framework)]
+            tagged: list[WheelTags | IndexBuildTags] = [*self.wheel_tags, *self.index_builds]
+            floors = [t.glibc[platform] for t in tagged if platform in t.glibc and framework in (None, t.framework)]
             memo[(platform, framework)] = max(floors, key=glibc_key) if floors else None
         return memo[(platform, framework)]
 
