@@ -50,8 +50,9 @@ def check_wheel_tags(database: Database, target: Target, build: Build, reasons: 
                 "no musllinux wheel")
     index = database.index_build_tags("torch", build.version, build.flavor) if from_index else None
     if target.os == "linux" and target.glibc is not None and index is not None and index.read_on(platform):
-        return _index_files_fit(target, build, index, reasons, unverified)
-    if target.os == "linux" and target.glibc is not None and platform in tags.glibc:
+        if refused := _index_files_fit(target, build, index, reasons, unverified):
+            return refused
+    elif target.os == "linux" and target.glibc is not None and platform in tags.glibc:
         needed = tags.glibc[platform]
         doubt = (f"the PyTorch index's {build.flavor} files of torch {build.version} were not read: their glibc is "
                  f"taken from PyPI's torch {build.version} wheels ({_manylinux(needed)})") if from_index else None
