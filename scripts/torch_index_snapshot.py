@@ -109,6 +109,7 @@ def record(path: Path = SNAPSHOT, base: str = UPSTREAM, timeout: float = 20) -> 
             source = f"{base}/{index}/{project}/ read {today}"
             document["sources"].setdefault(source, {"title": f"PEP 691 page {index}/{project} of {base}",
                                                     "url": f"{base}/{index}/{project}/",
+                                                    "grade": "primary", "read": today,
                                                     "complete_for": {f"{index}/{project}": sorted(versions)}})
             projects[project] = [{"filename": f["filename"], "sha256": f["hashes"]["sha256"], "source": source}
                                  for f in page["files"] if _version_of(f["filename"]) in versions

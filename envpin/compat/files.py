@@ -27,5 +27,5 @@ PARTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "conda": (("conda.yaml",), ("conda_releases",)),
     "tied": (("tied.yaml",), ("tied_releases", "built_from_source", "release_files")),
     # read by a solve only for a target whose C library or free-threaded Python a wheel's tags decide
-    "wheels": (("wheel_tags.yaml",), ("wheel_tags",)),
+    "wheels": (("wheel_tags.yaml",), ("wheel_tags", "index_builds")),
 }

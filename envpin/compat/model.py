@@ -470,19 +470,25 @@ class Database(Record):
     built_from_source: Mapping[str, str] = NEW_DICT  # tied.yaml: package PyPI has no wheel of -> its files page there
     release_files: tuple[ReleaseFiles, ...] = ()  # tied.yaml: what each release of triton and torch-xla publishes
     wheel_tags: tuple[WheelTags, ...] = ()  # wheel_tags.yaml: what each framework release's PyPI wheel tags say
+    index_builds: tuple[IndexBuildTags, ...] = ()  # wheel_tags.yaml: what download.pytorch.org's own files say
 
     def wheel_tags_of(self, framework: str, version: Version) -> WheelTags | None:
         """The wheel tags of one release (torch, tensorflow, or jax by its jaxlib), None where not recorded."""
         return next((t for t in self.wheel_tags if t.framework == framework and Version(t.version) == version), None)
 
+    def index_build_tags(self, framework: str, version: Version, variant: str) -> IndexBuildTags | None:
+        """The recorded tags of one build's files on download.pytorch.org, None where none were read."""
+        return next((b for b in self.index_builds if (b.framework, b.variant) == (framework, variant)
+                     and Version(b.version) == version), None)
+
     def newest_glibc_floor(self, platform: str, framework: str | None = None) -> str | None:
-        """The highest glibc any recorded release (of `framework`, or of any framework) needs on `platform`: a glibc
-        at or past it is decided by no wheel's tag. Asked for every build a Linux solve judges, so it is kept with
-        the database after the first time."""
+        """The highest glibc any recorded release or index build (of `framework`, or of any framework) needs on
+        `platform`: a glibc at or past it is decided by no wheel's tag. Asked for every build a Linux solve judges,
+        so it is kept with the database after the first time."""
         memo = self.__dict__.setdefault("_glibc_floors", {})
         if (platform, framework) not in memo:
-            floors = [t.glibc[platform] for t in self.wheel_tags
-                      if platform in t.glibc and framework in (None, t.framework)]
+            tagged: list[WheelTags | IndexBuildTags] = [*self.wheel_tags, *self.index_builds]
+            floors = [t.glibc[platform] for t in tagged if platform in t.glibc and framework in (None, t.framework)]
             memo[(platform, framework)] = max(floors, key=glibc_key) if floors else None
         return memo[(platform, framework)]
 
@@ -734,6 +740,23 @@ class WheelTags(Record):
     glibc: Mapping[str, str] = NEW_DICT  # Linux platform -> the glibc its manylinux wheels need ("2.28")
     free_threaded: Mapping[str, tuple[str, ...]] = NEW_DICT  # platform -> CPython minors with a cp3XXt wheel
     musllinux: tuple[str, ...] = ()  # platforms with a musllinux wheel
+
+
+@record
+class IndexBuildTags(Record):
+    """What the files of one torch build served by download.pytorch.org are tagged for (wheel_tags.yaml
+    `index_builds`; envpin.refresh.wheel_tags.index_builds): other files than PyPI's, with tags of their own."""
+
+    framework: str  # torch
+    version: str
+    variant: str  # cu126: the files of whl/cu126
+    provenance: Provenance
+    glibc: Mapping[str, str] = NEW_DICT  # Linux platform -> the glibc its manylinux files need ("2.28")
+    any_glibc: tuple[str, ...] = ()  # Linux platforms whose files are tagged linux_<arch>: pip takes them on any glibc
+    pythons: Mapping[str, tuple[str, ...]] = NEW_DICT  # Linux platform -> the CPython minors whose file was read
+
+    def read_on(self, platform: str) -> bool:
+        return platform in self.glibc or platform in self.any_glibc
 
 
 def glibc_key(version: str) -> tuple[int, ...]:

@@ -36,6 +36,7 @@ from envpin.compat.model import (
     DriverRelease,
     GfxList,
     GpuModel,
+    IndexBuildTags,
     JaxExtra,
     JaxRelease,
     JetpackRelease,
@@ -441,7 +442,7 @@ _WHEEL_FRAMEWORKS = ("torch", "tensorflow", "jax")
 def _wheels_part(version: str, roots: dict[str, _Node], base: Mapping[str, Any], problems: Problems) -> dict[str, Any]:
     """wheel_tags.yaml: its records cite its own `sources:` (OWN_SOURCES) or the base's."""
     root = roots["wheel_tags.yaml"]
-    root.only(("sources", "wheels", "releases"))  # `releases: []`: no file
+    root.only(("sources", "wheels", "index_builds", "releases"))  # `releases: []`: no file
     own = _sources({"wheel_tags.yaml": root}, problems)
     for source_id in own:
         if source_id in base["sources"]:
@@ -471,7 +472,46 @@ def _wheels_part(version: str, roots: dict[str, _Node], base: Mapping[str, Any],
         records.append(WheelTags(framework=framework, version=record.child("version").value if release else "",
                                  provenance=cited.provenance(record), glibc=glibc, free_threaded=free,
                                  musllinux=musl))
-    return {"wheel_tags": tuple(records)}
+    return {"wheel_tags": tuple(records), "index_builds": _index_builds(root, cited)}
+
+
+def _index_builds(root: _Node, cited: _Citations) -> tuple[IndexBuildTags, ...]:
+    """wheel_tags.yaml `index_builds:` (the files of one torch build on download.pytorch.org, by platform)."""
+    records, seen = [], set()
+    linux = tuple(p for p in PLATFORMS if p.startswith("linux-"))
+    for record in root.child("index_builds").sequence() if root.has("index_builds") else ():
+        record.only(("framework", "version", "variant", "glibc", "any_glibc", "pythons", *_PROVENANCE_KEYS))
+        framework = record.child("framework").string(what="a framework")
+        if framework and framework != "torch":
+            record.child("framework").fail(f"{framework!r}: only torch builds are served by download.pytorch.org")
+        release = _release_version(record.child("version"))
+        variant = record.child("variant").string(what="a variant name")
+        if variant and not is_database_tag(variant):
+            record.child("variant").fail(f"{variant!r} is not a variant name (cpu, cuXYZ, rocmX.Y, xpu)")
+        if (release, variant) in seen:
+            record.child("variant").fail(f"torch {release}+{variant} is listed twice")
+        seen.add((release, variant))
+        glibc = {}
+        for platform, node in record.child("glibc").items() if record.has("glibc") else ():
+            if platform not in linux:
+                node.fail(f"{platform!r} is not a Linux platform ({', '.join(linux)})")
+            glibc[platform] = node.string(_GLIBC, "a glibc version such as \"2.28\"")
+        any_glibc = record.child("any_glibc").platforms() if record.has("any_glibc") else ()
+        for platform in any_glibc:
+            if platform not in linux or platform in glibc:
+                record.child("any_glibc").fail(f"{platform!r} is not a Linux platform left out of `glibc`")
+        pythons = {}
+        for platform, node in record.child("pythons").items() if record.has("pythons") else ():
+            if platform not in glibc and platform not in any_glibc:
+                node.fail(f"{platform!r} has no tag in this record (`glibc` or `any_glibc`)")
+            pythons[platform] = node.strings(_PYTHON, "a Python minor such as \"3.12\"")
+        for platform in (*glibc, *any_glibc):
+            if not pythons.get(platform):
+                record.fail(f"{platform}: `pythons` must name the CPython minors whose file was read")
+        records.append(IndexBuildTags(framework=framework, version=record.child("version").value if release else "",
+                                      variant=variant, provenance=cited.provenance(record), glibc=glibc,
+                                      any_glibc=any_glibc, pythons=pythons))
+    return tuple(records)
 
 
 _PART_BUILDERS = {"torch": _torch_part, "tensorflow": _tensorflow_part, "jax": _jax_part, "conda": _conda_part,

@@ -290,9 +290,12 @@ def _choice_reasons(provider: BuildProvider, request: Request, build: Build, cho
     for sibling in siblings[: siblings.index(build)]:
         rejection = provider.verdict(sibling).rejection
         # a build for another platform is no alternative here (TensorFlow 2.10's Linux and Windows GPU builds
-        # share one label): saying it was passed over would name the chosen release as refused
-        if rejection and rejection.check != "platform" and sibling.label != build.label:
-            reasons.append(f"{sibling.label} was passed over: {rejection.message}")
+        # share one label): saying it was passed over would name the chosen release as refused; one built for this
+        # platform whose wheels do not install here (torch 2.6.0+cu126's need glibc 2.28) is, and is said
+        alternative = rejection is not None and (rejection.check != "platform"
+                                                 or provider.target.platform in sibling.platforms)
+        if rejection and alternative and sibling.label != build.label:
+            reasons.append(f"{sibling.label} was passed over: {rejection.message.removeprefix(f'{sibling.label}: ')}")
     if build.kind == "cuda" and framework == "torch" and build.channel == "pip":
         reasons.append(f"{build.flavor} is the newest CUDA build of torch {build.version} that fits")
     elif build.kind == "cuda" and build.channel != "pip":

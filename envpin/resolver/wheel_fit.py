@@ -2,14 +2,16 @@
 
 pip installs a Linux wheel only where its manylinux tag's glibc is at most the machine's (a CentOS 7 machine has
 glibc 2.17; torch's wheels are `manylinux_2_28` from 2.6 on aarch64 and 2.7 on x86_64), no manylinux wheel on a
-musl Linux, and on a free-threaded CPython (3.13t) only a `cp313t` wheel. The tags read are PyPI's: a build served
-from the PyTorch index whose file names were not read is taken to carry the same release's PyPI tag, and says so
-where that decides the answer (the target's glibc is older than a floor some release needs).
+musl Linux, and on a free-threaded CPython (3.13t) only a `cp313t` wheel. A build served from the PyTorch index is
+judged by its own files' tags where they were read (wheel_tags.yaml `index_builds`: torch 2.6.0+cu126 is
+`manylinux_2_28_x86_64` though PyPI's 2.6.0 is `manylinux1`, and a `linux_x86_64` file claims no glibc at all); where
+they were not, it is taken to carry the same release's PyPI tag, and says so where that decides the answer (the
+target's glibc is older than a floor some build needs).
 """
 
 from __future__ import annotations
 
-from envpin.compat.model import Database, glibc_key
+from envpin.compat.model import Database, IndexBuildTags, glibc_key
 from envpin.resolver.builds import Build
 from envpin.resolver.request import PIP
 from envpin.resolver.target import Target
@@ -46,7 +48,11 @@ def check_wheel_tags(database: Database, target: Target, build: Build, reasons: 
         return ("platform", f"{build.label}: {wheel} {build.version} has no musllinux wheel for {platform}, and its "
                             "manylinux wheels need glibc; this machine's C library is musl",
                 "no musllinux wheel")
-    if target.os == "linux" and target.glibc is not None and platform in tags.glibc:
+    index = database.index_build_tags("torch", build.version, build.flavor) if from_index else None
+    if target.os == "linux" and target.glibc is not None and index is not None and index.read_on(platform):
+        if refused := _index_files_fit(target, build, index, reasons, unverified):
+            return refused
+    elif target.os == "linux" and target.glibc is not None and platform in tags.glibc:
         needed = tags.glibc[platform]
         doubt = (f"the PyTorch index's {build.flavor} files of torch {build.version} were not read: their glibc is "
                  f"taken from PyPI's torch {build.version} wheels ({_manylinux(needed)})") if from_index else None
@@ -70,6 +76,31 @@ def check_wheel_tags(database: Database, target: Target, build: Build, reasons: 
         if from_index:
             unverified.append(f"the PyTorch index's {build.flavor} files of torch {build.version} were not read: "
                               f"its free-threaded wheel for Python {target.python}t is taken from PyPI's")
+    return None
+
+
+def _index_files_fit(target: Target, build: Build, index: IndexBuildTags, reasons: list[str],
+                     unverified: list[str]) -> tuple[str, str, str] | None:
+    """The glibc check of a build by the recorded tags of its own files on the PyTorch index."""
+    platform, glibc = target.platform, target.glibc
+    assert glibc is not None
+    files = f"its {platform} files on the PyTorch index"
+    read = index.pythons.get(platform, ())
+    if target.python not in read:
+        files += f" (as read for Python {', '.join(read)})"
+        unverified.append(f"the PyTorch index's {platform} file of torch {build.version}+{build.flavor} for Python "
+                          f"{target.python} was not read: it is taken to carry the tag of its Python "
+                          f"{', '.join(read)} files")
+    needed = index.glibc.get(platform)
+    if needed is None:  # linux_x86_64: a tag that names no glibc, which pip installs on any
+        reasons.append(f"torch {build.version}+{build.flavor}: {files} are tagged linux_{platform.split('-', 1)[1]}, "
+                       f"which names no glibc: pip installs them on this machine's glibc {glibc}")
+        return None
+    if glibc_key(glibc) < glibc_key(needed):
+        return ("platform", f"{build.label}: {files} are tagged {_manylinux(needed)}, which needs glibc ≥ {needed}; "
+                            f"this machine has glibc {glibc}", f"needs glibc ≥ {needed}")
+    reasons.append(f"torch {build.version}+{build.flavor}: {files} are tagged {_manylinux(needed)} (glibc ≥ "
+                   f"{needed}): they install on this machine's glibc {glibc}")
     return None
 
 

@@ -224,3 +224,20 @@ def test_every_specifier_of_the_database_is_read_as_packaging_reads_it(database)
         assert schema._is_specifier(specifier)
     for specifier, version in companions:
         assert schema._contains(specifier, version) == SpecifierSet(specifier).contains(version, prereleases=True)
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ('variant: cu126, glibc: {linux-x86_64: "2.28"}, any_glibc: [linux-aarch64]',
+     'variant: cu126, glibc: {linux-x86_64: "2.28"}, any_glibc: [linux-x86_64]',
+     r"index_builds\[\d+\]\.any_glibc: 'linux-x86_64' is not a Linux platform left out of `glibc`"),
+    ('variant: cu126, glibc: {linux-x86_64: "2.28"}', 'variant: cu126, glibc: {windows-x86_64: "2.28"}',
+     r"index_builds\[\d+\].*'windows-x86_64' is not a Linux platform"),
+    ('pythons: {linux-x86_64: ["3.12"], linux-aarch64: ["3.12"]}, sources: [torch-index-uv-14540]}',
+     'pythons: {linux-x86_64: ["3.12"]}, sources: [torch-index-uv-14540]}',
+     r"index_builds\[\d+\].*linux-aarch64: `pythons` must name"),
+    ('version: "2.6.0", variant: cu126', 'version: "2.6.0", variant: cuda126', r"'cuda126' is not a variant name"),
+], ids=["any-and-floor", "not-linux", "pythons-missing", "bad-variant"])
+def test_a_corrupt_index_build_record_is_named(db_copy, old, new, message):
+    _corrupt(db_copy, "wheel_tags.yaml", old, new)
+    problems = validate_database(db_copy)
+    assert any(re.search(message, problem) for problem in problems), problems

@@ -1,8 +1,10 @@
 """The facts a wheel's tags carry: the glibc a manylinux wheel needs, free-threaded CPython, musl.
 
 The facts come from tests/fixtures/pypi-metadata/wheel-tags.json, the tag triples of every wheel file of each
-release as PyPI's simple API listed them on the day it was read (scripts/record-wheel-tags); the database's
-wheel_tags.yaml is derived from it, and a test holds the two together.
+release as PyPI's simple API listed them on the day it was read (scripts/record-wheel-tags), and, for the builds
+download.pytorch.org serves, from the file names of tests/fixtures/torch_index/snapshot.json (public copies of that
+index's listings, each row naming its source); the database's wheel_tags.yaml is derived from both, and a test holds
+them together.
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from packaging.version import Version
 
 from envpin.facts.host import HostFacts, Libc, PythonInfo
-from envpin.refresh.wheel_tags import glibc_floor, release_tags, wheel_tags_yaml
+from envpin.refresh.wheel_tags import glibc_floor, index_builds, index_source_id, release_tags, wheel_tags_yaml
 from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.request import parse_request
 from envpin.resolver.solve import solve
@@ -25,6 +28,7 @@ from envpin.resolver.target import TargetOverrides, apply_overrides, make_target
 
 REPO = Path(__file__).resolve().parents[2]
 SNAPSHOT = json.loads((REPO / "tests" / "fixtures" / "pypi-metadata" / "wheel-tags.json").read_text(encoding="utf-8"))
+INDEX = json.loads((REPO / "tests" / "fixtures" / "torch_index" / "snapshot.json").read_text(encoding="utf-8"))
 RTX4090 = "NVIDIA GeForce RTX 4090"
 
 
@@ -54,7 +58,31 @@ def test_release_tags_from_the_recorded_files():
 def test_the_database_file_is_the_recorded_read():
     """wheel_tags.yaml is written from the snapshot, never by hand: the two cannot drift apart."""
     written = (REPO / "data" / "compat_matrix" / "wheel_tags.yaml").read_text(encoding="utf-8")
-    assert written == wheel_tags_yaml(SNAPSHOT)
+    assert written == wheel_tags_yaml(SNAPSHOT, INDEX)
+
+
+def test_index_builds_from_the_recorded_index_files():
+    """The PyTorch index's own files carry their own tags: 2.6.0+cu126 (astral-sh/uv#14540's uv.lock) is
+    manylinux_2_28 on x86_64 where PyPI's 2.6.0 is manylinux1; +cpu and 2.5.1's builds are linux_x86_64 (no glibc
+    named); a page's file without a local version (2.5.1 on whl/cu124 for aarch64) is that page's build."""
+    builds = {(b.version, b.variant): b for b in index_builds(INDEX)}
+    assert builds[("2.6.0", "cu126")].glibc == {"linux-x86_64": "2.28"}
+    assert builds[("2.6.0", "cu126")].pythons["linux-x86_64"] == ("3.12",)
+    assert builds[("2.6.0", "cpu")].any_glibc == ("linux-x86_64",)
+    assert builds[("2.6.0", "cpu")].glibc == {"linux-aarch64": "2.28"}
+    assert builds[("2.5.1", "cu118")].any_glibc == ("linux-x86_64",) and not builds[("2.5.1", "cu118")].glibc
+    assert builds[("2.5.1", "cu124")].any_glibc == ("linux-x86_64", "linux-aarch64")
+    assert builds[("2.7.1", "cu128")].glibc == {"linux-x86_64": "2.28"}
+    assert builds[("2.6.0", "cu126")].sources == ("uv-14540",)
+    assert index_source_id("https://download.pytorch.org/whl/cu126/torch/ read 2026-12-02") == (
+        "torch-index-download-pytorch-org-whl-cu126-torch-read-2026-12-02")
+
+
+def test_the_database_holds_the_index_builds(live_database):
+    build = live_database.index_build_tags("torch", Version("2.6.0"), "cu126")
+    assert build is not None and build.glibc == {"linux-x86_64": "2.28"}
+    assert build.provenance.sources == ("torch-index-uv-14540",)
+    assert live_database.index_build_tags("torch", Version("2.6.0"), "cu118") is None  # not read
 
 
 def test_every_release_of_the_database_is_recorded(live_database):
@@ -78,8 +106,12 @@ class Case:
 
 
 CASES = [
-    Case("centos7-torch", "torch's x86_64 wheels are manylinux_2_28 from 2.7.0: 2.6.0 is the newest for glibc 2.17",
-         "torch", "2.6.0+cu126", glibc="2.17"),
+    Case("centos7-torch", "2.7.0 on are manylinux_2_28, and so are the index's 2.6.0+cu126 files: 2.6.0's cu124 "
+         "build (PyPI's, manylinux1) is the newest for glibc 2.17", "torch", "2.6.0", glibc="2.17"),
+    Case("centos7-torch-2.6.0+cu126", "asked for the index's 2.6.0+cu126 on glibc 2.17: refused, the tag named",
+         "torch", "!unsupported-platform", glibc="2.17", specs=("torch==2.6.0+cu126",)),
+    Case("centos7-torch-2.5.1+cu118", "the index's 2.5.1+cu118 files are linux_x86_64: they install on glibc 2.17",
+         "torch", "2.5.1+cu118", glibc="2.17", specs=("torch==2.5.1+cu118",)),
     Case("centos7-torch-2.7.1", "asked for 2.7.1 on glibc 2.17: refused, the tag named", "torch",
          "!unsupported-platform", glibc="2.17", specs=("torch==2.7.1",)),
     Case("glibc-2.28-torch", "glibc 2.28 meets manylinux_2_28: the newest release", "torch", "2.14.1+cu126",
@@ -122,10 +154,38 @@ def test_wheel_tags_decide_the_solve(database, case):
 
 
 def test_the_refusal_names_the_tag_and_the_release_that_installs(database):
-    answer = run_case(database, CASES[1])
+    answer = run_case(database, next(c for c in CASES if c.id == "centos7-torch-2.7.1"))
     assert isinstance(answer, Unsatisfiable)
     assert "manylinux_2_28" in answer.message and "glibc 2.17" in answer.message
     assert any("2.6.0" in fix for fix in answer.fixes), answer.fixes
+
+
+def test_the_answer_names_the_index_files_that_decided(database):
+    """glibc 2.17, an RTX 4090: 2.6.0's newest CUDA build (+cu126) is passed over for its own files' tag, and the
+    answer says so; the build chosen is PyPI's, whose tags were read, so nothing about tags is in doubt."""
+    answer = run_case(database, CASES[0])
+    assert isinstance(answer, Plan)
+    assert any("2.6.0+cu126 was passed over" in r and "manylinux_2_28" in r for r in answer.reasons), answer.reasons
+    assert not any("were not read" in w for w in answer.warnings), answer.warnings
+
+
+def test_a_refused_index_build_moves_to_the_build_that_installs(database):
+    answer = run_case(database, CASES[1])
+    assert isinstance(answer, Unsatisfiable)
+    assert "on the PyTorch index" in answer.message and "manylinux_2_28" in answer.message
+    assert "as read for Python 3.12" in answer.message  # the target's 3.11 file was not among those read
+    assert any("torch==2.6.0 (cu124)" in fix for fix in answer.fixes), answer.fixes
+
+
+def test_an_index_build_whose_files_were_not_read_says_so(database):
+    """2.6.0+cu118's files on the index were not read: judged by PyPI's 2.6.0 tags, and the plan says so."""
+    answer = run_case(database, Case("cu118", "", "torch", "", glibc="2.17", specs=("torch==2.6.0+cu118",)))
+    assert isinstance(answer, Plan)
+    assert any("the PyTorch index's cu118 files of torch 2.6.0 were not read" in w for w in answer.warnings), (
+        answer.warnings)
+    read = run_case(database, CASES[2])
+    assert isinstance(read, Plan)
+    assert any("linux_x86_64, which names no glibc" in r for r in read.reasons), read.reasons
 
 
 def test_a_glibc_past_every_floor_says_nothing_of_tags(database):
@@ -141,7 +201,7 @@ def test_cli_glibc_flag_and_free_threaded_python():
     old = subprocess.run([sys.executable, "-m", "envpin", *base, "--python", "3.11", "--glibc", "2.17"],
                          capture_output=True, text=True, timeout=60)
     assert old.returncode == 0, old.stderr
-    assert json.loads(old.stdout)["packages"][0]["version"] == "2.6.0+cu126"
+    assert json.loads(old.stdout)["packages"][0]["version"] == "2.6.0"
     free = subprocess.run([sys.executable, "-m", "envpin", *base, "--python", "3.12t"],
                           capture_output=True, text=True, timeout=60)
     assert free.returncode == 1
@@ -191,7 +251,7 @@ def test_a_glibc_that_decides_is_spelled_out_in_the_regenerate_line(tmp_path):
     assert made.returncode == 0, made.stderr
     text = first.read_text(encoding="utf-8")
     regenerate = next(line for line in text.splitlines() if line.startswith("# Regenerate: envpin "))
-    assert "--glibc 2.17" in regenerate and "torch==2.6.0+cu126" in text
+    assert "--glibc 2.17" in regenerate and "torch==2.6.0\n" in text
     again = tmp_path / "again.txt"
     argv = shlex.split(regenerate[len("# Regenerate: envpin "):])
     redone = subprocess.run([sys.executable, "-m", "envpin", *argv, "-o", str(again)], capture_output=True, text=True,
