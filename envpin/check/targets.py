@@ -559,7 +559,8 @@ def _conda_judged(pin: Pin, contents: Contents, database: Database, target: Targ
         except InvalidVersion:
             older = False
         if older:
-            return older_than_database(pin, database, target, found.framework, pin.version or "", channel=where)
+            return older_than_database(pin, database, target, found.framework, pin.version or "", channel=where,
+                                       oldest=oldest)
         return Judged(pin, failure=f"{where} has no {pin.shown} release in the compatibility database "
                       f"{database.version}", failure_id="CHK-RELEASE-UNKNOWN", severity="warning")
     release = found.release
@@ -577,11 +578,12 @@ def _conda_judged(pin: Pin, contents: Contents, database: Database, target: Targ
 
 
 def older_than_database(pin: Pin, database: Database, target: Target, framework: str, version: str,
-                        channel: str = "") -> Judged | None:
+                        channel: str = "", oldest: Version | None = None) -> Judged | None:
     """A release older than every one the database knows: a warning that says so, and, where the database shows
     that no release up to a later one has code for the target's GPU, the error that this older one has none
-    (a release never gains GPU architectures after it is published)."""
-    oldest = _oldest_known(database, framework)
+    (a release never gains GPU architectures after it is published). `oldest`: the oldest release the database
+    holds for the pin's source, where that is not its pip releases (a conda channel's records start later)."""
+    oldest = oldest if oldest is not None else _oldest_known(database, framework)
     try:
         older = oldest is not None and Version(version) < oldest
     except InvalidVersion:
@@ -589,10 +591,13 @@ def older_than_database(pin: Pin, database: Database, target: Target, framework:
     if not older:
         return None  # a release newer than the database, or none at all: CHK-RELEASE-UNKNOWN says so
     # Only torch's arch lists say which GPUs a build has code for; JAX and TensorFlow state a minimum, which an
-    # older release does not break for a newer GPU.
-    first = _first_release_for_gpus(database, target, framework) if target.gpus and framework == "torch" else None
+    # older release does not break for a newer GPU. Only releases from this one on are asked: the oldest ones
+    # carry PTX that later ones dropped (1.0-1.5: 5.0+PTX, 3.7+PTX), so arch lists do not grow release by release.
+    pinned = Version(version)
+    first = _first_release_for_gpus(database, target, framework, since=pinned) \
+        if target.gpus and framework == "torch" else None
     where = f" on {channel}" if channel else ""
-    if first is not None and oldest is not None and first > oldest:
+    if first is not None and oldest is not None and first > pinned:
         gpus = ", ".join(f"{g.name} ({g.compute_capability.sm})" for g in target.gpus)
         return Judged(pin, failure_id="CHK-TARGET-GPU", failure=(
             f"{framework} {version}{where} is older than every release in the compatibility database "
@@ -609,12 +614,12 @@ def _oldest_known(database: Database, framework: str) -> Version | None:
     return min(release_versions(database, framework), default=None)
 
 
-def _first_release_for_gpus(database: Database, target: Target, framework: str) -> Version | None:
-    """The oldest pip release with a CUDA build whose code runs on every GPU of the target (platform, Python
-    and driver aside)."""
+def _first_release_for_gpus(database: Database, target: Target, framework: str, since: Version) -> Version | None:
+    """The oldest pip release from `since` on with a CUDA build whose code runs on every GPU of the target
+    (platform, Python and driver aside)."""
     ignore = frozenset({"python", "driver", "installable"})
     fitting = [b.version for b in builds_of(database, framework)
-               if b.kind == "cuda" and assess(database, target, b, policy="minor", allowed_kinds=ALL_KINDS,
+               if b.kind == "cuda" and b.version >= since and assess(database, target, b, policy="minor", allowed_kinds=ALL_KINDS,
                                               ignore=ignore).fits]
     return min(fitting, default=None)
 
