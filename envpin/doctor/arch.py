@@ -154,7 +154,7 @@ def _no_kernel_image(case: Case, arch_findings: list[Finding]) -> Finding | None
         return _framework_suspect(case, hit, framework, gpus, extension)
     evidence += _why_torch_is_suspect(case, gpus, archs, source)
     # the installed release reaching the GPU only by JIT is what failed: the fix is another release, not a reinstall
-    jit_only = bool(archs) and any((found := coverage(g.capability, archs)) and found.how == "ptx" for g in gpus)
+    jit_only = archs is not None and any((found := coverage(g.capability, archs)) and found.how == "ptx" for g in gpus)
     fix = install_fix(case, keep_release=not jit_only)
     sm = gpus[0].capability.sm if gpus else "<the GPU's sm_XY>"
     fix.append(f"then check: `{case.python_command} -c \"import torch; print(torch.__version__, torch.cuda.get_arch_list())\"` "

@@ -98,7 +98,7 @@ def test_an_old_torch_pin_check_reports_is_one_solve_answers_with_the_same_relea
     # torch 1.11.0 from PyPI is its CUDA 10.2 build (no sm_89 code); its cu115 build on the PyTorch index runs an
     # RTX 4090 through its sm_86 cubin: check says the line fails there, solve --project answers that build
     (tmp_path / "requirements.txt").write_text("torch==1.11.0\n", encoding="utf-8")
-    machine = dict(os="linux", arch="x86_64", driver="550.54.14", gpus=("NVIDIA GeForce RTX 4090",), python="3.9")
+    machine: dict = dict(os="linux", arch="x86_64", driver="550.54.14", gpus=("NVIDIA GeForce RTX 4090",), python="3.9")
     target = configured_target(NamedTarget("rtx-4090", TargetSpec(detect=False, **machine)), database)
     report = check_text("requirements.txt", "torch==1.11.0\n", load_database=lambda: database, targets=[target])
     assert [p.id for p in report.problems if p.severity == "error"] == ["CHK-TARGET-GPU"]
