@@ -70,3 +70,13 @@ def test_an_old_releases_companions_are_the_ones_whose_metadata_pins_it(live_dat
             assert companion.version in pinning, (version, name, pinning)
         else:  # torchvision 0.2.x (an unpinned torch) and 0.3.0 (torch>=1.1.0): previous-versions pairs them
             assert RECORDED[name][companion.version]["requires_torch"] in (["torch"], ["torch (>=1.1.0)"])
+
+
+@pytest.mark.parametrize("version", [v for v in VERSIONS if RECORDED["torch"][v]["cuda"]["linux-x86_64"].get("arch_flags")])
+def test_pypis_linux_build_has_the_arch_list_its_wheel_names(live_database, version):
+    # CUDA_ARCH_FLAGS of the wheel's libtorch_python.so (torch.cuda.get_arch_list(); from 1.6.0): SASS only
+    [flags] = RECORDED["torch"][version]["cuda"]["linux-x86_64"]["arch_flags"]
+    release = live_database.torch_release(version)
+    archs = release.variants[release.pypi["linux-x86_64"]].archs["linux-x86_64"]
+    assert archs.ptx == () and " ".join(c.sm for c in archs.sass) == flags
+    assert "wheel" in archs.read_from
