@@ -27,6 +27,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from packaging.version import InvalidVersion, Version
+
 from envpin.check.staleness import MANIFESTS
 from envpin.check.targets import CheckTarget
 from envpin.compat.model import Database
@@ -70,6 +72,20 @@ def fixable_errors(report: FileReport) -> list[str]:
     return [p.where for p in report.problems if p.severity == "error" and p.id in FIXABLE]
 
 
+def _fix_specs(release: str, names: tuple[str, ...], database: Database) -> list[tuple[str, ...]]:
+    """What a fix asks the solve for, in order: the pinned release itself (in another build), then each later
+    release, nearest first (old research code keeps the closest API it can), then whatever runs."""
+    others = [n for n in names if n != "torch"]
+    try:
+        pinned = Version(release) if release else None
+    except InvalidVersion:
+        pinned = None
+    if pinned is None:
+        return [names]
+    later = sorted(r.version for r in database.torch_releases if r.version > pinned)
+    return [(f"torch=={release}", *others), *[(f"torch=={v}", *others) for v in later], names]
+
+
 def solve_answer(text_pins: dict[str, str], targets: Sequence[CheckTarget], database: Database,
                  conda_source: str = "pip") -> Answer | str:
     """One torch answer for every target, or why there is none. `text_pins` is the file's torch-family
@@ -84,9 +100,7 @@ def solve_answer(text_pins: dict[str, str], targets: Sequence[CheckTarget], data
         if check_target.spec is None:
             return f"{check_target.name}: no target options to solve with"
         found = None
-        for specs in ((f"torch=={release}", *[n for n in names if n != "torch"]) if release else (), names):
-            if not specs:
-                continue
+        for specs in _fix_specs(release, names, database):
             planned = plan(SolveOptions(frameworks=("torch",), specs=tuple(specs), conda_source=conda_source),
                            check_target.spec, database)
             if isinstance(planned.answer, Plan):

@@ -559,7 +559,8 @@ def _conda_judged(pin: Pin, contents: Contents, database: Database, target: Targ
         except InvalidVersion:
             older = False
         if older:
-            return older_than_database(pin, database, target, found.framework, pin.version or "", channel=where)
+            return older_than_database(pin, database, target, found.framework, pin.version or "", channel=where,
+                                       oldest=oldest)
         return Judged(pin, failure=f"{where} has no {pin.shown} release in the compatibility database "
                       f"{database.version}", failure_id="CHK-RELEASE-UNKNOWN", severity="warning")
     release = found.release
@@ -577,22 +578,26 @@ def _conda_judged(pin: Pin, contents: Contents, database: Database, target: Targ
 
 
 def older_than_database(pin: Pin, database: Database, target: Target, framework: str, version: str,
-                        channel: str = "") -> Judged | None:
+                        channel: str = "", oldest: Version | None = None) -> Judged | None:
     """A release older than every one the database knows: a warning that says so, and, where the database shows
     that no release up to a later one has code for the target's GPU, the error that this older one has none
-    (a release never gains GPU architectures after it is published)."""
-    oldest = _oldest_known(database, framework)
+    (a release never gains GPU architectures after it is published). `oldest`: the oldest release the database
+    holds for the pin's source, where that is not its pip releases (a conda channel's records start later)."""
+    oldest = oldest if oldest is not None else _oldest_known(database, framework)
     try:
         older = oldest is not None and Version(version) < oldest
     except InvalidVersion:
         return None
     if not older:
-        return None  # a release newer than the database, or none at all: CHK-RELEASE-UNKNOWN says so
+        return _between_releases(pin, database, target, framework, version, channel)
     # Only torch's arch lists say which GPUs a build has code for; JAX and TensorFlow state a minimum, which an
-    # older release does not break for a newer GPU.
-    first = _first_release_for_gpus(database, target, framework) if target.gpus and framework == "torch" else None
+    # older release does not break for a newer GPU. Only releases from this one on are asked: the oldest ones
+    # carry PTX that later ones dropped (1.0-1.5: 5.0+PTX, 3.7+PTX), so arch lists do not grow release by release.
+    pinned = Version(version)
+    first = _first_release_for_gpus(database, target, framework, since=pinned) \
+        if target.gpus and framework == "torch" else None
     where = f" on {channel}" if channel else ""
-    if first is not None and oldest is not None and first > oldest:
+    if first is not None and oldest is not None and first > pinned:
         gpus = ", ".join(f"{g.name} ({g.compute_capability.sm})" for g in target.gpus)
         return Judged(pin, failure_id="CHK-TARGET-GPU", failure=(
             f"{framework} {version}{where} is older than every release in the compatibility database "
@@ -605,17 +610,43 @@ def older_than_database(pin: Pin, database: Database, target: Target, framework:
         f"(oldest {oldest}): its Python, platform, driver and GPU support were not checked"))
 
 
+def _between_releases(pin: Pin, database: Database, target: Target, framework: str, version: str,
+                      channel: str) -> Judged | None:
+    """A torch release the database lacks between two it holds (1.8.2, the LTS release the PyTorch index alone
+    served): where neither neighbour has code for the target's GPU, the error that this one has none either;
+    otherwise nothing (CHK-RELEASE-UNKNOWN says the release is unknown)."""
+    if framework != "torch" or not target.gpus:
+        return None
+    pinned = Version(version)
+    known = release_versions(database, framework)
+    before = max((v for v in known if v < pinned), default=None)
+    after = min((v for v in known if v > pinned), default=None)
+    if before is None or after is None:
+        return None  # newer than the database: nothing to infer
+    if any(_fits_gpus(database, target, b) for b in builds_of(database, framework) if b.version in (before, after)):
+        return None
+    gpus = ", ".join(f"{g.name} ({g.compute_capability.sm})" for g in target.gpus)
+    where = f" on {channel}" if channel else ""
+    return Judged(pin, failure_id="CHK-TARGET-GPU", failure=(
+        f"{framework} {version}{where} is not in the compatibility database {database.version}, and neither release "
+        f"beside it ({before}, {after}) has code for {gpus}, so this one has none"))
+
+
+def _fits_gpus(database: Database, target: Target, build) -> bool:
+    """A CUDA build whose code runs on every GPU of the target (platform, Python and driver aside)."""
+    ignore = frozenset({"python", "driver", "installable"})
+    return build.kind == "cuda" and assess(database, target, build, policy="minor", allowed_kinds=ALL_KINDS,
+                                           ignore=ignore).fits
+
+
 def _oldest_known(database: Database, framework: str) -> Version | None:
     return min(release_versions(database, framework), default=None)
 
 
-def _first_release_for_gpus(database: Database, target: Target, framework: str) -> Version | None:
-    """The oldest pip release with a CUDA build whose code runs on every GPU of the target (platform, Python
-    and driver aside)."""
-    ignore = frozenset({"python", "driver", "installable"})
-    fitting = [b.version for b in builds_of(database, framework)
-               if b.kind == "cuda" and assess(database, target, b, policy="minor", allowed_kinds=ALL_KINDS,
-                                              ignore=ignore).fits]
+def _first_release_for_gpus(database: Database, target: Target, framework: str, since: Version) -> Version | None:
+    """The oldest pip release from `since` on with a CUDA build whose code runs on every GPU of the target
+    (platform, Python and driver aside)."""
+    fitting = [b.version for b in builds_of(database, framework) if b.version >= since and _fits_gpus(database, target, b)]
     return min(fitting, default=None)
 
 

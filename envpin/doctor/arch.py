@@ -135,7 +135,9 @@ def _no_kernel_image(case: Case, arch_findings: list[Finding]) -> Finding | None
     evidence = [hit.evidence()]
     archs, source = torch_arch_list(case)
     gpus = [g for g in case.gpus if g.capability] or [t for t in (_text_gpu(case, g) for g in case.text_gpus) if t.capability]
-    covered = [g for g in gpus if archs and coverage(g.capability, archs)]
+    # a cubin clears torch; PTX alone does not: the error says some kernel had neither, and in a build whose
+    # GPU code reaches this GPU only by JIT (torch 1.0-1.5's 5.0+PTX, 3.7+PTX) that is any kernel without PTX
+    covered = [g for g in gpus if archs and (found := coverage(g.capability, archs)) and found.how != "ptx"]
     extension = _extension_in(hit, case)
     if covered and source:
         evidence.append(f"torch itself covers {', '.join(f'{g.name} ({g.capability.sm})' for g in covered)} ({source})")
@@ -151,7 +153,9 @@ def _no_kernel_image(case: Case, arch_findings: list[Finding]) -> Finding | None
     if framework != "torch":
         return _framework_suspect(case, hit, framework, gpus, extension)
     evidence += _why_torch_is_suspect(case, gpus, archs, source)
-    fix = install_fix(case)
+    # the installed release reaching the GPU only by JIT is what failed: the fix is another release, not a reinstall
+    jit_only = archs is not None and any((found := coverage(g.capability, archs)) and found.how == "ptx" for g in gpus)
+    fix = install_fix(case, keep_release=not jit_only)
     sm = gpus[0].capability.sm if gpus else "<the GPU's sm_XY>"
     fix.append(f"then check: `{case.python_command} -c \"import torch; print(torch.__version__, torch.cuda.get_arch_list())\"` "
                f"must list {sm} (or an older sm_ of the same major)")
@@ -217,9 +221,17 @@ def _text_gpu(case: Case, gpu: TextGpu) -> MachineGpu:
 
 
 def _why_torch_is_suspect(case: Case, gpus, archs: ArchList | None, source: str) -> list[str]:
-    if archs is not None and source:  # the list is known and lacks the GPU
-        return [f"torch has no code for {g.name} ({g.capability.sm}): arch list from {source}" for g in gpus
-                if coverage(g.capability, archs) is None]
+    if archs is not None and source:  # the list is known and lacks the GPU, or reaches it by JIT only
+        lines = []
+        for g in gpus:
+            found = coverage(g.capability, archs)
+            if found is None:
+                lines.append(f"torch has no code for {g.name} ({g.capability.sm}): arch list from {source}")
+            elif found.how == "ptx":
+                lines.append(f"torch reaches {g.name} ({g.capability.sm}) only by {found.describe(g.capability)} (arch list from "
+                             f"{source}): a kernel without PTX, of the build or of a library it loads, has no code for it")
+                lines += _first_toolkit_lines(case, [g])
+        return lines
     lines = []
     version = case.package("torch")
     release = case.release("torch")
@@ -231,6 +243,11 @@ def _why_torch_is_suspect(case: Case, gpus, archs: ArchList | None, source: str)
                      f"{min(r.version for r in known)}), so its arch list cannot be read there")
     elif version:
         lines.append(f"torch {version}'s arch list is neither in the facts nor in the database")
+    return lines + _first_toolkit_lines(case, gpus)
+
+
+def _first_toolkit_lines(case: Case, gpus) -> list[str]:
+    lines = []
     for gpu in gpus:
         first = min((t.version for t in case.database.toolkits.values() if gpu.capability in t.targets),
                     key=version_tuple, default=None)

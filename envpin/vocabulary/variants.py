@@ -4,8 +4,8 @@ serves it (`https://download.pytorch.org/whl/cu124`).
 A tag is `cpu`, `cuXY` or `cuXYZ` (CUDA X.Y: the last digit is the minor, cu118 = 11.8, cu92 = 9.2), `rocmX.Y`
 or `rocmX.Y.Z` (ROCm X.Y[.Z]) or `xpu` (Intel GPUs). `TAG` accepts every tag PyTorch's index has served,
 because the files `envpin check` reads may pin old builds (torch 1.x had cu80, cu90, cu92). The database
-records fewer: `is_database_tag` is its stricter rule (cpu, cuXYZ, rocmX.Y[.Z], xpu; SCHEMA.md), which the schema
-applies to the variant names in torch.yaml.
+records fewer: `is_database_tag` is its stricter rule (cpu, cuXY[Z], rocmX.Y[.Z], xpu; SCHEMA.md), which the schema
+applies to the variant names in torch.yaml (a CUDA variant's toolkit must also be in cuda.yaml, which starts at 9.0).
 """
 
 from __future__ import annotations
@@ -91,13 +91,13 @@ def tag_for(cuda: str | None) -> str:
 
 
 def is_database_tag(text: str | None) -> bool:
-    """The database's rule for a variant name (stricter than `TAG`): cpu, cuXYZ (three digits: its builds start
-    at CUDA 10.2), rocmX.Y[.Z] or xpu."""
+    """The database's rule for a variant name (stricter than `TAG`): cpu, cuXY or cuXYZ (torch 1.x's cu90 and cu92
+    builds are recorded), rocmX.Y[.Z] or xpu."""
     tag = parse_tag(text)
     if tag is None:
         return False
     if tag.kind == CUDA:
-        return len(tag.name) == 5
+        return len(tag.name) in (4, 5)
     if tag.kind == ROCM:
         return tag.version is not None and 1 <= tag.version.count(".") <= 2
     return tag.kind in (CPU, XPU)

@@ -44,6 +44,36 @@ def test_a_requirements_file_is_rewritten_to_the_build_the_target_runs_and_reche
     assert not [p for p in tmp_path.iterdir() if p.name != "requirements.txt"]  # no temporary file left
 
 
+# torch 1.11.0's PyPI wheel is its CUDA 10.2 build (torch/version.py, tests/fixtures/pypi-metadata/torch-history.json),
+# with code for sm_37-sm_70 only; its cu113 and cu115 builds on the PyTorch index carry sm_86, which an sm_89 GPU runs
+RTX_4090 = ("--os", "linux", "--arch", "x86_64", "--driver", "550.54.14", "--gpu", "NVIDIA GeForce RTX 4090",
+            "--python", "3.9")
+
+
+def test_an_old_pypi_pin_moves_to_its_own_releases_cuda_build(tmp_path):
+    path = tmp_path / "requirements.txt"
+    path.write_text("torch==1.11.0\ntorchvision==0.12.0\nnumpy<2\n", encoding="utf-8")
+    failing = envpin(*RTX_4090, "requirements.txt", cwd=tmp_path)
+    assert failing.returncode == 1 and "CHK-TARGET-GPU" in failing.stdout, failing.stdout
+    assert "cu102 has no code for NVIDIA GeForce RTX 4090 (sm_89)" in failing.stdout, failing.stdout
+    done = envpin(*RTX_4090, "--fix", "requirements.txt", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    fixed = path.read_text(encoding="utf-8")
+    assert fixed == ("--extra-index-url https://download.pytorch.org/whl/cu115\ntorch==1.11.0+cu115\n"
+                     "torchvision==0.12.0+cu115\nnumpy<2\n"), fixed  # the same release: its newest CUDA build
+    assert envpin(*RTX_4090, "requirements.txt", cwd=tmp_path).returncode == 0
+
+
+def test_an_old_pin_with_no_build_for_the_gpu_moves_to_the_nearest_release_that_has_one(tmp_path):
+    # torch 1.6.0's builds (cu92, cu101, cu102) stop at sm_75; 1.7.0's cu110 build is the first with sm_80
+    path = tmp_path / "requirements.txt"
+    path.write_text("torch==1.6.0\ntorchvision==0.7.0\nnumpy<2\n", encoding="utf-8")
+    done = envpin(*RTX_4090, "--python", "3.8", "--fix", "requirements.txt", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert path.read_text(encoding="utf-8") == ("--extra-index-url https://download.pytorch.org/whl/cu110\n"
+                                                "torch==1.7.0+cu110\ntorchvision==0.8.0+cu110\nnumpy<2\n")
+
+
 def test_a_missing_pytorch_index_is_added_before_the_first_torch_line(tmp_path):
     path = tmp_path / "requirements-gpu.txt"
     path.write_text("numpy<2\ntorch==2.5.1+cu124\n", encoding="utf-8")

@@ -92,3 +92,19 @@ def test_a_variant_check_reports_unusable_is_a_refusal_of_solve(tmp_path, capsys
     # on the command line the variant is the user's choice: answered, with the reason it was taken
     assert main(["solve", "--spec", "torch==2.7.1+rocm6.3", *target]) == 0
     assert "ROCm (rocm6.3) was asked for by name" in capsys.readouterr().out
+
+
+def test_an_old_torch_pin_check_reports_is_one_solve_answers_with_the_same_releases_build(database, tmp_path, capsys):
+    # torch 1.11.0 from PyPI is its CUDA 10.2 build (no sm_89 code); its cu115 build on the PyTorch index runs an
+    # RTX 4090 through its sm_86 cubin: check says the line fails there, solve --project answers that build
+    (tmp_path / "requirements.txt").write_text("torch==1.11.0\n", encoding="utf-8")
+    machine: dict = dict(os="linux", arch="x86_64", driver="550.54.14", gpus=("NVIDIA GeForce RTX 4090",), python="3.9")
+    target = configured_target(NamedTarget("rtx-4090", TargetSpec(detect=False, **machine)), database)
+    report = check_text("requirements.txt", "torch==1.11.0\n", load_database=lambda: database, targets=[target])
+    assert [p.id for p in report.problems if p.severity == "error"] == ["CHK-TARGET-GPU"]
+    code = main(["solve", "--project", str(tmp_path), "--os", "linux", "--arch", "x86_64", "--driver", "550.54.14",
+                 "--gpu", "NVIDIA GeForce RTX 4090", "--python", "3.9", "--format",
+                 "requirements.txt"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "torch==1.11.0+cu115" in out and "https://download.pytorch.org/whl/cu115" in out, out

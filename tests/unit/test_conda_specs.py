@@ -33,6 +33,11 @@ from envpin.resolver.target import make_target
 GLIBC = Libc("glibc", "2.35")
 
 
+def _live_version() -> str:
+    """The live database's VERSION: its records may say they were `added` in it, never later."""
+    return (default_database_path() / "VERSION").read_text(encoding="utf-8").strip()
+
+
 def answer_for(database, specs=(), frameworks=(), driver="530.30.02", python="3.12", policy="minor", os_name="linux",
                arch="x86_64", gpu=("NVIDIA GeForce RTX 3090", None), channel="pip") -> Plan | Unsatisfiable:
     facts = HostFacts(os=os_name, arch=arch, python=PythonInfo(python),
@@ -66,7 +71,7 @@ def test_conda_yaml_records_both_strategies(database):
 
 
 def _problems(documents):
-    database, problems = build_database("2026.11.29", documents)
+    database, problems = build_database(_live_version(), documents)
     assert database is None
     return problems
 
@@ -93,7 +98,7 @@ def test_conda_yaml_problems_are_collected_with_their_paths():
 def test_a_database_without_conda_yaml_still_loads():
     documents = _read_documents(default_database_path())
     documents.pop("conda.yaml")
-    database, problems = build_database("2026.11.29", documents)
+    database, problems = build_database(_live_version(), documents)
     assert problems == [] and database is not None and database.conda_releases == ()
 
 
