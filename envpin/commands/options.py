@@ -192,6 +192,9 @@ def render_options(args: argparse.Namespace) -> RenderOptions:
     here, before anything is solved."""
     rendering = RenderOptions.for_output(args.format, args.output, name=args.name)
     check_conda_format(args.conda_source, rendering.format)
+    if rendering.format == "pylock.toml" and not getattr(args, "resolve", False):
+        raise EnvpinInputError("a pylock.toml is a resolution of the whole environment: add --resolve (with --project "
+                               "DIR or -r FILE), or write it with `envpin lock`")
     return rendering
 
 

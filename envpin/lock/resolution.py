@@ -149,8 +149,12 @@ def resolve_environment(plan: Plan, project: Project | None, options: ResolveOpt
     except EnvpinError as error:
         return Outcome(Resolution(NOT_RESOLVED, _short(str(error))))
     packages = _pinned(text)
-    detail = f"resolved end to end by {engine.version()} from {where} for Python {plan.target.python} on " \
+    engine_version = engine.version()
+    detail = f"resolved end to end by {engine_version} from {where} for Python {plan.target.python} on " \
              f"{plan.target.platform}: {len(packages)} packages"
+    lock, incomplete = _lock_text(plan, text, indexes, engine_version, left_out)
+    if incomplete:
+        detail += f"; its lock cannot be written ({incomplete})"
     if left_out:
         detail += f"; a resolver cannot take {', '.join(left_out)} (installed as written)"
     if project is not None and project.conda_packages:
@@ -159,8 +163,20 @@ def resolve_environment(plan: Plan, project: Project | None, options: ResolveOpt
         return Outcome(Resolution(NOT_RESOLVED, f"the conda packages ({', '.join(project.conda_packages[:5])}"
                                                 f"{', …' if len(project.conda_packages) > 5 else ''}) were not solved "
                                                 "(`envpin check --solve` solves them with rattler); the pip part was "
-                                                + detail.replace("resolved end to end by", "resolved by"), packages))
-    return Outcome(Resolution(RESOLVED, detail, packages))
+                                                + detail.replace("resolved end to end by", "resolved by"), packages,
+                                                lock=lock))
+    return Outcome(Resolution(RESOLVED, detail, packages, lock=lock))
+
+
+def _lock_text(plan: Plan, text: str, indexes, engine_version: str, left_out: tuple[str, ...]) -> tuple[str, str]:
+    """(the resolution as a complete PEP 751 document, as `envpin lock` completes it, or ""; why not, or "")."""
+    from envpin.lock.make import lock_document  # noqa: PLC0415 - a resolved plan only
+    from envpin.lock.pylock import render  # noqa: PLC0415 - as above
+
+    try:
+        return render(lock_document(plan, text, indexes, engine_version, left_out=left_out), []), ""
+    except EnvpinError as error:  # a file without a sha256 (a find-links source): the pins stand, the lock does not
+        return "", _short(str(error))
 
 
 def _pinned(pylock: str) -> tuple[str, ...]:

@@ -193,9 +193,10 @@ def test_a_file_format_says_the_resolution_beside_it(tmp_path, index, capsys):
     assert main(["solve", "--project", str(project), *RTX3090, "--python", "3.11", "--resolve", "--format",
                  "requirements.txt", "--index-url", f"{index.url}/simple", "--allow-insecure-index"]) == 0
     captured = capsys.readouterr()
-    assert "tensorflow[and-cuda]==2.20.0" in captured.out.splitlines()
+    assert "tensorflow==2.20.0 \\" in captured.out.splitlines()  # the resolution is written, not the lines
     assert "envpin: note: tensorflow 2.21.0 was passed over: all versions of tensorflow-text depend on" in captured.err
     assert "envpin: note: resolved end to end by uv " in captured.err
+    assert "the file pins every one of them, with the sha256 of each file" in captured.err
 
 
 def test_lock_moves_to_the_framework_the_projects_lines_allow(tmp_path, index, capsys, monkeypatch):
@@ -232,3 +233,94 @@ def test_an_environment_yml_with_conda_packages_is_not_resolved_end_to_end(tmp_p
     assert resolution["detail"].startswith("the conda packages (ffmpeg) were not solved")
     # the loopback index serves no protobuf 6, which 2.21.0 requires: 2.20.0 is what resolves
     assert "tensorflow==2.20.0" in resolution["packages"] and resolution["passed_over"]
+
+
+# ---------------------------------------------------------------- the file formats write the resolution
+
+
+def recorded_sha256(project: str, filename_start: str) -> str:
+    files = json.loads((FIXTURES / "pypi.json").read_text())["projects"][project]["files"]
+    return next(f["sha256"] for f in files if f["filename"].startswith(filename_start))
+
+
+def write(tmp_path: Path, lines: str, index: MetadataIndex, capsys, *options: str) -> tuple[int, str, str]:
+    project = tmp_path / "project"
+    project.mkdir(exist_ok=True)
+    (project / "requirements.txt").write_text(lines)
+    code = main(["solve", "--project", str(project), *RTX3090, "--python", "3.11", "--resolve",
+                 "--index-url", f"{index.url}/simple", "--allow-insecure-index", *options])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_requirements_txt_pins_every_package_resolved_with_the_hash_of_its_file(tmp_path, index, capsys):
+    code, text, err = write(tmp_path, "tensorflow\nprotobuf==4.25.1\n", index, capsys, "--format", "requirements.txt")
+    assert code == 0, err
+    lines = text.splitlines()
+    pins = [line.removesuffix(" \\") for line in lines if line and not line.startswith(("#", " ", "--"))]
+    assert pins == ["numpy==1.26.4", "protobuf==4.25.1", "tensorflow==2.19.1"]  # what uv resolved, each pinned
+    assert "tensorflow" not in lines and "tensorflow[and-cuda]==2.19.1" not in lines  # not the lines as written
+    numpy = lines.index("numpy==1.26.4 \\")
+    assert lines[numpy + 1] == f"    --hash=sha256:{recorded_sha256('numpy', 'numpy-1.26.4-cp311')}"
+    assert f"--index-url {index.url}/simple" in lines
+    regenerate = next(line for line in lines if line.startswith("# Regenerate: "))
+    assert f" --resolve --index-url {index.url}/simple --format requirements.txt" in regenerate
+
+
+def test_a_line_a_lock_cannot_hold_is_kept_as_written_and_then_no_line_has_hashes(tmp_path, index, capsys):
+    code, text, err = write(tmp_path, "tensorflow==2.19.1\n-e ./lib\n", index, capsys, "--format", "requirements.txt")
+    assert code == 0, err
+    lines = text.splitlines()
+    assert "tensorflow==2.19.1" in lines and "-e ./lib" in lines
+    assert not any("--hash" in line for line in lines)  # pip's hash-checking mode would refuse `-e ./lib`
+    assert "the file pins every one of them\n" in err
+
+
+def test_pylock_toml_is_the_resolution_as_a_pep_751_lock(tmp_path, index, capsys):
+    from envpin.lock.pylock import validate  # noqa: PLC0415 - packaging.pylock's check, and envpin's own
+
+    code, text, err = write(tmp_path, "tensorflow\ntensorflow-text>=2.20.1,<2.21\n", index, capsys,
+                            "-o", str(tmp_path / "pylock.toml"))
+    assert code == 0, err
+    document = _toml.loads((tmp_path / "pylock.toml").read_text())
+    assert validate(document) == []
+    assert {(p["name"], p["version"]) for p in document["packages"]} == {
+        ("numpy", "1.26.4"), ("protobuf", "5.29.5"), ("tensorflow", "2.20.0"), ("tensorflow-text", "2.20.1")}
+    text_wheel = next(p for p in document["packages"] if p["name"] == "tensorflow-text")["wheels"][0]
+    assert text_wheel["hashes"]["sha256"] == recorded_sha256("tensorflow-text", "tensorflow_text-2.20.1-cp311")
+    assert "--resolve" in document["tool"]["envpin"]["regenerate"]
+    assert document["tool"]["envpin"]["pins"] == ["tensorflow[and-cuda]==2.20.0"]
+
+
+def test_environment_yml_pip_section_pins_every_package_resolved(tmp_path, index, capsys):
+    import yaml  # noqa: PLC0415 - the written file, read as conda reads it
+
+    code, text, err = write(tmp_path, "tensorflow\nprotobuf==4.25.1\n", index, capsys, "--format", "environment.yml")
+    assert code == 0, err
+    dependencies = yaml.safe_load(text)["dependencies"]
+    assert dependencies[:2] == ["python=3.11", "pip"]
+    assert dependencies[-1]["pip"] == [f"--index-url {index.url}/simple", "numpy==1.26.4", "protobuf==4.25.1",
+                                       "tensorflow==2.19.1"]
+
+
+def test_pylock_toml_without_resolve_is_a_one_line_error(tmp_path, capsys):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "requirements.txt").write_text("tensorflow\n")
+    assert main(["solve", "--project", str(project), *RTX3090, "--format", "pylock.toml"]) == 2
+    assert "a pylock.toml is a resolution of the whole environment: add --resolve" in capsys.readouterr().err
+
+
+def test_no_pylock_toml_is_written_where_nothing_was_resolved(tmp_path, index, capsys):
+    code, text, err = write(tmp_path, "tensorflow\n", index, capsys, "--offline", "-o", str(tmp_path / "pylock.toml"))
+    assert code == 1
+    assert "no pylock.toml to write: the environment was not resolved end to end (offline, and uv's cache" in err
+    assert not (tmp_path / "pylock.toml").exists()
+
+
+def test_a_requirements_file_not_resolved_end_to_end_keeps_the_lines_as_written(tmp_path, index, capsys):
+    code, text, err = write(tmp_path, "tensorflow\nprotobuf==4.25.1\n", index, capsys, "--offline", "--format",
+                            "requirements.txt")
+    assert code == 0
+    assert "protobuf==4.25.1" in text.splitlines() and "tensorflow[and-cuda]==2.21.0" in text.splitlines()
+    assert "envpin: warning: not resolved end to end: offline" in err
