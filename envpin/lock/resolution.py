@@ -47,6 +47,10 @@ _UNSERVED = re.compile(rf"there is no version of (?P<a>{_NAME}(?:\[[^\]]*\])?{_S
                        r"matching (?:platform|Python)")
 
 
+# uv --offline, for a package its cache does not hold: "tensorflow==2.21.0 needs to be downloaded from a registry"
+_NOT_CACHED = re.compile(rf"(?P<a>{_NAME}(?:\[[^\]]*\])?{_SPEC}?) needs to be downloaded from a registry")
+
+
 @record
 class Move(Record):
     """One step a conflict allows: the spec that rules out the solved build, and why."""
@@ -93,6 +97,11 @@ def unserved(conflict: str) -> list[str]:
     return list(dict.fromkeys(next(g for g in found.groups() if g) for found in _UNSERVED.finditer(conflict)))
 
 
+def not_cached(conflict: str) -> list[str]:
+    """The requirements uv --offline says its cache does not hold: `tensorflow==2.21.0`."""
+    return list(dict.fromkeys(found["a"] for found in _NOT_CACHED.finditer(conflict)))
+
+
 def name_of(requirement: str) -> str:
     return canonical(re.split(r"[=<>!~\[;\s]", requirement, maxsplit=1)[0])
 
@@ -112,6 +121,8 @@ def lines_named(text: str, project: Project | None) -> list[str]:
 class Outcome(Record):
     resolution: Resolution
     conflict: str | None = None  # uv's explanation when it found no solution
+    unsolvable: str = ""  # the conda part does not solve (rattler's reason): a refusal no move of the plan mends
+    python: str = ""  # the Python the pip part was resolved for, where not the target's: the conda part's "3.12.0"
 
 
 def resolve_environment(plan: Plan, project: Project | None, options: ResolveOptions) -> Outcome:
@@ -120,6 +131,34 @@ def resolve_environment(plan: Plan, project: Project | None, options: ResolveOpt
     if plan.channel != "pip":
         return Outcome(Resolution(NOT_RESOLVED, f"the plan's builds come from {plan.channel}: uv resolves pip "
                                                 "packages only, and the conda side is not resolved here"))
+    conda = None
+    if project is not None and project.conda_packages:
+        from envpin.lock.conda_part import solve_conda_part  # noqa: PLC0415 - rattler, for an environment.yml only
+
+        conda = solve_conda_part(plan, project, options)
+        if conda.conflict:
+            return Outcome(Resolution(NOT_RESOLVED, conda.conflict), unsolvable=conda.conflict)
+    # the pip part is resolved for the Python the conda part installs (its patch release too: a Requires-Python
+    # may name one), else for the target's
+    outcome = _pip_part(plan, project, options, conda.python if conda is not None and conda.solved else "")
+    resolution = outcome.resolution
+    if conda is None or (conda.solved and resolution.status != RESOLVED):
+        return outcome
+    if conda.solved:
+        detail = (f"resolved end to end: {conda.detail}; the pip part "
+                  + resolution.detail.removeprefix("resolved end to end ") + (f"; {conda.assumed}" if conda.assumed else ""))
+        return replace(outcome, resolution=replace(resolution, detail=detail, conda=conda.records))
+    # the conda part was not solved (a channel that did not answer): the pip part was asked for the target's Python,
+    # and the whole environment is not proven
+    conda_packages = project.conda_packages if project is not None else ()
+    named = ", ".join(conda_packages[:5]) + (", …" if len(conda_packages) > 5 else "")
+    pip_part = resolution.detail.replace("resolved end to end by", "resolved by")
+    return replace(outcome, resolution=replace(resolution, status=NOT_RESOLVED, detail=f"the conda packages ({named}) "
+                                               f"were not solved: {conda.detail}; the pip part: {pip_part}"))
+
+
+def _pip_part(plan: Plan, project: Project | None, options: ResolveOptions, conda_python: str) -> Outcome:
+    """uv's resolution of the pins and the project's pip lines, for `conda_python` where the conda part chose it."""
     uv = find_uv()
     if uv is None:
         return Outcome(Resolution(NOT_RESOLVED, "uv is not installed (pip install uv)"))
@@ -129,8 +168,9 @@ def resolve_environment(plan: Plan, project: Project | None, options: ResolveOpt
         requirements, left_out, default_index = project_inputs(project, options.index_url)
     except EnvpinInputError as error:
         return Outcome(Resolution(NOT_RESOLVED, str(error)))
+    python = conda_python or plan.target.python
     indexes = index_plan(plan.packages, default_index)
-    lock_input = LockInput(tuple(p.requirement for p in plan.packages), requirements, indexes, plan.target.python,
+    lock_input = LockInput(tuple(p.requirement for p in plan.packages), requirements, indexes, python,
                            plan.target.platform, lock_macos(plan), offline=options.offline)
     engine = UvEngine(uv)
     where = ("uv's cache (--offline)" if options.offline else
@@ -139,32 +179,26 @@ def resolve_environment(plan: Plan, project: Project | None, options: ResolveOpt
         with tempfile.TemporaryDirectory(prefix="envpin-resolve-") as workdir:
             text = engine.lock(lock_input, Path(workdir), options.timeout)
     except LockFailed as failed:
-        if options.offline and unserved(failed.conflict):
+        missing = unserved(failed.conflict) + not_cached(failed.conflict)
+        if options.offline and missing:
             # offline, "there is no version of" means only that uv's cache does not hold it (uv's hint says so)
-            return Outcome(Resolution(NOT_RESOLVED, "offline, and uv's cache does not hold "
-                                                    f"{', '.join(unserved(failed.conflict))}: run once online"))
-        return Outcome(Resolution(NOT_RESOLVED, _short(failed.conflict)), failed.conflict or str(failed))
+            return Outcome(Resolution(NOT_RESOLVED, f"offline, and uv's cache does not hold {', '.join(missing)}: "
+                                                    "run once online"))
+        return Outcome(Resolution(NOT_RESOLVED, _short(failed.conflict)), failed.conflict or str(failed),
+                       python=f"Python {python}, which the conda part solves to" if conda_python else "")
     except Unreachable as error:
         return Outcome(Resolution(NOT_RESOLVED, f"an index did not answer ({_short(str(error))})"))
     except EnvpinError as error:
         return Outcome(Resolution(NOT_RESOLVED, _short(str(error))))
     packages = _pinned(text)
     engine_version = engine.version()
-    detail = f"resolved end to end by {engine_version} from {where} for Python {plan.target.python} on " \
+    detail = f"resolved end to end by {engine_version} from {where} for Python {python} on " \
              f"{plan.target.platform}: {len(packages)} packages"
     lock, incomplete = _lock_text(plan, text, indexes, engine_version, left_out)
     if incomplete:
         detail += f"; its lock cannot be written ({incomplete})"
     if left_out:
         detail += f"; a resolver cannot take {', '.join(left_out)} (installed as written)"
-    if project is not None and project.conda_packages:
-        # uv resolves the pip part; the conda part is rattler's (`envpin check --solve` solves an environment.yml), so
-        # the whole environment is not proven
-        return Outcome(Resolution(NOT_RESOLVED, f"the conda packages ({', '.join(project.conda_packages[:5])}"
-                                                f"{', …' if len(project.conda_packages) > 5 else ''}) were not solved "
-                                                "(`envpin check --solve` solves them with rattler); the pip part was "
-                                                + detail.replace("resolved end to end by", "resolved by"), packages,
-                                                lock=lock))
     return Outcome(Resolution(RESOLVED, detail, packages, lock=lock))
 
 
@@ -208,6 +242,8 @@ def resolved_answer(answer: Plan | Unsatisfiable, project: Project | None, resol
     passed_over: list[str] = []
     while True:
         outcome = resolve(answer, project)
+        if outcome.unsolvable:
+            return project, _conda_refusal(answer, project, outcome.unsolvable, passed_over)
         conflict = outcome.conflict
         if conflict is None:
             return project, replace(answer, resolution=replace(outcome.resolution, passed_over=tuple(passed_over)))
@@ -219,7 +255,7 @@ def resolved_answer(answer: Plan | Unsatisfiable, project: Project | None, resol
             Move(name_of(m), f"{name_of(m)}!={solved[name_of(m)].split('+')[0]}", f"the index does not serve {m}")
             for m in named] if m.spec not in added]
         if not moves or (missing and len(named) < len(missing)) or len(added) == MAX_MOVES:
-            return project, _refusal(answer, project, conflict, missing, passed_over)
+            return project, _refusal(answer, project, conflict, missing, passed_over, python=outcome.python)
         move = moves[0]
         lines = lines_named(move.why, project)
         passed_over.append(f"{move.framework} {solved[move.framework]} was passed over: {move.why}"
@@ -231,19 +267,31 @@ def resolved_answer(answer: Plan | Unsatisfiable, project: Project | None, resol
         answer = replace(again, reasons=again.reasons + tuple(passed_over))  # each solve's reasons start afresh
 
 
+def _conda_refusal(answer: Plan, project: Project | None, reason: str, passed_over: list[str]) -> Unsatisfiable:
+    """The environment.yml's conda part does not solve for the target: rattler's reason, and the conda packages."""
+    conda = ", ".join(project.conda_packages) if project is not None else ""
+    message = reason + (f"; passed over: {'; '.join(passed_over)}" if passed_over else "")
+    fixes = (f"relax or remove the conda packages rattler names ({conda})",
+             "or solve for a Python the channels serve (--python X.Y)")
+    return Unsatisfiable(answer.target, answer.db_version, UNRESOLVABLE, message, fixes)
+
+
 def _refusal(answer: Plan, project: Project | None, conflict: str, missing: list[str], passed_over: list[str],
-             exhausted: Unsatisfiable | None = None) -> Unsatisfiable:
-    """No GPU build that runs here resolves beside the project's lines: the lines that clash, in uv's words."""
+             exhausted: Unsatisfiable | None = None, python: str = "") -> Unsatisfiable:
+    """No GPU build that runs here resolves beside the project's lines: the lines that clash, in uv's words.
+    `python`: the Python the pip part was resolved for, where the conda part chose it."""
     lines = lines_named(conflict, project)
     pins = ", ".join(p.requirement for p in answer.packages)
+    python = python or f"Python {answer.target.python}"
     if missing:
         message = (f"the index serves no file for {', '.join(missing)}" + (f" ({'; '.join(lines)})" if lines else "")
                    + ": no release of it that installs has that version (deleted, never published, or not built for "
-                   f"Python {answer.target.python} on {answer.target.platform})")
+                   f"{python} on {answer.target.platform})")
         fixes = tuple(f"change {line} to a version the index serves" for line in lines) or \
             ("pin a version the index serves",)
     else:
-        message = (f"uv resolves the project's lines beside no GPU build that runs here: with {pins}, {_short(conflict)}"
+        message = (f"uv resolves the project's lines beside no GPU build that runs here: with {pins}"
+                   + (f" for {python}" if python != f"Python {answer.target.python}" else "") + f", {_short(conflict)}"
                    + (f"; passed over: {'; '.join(passed_over)}" if passed_over else ""))
         fixes = tuple(f"relax or remove {line}" for line in lines) or ("relax the lines uv names",)
     if exhausted is not None:

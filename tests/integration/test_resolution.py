@@ -221,16 +221,19 @@ def test_the_moves_are_bounded(tmp_path, index, capsys, monkeypatch):
     assert any(fix == "relax or remove requirements.txt:2: protobuf==4.25.1" for fix in answer["error"]["fixes"])
 
 
-def test_an_environment_yml_with_conda_packages_is_not_resolved_end_to_end(tmp_path, index, capsys):
+def test_an_environment_yml_whose_channel_does_not_answer_is_not_resolved_end_to_end(tmp_path, index, capsys):
     project = tmp_path / "project"
     project.mkdir()
     (project / "environment.yml").write_text("name: x\nchannels: [conda-forge]\ndependencies:\n  - python=3.11\n"
                                              "  - ffmpeg\n  - pip\n  - pip:\n    - tensorflow\n")
+    # a channel that refuses the connection, as conda.anaconda.org does where there is no network
     assert main(["solve", "--project", str(project), *RTX3090, "--format", "json", "--resolve",
-                 "--index-url", f"{index.url}/simple", "--allow-insecure-index"]) == 0
+                 "--index-url", f"{index.url}/simple", "--allow-insecure-index",
+                 "--channel", "conda-forge=http://127.0.0.1:9/conda-forge", "--cache-dir", str(tmp_path / "rattler")]) == 0
     resolution = json.loads(capsys.readouterr().out)["resolution"]
-    assert resolution["status"] == "not-resolved"  # uv resolved the pip part; the conda part is rattler's
-    assert resolution["detail"].startswith("the conda packages (ffmpeg) were not solved")
+    assert resolution["status"] == "not-resolved"  # uv resolved the pip part; the conda part could not be solved
+    assert resolution["detail"].startswith("the conda packages (ffmpeg) were not solved: a channel is unreachable: ")
+    assert "Connection refused" in resolution["detail"] and resolution["conda"] == []
     # the loopback index serves no protobuf 6, which 2.21.0 requires: 2.20.0 is what resolves
     assert "tensorflow==2.20.0" in resolution["packages"] and resolution["passed_over"]
 
@@ -324,3 +327,99 @@ def test_a_requirements_file_not_resolved_end_to_end_keeps_the_lines_as_written(
     assert code == 0
     assert "protobuf==4.25.1" in text.splitlines() and "tensorflow[and-cuda]==2.21.0" in text.splitlines()
     assert "envpin: warning: not resolved end to end: offline" in err
+
+
+# ---------------------------------------------------------------- an environment.yml: conda part, then pip part
+
+CONDA_CHANNELS = FIXTURES.parent / "conda" / "conda-lock-derived"  # python 3.12.0, pip 23.3.1, idna 3.4 (linux-64)
+
+
+def solve_environment_yml(tmp_path: Path, text: str, index: MetadataIndex, capsys, *options: str) -> tuple[int, dict]:
+    project = tmp_path / "project"
+    project.mkdir(exist_ok=True)
+    (project / "environment.yml").write_text(text)
+    code = main(["solve", "--project", str(project), *RTX3090, "--glibc", "2.28", "--format", "json", "--resolve",
+                 "--index-url", f"{index.url}/simple", "--allow-insecure-index", "--channels", str(CONDA_CHANNELS),
+                 "--cache-dir", str(tmp_path / "rattler"), *options])
+    return code, json.loads(capsys.readouterr().out)
+
+
+ENVIRONMENT_YML = "channels: [conda-forge]\ndependencies:\n  - python=3.12\n  - idna\n  - pip\n  - pip:\n    - tensorflow\n"
+
+
+def test_the_conda_part_is_solved_then_the_pip_part_for_the_python_it_chose(tmp_path, index, capsys):
+    code, answer = solve_environment_yml(tmp_path, ENVIRONMENT_YML, index, capsys)
+    assert code == 0, answer.get("error")
+    resolution = answer["resolution"]
+    assert resolution["status"] == "resolved"
+    assert "python=3.12.0=hab00c5b_0_cpython" in resolution["conda"] and "idna=3.4=pyhd8ed1ab_0" in resolution["conda"]
+    assert len(resolution["conda"]) == 24  # every linux-64 record of the lock the channel was derived from
+    assert "the conda part solved by rattler" in resolution["detail"] and "for Python 3.12.0 on" in resolution["detail"]
+    assert {"tensorflow==2.20.0", "numpy==1.26.4", "protobuf==5.29.5"} <= set(resolution["packages"])
+    # uv read the cp312 wheel's METADATA: the pip part was resolved for the conda part's Python
+    assert any("numpy-1.26.4-cp312" in path for path in index.requests)
+
+
+def test_an_environment_yml_written_from_the_resolution_pins_both_parts(tmp_path, index, capsys):
+    import yaml  # noqa: PLC0415 - the written file, read as conda reads it
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "environment.yml").write_text(ENVIRONMENT_YML)
+    assert main(["solve", "--project", str(project), *RTX3090, "--glibc", "2.28", "--resolve", "--format",
+                 "environment.yml", "--index-url", f"{index.url}/simple", "--allow-insecure-index",
+                 "--channels", str(CONDA_CHANNELS), "--cache-dir", str(tmp_path / "rattler")]) == 0
+    dependencies = yaml.safe_load(capsys.readouterr().out)["dependencies"]
+    assert "python=3.12.0=hab00c5b_0_cpython" in dependencies and "pip=23.3.1=pyhd8ed1ab_0" in dependencies
+    assert dependencies[-1]["pip"][1:] == ["numpy==1.26.4", "protobuf==5.29.5", "tensorflow==2.20.0"]
+
+
+def test_a_pip_line_the_conda_parts_python_cannot_install_is_refused_naming_that_python(tmp_path, index, capsys):
+    # scipy 1.10.1 says Requires-Python <3.12 and has no cp312 wheel; the conda part installs Python 3.12.0
+    code, answer = solve_environment_yml(tmp_path, ENVIRONMENT_YML + "    - scipy==1.10.1\n", index, capsys)
+    assert code == 1
+    assert answer["error"]["code"] == "unresolvable"
+    message = answer["error"]["message"]
+    assert message.startswith("the index serves no file for scipy==1.10.1 (environment.yml: dependencies[3].pip[1]: "
+                              "scipy==1.10.1)")
+    assert "Python 3.12.0, which the conda part solves to" in message
+
+
+def test_a_conda_part_that_does_not_solve_is_refused_with_rattlers_reason(tmp_path, index, capsys):
+    # no python pin in the file: the plan is for --python 3.11, and the channel serves Python 3.12.0 only
+    text = ENVIRONMENT_YML.replace("  - python=3.12\n", "")
+    code, answer = solve_environment_yml(tmp_path, text, index, capsys, "--python", "3.11")
+    assert code == 1
+    assert answer["error"]["code"] == "unresolvable"
+    assert "conda part does not solve for linux-64" in answer["error"]["message"]
+    assert "No candidates were found for python 3.11.*" in answer["error"]["message"]
+    assert not any(path.startswith("/simple") for path in index.requests)  # the pip part was never asked
+
+
+def test_offline_without_rattlers_cache_of_a_remote_channel_is_not_resolved(tmp_path, index, capsys):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "environment.yml").write_text(ENVIRONMENT_YML)
+    solve(tmp_path, "tensorflow\n", index, capsys, "--resolve")  # uv's cache, warm
+    (project / "requirements.txt").unlink()
+    assert main(["solve", "--project", str(project), *RTX3090, "--glibc", "2.28", "--format", "json", "--resolve",
+                 "--offline", "--index-url", f"{index.url}/simple", "--allow-insecure-index",
+                 "--channel", "conda-forge=http://127.0.0.1:9/conda-forge", "--cache-dir", str(tmp_path / "rattler")]) == 0
+    resolution = json.loads(capsys.readouterr().out)["resolution"]
+    assert resolution["status"] == "not-resolved"
+    assert "offline, and rattler's cache does not hold the channels' repodata" in resolution["detail"]
+
+
+def test_the_channel_is_what_derive_conda_lock_channel_writes_from_the_lock():
+    """conda-lock-derived/ is generated data: the script turns the real conda-lock.yml into exactly these files."""
+    import importlib.util  # noqa: PLC0415 - the fixture's own script
+
+    import yaml  # noqa: PLC0415 - as the script reads the lock
+
+    script = CONDA_CHANNELS.parent / "derive_conda_lock_channel.py"
+    spec = importlib.util.spec_from_file_location("derive_conda_lock_channel", script)
+    assert spec is not None and spec.loader is not None
+    derive = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(derive)
+    committed = {p.parent.name: p.read_text(encoding="utf-8") for p in (CONDA_CHANNELS / "conda-forge").glob("*/repodata.json")}
+    assert derive.channel(yaml.safe_load(derive.LOCK.read_text(encoding="utf-8"))) == committed
