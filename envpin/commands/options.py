@@ -154,6 +154,17 @@ def resolve_options(args: argparse.Namespace) -> ResolveOptions | None:
     return ResolveOptions(index_url=index_url, offline=args.offline, channels=channels(args))
 
 
+def check_resolve_options(args: argparse.Namespace) -> ResolveOptions | None:
+    """`check --resolve`: uv asked about each requirements file's lines; None (the default) keeps the check offline."""
+    if not args.resolve:
+        for flag, given in (("--offline", args.offline), ("--index-url", args.index_url)):
+            if given:
+                raise EnvpinInputError(f"{flag} is for --resolve (the file's lines resolved by uv)")
+        return None
+    index_url = checked_index_url(args.index_url, "--index-url", args.allow_insecure_index) if args.index_url else None
+    return ResolveOptions(index_url=index_url, offline=args.offline)
+
+
 def solve_options(args: argparse.Namespace, project_directory: str | None = None, conda_source: str = "pip") -> SolveOptions:
     """The request of add_request_options and add_project_options (both with their defaults). With
     `project_directory` (init: add_request_options(requirements=False), add_project_options(directory=False))

@@ -129,6 +129,20 @@ def uv_compile_argv(uv: str, lock_input: LockInput, project: Path, constraints: 
     ] + (["--offline"] if lock_input.offline else [])
 
 
+def uv_check_argv(uv: str, requirements: Path, indexes: tuple[str, ...], python: str, platform: str, output: Path,
+                  offline: bool = False) -> list[str]:
+    """`check --resolve`: a file's own lines resolved as pip reads them: its first index the default, the others
+    extra indexes, the best version from any of them (pip's rule, uv's `unsafe-best-match`)."""
+    uv_platform = UV_PLATFORMS.get(platform)
+    if uv_platform is None:
+        raise EnvpinInputError(f"uv cannot resolve for {platform}; known: {', '.join(UV_PLATFORMS)}")
+    argv = [uv, "pip", "compile", str(requirements), "--no-config", "--index-url", indexes[0]]
+    for url in indexes[1:]:
+        argv += ["--extra-index-url", url]
+    return argv + ["--index-strategy", "unsafe-best-match", "--python-version", python, "--python-platform",
+                   uv_platform, "--no-header", "--quiet", "--output-file", str(output)] + (["--offline"] if offline else [])
+
+
 @dataclass(frozen=True)
 class UvEngine:
     binary: str

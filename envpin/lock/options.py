@@ -27,3 +27,4 @@ class ResolveOptions(Record):
     # where an environment.yml's channels are, for rattler's solve of its conda part (`--channels`, `--channel`);
     # the default: the file's channel names, as conda reads them (conda.anaconda.org)
     channels: Channels = Channels()
+    conda_part: bool = True  # solve an environment.yml's conda part too (a lock of its pip part does not)

@@ -17,6 +17,7 @@ The conflict reading is pure (`moves_from`, `unserved`); `resolve_environment` i
 
 from __future__ import annotations
 
+import os
 import re
 import tempfile
 from collections.abc import Callable
@@ -47,8 +48,10 @@ _UNSERVED = re.compile(rf"there is no version of (?P<a>{_NAME}(?:\[[^\]]*\])?{_S
                        r"matching (?:platform|Python)")
 
 
-# uv --offline, for a package its cache does not hold: "tensorflow==2.21.0 needs to be downloaded from a registry"
-_NOT_CACHED = re.compile(rf"(?P<a>{_NAME}(?:\[[^\]]*\])?{_SPEC}?) needs to be downloaded from a registry")
+# uv --offline, for a package its cache does not hold: "tensorflow==2.21.0 needs to be downloaded from a registry",
+# "protobuf was not found in the cache"
+_NOT_CACHED = re.compile(rf"(?P<a>{_NAME}(?:\[[^\]]*\])?{_SPEC}?) needs to be downloaded from a registry|"
+                         rf"(?P<b>{_NAME}) was not found in the cache")
 
 
 @record
@@ -99,7 +102,7 @@ def unserved(conflict: str) -> list[str]:
 
 def not_cached(conflict: str) -> list[str]:
     """The requirements uv --offline says its cache does not hold: `tensorflow==2.21.0`."""
-    return list(dict.fromkeys(found["a"] for found in _NOT_CACHED.finditer(conflict)))
+    return list(dict.fromkeys(found["a"] or found["b"] for found in _NOT_CACHED.finditer(conflict)))
 
 
 def name_of(requirement: str) -> str:
@@ -132,7 +135,7 @@ def resolve_environment(plan: Plan, project: Project | None, options: ResolveOpt
         return Outcome(Resolution(NOT_RESOLVED, f"the plan's builds come from {plan.channel}: uv resolves pip "
                                                 "packages only, and the conda side is not resolved here"))
     conda = None
-    if project is not None and project.conda_packages:
+    if project is not None and project.conda_packages and options.conda_part:
         from envpin.lock.conda_part import solve_conda_part  # noqa: PLC0415 - rattler, for an environment.yml only
 
         conda = solve_conda_part(plan, project, options)
@@ -297,3 +300,64 @@ def _refusal(answer: Plan, project: Project | None, conflict: str, missing: list
     if exhausted is not None:
         fixes += (f"without the moves above: {exhausted.message}",)
     return Unsatisfiable(answer.target, answer.db_version, UNRESOLVABLE, message, fixes)
+
+
+# ---------------------------------------------------------------- a file's own lines (`check --resolve`)
+
+
+@record
+class FileResolution(Record):
+    """A file's own lines as uv resolves them for one target, as pip would install them."""
+
+    status: str  # RESOLVED, NOT_RESOLVED (uv could not be asked: offline, an index that does not answer), CONFLICT
+    detail: str  # how, or why not, or uv's reason, in one line
+    unserved: tuple[str, ...] = ()  # CONFLICT: the requirements no file of the index meets ("protobuf==4.25.0")
+    named: tuple[str, ...] = ()  # CONFLICT: the packages uv's reason names
+
+
+CONFLICT = "conflict"  # FileResolution.status: uv found no solution
+
+
+def resolve_lines(requirements: tuple[str, ...], index_options: tuple[str, ...], python: str, platform: str,
+                  options: ResolveOptions) -> FileResolution:
+    """`check --resolve`: the requirement lines with the file's own index options (`-i`, `--extra-index-url`; the
+    default index from --index-url, else the file's `-i`, else ENVPIN_INDEX_URL, else PyPI). Never raises for the
+    index's answer."""
+    from envpin.lock.engines import run_engine, uv_check_argv, uv_environment  # noqa: PLC0415 - check --resolve only
+
+    uv = find_uv()
+    if uv is None:
+        return FileResolution(NOT_RESOLVED, "uv is not installed (pip install uv)")
+    default, extra = None, []
+    for option in index_options:
+        key, _, value = option.partition(" ")
+        if key in ("-i", "--index-url"):
+            default = default or value
+        elif key == "--extra-index-url":
+            extra.append(value)
+    from envpin.lock.indexes import PYPI_SIMPLE  # noqa: PLC0415 - as above
+
+    default = options.index_url or default or os.environ.get("ENVPIN_INDEX_URL") or PYPI_SIMPLE
+    indexes = tuple(dict.fromkeys((default, *extra)))
+    lock_input = LockInput((), requirements, index_plan((), default), python, platform, offline=options.offline)
+    try:
+        with tempfile.TemporaryDirectory(prefix="envpin-check-") as workdir:
+            listed = Path(workdir) / "requirements.in"
+            listed.write_text("".join(f"{line}\n" for line in requirements), encoding="utf-8")
+            run_engine(uv_check_argv(uv, listed, indexes, python, platform, Path(workdir) / "resolved.txt",
+                                     options.offline), Path(workdir), options.timeout, uv_environment(lock_input))
+    except LockFailed as failed:
+        missing = unserved(failed.conflict) + not_cached(failed.conflict)
+        if options.offline and missing:
+            return FileResolution(NOT_RESOLVED, f"offline, and uv's cache does not hold {', '.join(missing)}: run "
+                                                "once online")
+        words = {canonical(w) for w in re.findall(_NAME, failed.conflict)}
+        reason = re.sub(r"^No solution found when resolving dependencies[^:]*:\s*(cause:\s*)?", "", _short(failed.conflict))
+        return FileResolution(CONFLICT, reason,
+                              tuple(unserved(failed.conflict)), tuple(sorted(words)))
+    except Unreachable as error:
+        return FileResolution(NOT_RESOLVED, f"an index did not answer ({_short(str(error))})")
+    except EnvpinError as error:
+        return FileResolution(NOT_RESOLVED, _short(str(error)))
+    where = "uv's cache (--offline)" if options.offline else " and ".join(indexes)
+    return FileResolution(RESOLVED, f"resolved by uv from {where} for Python {python} on {platform}")

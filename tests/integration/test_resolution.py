@@ -423,3 +423,67 @@ def test_the_channel_is_what_derive_conda_lock_channel_writes_from_the_lock():
     spec.loader.exec_module(derive)
     committed = {p.parent.name: p.read_text(encoding="utf-8") for p in (CONDA_CHANNELS / "conda-forge").glob("*/repodata.json")}
     assert derive.channel(yaml.safe_load(derive.LOCK.read_text(encoding="utf-8"))) == committed
+
+
+# ---------------------------------------------------------------- `check --resolve`: the file's own lines
+
+
+def check(tmp_path: Path, lines: str, index: MetadataIndex, capsys, *options: str, python: str = "3.11") -> tuple[int, list]:
+    (tmp_path / "requirements.txt").write_text(lines.replace("INDEX", index.url))
+    mirror = ["--index-url", f"{index.url}/simple", "--allow-insecure-index"] if "--resolve" in options else []
+    code = main(["check", str(tmp_path / "requirements.txt"), "--format", "json", "--no-config", *mirror, *options,
+                 *RTX3090, "--python", python])
+    problems = json.loads(capsys.readouterr().out)["files"][0]["problems"]
+    return code, [p for p in problems if p["id"] in ("CHK-RESOLVE-CONFLICT", "CHK-PIN-NOT-SERVED", "CHK-NOT-RESOLVED")]
+
+
+def test_check_resolve_reports_lines_that_conflict_with_uvs_reason(tmp_path, index, capsys):
+    code, problems = check(tmp_path, "tensorflow==2.20.0\nprotobuf==4.25.1\n", index, capsys, "--resolve")
+    assert code == 1
+    [conflict] = problems
+    assert conflict["id"] == "CHK-RESOLVE-CONFLICT" and conflict["severity"] == "error"
+    assert conflict["message"].startswith("uv resolves no environment of the file's lines for Python 3.11 on "
+                                          "linux-x86_64: Because tensorflow==2.20.0 depends on protobuf>=5.28.0")
+    assert conflict["where"] in ("line 1", "line 2")
+
+
+def test_check_resolve_reports_a_pin_the_index_does_not_serve(tmp_path, index, capsys):
+    code, problems = check(tmp_path, "tensorflow==2.19.1\nprotobuf==4.25.0\n", index, capsys, "--resolve")
+    assert code == 1
+    assert [(p["id"], p["where"]) for p in problems] == [("CHK-PIN-NOT-SERVED", "line 2")]
+    assert problems[0]["message"].startswith("the index serves no file of protobuf==4.25.0 for Python 3.11")
+
+
+def test_check_resolve_of_lines_that_install_together_adds_nothing(tmp_path, index, capsys):
+    # the file's own --extra-index-url: torch's CUDA build from the PyTorch index, tensorflow from the mirror
+    code, problems = check(tmp_path, "--extra-index-url INDEX/whl/cu118\ntorch==2.0.1+cu118\ntensorflow==2.13.0\n",
+                           index, capsys, "--resolve", python="3.10")
+    assert problems == [] and code == 0
+    assert any(path.startswith("/whl/cu118/torch") for path in index.requests)
+
+
+def test_check_resolve_names_a_python_the_pins_were_not_built_for(tmp_path, index, capsys):
+    # scipy 1.10.1 has no cp312 wheel (and says Requires-Python <3.12)
+    code, problems = check(tmp_path, "scipy==1.10.1\n", index, capsys, "--resolve", python="3.12")
+    assert code == 1
+    assert [(p["id"], p["where"]) for p in problems] == [("CHK-PIN-NOT-SERVED", "line 1")]
+    assert "for Python 3.12 on linux-x86_64" in problems[0]["message"]
+
+
+def test_check_without_resolve_asks_no_index(tmp_path, index, capsys):
+    code, problems = check(tmp_path, "tensorflow==2.20.0\nprotobuf==4.25.1\n", index, capsys)
+    assert problems == [] and not index.requests  # the pre-commit hook stays offline unless asked
+
+
+def test_check_resolve_offline_without_the_cache_is_a_warning(tmp_path, index, capsys):
+    code, problems = check(tmp_path, "protobuf==4.25.1\n", index, capsys, "--resolve", "--offline")
+    assert code == 0
+    assert [(p["id"], p["severity"]) for p in problems] == [("CHK-NOT-RESOLVED", "warning")]
+    assert "offline, and uv's cache does not hold protobuf: run once online" in problems[0]["message"]
+    assert not index.requests
+
+
+def test_check_offline_without_resolve_is_a_one_line_error(tmp_path, capsys):
+    (tmp_path / "requirements.txt").write_text("protobuf==4.25.1\n")
+    assert main(["check", str(tmp_path / "requirements.txt"), "--offline"]) == 2
+    assert "--offline is for --resolve" in capsys.readouterr().err
