@@ -106,7 +106,7 @@ def _render(answer: Plan | Unsatisfiable, request: Request, options: RenderOptio
     if options.format == "environment.yml":
         from envpin.emit import environment_yml  # noqa: PLC0415
 
-        words = resolved.resolve_words(resolution) if resolution is not None else ()
+        words = resolved.resolve_words(answer) if resolution is not None else ()
         return environment_yml.render(answer, request, options.output, name=options.name, project=project,
                                       source_args=source_args, extra=words,
                                       pip=resolved.pip_section(resolution, project) if resolution is not None else None,

@@ -17,7 +17,6 @@ from typing import Any
 from envpin.base.errors import EnvpinError
 from envpin.emit.common import file_header
 from envpin.lock.export import index_options
-from envpin.lock.indexes import PYPI_SIMPLE
 from envpin.resolver.plan import Plan
 from envpin.resolver.request import Request
 
@@ -40,10 +39,9 @@ def resolved_document(plan: Plan) -> dict[str, Any] | None:
     return _toml.loads(plan.resolution.lock)
 
 
-def resolve_words(document: Mapping[str, Any]) -> tuple[str, ...]:
-    """What a regenerate line adds so that it resolves again, from the same default index."""
-    default = document.get("tool", {}).get("envpin", {}).get("default-index")
-    return ("--resolve",) + (("--index-url", default) if default and default != PYPI_SIMPLE else ())
+def resolve_words(plan: Plan) -> tuple[str, ...]:
+    """What a regenerate line adds so that it resolves again, from the same index and channels."""
+    return plan.resolution.again if plan.resolution is not None else ()
 
 
 def pylock(plan: Plan, request: Request, output: str | None, source_args: tuple[str, ...] | None) -> str:
@@ -53,7 +51,7 @@ def pylock(plan: Plan, request: Request, output: str | None, source_args: tuple[
     if document is None:
         why = plan.resolution.detail if plan.resolution is not None else "not asked"
         raise NotResolvedEndToEnd(f"no pylock.toml to write: the environment was not resolved end to end ({why})")
-    header = file_header(plan, request, output, source_args, "pylock.toml", extra=resolve_words(document))
+    header = file_header(plan, request, output, source_args, "pylock.toml", extra=resolve_words(plan))
     document["tool"]["envpin"]["regenerate"] = header[-1].removeprefix("Regenerate: ")
     return render(document, header)
 
@@ -65,7 +63,7 @@ def requirements(plan: Plan, document: Mapping[str, Any], request: Request, outp
     hash-checking mode."""
     from envpin.emit.requirements import outside_pip  # noqa: PLC0415 - the pip file's own preamble
 
-    header = file_header(plan, request, output, source_args, "requirements.txt", extra=resolve_words(document))
+    header = file_header(plan, request, output, source_args, "requirements.txt", extra=resolve_words(plan))
     kept = list(project.other_lines) if project is not None else []
     lines = [f"# {line}" for line in header + outside_pip(plan, project)]
     locker = document.get("tool", {}).get("envpin", {}).get("locker", "the resolver")

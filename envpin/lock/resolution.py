@@ -131,6 +131,22 @@ class Outcome(Record):
 def resolve_environment(plan: Plan, project: Project | None, options: ResolveOptions) -> Outcome:
     """Ask uv for the whole environment of a plan. Never raises for the index's answer: a conflict is an Outcome
     with its explanation, an index that does not answer a Resolution that says it was not resolved."""
+    outcome = _whole_environment(plan, project, options)
+    return replace(outcome, resolution=replace(outcome.resolution, again=resolve_again(options)))
+
+
+def resolve_again(options: ResolveOptions) -> tuple[str, ...]:
+    """The options a regenerate line needs to resolve the same way: the index and the channels the user named
+    (not --offline: online, the same files resolve the same)."""
+    words = ["--resolve"] + (["--index-url", options.index_url] if options.index_url else [])
+    if options.channels.folder:
+        words += ["--channels", options.channels.folder]
+    for name, location in options.channels.named:
+        words += ["--channel", f"{name}={location}"]
+    return tuple(words)
+
+
+def _whole_environment(plan: Plan, project: Project | None, options: ResolveOptions) -> Outcome:
     if plan.channel != "pip":
         return Outcome(Resolution(NOT_RESOLVED, f"the plan's builds come from {plan.channel}: uv resolves pip "
                                                 "packages only, and the conda side is not resolved here"))

@@ -42,6 +42,7 @@ class Resolution(Record):
     # file formats write; empty where nothing was resolved
     lock: str = field(default="", compare=False, repr=False)
     conda: tuple[str, ...] = ()  # the conda part as rattler solved it: "python=3.12.0=hab00c5b_0_cpython"
+    again: tuple[str, ...] = ()  # the options that resolve it again, for a written file's regenerate line
 
 
 @record

@@ -369,8 +369,11 @@ def test_an_environment_yml_written_from_the_resolution_pins_both_parts(tmp_path
     assert main(["solve", "--project", str(project), *RTX3090, "--glibc", "2.28", "--resolve", "--format",
                  "environment.yml", "--index-url", f"{index.url}/simple", "--allow-insecure-index",
                  "--channels", str(CONDA_CHANNELS), "--cache-dir", str(tmp_path / "rattler")]) == 0
-    dependencies = yaml.safe_load(capsys.readouterr().out)["dependencies"]
+    text = capsys.readouterr().out
+    dependencies = yaml.safe_load(text)["dependencies"]
     assert "python=3.12.0=hab00c5b_0_cpython" in dependencies and "pip=23.3.1=pyhd8ed1ab_0" in dependencies
+    regenerate = next(line for line in text.splitlines() if line.startswith("# Regenerate: "))
+    assert f"--resolve --index-url {index.url}/simple --channels {CONDA_CHANNELS}" in regenerate
     assert dependencies[-1]["pip"][1:] == ["numpy==1.26.4", "protobuf==5.29.5", "tensorflow==2.20.0"]
 
 
