@@ -134,9 +134,10 @@ def _with_resolution(report: FileReport, text: str, kind: str | None, targets: t
     could not be asked."""
     from envpin.lock.resolution import CONFLICT, NOT_RESOLVED, resolve_lines  # noqa: PLC0415 - --resolve only
 
-    if (kind or kind_of(report.path, text)) != "requirements":
+    kind = kind or kind_of(report.path, text)
+    if kind not in ("requirements", "environment.yml"):
         return report
-    requirements, index_options, origins, left_out = _file_lines(report.path, text, allow_outside)
+    requirements, index_options, origins, left_out = _file_lines(report.path, text, kind, allow_outside)
     found: list[Problem] = []
     for target in dict.fromkeys((t.target.python, t.target.platform) for t in targets):
         python, platform = target
@@ -163,23 +164,30 @@ def _with_resolution(report: FileReport, text: str, kind: str | None, targets: t
     return replace(report, problems=report.problems + kept) if kept else report
 
 
-def _file_lines(path: str, text: str, allow_outside: bool,
+def _file_lines(path: str, text: str, kind: str, allow_outside: bool,
                 ) -> tuple[tuple[str, ...], tuple[str, ...], dict[str, str], tuple[str, ...]]:
-    """(requirement lines, index options, canonical name -> line number, lines left out) of a requirements file, its
-    includes followed as `solve -r` follows them."""
-    from envpin.readers.project_files import Entries, read_requirements_txt  # noqa: PLC0415 - --resolve only
+    """(requirement lines, index options, canonical name -> where, lines left out) of a requirements file, its
+    includes followed as `solve -r` follows them, or of an environment.yml's pip section (its conda part is
+    `--solve`'s)."""
+    from envpin.readers.project_files import Entries, read_environment_yml, read_requirements_txt  # noqa: PLC0415 - --resolve only
 
-    own = read_requirements_txt(text, path, lambda target, constraint: Entries())
-    if path == "-":
-        requirements, other_lines = own.requirements, own.other_lines
+    if kind == "environment.yml":
+        own = read_environment_yml(text, path, lambda target, constraint: Entries())
+        requirements = [r for r in own.requirements if ".pip[" in r.origin]  # not a conda line solved as pip
+        other_lines = own.other_lines
     else:
+        own = read_requirements_txt(text, path, lambda target, constraint: Entries())
+        requirements, other_lines = own.requirements, own.other_lines
+    if kind == "requirements" and path != "-":
         from envpin.project.collect import collect_project  # noqa: PLC0415 - as above
 
         project = collect_project(None, (path,), allow_outside=allow_outside)
         requirements, other_lines = list(project.requirements), list(project.other_lines)
     origins: dict[str, str] = {}
     for requirement in requirements:
-        origins.setdefault(requirement.name, f"line {requirement.origin.rpartition(':')[2]}")
+        where = requirement.origin.split(": ", 1)[1] if kind == "environment.yml" else \
+            f"line {requirement.origin.rpartition(':')[2]}"
+        origins.setdefault(requirement.name, where)
     return (tuple(dict.fromkeys(r.text for r in requirements)), tuple(dict.fromkeys(own.index_options)), origins,
             tuple(other_lines))
 

@@ -490,3 +490,14 @@ def test_check_offline_without_resolve_is_a_one_line_error(tmp_path, capsys):
     (tmp_path / "requirements.txt").write_text("protobuf==4.25.1\n")
     assert main(["check", str(tmp_path / "requirements.txt"), "--offline"]) == 2
     assert "--offline is for --resolve" in capsys.readouterr().err
+
+
+def test_check_resolve_reads_an_environment_yml_pip_section(tmp_path, index, capsys):
+    (tmp_path / "environment.yml").write_text("channels: [conda-forge]\ndependencies:\n  - python=3.11\n  - pip\n"
+                                              "  - pip:\n    - tensorflow==2.19.1\n    - protobuf==4.25.0\n")
+    code = main(["check", str(tmp_path / "environment.yml"), "--format", "json", "--no-config", "--resolve",
+                 "--index-url", f"{index.url}/simple", "--allow-insecure-index", *RTX3090, "--python", "3.11"])
+    problems = json.loads(capsys.readouterr().out)["files"][0]["problems"]
+    assert code == 1
+    assert [(p["id"], p["where"]) for p in problems if p["id"] == "CHK-PIN-NOT-SERVED"] == [
+        ("CHK-PIN-NOT-SERVED", "dependencies[2].pip[1]")]
