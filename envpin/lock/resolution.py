@@ -135,6 +135,12 @@ def resolve_environment(plan: Plan, project: Project | None, options: ResolveOpt
     return replace(outcome, resolution=replace(outcome.resolution, again=resolve_again(options)))
 
 
+def has_conda_part(project: Project) -> bool:
+    """Whether the environment has a conda side: conda packages, or an environment.yml (its Python and pip are
+    conda's even where every other line is pip's)."""
+    return bool(project.conda_packages) or any(f.endswith((".yml", ".yaml")) for f in project.files)
+
+
 def resolve_again(options: ResolveOptions) -> tuple[str, ...]:
     """The options a regenerate line needs to resolve the same way: the index and the channels the user named
     (not --offline: online, the same files resolve the same)."""
@@ -151,7 +157,7 @@ def _whole_environment(plan: Plan, project: Project | None, options: ResolveOpti
         return Outcome(Resolution(NOT_RESOLVED, f"the plan's builds come from {plan.channel}: uv resolves pip "
                                                 "packages only, and the conda side is not resolved here"))
     conda = None
-    if project is not None and project.conda_packages and options.conda_part:
+    if project is not None and has_conda_part(project) and options.conda_part:
         from envpin.lock.conda_part import solve_conda_part  # noqa: PLC0415 - rattler, for an environment.yml only
 
         conda = solve_conda_part(plan, project, options)
@@ -170,10 +176,11 @@ def _whole_environment(plan: Plan, project: Project | None, options: ResolveOpti
     # the conda part was not solved (a channel that did not answer): the pip part was asked for the target's Python,
     # and the whole environment is not proven
     conda_packages = project.conda_packages if project is not None else ()
-    named = ", ".join(conda_packages[:5]) + (", …" if len(conda_packages) > 5 else "")
+    named = (f"the conda packages ({', '.join(conda_packages[:5])}{', …' if len(conda_packages) > 5 else ''}) were"
+             if conda_packages else "the conda part (python, pip) was")
     pip_part = resolution.detail.replace("resolved end to end by", "resolved by")
-    return replace(outcome, resolution=replace(resolution, status=NOT_RESOLVED, detail=f"the conda packages ({named}) "
-                                               f"were not solved: {conda.detail}; the pip part: {pip_part}"))
+    return replace(outcome, resolution=replace(resolution, status=NOT_RESOLVED, detail=f"{named} not solved: "
+                                               f"{conda.detail}; the pip part: {pip_part}"))
 
 
 def _pip_part(plan: Plan, project: Project | None, options: ResolveOptions, conda_python: str) -> Outcome:
@@ -290,8 +297,8 @@ def _conda_refusal(answer: Plan, project: Project | None, reason: str, passed_ov
     """The environment.yml's conda part does not solve for the target: rattler's reason, and the conda packages."""
     conda = ", ".join(project.conda_packages) if project is not None else ""
     message = reason + (f"; passed over: {'; '.join(passed_over)}" if passed_over else "")
-    fixes = (f"relax or remove the conda packages rattler names ({conda})",
-             "or solve for a Python the channels serve (--python X.Y)")
+    fixes = ((f"relax or remove the conda packages rattler names ({conda})",) if conda else ()) + \
+        ("solve for a Python the channels serve (--python X.Y)",)
     return Unsatisfiable(answer.target, answer.db_version, UNRESOLVABLE, message, fixes)
 
 

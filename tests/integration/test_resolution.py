@@ -501,3 +501,13 @@ def test_check_resolve_reads_an_environment_yml_pip_section(tmp_path, index, cap
     assert code == 1
     assert [(p["id"], p["where"]) for p in problems if p["id"] == "CHK-PIN-NOT-SERVED"] == [
         ("CHK-PIN-NOT-SERVED", "dependencies[2].pip[1]")]
+
+
+def test_an_environment_yml_of_pip_lines_only_has_its_python_and_pip_solved_too(tmp_path, index, capsys):
+    text = "channels: [conda-forge]\ndependencies:\n  - python=3.12\n  - pip\n  - pip:\n    - protobuf==5.29.5\n" \
+           "    - tensorflow\n"
+    code, answer = solve_environment_yml(tmp_path, text, index, capsys)
+    assert code == 0, answer.get("error")
+    assert answer["resolution"]["status"] == "resolved"
+    assert "python=3.12.0=hab00c5b_0_cpython" in answer["resolution"]["conda"]
+    assert "idna=3.4=pyhd8ed1ab_0" not in answer["resolution"]["conda"]  # what the file asks for, and no more
