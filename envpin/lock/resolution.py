@@ -12,7 +12,12 @@ requirement that ruled it out; when no GPU build that runs here resolves, the an
 lines that clash. Offline (from uv's cache only), or with an index that does not answer, the plan says it was
 not resolved end to end, and why: nothing is printed as resolved that uv did not resolve.
 
-The conflict reading is pure (`moves_from`, `unserved`); `resolve_environment` is the only I/O.
+An environment.yml's conda part is solved first, by rattler (envpin.lock.conda_part), and the pip part is then
+resolved for the Python that solve chose. `resolve_lines` asks uv the same question about a committed file's own
+lines (`check --resolve`).
+
+The conflict reading is pure (`moves_from`, `unserved`, `not_cached`); `resolve_environment` and `resolve_lines` are
+the only I/O.
 """
 
 from __future__ import annotations
