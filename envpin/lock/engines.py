@@ -65,6 +65,9 @@ class LockInput:
     platform: str  # "linux-x86_64"
     macos: str | None = None  # the macOS a Mac's lock is resolved for: "14.5"
     offline: bool = False  # uv: resolve from its cache only (`uv --offline`), never asking an index
+    # False for a resolution that only answers (`--resolve`): uv must not download a Python of the target's version to
+    # answer it (where there is no network, each try waits on DNS: 25 s against 9 s, measured)
+    python_downloads: bool = True
 
 
 class Engine(Protocol):
@@ -240,6 +243,8 @@ def uv_environment(lock_input: LockInput) -> dict[str, str]:
     environment.pop("MACOSX_DEPLOYMENT_TARGET", None)  # this machine's setting says nothing about the target
     if lock_input.macos and lock_input.platform.startswith("macos"):
         environment["MACOSX_DEPLOYMENT_TARGET"] = lock_input.macos
+    if not lock_input.python_downloads:
+        environment["UV_PYTHON_DOWNLOADS"] = "never"
     return environment
 
 

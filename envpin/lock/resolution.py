@@ -202,7 +202,7 @@ def _pip_part(plan: Plan, project: Project | None, options: ResolveOptions, cond
     python = conda_python or plan.target.python
     indexes = index_plan(plan.packages, default_index)
     lock_input = LockInput(tuple(p.requirement for p in plan.packages), requirements, indexes, python,
-                           plan.target.platform, lock_macos(plan), offline=options.offline)
+                           plan.target.platform, lock_macos(plan), offline=options.offline, python_downloads=False)
     engine = UvEngine(uv)
     where = ("uv's cache (--offline)" if options.offline else
              " and ".join(dict.fromkeys((indexes.default_index, *indexes.accelerator_indexes))))
@@ -367,7 +367,8 @@ def resolve_lines(requirements: tuple[str, ...], index_options: tuple[str, ...],
 
     default = options.index_url or default or os.environ.get("ENVPIN_INDEX_URL") or PYPI_SIMPLE
     indexes = tuple(dict.fromkeys((default, *extra)))
-    lock_input = LockInput((), requirements, index_plan((), default), python, platform, offline=options.offline)
+    lock_input = LockInput((), requirements, index_plan((), default), python, platform, offline=options.offline,
+                           python_downloads=False)
     try:
         with tempfile.TemporaryDirectory(prefix="envpin-check-") as workdir:
             listed = Path(workdir) / "requirements.in"
