@@ -20,6 +20,7 @@ from envpin.conda.channels import Channels
 from envpin.conda.errors import CondaSolveFailed
 from envpin.conda.target import solve_for_target
 from envpin.conda.virtual import DEFAULT_GLIBC
+from envpin.lock.options import ResolveOptions
 from envpin.machine.spec import TargetSpec
 from envpin.readers.model import FileReport, Problem
 from envpin.readers.rules import problem
@@ -27,7 +28,8 @@ from envpin.readers.rules import problem
 
 def check_files(paths: list[str], kind: str | None, spec: TargetSpec, config: CheckConfig, policy: str,
                 ignored: frozenset[str], db: str | None, conda_channels: Channels | None,
-                fix: bool = False, allow_outside: bool = False) -> list[FileReport]:
+                fix: bool = False, allow_outside: bool = False, resolve: ResolveOptions | None = None,
+                ) -> list[FileReport]:
     """One report per file, in order; a file that cannot be read is a report that says so (`unreadable`).
     `fix`: a file with errors is rewritten where envpin.app.check_fix can, and its report is the file's check after
     that (what was and was not done said on stderr). `allow_outside`: includes and links may leave the checked
@@ -51,6 +53,9 @@ def check_files(paths: list[str], kind: str | None, spec: TargetSpec, config: Ch
                             ignore=ignore, include=None if path == "-" else beside(path, allow_outside))
         if conda_channels is not None and not report.unreadable:
             report = _with_conda_solve(report, text, kind, spec, database.get(), conda_channels, ignore, assumed)
+        if resolve is not None and not report.unreadable:
+            report = _with_resolution(report, text, kind, targets or (command_line_target(spec, database.get()),),
+                                      resolve, ignore, allow_outside)
         if fix and path == "-" and report.errors:
             print("envpin: not fixed: -: text from stdin is checked, never rewritten", file=sys.stderr)
         elif fix and not report.unreadable and report.errors:
@@ -117,6 +122,80 @@ def _with_conda_solve(report: FileReport, text: str, kind: str | None, spec: Tar
                         "regenerate it for this target (envpin solve --conda-source …) or relax the pins named")
         return replace(report, problems=report.problems + (found,))
     return report
+
+
+RESOLVE_IDS = ("CHK-PIN-NOT-SERVED", "CHK-RESOLVE-CONFLICT", "CHK-NOT-RESOLVED")
+
+
+def _with_resolution(report: FileReport, text: str, kind: str | None, targets: tuple[CheckTarget, ...],
+                     options: ResolveOptions, ignore: frozenset[str], allow_outside: bool) -> FileReport:
+    """`--resolve`: a requirements file's lines resolved by uv for each target's Python and platform, as pip reads
+    them (envpin.lock.resolution.resolve_lines): a pin no file of the index serves, lines that conflict, or that uv
+    could not be asked."""
+    from envpin.lock.resolution import CONFLICT, NOT_RESOLVED, resolve_lines  # noqa: PLC0415 - --resolve only
+
+    kind = kind or kind_of(report.path, text)
+    if kind not in ("requirements", "environment.yml"):
+        return report
+    requirements, index_options, origins, left_out = _file_lines(report.path, text, kind, allow_outside)
+    found: list[Problem] = []
+    for target in dict.fromkeys((t.target.python, t.target.platform) for t in targets):
+        python, platform = target
+        answer = resolve_lines(requirements, index_options, python, platform, options)
+        on = f"for Python {python} on {platform}"
+        if answer.status == NOT_RESOLVED:
+            found.append(problem("CHK-NOT-RESOLVED", "", f"not resolved end to end {on}: {answer.detail}",
+                                 "run it where the index answers (or once online, for --offline)"))
+        elif answer.status == CONFLICT and answer.unserved:
+            for requirement in answer.unserved:
+                found.append(problem("CHK-PIN-NOT-SERVED", origins.get(_name(requirement), ""),
+                                     f"the index serves no file of {requirement} {on} (deleted, never published, or "
+                                     f"not built for it): {answer.detail}",
+                                     "pin a version the index serves for the target"))
+        elif answer.status == CONFLICT:
+            lines = [origins[n] for n in answer.named if n in origins]
+            found.append(problem("CHK-RESOLVE-CONFLICT", lines[0] if lines else "",
+                                 f"uv resolves no environment of the file's lines {on}: {answer.detail}",
+                                 "relax or remove the lines uv names" + (f" ({', '.join(lines)})" if lines else "")))
+    if left_out and found:
+        found = [replace(f, message=f"{f.message} ({', '.join(left_out)} left out: a resolver cannot take it)")
+                 for f in found]
+    kept = tuple(f for f in found if f.id not in ignore)
+    return replace(report, problems=report.problems + kept) if kept else report
+
+
+def _file_lines(path: str, text: str, kind: str, allow_outside: bool,
+                ) -> tuple[tuple[str, ...], tuple[str, ...], dict[str, str], tuple[str, ...]]:
+    """(requirement lines, index options, canonical name -> where, lines left out) of a requirements file, its
+    includes followed as `solve -r` follows them, or of an environment.yml's pip section (its conda part is
+    `--solve`'s)."""
+    from envpin.readers.project_files import Entries, read_environment_yml, read_requirements_txt  # noqa: PLC0415 - --resolve only
+
+    if kind == "environment.yml":
+        own = read_environment_yml(text, path, lambda target, constraint: Entries())
+        requirements = [r for r in own.requirements if ".pip[" in r.origin]  # not a conda line solved as pip
+        other_lines = own.other_lines
+    else:
+        own = read_requirements_txt(text, path, lambda target, constraint: Entries())
+        requirements, other_lines = own.requirements, own.other_lines
+    if kind == "requirements" and path != "-":
+        from envpin.project.collect import collect_project  # noqa: PLC0415 - as above
+
+        project = collect_project(None, (path,), allow_outside=allow_outside)
+        requirements, other_lines = list(project.requirements), list(project.other_lines)
+    origins: dict[str, str] = {}
+    for requirement in requirements:
+        where = requirement.origin.split(": ", 1)[1] if kind == "environment.yml" else \
+            f"line {requirement.origin.rpartition(':')[2]}"
+        origins.setdefault(requirement.name, where)
+    return (tuple(dict.fromkeys(r.text for r in requirements)), tuple(dict.fromkeys(own.index_options)), origins,
+            tuple(other_lines))
+
+
+def _name(requirement: str) -> str:
+    import re  # noqa: PLC0415 - as above
+
+    return re.sub(r"[-_.]+", "-", re.split(r"[=<>!~\[;\s]", requirement, maxsplit=1)[0]).lower()
 
 
 def _read(path: str, allow_outside: bool) -> str | FileReport:

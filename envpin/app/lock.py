@@ -50,8 +50,9 @@ def plan_to_lock(options: SolveOptions, target_spec: TargetSpec, database: Datab
         return plan(options, target_spec, database)
     from envpin.lock.resolution import UNRESOLVABLE  # noqa: PLC0415 - only a project's lock moves
 
-    planned = plan(replace(options, resolve=ResolveOptions(index_url=lock.index_url, timeout=lock.timeout)),
-                   target_spec, database)
+    # the lock holds the pip part: an environment.yml's conda part is not solved for it
+    planned = plan(replace(options, resolve=ResolveOptions(index_url=lock.index_url, timeout=lock.timeout,
+                                                           conda_part=False)), target_spec, database)
     if isinstance(planned.answer, Unsatisfiable) and planned.answer.code == UNRESOLVABLE:
         planned = plan(options, target_spec, database)
     return planned

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from envpin.base.errors import EnvpinInputError
 from envpin.base.escapes import hidden
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from envpin.compat.model import Database
     from envpin.readers.project import Project
 
-FORMATS = ("text", "json", "environment.yml", "requirements.txt", "index-url", "pip", "uv")
+FORMATS = ("text", "json", "environment.yml", "requirements.txt", "pylock.toml", "index-url", "pip", "uv")
 CONDA_SOURCES = CHANNELS  # --conda-source: a solve option (Request.channel); these formats can show a conda plan
 CONDA_FORMATS = ("environment.yml", "text", "json")
 
@@ -94,12 +94,26 @@ def _render(answer: Plan | Unsatisfiable, request: Request, options: RenderOptio
 
         environment = conda_environment(answer, database, request.channel, request.policy, project)
         return conda_env.render(environment, answer, request, options.output, name=options.name, source_args=source_args)
+    if options.format == "pylock.toml":
+        from envpin.app import resolved  # noqa: PLC0415 - the resolution's formats, for --resolve only
+
+        return resolved.pylock(answer, request, options.output, source_args)
+    resolution: dict[str, Any] | None = None
+    if options.format in ("environment.yml", "requirements.txt") and answer.resolution is not None:
+        from envpin.app import resolved  # noqa: PLC0415 - as above
+
+        resolution = resolved.resolved_document(answer)  # what uv resolved is written, not the lines as written
     if options.format == "environment.yml":
         from envpin.emit import environment_yml  # noqa: PLC0415
 
+        words = resolved.resolve_words(answer) if resolution is not None else ()
         return environment_yml.render(answer, request, options.output, name=options.name, project=project,
-                                      source_args=source_args)
+                                      source_args=source_args, extra=words,
+                                      pip=resolved.pip_section(resolution, project) if resolution is not None else None,
+                                      conda=answer.resolution.conda if answer.resolution is not None else ())
     if options.format == "requirements.txt":
+        if resolution is not None:
+            return resolved.requirements(answer, resolution, request, options.output, project, source_args)
         from envpin.emit import requirements  # noqa: PLC0415
 
         return requirements.render(answer, request, options.output, project=project, source_args=source_args)

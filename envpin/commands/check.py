@@ -18,7 +18,14 @@ from envpin.base.escapes import hidden, printable
 from envpin.base.userfiles import Boundary, repository_boundary
 from envpin.check.config import CheckConfig, find_config, read_config
 from envpin.check.formats import KINDS
-from envpin.commands.options import add_channel_options, add_db_option, add_target_options, channels, target_spec
+from envpin.commands.options import (
+    add_channel_options,
+    add_db_option,
+    add_target_options,
+    channels,
+    check_resolve_options,
+    target_spec,
+)
 from envpin.compat.drivers import POLICIES
 from envpin.readers.rules import PROBLEMS
 
@@ -47,6 +54,16 @@ def register(check: argparse.ArgumentParser, parser_class) -> None:
                        "request cannot make the hook read a file of the machine it runs on)")
     check.add_argument("--solve", action="store_true",
                        help="also solve each environment.yml for the target with py-rattler (envpin[conda])")
+    check.add_argument("--resolve", action="store_true",
+                       help="also resolve each requirements file's lines (an environment.yml's pip section) with uv for "
+                            "the target's Python and platform "
+                            "(asks the index: a pin it does not serve, lines that conflict); off by default, so that "
+                            "the hook stays offline")
+    check.add_argument("--offline", action="store_true", help="with --resolve: from uv's cache only (uv --offline)")
+    check.add_argument("--index-url", help="with --resolve: the default index, PyPI or a mirror of it (default: the "
+                                           "file's -i, else ENVPIN_INDEX_URL, else PyPI)")
+    check.add_argument("--allow-insecure-index", action="store_true",
+                       help="with --resolve: allow a plain-http --index-url on another host")
     add_channel_options(check)
     add_target_options(check, conda=True)
     add_db_option(check)
@@ -65,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         raise EnvpinInputError(f"--driver-policy {policy!r}: expected one of {', '.join(POLICIES)}")
     reports = check_files(args.files, args.kind, target_spec(args, conda=True), config, policy,
                           frozenset(args.ignore), args.db, channels(args) if args.solve else None, fix=args.fix,
-                          allow_outside=args.allow_outside_repo)
+                          allow_outside=args.allow_outside_repo, resolve=check_resolve_options(args))
     for report in reports:
         if report.unreadable:
             print(f"envpin: error: {printable(report.path)}: {printable(report.problems[0].message)}", file=sys.stderr)

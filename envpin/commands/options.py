@@ -128,13 +128,20 @@ def add_resolve_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--offline", action="store_true", help="with --resolve: from uv's cache only (uv --offline)")
     parser.add_argument("--index-url", help="with --resolve: the default index, PyPI or a mirror of it (or "
                                             "ENVPIN_INDEX_URL)")
+    parser.add_argument("--channels", metavar="DIR", help="with --resolve: a folder with one local conda channel per "
+                        "channel name, for an environment.yml's conda part (default: the file's channels)")
+    parser.add_argument("--channel", action="append", default=[], metavar="NAME=LOCATION",
+                        help="with --resolve: where one conda channel of the environment.yml is (a folder or URL); "
+                             "repeatable")
+    parser.add_argument("--cache-dir", help="with --resolve: rattler's cache (default: rattler's own)")
 
 
 def resolve_options(args: argparse.Namespace) -> ResolveOptions | None:
     if not hasattr(args, "resolve"):
         return None  # a command without --resolve (lock has its own --index-url)
     if not args.resolve:
-        for flag, given in (("--offline", args.offline), ("--index-url", args.index_url)):
+        for flag, given in (("--offline", args.offline), ("--index-url", args.index_url), ("--channels", args.channels),
+                            ("--channel", args.channel), ("--cache-dir", args.cache_dir)):
             if given:
                 raise EnvpinInputError(f"{flag} is for --resolve (the whole environment resolved by uv)")
         return None
@@ -144,6 +151,17 @@ def resolve_options(args: argparse.Namespace) -> ResolveOptions | None:
     if getattr(args, "targets", None):
         raise EnvpinInputError("--resolve is for one target, not a --targets inventory: resolve each machine's plan "
                                "on its own (--facts FILE)")
+    return ResolveOptions(index_url=index_url, offline=args.offline, channels=channels(args))
+
+
+def check_resolve_options(args: argparse.Namespace) -> ResolveOptions | None:
+    """`check --resolve`: uv asked about each requirements file's lines; None (the default) keeps the check offline."""
+    if not args.resolve:
+        for flag, given in (("--offline", args.offline), ("--index-url", args.index_url)):
+            if given:
+                raise EnvpinInputError(f"{flag} is for --resolve (the file's lines resolved by uv)")
+        return None
+    index_url = checked_index_url(args.index_url, "--index-url", args.allow_insecure_index) if args.index_url else None
     return ResolveOptions(index_url=index_url, offline=args.offline)
 
 
@@ -192,6 +210,9 @@ def render_options(args: argparse.Namespace) -> RenderOptions:
     here, before anything is solved."""
     rendering = RenderOptions.for_output(args.format, args.output, name=args.name)
     check_conda_format(args.conda_source, rendering.format)
+    if rendering.format == "pylock.toml" and not getattr(args, "resolve", False):
+        raise EnvpinInputError("a pylock.toml is a resolution of the whole environment: add --resolve (with --project "
+                               "DIR or -r FILE), or write it with `envpin lock`")
     return rendering
 
 

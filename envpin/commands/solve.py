@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(terminal(text))
     if rendering.format not in ("text", "json") and isinstance(answer, Plan) and options.resolve is not None:
-        _say_the_resolution(answer)
+        _say_the_resolution(answer, rendering.format, planned.project)
     if rendering.format not in ("text", "json") and isinstance(answer, Plan) and planned.project is not None:
         # what the plan found about the project's own lines (a numpy==2.1, a cuml-cu11): the text and JSON answers
         # carry it, a file format would lose it
@@ -82,18 +82,27 @@ def run(args: argparse.Namespace) -> int:
     return planned.exit_code  # 3 for a broken driver (docs/contracts.md)
 
 
-def _say_the_resolution(answer: Plan) -> None:
-    """A file format carries the plan's pins and the project's lines: what uv made of them is said beside it."""
+def _say_the_resolution(answer: Plan, output_format: str, project) -> None:
+    """What uv made of the project's lines is said beside the file: what was passed over, and whether the file holds
+    the resolution (requirements.txt, pylock.toml, environment.yml) or the lines as written (not resolved)."""
     resolution = answer.resolution
     if resolution is None:
         return
     for passed in resolution.passed_over:
         print(f"envpin: note: {printable(passed)}", file=sys.stderr)
-    if resolution.status == RESOLVED:
-        print(f"envpin: note: {printable(resolution.detail)}; `envpin lock` writes every one of them pinned, with "
-              "hashes", file=sys.stderr)
-    else:
+    if resolution.status != RESOLVED:
         print(f"envpin: warning: not resolved end to end: {printable(resolution.detail)}", file=sys.stderr)
+        return
+    from envpin.app import resolved  # noqa: PLC0415 - the resolution's formats, for --resolve only
+
+    document = resolved.resolved_document(answer) if output_format in resolved.RESOLVED_FORMATS else None
+    if document is None:
+        written = "; `envpin lock` writes every one of them pinned, with hashes"
+    elif output_format == "environment.yml" or not resolved.hashed(document, project):
+        written = "; the file pins every one of them"
+    else:
+        written = "; the file pins every one of them, with the sha256 of each file"
+    print(f"envpin: note: {printable(resolution.detail)}{written}", file=sys.stderr)
 
 
 def _say_what_pip_cannot_take(answer: Plan, project) -> None:

@@ -105,12 +105,15 @@ def solve_specs(
     origin: str = "environment.yml",
     cache_dir: str | os.PathLike | None = None,
     timeout_s: float = SOLVE_TIMEOUT_S,
+    offline: bool = False,
 ) -> Solution:
+    """`offline`: the channels' repodata from rattler's cache only, never fetched (a local channel is read as ever)."""
     module = rattler()
     sources = resolve_channels(environment.channels, channels, origin)
     specs = [_match_spec(module, spec, origin, position) for position, spec in enumerate(environment.dependencies)]
     virtual = [_generic(module, package) for package in virtual_packages]
-    gateway = module.Gateway(cache_dir=cache_dir) if cache_dir is not None else module.Gateway()
+    config = {"default_config": module.SourceConfig(cache_action="force-cache-only")} if offline else {}
+    gateway = module.Gateway(cache_dir=cache_dir, **config) if cache_dir is not None else module.Gateway(**config)
     try:
         solved = _run(
             module.solve(

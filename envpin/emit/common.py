@@ -182,4 +182,4 @@ def answer_json(answer: Plan | Unsatisfiable) -> dict[str, Any]:
 def resolution_json(resolution) -> dict[str, Any]:
     """A plan's whole-environment resolution (docs/resolution.md): resolved (every package pinned) or not, and why."""
     return {"status": resolution.status, "detail": resolution.detail, "packages": list(resolution.packages),
-            "passed_over": list(resolution.passed_over)}
+            "passed_over": list(resolution.passed_over), "conda": list(resolution.conda)}

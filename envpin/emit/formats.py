@@ -16,6 +16,8 @@ def format_for_path(output: str | None) -> str:
         return "environment.yml"
     if name.endswith(".txt"):
         return "requirements.txt"
+    if name.endswith(".toml") and name.startswith("pylock"):  # PEP 751: pylock.toml, pylock.<name>.toml
+        return "pylock.toml"
     if name.endswith(".json"):
         return "json"
     raise EnvpinInputError(f"-o {output}: cannot tell the format from the file name; add --format")

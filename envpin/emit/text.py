@@ -46,7 +46,8 @@ def resolution_lines(answer: Plan) -> list[str]:
         return []
     if resolution.status != RESOLVED:
         return ["", f"not resolved end to end: {resolution.detail}"]
-    return ["", f"resolution: {resolution.detail}", *(f"  {package}" for package in resolution.packages)]
+    return ["", f"resolution: {resolution.detail}", *(f"  {package}" for package in resolution.packages),
+            *(["conda part:"] if resolution.conda else []), *(f"  {record}" for record in resolution.conda)]
 
 
 UNVERIFIED = "unverified: "  # the prefix envpin.resolver.choice gives a doubt the chosen builds rest on

@@ -11,7 +11,7 @@ from typing import Any
 from envpin import __version__
 from envpin.emit.common import target_json
 from envpin.lock.engines import Engine, LockInput
-from envpin.lock.indexes import index_plan
+from envpin.lock.indexes import IndexPlan, index_plan
 from envpin.lock.pylock import LockFacts, complete
 from envpin.vocabulary.platforms import MACOS_ARM64
 
@@ -36,6 +36,16 @@ def make_lock(
     lock_input = LockInput(pins, tuple(requirements), indexes, plan.target.python, plan.target.platform,
                            lock_macos(plan))
     engine_version = engine.version()
+    with tempfile.TemporaryDirectory(prefix="envpin-lock-") as workdir:
+        text = engine.lock(lock_input, Path(workdir), timeout)
+    return Lock(lock_document(plan, text, indexes, engine_version, regenerate, left_out), engine_version)
+
+
+def lock_document(plan, engine_text: str, indexes: IndexPlan, engine_version: str, regenerate: str | None = None,
+                  left_out: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The engine's lock of a plan completed (pylock.complete) with envpin's [tool.envpin] table: what `envpin lock`
+    writes, and what `solve --resolve` carries in its resolution."""
+    pins = tuple(p.requirement for p in plan.packages)
     tool = {
         "envpin": __version__,
         "db-version": plan.db_version,
@@ -48,9 +58,7 @@ def make_lock(
         "left-out": list(left_out) or None,
     }
     facts = LockFacts(plan.target.python, plan.target.platform, indexes, tuple((p.name, p.version) for p in plan.packages if not p.bound), tool)
-    with tempfile.TemporaryDirectory(prefix="envpin-lock-") as workdir:
-        text = engine.lock(lock_input, Path(workdir), timeout)
-    return Lock(complete(text, facts), engine_version)
+    return complete(engine_text, facts)
 
 
 def lock_macos(plan) -> str | None:

@@ -12,11 +12,17 @@ requirement that ruled it out; when no GPU build that runs here resolves, the an
 lines that clash. Offline (from uv's cache only), or with an index that does not answer, the plan says it was
 not resolved end to end, and why: nothing is printed as resolved that uv did not resolve.
 
-The conflict reading is pure (`moves_from`, `unserved`); `resolve_environment` is the only I/O.
+An environment.yml's conda part is solved first, by rattler (envpin.lock.conda_part), and the pip part is then
+resolved for the Python that solve chose. `resolve_lines` asks uv the same question about a committed file's own
+lines (`check --resolve`).
+
+The conflict reading is pure (`moves_from`, `unserved`, `not_cached`); `resolve_environment` and `resolve_lines` are
+the only I/O.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import tempfile
 from collections.abc import Callable
@@ -45,6 +51,12 @@ _DEPENDS = re.compile(rf"(?:all versions of )?(?P<who>{_NAME})(?:\[[^\]]*\])?(?:
 _UNSERVED = re.compile(rf"there is no version of (?P<a>{_NAME}(?:\[[^\]]*\])?{_SPEC}?)|(?P<b>{_NAME}) was not "
                        rf"found in the package registry|(?P<c>{_NAME}(?:\[[^\]]*\])?{_SPEC}) has no wheels with a "
                        r"matching (?:platform|Python)")
+
+
+# uv --offline, for a package its cache does not hold: "tensorflow==2.21.0 needs to be downloaded from a registry",
+# "protobuf was not found in the cache"
+_NOT_CACHED = re.compile(rf"(?P<a>{_NAME}(?:\[[^\]]*\])?{_SPEC}?) needs to be downloaded from a registry|"
+                         rf"(?P<b>{_NAME}) was not found in the cache")
 
 
 @record
@@ -93,6 +105,11 @@ def unserved(conflict: str) -> list[str]:
     return list(dict.fromkeys(next(g for g in found.groups() if g) for found in _UNSERVED.finditer(conflict)))
 
 
+def not_cached(conflict: str) -> list[str]:
+    """The requirements uv --offline says its cache does not hold: `tensorflow==2.21.0`."""
+    return list(dict.fromkeys(found["a"] or found["b"] for found in _NOT_CACHED.finditer(conflict)))
+
+
 def name_of(requirement: str) -> str:
     return canonical(re.split(r"[=<>!~\[;\s]", requirement, maxsplit=1)[0])
 
@@ -112,14 +129,67 @@ def lines_named(text: str, project: Project | None) -> list[str]:
 class Outcome(Record):
     resolution: Resolution
     conflict: str | None = None  # uv's explanation when it found no solution
+    unsolvable: str = ""  # the conda part does not solve (rattler's reason): a refusal no move of the plan mends
+    python: str = ""  # the Python the pip part was resolved for, where not the target's: the conda part's "3.12.0"
 
 
 def resolve_environment(plan: Plan, project: Project | None, options: ResolveOptions) -> Outcome:
     """Ask uv for the whole environment of a plan. Never raises for the index's answer: a conflict is an Outcome
     with its explanation, an index that does not answer a Resolution that says it was not resolved."""
+    outcome = _whole_environment(plan, project, options)
+    return replace(outcome, resolution=replace(outcome.resolution, again=resolve_again(options)))
+
+
+def has_conda_part(project: Project) -> bool:
+    """Whether the environment has a conda side: conda packages, or an environment.yml (its Python and pip are
+    conda's even where every other line is pip's)."""
+    return bool(project.conda_packages) or any(f.endswith((".yml", ".yaml")) for f in project.files)
+
+
+def resolve_again(options: ResolveOptions) -> tuple[str, ...]:
+    """The options a regenerate line needs to resolve the same way: the index and the channels the user named
+    (not --offline: online, the same files resolve the same)."""
+    words = ["--resolve"] + (["--index-url", options.index_url] if options.index_url else [])
+    if options.channels.folder:
+        words += ["--channels", options.channels.folder]
+    for name, location in options.channels.named:
+        words += ["--channel", f"{name}={location}"]
+    return tuple(words)
+
+
+def _whole_environment(plan: Plan, project: Project | None, options: ResolveOptions) -> Outcome:
     if plan.channel != "pip":
         return Outcome(Resolution(NOT_RESOLVED, f"the plan's builds come from {plan.channel}: uv resolves pip "
                                                 "packages only, and the conda side is not resolved here"))
+    conda = None
+    if project is not None and has_conda_part(project) and options.conda_part:
+        from envpin.lock.conda_part import solve_conda_part  # noqa: PLC0415 - rattler, for an environment.yml only
+
+        conda = solve_conda_part(plan, project, options)
+        if conda.conflict:
+            return Outcome(Resolution(NOT_RESOLVED, conda.conflict), unsolvable=conda.conflict)
+    # the pip part is resolved for the Python the conda part installs (its patch release too: a Requires-Python
+    # may name one), else for the target's
+    outcome = _pip_part(plan, project, options, conda.python if conda is not None and conda.solved else "")
+    resolution = outcome.resolution
+    if conda is None or (conda.solved and resolution.status != RESOLVED):
+        return outcome
+    if conda.solved:
+        detail = (f"resolved end to end: {conda.detail}; the pip part "
+                  + resolution.detail.removeprefix("resolved end to end ") + (f"; {conda.assumed}" if conda.assumed else ""))
+        return replace(outcome, resolution=replace(resolution, detail=detail, conda=conda.records))
+    # the conda part was not solved (a channel that did not answer): the pip part was asked for the target's Python,
+    # and the whole environment is not proven
+    conda_packages = project.conda_packages if project is not None else ()
+    named = (f"the conda packages ({', '.join(conda_packages[:5])}{', …' if len(conda_packages) > 5 else ''}) were"
+             if conda_packages else "the conda part (python, pip) was")
+    pip_part = resolution.detail.replace("resolved end to end by", "resolved by")
+    return replace(outcome, resolution=replace(resolution, status=NOT_RESOLVED, detail=f"{named} not solved: "
+                                               f"{conda.detail}; the pip part: {pip_part}"))
+
+
+def _pip_part(plan: Plan, project: Project | None, options: ResolveOptions, conda_python: str) -> Outcome:
+    """uv's resolution of the pins and the project's pip lines, for `conda_python` where the conda part chose it."""
     uv = find_uv()
     if uv is None:
         return Outcome(Resolution(NOT_RESOLVED, "uv is not installed (pip install uv)"))
@@ -129,9 +199,10 @@ def resolve_environment(plan: Plan, project: Project | None, options: ResolveOpt
         requirements, left_out, default_index = project_inputs(project, options.index_url)
     except EnvpinInputError as error:
         return Outcome(Resolution(NOT_RESOLVED, str(error)))
+    python = conda_python or plan.target.python
     indexes = index_plan(plan.packages, default_index)
-    lock_input = LockInput(tuple(p.requirement for p in plan.packages), requirements, indexes, plan.target.python,
-                           plan.target.platform, lock_macos(plan), offline=options.offline)
+    lock_input = LockInput(tuple(p.requirement for p in plan.packages), requirements, indexes, python,
+                           plan.target.platform, lock_macos(plan), offline=options.offline, python_downloads=False)
     engine = UvEngine(uv)
     where = ("uv's cache (--offline)" if options.offline else
              " and ".join(dict.fromkeys((indexes.default_index, *indexes.accelerator_indexes))))
@@ -139,28 +210,38 @@ def resolve_environment(plan: Plan, project: Project | None, options: ResolveOpt
         with tempfile.TemporaryDirectory(prefix="envpin-resolve-") as workdir:
             text = engine.lock(lock_input, Path(workdir), options.timeout)
     except LockFailed as failed:
-        if options.offline and unserved(failed.conflict):
+        missing = unserved(failed.conflict) + not_cached(failed.conflict)
+        if options.offline and missing:
             # offline, "there is no version of" means only that uv's cache does not hold it (uv's hint says so)
-            return Outcome(Resolution(NOT_RESOLVED, "offline, and uv's cache does not hold "
-                                                    f"{', '.join(unserved(failed.conflict))}: run once online"))
-        return Outcome(Resolution(NOT_RESOLVED, _short(failed.conflict)), failed.conflict or str(failed))
+            return Outcome(Resolution(NOT_RESOLVED, f"offline, and uv's cache does not hold {', '.join(missing)}: "
+                                                    "run once online"))
+        return Outcome(Resolution(NOT_RESOLVED, _short(failed.conflict)), failed.conflict or str(failed),
+                       python=f"Python {python}, which the conda part solves to" if conda_python else "")
     except Unreachable as error:
         return Outcome(Resolution(NOT_RESOLVED, f"an index did not answer ({_short(str(error))})"))
     except EnvpinError as error:
         return Outcome(Resolution(NOT_RESOLVED, _short(str(error))))
     packages = _pinned(text)
-    detail = f"resolved end to end by {engine.version()} from {where} for Python {plan.target.python} on " \
+    engine_version = engine.version()
+    detail = f"resolved end to end by {engine_version} from {where} for Python {python} on " \
              f"{plan.target.platform}: {len(packages)} packages"
+    lock, incomplete = _lock_text(plan, text, indexes, engine_version, left_out)
+    if incomplete:
+        detail += f"; its lock cannot be written ({incomplete})"
     if left_out:
         detail += f"; a resolver cannot take {', '.join(left_out)} (installed as written)"
-    if project is not None and project.conda_packages:
-        # uv resolves the pip part; the conda part is rattler's (`envpin check --solve` solves an environment.yml), so
-        # the whole environment is not proven
-        return Outcome(Resolution(NOT_RESOLVED, f"the conda packages ({', '.join(project.conda_packages[:5])}"
-                                                f"{', …' if len(project.conda_packages) > 5 else ''}) were not solved "
-                                                "(`envpin check --solve` solves them with rattler); the pip part was "
-                                                + detail.replace("resolved end to end by", "resolved by"), packages))
-    return Outcome(Resolution(RESOLVED, detail, packages))
+    return Outcome(Resolution(RESOLVED, detail, packages, lock=lock))
+
+
+def _lock_text(plan: Plan, text: str, indexes, engine_version: str, left_out: tuple[str, ...]) -> tuple[str, str]:
+    """(the resolution as a complete PEP 751 document, as `envpin lock` completes it, or ""; why not, or "")."""
+    from envpin.lock.make import lock_document  # noqa: PLC0415 - a resolved plan only
+    from envpin.lock.pylock import render  # noqa: PLC0415 - as above
+
+    try:
+        return render(lock_document(plan, text, indexes, engine_version, left_out=left_out), []), ""
+    except EnvpinError as error:  # a file without a sha256 (a find-links source): the pins stand, the lock does not
+        return "", _short(str(error))
 
 
 def _pinned(pylock: str) -> tuple[str, ...]:
@@ -192,6 +273,8 @@ def resolved_answer(answer: Plan | Unsatisfiable, project: Project | None, resol
     passed_over: list[str] = []
     while True:
         outcome = resolve(answer, project)
+        if outcome.unsolvable:
+            return project, _conda_refusal(answer, project, outcome.unsolvable, passed_over)
         conflict = outcome.conflict
         if conflict is None:
             return project, replace(answer, resolution=replace(outcome.resolution, passed_over=tuple(passed_over)))
@@ -203,7 +286,7 @@ def resolved_answer(answer: Plan | Unsatisfiable, project: Project | None, resol
             Move(name_of(m), f"{name_of(m)}!={solved[name_of(m)].split('+')[0]}", f"the index does not serve {m}")
             for m in named] if m.spec not in added]
         if not moves or (missing and len(named) < len(missing)) or len(added) == MAX_MOVES:
-            return project, _refusal(answer, project, conflict, missing, passed_over)
+            return project, _refusal(answer, project, conflict, missing, passed_over, python=outcome.python)
         move = moves[0]
         lines = lines_named(move.why, project)
         passed_over.append(f"{move.framework} {solved[move.framework]} was passed over: {move.why}"
@@ -215,21 +298,95 @@ def resolved_answer(answer: Plan | Unsatisfiable, project: Project | None, resol
         answer = replace(again, reasons=again.reasons + tuple(passed_over))  # each solve's reasons start afresh
 
 
+def _conda_refusal(answer: Plan, project: Project | None, reason: str, passed_over: list[str]) -> Unsatisfiable:
+    """The environment.yml's conda part does not solve for the target: rattler's reason, and the conda packages."""
+    conda = ", ".join(project.conda_packages) if project is not None else ""
+    message = reason + (f"; passed over: {'; '.join(passed_over)}" if passed_over else "")
+    fixes = ((f"relax or remove the conda packages rattler names ({conda})",) if conda else ()) + \
+        ("solve for a Python the channels serve (--python X.Y)",)
+    return Unsatisfiable(answer.target, answer.db_version, UNRESOLVABLE, message, fixes)
+
+
 def _refusal(answer: Plan, project: Project | None, conflict: str, missing: list[str], passed_over: list[str],
-             exhausted: Unsatisfiable | None = None) -> Unsatisfiable:
-    """No GPU build that runs here resolves beside the project's lines: the lines that clash, in uv's words."""
+             exhausted: Unsatisfiable | None = None, python: str = "") -> Unsatisfiable:
+    """No GPU build that runs here resolves beside the project's lines: the lines that clash, in uv's words.
+    `python`: the Python the pip part was resolved for, where the conda part chose it."""
     lines = lines_named(conflict, project)
     pins = ", ".join(p.requirement for p in answer.packages)
+    python = python or f"Python {answer.target.python}"
     if missing:
         message = (f"the index serves no file for {', '.join(missing)}" + (f" ({'; '.join(lines)})" if lines else "")
                    + ": no release of it that installs has that version (deleted, never published, or not built for "
-                   f"Python {answer.target.python} on {answer.target.platform})")
+                   f"{python} on {answer.target.platform})")
         fixes = tuple(f"change {line} to a version the index serves" for line in lines) or \
             ("pin a version the index serves",)
     else:
-        message = (f"uv resolves the project's lines beside no GPU build that runs here: with {pins}, {_short(conflict)}"
+        message = (f"uv resolves the project's lines beside no GPU build that runs here: with {pins}"
+                   + (f" for {python}" if python != f"Python {answer.target.python}" else "") + f", {_short(conflict)}"
                    + (f"; passed over: {'; '.join(passed_over)}" if passed_over else ""))
         fixes = tuple(f"relax or remove {line}" for line in lines) or ("relax the lines uv names",)
     if exhausted is not None:
         fixes += (f"without the moves above: {exhausted.message}",)
     return Unsatisfiable(answer.target, answer.db_version, UNRESOLVABLE, message, fixes)
+
+
+# ---------------------------------------------------------------- a file's own lines (`check --resolve`)
+
+
+@record
+class FileResolution(Record):
+    """A file's own lines as uv resolves them for one target, as pip would install them."""
+
+    status: str  # RESOLVED, NOT_RESOLVED (uv could not be asked: offline, an index that does not answer), CONFLICT
+    detail: str  # how, or why not, or uv's reason, in one line
+    unserved: tuple[str, ...] = ()  # CONFLICT: the requirements no file of the index meets ("protobuf==4.25.0")
+    named: tuple[str, ...] = ()  # CONFLICT: the packages uv's reason names
+
+
+CONFLICT = "conflict"  # FileResolution.status: uv found no solution
+
+
+def resolve_lines(requirements: tuple[str, ...], index_options: tuple[str, ...], python: str, platform: str,
+                  options: ResolveOptions) -> FileResolution:
+    """`check --resolve`: the requirement lines with the file's own index options (`-i`, `--extra-index-url`; the
+    default index from --index-url, else the file's `-i`, else ENVPIN_INDEX_URL, else PyPI). Never raises for the
+    index's answer."""
+    from envpin.lock.engines import run_engine, uv_check_argv, uv_environment  # noqa: PLC0415 - check --resolve only
+
+    uv = find_uv()
+    if uv is None:
+        return FileResolution(NOT_RESOLVED, "uv is not installed (pip install uv)")
+    default, extra = None, []
+    for option in index_options:
+        key, _, value = option.partition(" ")
+        if key in ("-i", "--index-url"):
+            default = default or value
+        elif key == "--extra-index-url":
+            extra.append(value)
+    from envpin.lock.indexes import PYPI_SIMPLE  # noqa: PLC0415 - as above
+
+    default = options.index_url or default or os.environ.get("ENVPIN_INDEX_URL") or PYPI_SIMPLE
+    indexes = tuple(dict.fromkeys((default, *extra)))
+    lock_input = LockInput((), requirements, index_plan((), default), python, platform, offline=options.offline,
+                           python_downloads=False)
+    try:
+        with tempfile.TemporaryDirectory(prefix="envpin-check-") as workdir:
+            listed = Path(workdir) / "requirements.in"
+            listed.write_text("".join(f"{line}\n" for line in requirements), encoding="utf-8")
+            run_engine(uv_check_argv(uv, listed, indexes, python, platform, Path(workdir) / "resolved.txt",
+                                     options.offline), Path(workdir), options.timeout, uv_environment(lock_input))
+    except LockFailed as failed:
+        missing = unserved(failed.conflict) + not_cached(failed.conflict)
+        if options.offline and missing:
+            return FileResolution(NOT_RESOLVED, f"offline, and uv's cache does not hold {', '.join(missing)}: run "
+                                                "once online")
+        words = {canonical(w) for w in re.findall(_NAME, failed.conflict)}
+        reason = re.sub(r"^No solution found when resolving dependencies[^:]*:\s*(cause:\s*)?", "", _short(failed.conflict))
+        return FileResolution(CONFLICT, reason,
+                              tuple(unserved(failed.conflict)), tuple(sorted(words)))
+    except Unreachable as error:
+        return FileResolution(NOT_RESOLVED, f"an index did not answer ({_short(str(error))})")
+    except EnvpinError as error:
+        return FileResolution(NOT_RESOLVED, _short(str(error)))
+    where = "uv's cache (--offline)" if options.offline else " and ".join(indexes)
+    return FileResolution(RESOLVED, f"resolved by uv from {where} for Python {python} on {platform}")

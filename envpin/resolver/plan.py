@@ -38,6 +38,11 @@ class Resolution(Record):
     detail: str  # how it was resolved (engine, index, platform), or why it was not, in one line
     packages: tuple[str, ...] = ()  # RESOLVED: every package of the environment, pinned: "protobuf==5.29.5"
     passed_over: tuple[str, ...] = ()  # newer framework builds the resolver's conflicts ruled out, each with why
+    # the pip part as uv resolved it, a complete PEP 751 document (TOML: every file's sha256 and index), which the
+    # file formats write; empty where nothing was resolved
+    lock: str = field(default="", compare=False, repr=False)
+    conda: tuple[str, ...] = ()  # the conda part as rattler solved it: "python=3.12.0=hab00c5b_0_cpython"
+    again: tuple[str, ...] = ()  # the options that resolve it again, for a written file's regenerate line
 
 
 @record

@@ -193,9 +193,10 @@ def test_a_file_format_says_the_resolution_beside_it(tmp_path, index, capsys):
     assert main(["solve", "--project", str(project), *RTX3090, "--python", "3.11", "--resolve", "--format",
                  "requirements.txt", "--index-url", f"{index.url}/simple", "--allow-insecure-index"]) == 0
     captured = capsys.readouterr()
-    assert "tensorflow[and-cuda]==2.20.0" in captured.out.splitlines()
+    assert "tensorflow==2.20.0 \\" in captured.out.splitlines()  # the resolution is written, not the lines
     assert "envpin: note: tensorflow 2.21.0 was passed over: all versions of tensorflow-text depend on" in captured.err
     assert "envpin: note: resolved end to end by uv " in captured.err
+    assert "the file pins every one of them, with the sha256 of each file" in captured.err
 
 
 def test_lock_moves_to_the_framework_the_projects_lines_allow(tmp_path, index, capsys, monkeypatch):
@@ -220,15 +221,293 @@ def test_the_moves_are_bounded(tmp_path, index, capsys, monkeypatch):
     assert any(fix == "relax or remove requirements.txt:2: protobuf==4.25.1" for fix in answer["error"]["fixes"])
 
 
-def test_an_environment_yml_with_conda_packages_is_not_resolved_end_to_end(tmp_path, index, capsys):
+def test_an_environment_yml_whose_channel_does_not_answer_is_not_resolved_end_to_end(tmp_path, index, capsys):
     project = tmp_path / "project"
     project.mkdir()
     (project / "environment.yml").write_text("name: x\nchannels: [conda-forge]\ndependencies:\n  - python=3.11\n"
                                              "  - ffmpeg\n  - pip\n  - pip:\n    - tensorflow\n")
+    # a channel that refuses the connection, as conda.anaconda.org does where there is no network
     assert main(["solve", "--project", str(project), *RTX3090, "--format", "json", "--resolve",
-                 "--index-url", f"{index.url}/simple", "--allow-insecure-index"]) == 0
+                 "--index-url", f"{index.url}/simple", "--allow-insecure-index",
+                 "--channel", "conda-forge=http://127.0.0.1:9/conda-forge", "--cache-dir", str(tmp_path / "rattler")]) == 0
     resolution = json.loads(capsys.readouterr().out)["resolution"]
-    assert resolution["status"] == "not-resolved"  # uv resolved the pip part; the conda part is rattler's
-    assert resolution["detail"].startswith("the conda packages (ffmpeg) were not solved")
+    assert resolution["status"] == "not-resolved"  # uv resolved the pip part; the conda part could not be solved
+    assert resolution["detail"].startswith("the conda packages (ffmpeg) were not solved: a channel is unreachable: ")
+    assert "Connection refused" in resolution["detail"] and resolution["conda"] == []
     # the loopback index serves no protobuf 6, which 2.21.0 requires: 2.20.0 is what resolves
     assert "tensorflow==2.20.0" in resolution["packages"] and resolution["passed_over"]
+
+
+# ---------------------------------------------------------------- the file formats write the resolution
+
+
+def recorded_sha256(project: str, filename_start: str) -> str:
+    files = json.loads((FIXTURES / "pypi.json").read_text())["projects"][project]["files"]
+    return next(f["sha256"] for f in files if f["filename"].startswith(filename_start))
+
+
+def write(tmp_path: Path, lines: str, index: MetadataIndex, capsys, *options: str) -> tuple[int, str, str]:
+    project = tmp_path / "project"
+    project.mkdir(exist_ok=True)
+    (project / "requirements.txt").write_text(lines)
+    code = main(["solve", "--project", str(project), *RTX3090, "--python", "3.11", "--resolve",
+                 "--index-url", f"{index.url}/simple", "--allow-insecure-index", *options])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_requirements_txt_pins_every_package_resolved_with_the_hash_of_its_file(tmp_path, index, capsys):
+    code, text, err = write(tmp_path, "tensorflow\nprotobuf==4.25.1\n", index, capsys, "--format", "requirements.txt")
+    assert code == 0, err
+    lines = text.splitlines()
+    pins = [line.removesuffix(" \\") for line in lines if line and not line.startswith(("#", " ", "--"))]
+    assert pins == ["numpy==1.26.4", "protobuf==4.25.1", "tensorflow==2.19.1"]  # what uv resolved, each pinned
+    assert "tensorflow" not in lines and "tensorflow[and-cuda]==2.19.1" not in lines  # not the lines as written
+    numpy = lines.index("numpy==1.26.4 \\")
+    assert lines[numpy + 1] == f"    --hash=sha256:{recorded_sha256('numpy', 'numpy-1.26.4-cp311')}"
+    assert f"--index-url {index.url}/simple" in lines
+    regenerate = next(line for line in lines if line.startswith("# Regenerate: "))
+    assert f" --resolve --index-url {index.url}/simple --format requirements.txt" in regenerate
+
+
+def test_a_line_a_lock_cannot_hold_is_kept_as_written_and_then_no_line_has_hashes(tmp_path, index, capsys):
+    code, text, err = write(tmp_path, "tensorflow==2.19.1\n-e ./lib\n", index, capsys, "--format", "requirements.txt")
+    assert code == 0, err
+    lines = text.splitlines()
+    assert "tensorflow==2.19.1" in lines and "-e ./lib" in lines
+    assert not any("--hash" in line for line in lines)  # pip's hash-checking mode would refuse `-e ./lib`
+    assert "the file pins every one of them\n" in err
+
+
+def test_pylock_toml_is_the_resolution_as_a_pep_751_lock(tmp_path, index, capsys):
+    from envpin.lock.pylock import validate  # noqa: PLC0415 - packaging.pylock's check, and envpin's own
+
+    code, text, err = write(tmp_path, "tensorflow\ntensorflow-text>=2.20.1,<2.21\n", index, capsys,
+                            "-o", str(tmp_path / "pylock.toml"))
+    assert code == 0, err
+    document = _toml.loads((tmp_path / "pylock.toml").read_text())
+    assert validate(document) == []
+    assert {(p["name"], p["version"]) for p in document["packages"]} == {
+        ("numpy", "1.26.4"), ("protobuf", "5.29.5"), ("tensorflow", "2.20.0"), ("tensorflow-text", "2.20.1")}
+    text_wheel = next(p for p in document["packages"] if p["name"] == "tensorflow-text")["wheels"][0]
+    assert text_wheel["hashes"]["sha256"] == recorded_sha256("tensorflow-text", "tensorflow_text-2.20.1-cp311")
+    assert "--resolve" in document["tool"]["envpin"]["regenerate"]
+    assert document["tool"]["envpin"]["pins"] == ["tensorflow[and-cuda]==2.20.0"]
+
+
+def test_environment_yml_pip_section_pins_every_package_resolved(tmp_path, index, capsys):
+    import yaml  # noqa: PLC0415 - the written file, read as conda reads it
+
+    code, text, err = write(tmp_path, "tensorflow\nprotobuf==4.25.1\n", index, capsys, "--format", "environment.yml")
+    assert code == 0, err
+    dependencies = yaml.safe_load(text)["dependencies"]
+    assert dependencies[:2] == ["python=3.11", "pip"]
+    assert dependencies[-1]["pip"] == [f"--index-url {index.url}/simple", "numpy==1.26.4", "protobuf==4.25.1",
+                                       "tensorflow==2.19.1"]
+
+
+def test_pylock_toml_without_resolve_is_a_one_line_error(tmp_path, capsys):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "requirements.txt").write_text("tensorflow\n")
+    assert main(["solve", "--project", str(project), *RTX3090, "--format", "pylock.toml"]) == 2
+    assert "a pylock.toml is a resolution of the whole environment: add --resolve" in capsys.readouterr().err
+
+
+def test_no_pylock_toml_is_written_where_nothing_was_resolved(tmp_path, index, capsys):
+    code, text, err = write(tmp_path, "tensorflow\n", index, capsys, "--offline", "-o", str(tmp_path / "pylock.toml"))
+    assert code == 1
+    assert "no pylock.toml to write: the environment was not resolved end to end (offline, and uv's cache" in err
+    assert not (tmp_path / "pylock.toml").exists()
+
+
+def test_a_requirements_file_not_resolved_end_to_end_keeps_the_lines_as_written(tmp_path, index, capsys):
+    code, text, err = write(tmp_path, "tensorflow\nprotobuf==4.25.1\n", index, capsys, "--offline", "--format",
+                            "requirements.txt")
+    assert code == 0
+    assert "protobuf==4.25.1" in text.splitlines() and "tensorflow[and-cuda]==2.21.0" in text.splitlines()
+    assert "envpin: warning: not resolved end to end: offline" in err
+
+
+# ---------------------------------------------------------------- an environment.yml: conda part, then pip part
+
+CONDA_CHANNELS = FIXTURES.parent / "conda" / "conda-lock-derived"  # python 3.12.0, pip 23.3.1, idna 3.4 (linux-64)
+
+
+def solve_environment_yml(tmp_path: Path, text: str, index: MetadataIndex, capsys, *options: str) -> tuple[int, dict]:
+    project = tmp_path / "project"
+    project.mkdir(exist_ok=True)
+    (project / "environment.yml").write_text(text)
+    code = main(["solve", "--project", str(project), *RTX3090, "--glibc", "2.28", "--format", "json", "--resolve",
+                 "--index-url", f"{index.url}/simple", "--allow-insecure-index", "--channels", str(CONDA_CHANNELS),
+                 "--cache-dir", str(tmp_path / "rattler"), *options])
+    return code, json.loads(capsys.readouterr().out)
+
+
+ENVIRONMENT_YML = "channels: [conda-forge]\ndependencies:\n  - python=3.12\n  - idna\n  - pip\n  - pip:\n    - tensorflow\n"
+
+
+def test_the_conda_part_is_solved_then_the_pip_part_for_the_python_it_chose(tmp_path, index, capsys):
+    code, answer = solve_environment_yml(tmp_path, ENVIRONMENT_YML, index, capsys)
+    assert code == 0, answer.get("error")
+    resolution = answer["resolution"]
+    assert resolution["status"] == "resolved"
+    assert "python=3.12.0=hab00c5b_0_cpython" in resolution["conda"] and "idna=3.4=pyhd8ed1ab_0" in resolution["conda"]
+    assert len(resolution["conda"]) == 24  # every linux-64 record of the lock the channel was derived from
+    assert "the conda part solved by rattler" in resolution["detail"] and "for Python 3.12.0 on" in resolution["detail"]
+    assert {"tensorflow==2.20.0", "numpy==1.26.4", "protobuf==5.29.5"} <= set(resolution["packages"])
+    # uv read the cp312 wheel's METADATA: the pip part was resolved for the conda part's Python
+    assert any("numpy-1.26.4-cp312" in path for path in index.requests)
+
+
+def test_an_environment_yml_written_from_the_resolution_pins_both_parts(tmp_path, index, capsys):
+    import yaml  # noqa: PLC0415 - the written file, read as conda reads it
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "environment.yml").write_text(ENVIRONMENT_YML)
+    assert main(["solve", "--project", str(project), *RTX3090, "--glibc", "2.28", "--resolve", "--format",
+                 "environment.yml", "--index-url", f"{index.url}/simple", "--allow-insecure-index",
+                 "--channels", str(CONDA_CHANNELS), "--cache-dir", str(tmp_path / "rattler")]) == 0
+    text = capsys.readouterr().out
+    dependencies = yaml.safe_load(text)["dependencies"]
+    assert "python=3.12.0=hab00c5b_0_cpython" in dependencies and "pip=23.3.1=pyhd8ed1ab_0" in dependencies
+    regenerate = next(line for line in text.splitlines() if line.startswith("# Regenerate: "))
+    assert f"--resolve --index-url {index.url}/simple --channels {CONDA_CHANNELS}" in regenerate
+    assert dependencies[-1]["pip"][1:] == ["numpy==1.26.4", "protobuf==5.29.5", "tensorflow==2.20.0"]
+
+
+def test_a_pip_line_the_conda_parts_python_cannot_install_is_refused_naming_that_python(tmp_path, index, capsys):
+    # scipy 1.10.1 says Requires-Python <3.12 and has no cp312 wheel; the conda part installs Python 3.12.0
+    code, answer = solve_environment_yml(tmp_path, ENVIRONMENT_YML + "    - scipy==1.10.1\n", index, capsys)
+    assert code == 1
+    assert answer["error"]["code"] == "unresolvable"
+    message = answer["error"]["message"]
+    assert message.startswith("the index serves no file for scipy==1.10.1 (environment.yml: dependencies[3].pip[1]: "
+                              "scipy==1.10.1)")
+    assert "Python 3.12.0, which the conda part solves to" in message
+
+
+def test_a_conda_part_that_does_not_solve_is_refused_with_rattlers_reason(tmp_path, index, capsys):
+    # no python pin in the file: the plan is for --python 3.11, and the channel serves Python 3.12.0 only
+    text = ENVIRONMENT_YML.replace("  - python=3.12\n", "")
+    code, answer = solve_environment_yml(tmp_path, text, index, capsys, "--python", "3.11")
+    assert code == 1
+    assert answer["error"]["code"] == "unresolvable"
+    assert "conda part does not solve for linux-64" in answer["error"]["message"]
+    assert "No candidates were found for python 3.11.*" in answer["error"]["message"]
+    assert not any(path.startswith("/simple") for path in index.requests)  # the pip part was never asked
+
+
+def test_offline_without_rattlers_cache_of_a_remote_channel_is_not_resolved(tmp_path, index, capsys):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "environment.yml").write_text(ENVIRONMENT_YML)
+    solve(tmp_path, "tensorflow\n", index, capsys, "--resolve")  # uv's cache, warm
+    (project / "requirements.txt").unlink()
+    assert main(["solve", "--project", str(project), *RTX3090, "--glibc", "2.28", "--format", "json", "--resolve",
+                 "--offline", "--index-url", f"{index.url}/simple", "--allow-insecure-index",
+                 "--channel", "conda-forge=http://127.0.0.1:9/conda-forge", "--cache-dir", str(tmp_path / "rattler")]) == 0
+    resolution = json.loads(capsys.readouterr().out)["resolution"]
+    assert resolution["status"] == "not-resolved"
+    assert "offline, and rattler's cache does not hold the channels' repodata" in resolution["detail"]
+
+
+def test_the_channel_is_what_derive_conda_lock_channel_writes_from_the_lock():
+    """conda-lock-derived/ is generated data: the script turns the real conda-lock.yml into exactly these files."""
+    import importlib.util  # noqa: PLC0415 - the fixture's own script
+
+    import yaml  # noqa: PLC0415 - as the script reads the lock
+
+    script = CONDA_CHANNELS.parent / "derive_conda_lock_channel.py"
+    spec = importlib.util.spec_from_file_location("derive_conda_lock_channel", script)
+    assert spec is not None and spec.loader is not None
+    derive = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(derive)
+    committed = {p.parent.name: p.read_text(encoding="utf-8") for p in (CONDA_CHANNELS / "conda-forge").glob("*/repodata.json")}
+    assert derive.channel(yaml.safe_load(derive.LOCK.read_text(encoding="utf-8"))) == committed
+
+
+# ---------------------------------------------------------------- `check --resolve`: the file's own lines
+
+
+def check(tmp_path: Path, lines: str, index: MetadataIndex, capsys, *options: str, python: str = "3.11") -> tuple[int, list]:
+    (tmp_path / "requirements.txt").write_text(lines.replace("INDEX", index.url))
+    mirror = ["--index-url", f"{index.url}/simple", "--allow-insecure-index"] if "--resolve" in options else []
+    code = main(["check", str(tmp_path / "requirements.txt"), "--format", "json", "--no-config", *mirror, *options,
+                 *RTX3090, "--python", python])
+    problems = json.loads(capsys.readouterr().out)["files"][0]["problems"]
+    return code, [p for p in problems if p["id"] in ("CHK-RESOLVE-CONFLICT", "CHK-PIN-NOT-SERVED", "CHK-NOT-RESOLVED")]
+
+
+def test_check_resolve_reports_lines_that_conflict_with_uvs_reason(tmp_path, index, capsys):
+    code, problems = check(tmp_path, "tensorflow==2.20.0\nprotobuf==4.25.1\n", index, capsys, "--resolve")
+    assert code == 1
+    [conflict] = problems
+    assert conflict["id"] == "CHK-RESOLVE-CONFLICT" and conflict["severity"] == "error"
+    assert conflict["message"].startswith("uv resolves no environment of the file's lines for Python 3.11 on "
+                                          "linux-x86_64: Because tensorflow==2.20.0 depends on protobuf>=5.28.0")
+    assert conflict["where"] in ("line 1", "line 2")
+
+
+def test_check_resolve_reports_a_pin_the_index_does_not_serve(tmp_path, index, capsys):
+    code, problems = check(tmp_path, "tensorflow==2.19.1\nprotobuf==4.25.0\n", index, capsys, "--resolve")
+    assert code == 1
+    assert [(p["id"], p["where"]) for p in problems] == [("CHK-PIN-NOT-SERVED", "line 2")]
+    assert problems[0]["message"].startswith("the index serves no file of protobuf==4.25.0 for Python 3.11")
+
+
+def test_check_resolve_of_lines_that_install_together_adds_nothing(tmp_path, index, capsys):
+    # the file's own --extra-index-url: torch's CUDA build from the PyTorch index, tensorflow from the mirror
+    code, problems = check(tmp_path, "--extra-index-url INDEX/whl/cu118\ntorch==2.0.1+cu118\ntensorflow==2.13.0\n",
+                           index, capsys, "--resolve", python="3.10")
+    assert problems == [] and code == 0
+    assert any(path.startswith("/whl/cu118/torch") for path in index.requests)
+
+
+def test_check_resolve_names_a_python_the_pins_were_not_built_for(tmp_path, index, capsys):
+    # scipy 1.10.1 has no cp312 wheel (and says Requires-Python <3.12)
+    code, problems = check(tmp_path, "scipy==1.10.1\n", index, capsys, "--resolve", python="3.12")
+    assert code == 1
+    assert [(p["id"], p["where"]) for p in problems] == [("CHK-PIN-NOT-SERVED", "line 1")]
+    assert "for Python 3.12 on linux-x86_64" in problems[0]["message"]
+
+
+def test_check_without_resolve_asks_no_index(tmp_path, index, capsys):
+    code, problems = check(tmp_path, "tensorflow==2.20.0\nprotobuf==4.25.1\n", index, capsys)
+    assert problems == [] and not index.requests  # the pre-commit hook stays offline unless asked
+
+
+def test_check_resolve_offline_without_the_cache_is_a_warning(tmp_path, index, capsys):
+    code, problems = check(tmp_path, "protobuf==4.25.1\n", index, capsys, "--resolve", "--offline")
+    assert code == 0
+    assert [(p["id"], p["severity"]) for p in problems] == [("CHK-NOT-RESOLVED", "warning")]
+    assert "offline, and uv's cache does not hold protobuf: run once online" in problems[0]["message"]
+    assert not index.requests
+
+
+def test_check_offline_without_resolve_is_a_one_line_error(tmp_path, capsys):
+    (tmp_path / "requirements.txt").write_text("protobuf==4.25.1\n")
+    assert main(["check", str(tmp_path / "requirements.txt"), "--offline"]) == 2
+    assert "--offline is for --resolve" in capsys.readouterr().err
+
+
+def test_check_resolve_reads_an_environment_yml_pip_section(tmp_path, index, capsys):
+    (tmp_path / "environment.yml").write_text("channels: [conda-forge]\ndependencies:\n  - python=3.11\n  - pip\n"
+                                              "  - pip:\n    - tensorflow==2.19.1\n    - protobuf==4.25.0\n")
+    code = main(["check", str(tmp_path / "environment.yml"), "--format", "json", "--no-config", "--resolve",
+                 "--index-url", f"{index.url}/simple", "--allow-insecure-index", *RTX3090, "--python", "3.11"])
+    problems = json.loads(capsys.readouterr().out)["files"][0]["problems"]
+    assert code == 1
+    assert [(p["id"], p["where"]) for p in problems if p["id"] == "CHK-PIN-NOT-SERVED"] == [
+        ("CHK-PIN-NOT-SERVED", "dependencies[2].pip[1]")]
+
+
+def test_an_environment_yml_of_pip_lines_only_has_its_python_and_pip_solved_too(tmp_path, index, capsys):
+    text = "channels: [conda-forge]\ndependencies:\n  - python=3.12\n  - pip\n  - pip:\n    - protobuf==5.29.5\n" \
+           "    - tensorflow\n"
+    code, answer = solve_environment_yml(tmp_path, text, index, capsys)
+    assert code == 0, answer.get("error")
+    assert answer["resolution"]["status"] == "resolved"
+    assert "python=3.12.0=hab00c5b_0_cpython" in answer["resolution"]["conda"]
+    assert "idna=3.4=pyhd8ed1ab_0" not in answer["resolution"]["conda"]  # what the file asks for, and no more

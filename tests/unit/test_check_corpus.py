@@ -53,6 +53,8 @@ def test_the_corpus_exercises_most_problem_ids():
     untested_here |= {"CHK-OPTION-MARKER-IGNORED", "CHK-SETUP-PY-COMPUTED"}
     # pins against PyPI's recorded file lists (a version not served, a stub): test_check_served
     untested_here |= {"CHK-PIN-NOT-SERVED", "CHK-PIN-STUB"}
+    # what uv answers about the file's lines (`check --resolve`): test_resolution, against a loopback index
+    untested_here |= {"CHK-RESOLVE-CONFLICT", "CHK-NOT-RESOLVED"}
     # files that include others (-r / -c): test_check_includes, which reads them from beside the file
     untested_here |= {"CHK-INCLUDE-NOT-READ", "CHK-INCLUDE-CYCLE", "CHK-CONSTRAINT-CONFLICT"}
     # what the environment sets when checking: test_requirements_variables
