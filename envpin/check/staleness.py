@@ -31,7 +31,6 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from envpin.base import _toml
 from envpin.readers.model import Problem
 from envpin.readers.rules import problem
 
@@ -46,6 +45,8 @@ def stale_problems(kind: str, text: str, read_beside: ReadBeside) -> list[Proble
     """The lock's mismatch with its manifest, or nothing when it matches or there is no manifest to compare."""
     if kind not in MANIFESTS:
         return []
+    from envpin.base import _toml  # noqa: PLC0415 - the TOML parser (tomllib, datetime): only a lock's check needs it
+
     names, refresh = MANIFESTS[kind]
     for name in names:
         manifest_text = read_beside(name)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 
-from envpin.readers.environment_yml import conda_pin
 from envpin.readers.model import Contents, Pin
 from envpin.readers.rules import problem
 from envpin.readers.variants import CONDA_NAMES, CONDA_SUBDIRS
@@ -31,6 +30,7 @@ def is_spec_list(text: str) -> bool:
 
 
 def parse(text: str) -> Contents:
+    from envpin.readers.environment_yml import conda_pin  # noqa: PLC0415 - a requirements file is told from a spec list without it
     from envpin.readers.project_files import PLATFORM_ONLY  # noqa: PLC0415 - the export's words are the project reader's
 
     platform = _PLATFORM.search(text)
