@@ -25,7 +25,6 @@ Each reads the manifest beside the lock (pyproject.toml, Pipfile, pixi.toml); wi
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Callable
@@ -78,6 +77,8 @@ def _yaml(text: str) -> Any:
 
 
 def _digest(content: Any, **dumps: Any) -> str:
+    import hashlib  # noqa: PLC0415 - every check of a file that can include others imports this module
+
     return hashlib.sha256(json.dumps(content, sort_keys=True, **dumps).encode("utf-8")).hexdigest()
 
 

@@ -25,8 +25,15 @@ def is_spec_list(text: str) -> bool:
     """conda's own header, or (hand-written) every line a `NAME=VERSION[=BUILD]` conda spec, which pip refuses."""
     if _HEADER.search(text[:4096]):
         return True
-    lines = [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
-    return len(lines) >= 3 and all(_SPEC.match(line) for line in lines)
+    count = 0
+    for line in text.splitlines():  # a requirements file fails at its first requirement: the rest is not read
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if not _SPEC.match(line):
+            return False
+        count += 1
+    return count >= 3
 
 
 def parse(text: str) -> Contents:

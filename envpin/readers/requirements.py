@@ -267,6 +267,8 @@ def constrained(pins: list[Pin], constraints: list[Pin]) -> tuple[list[Pin], lis
     ResolutionImpossible). Constraints under exclusive markers (`onnxruntime==1.23.2; python_version < '3.11'`
     and `==1.24.3; python_version >= '3.11'`) make one requirement per marker, kept apart as markers keep pins
     apart. A constraint on a package nothing requires installs nothing and is dropped."""
+    if not constraints:
+        return list(pins), []  # as the loop below gives them, without importing packaging.specifiers for each pin
     problems: list[Problem] = []
     result = []
     for pin in pins:
