@@ -289,6 +289,9 @@ def instruction_report(as_json: bool) -> int:
         raise SystemExit("--instructions needs valgrind (Debian package valgrind)")
     no_cache = {"ENVPIN_NO_CACHE": "1"}
     timed(SOLVE_3090)  # the database cache warm, as for every solve after the first
+    # the bytecode of the modules only a solve without the cache imports (the YAML reader, the schema): else the
+    # count is theirs compiled, which no run after the first pays
+    timed(SOLVE_3090, {**CHILD_ENV, **no_cache})
     counts = {"baseline": instructions(BASELINE), WARM_ROW: instructions(SOLVE_3090),
               COLD_ROW: instructions(SOLVE_3090, no_cache)}
     with tempfile.TemporaryDirectory(prefix="envpin-bench-check-") as scratch:
