@@ -426,11 +426,15 @@ def _ignored_marker(marker: str, where: str) -> Problem:
 
 
 # The two shapes of most lines of a committed file (`pip freeze`, pip-compile): NAME and NAME==VERSION, the version
-# a release in PEP 440's normal form with an optional local label (2.1.0, 2.1.0.post3, 1.0rc1, 2.5.1+cu124). packaging's Requirement gives such a line exactly its
-# name, no extras, marker or URL, and the version as written; read here, a file of them is checked without
-# packaging.requirements, whose marker parser and packaging.tags cost a third more than `import yaml`
-# (docs/performance.md). Everything else (ranges, extras, markers, URLs, other spellings) is read by packaging.
-_PLAIN_REQUIREMENT = re.compile(r"([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)(?:==([0-9]+(?:\.[0-9]+)*(?:(?:a|b|rc)[0-9]+)?(?:\.post[0-9]+)?(?:\.dev[0-9]+)?(?:\+[a-z0-9]+(?:\.[a-z0-9]+)*)?))?")
+# a release in PEP 440's normal form with an optional local label (2.1.0, 2.1.0.post3, 1.0rc1, 2.5.1+cu124).
+# packaging's Requirement gives such a line exactly its name, no extras, marker or URL, and the version as written;
+# read here, a file of them is checked without packaging.requirements, whose marker parser and packaging.tags cost
+# about as much as `import yaml` (docs/performance.md). Everything else (ranges, extras, markers, URLs, other
+# spellings) is read by packaging; tests/unit/test_requirement_fast_paths.py holds the two readings equal.
+_PLAIN_REQUIREMENT = re.compile(
+    r"([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)"  # a PEP 508 name
+    r"(?:==([0-9]+(?:\.[0-9]+)*(?:(?:a|b|rc)[0-9]+)?(?:\.post[0-9]+)?(?:\.dev[0-9]+)?(?:\+[a-z0-9]+(?:\.[a-z0-9]+)*)?))?"
+)
 
 
 def _requirement(text: str, where: str) -> Line:
