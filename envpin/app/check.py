@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from envpin.app.database import run_database
 from envpin.base.record import replace
@@ -14,16 +15,18 @@ from envpin.check import check_text
 from envpin.check.config import CheckConfig
 from envpin.check.formats import kind_of
 from envpin.check.included import beside
-from envpin.check.targets import CheckTarget, command_line_target, configured_target
-from envpin.compat.model import Database
-from envpin.conda.channels import Channels
-from envpin.conda.errors import CondaSolveFailed
-from envpin.conda.target import solve_for_target
-from envpin.conda.virtual import DEFAULT_GLIBC
-from envpin.lock.options import ResolveOptions
 from envpin.machine.spec import TargetSpec
 from envpin.readers.model import FileReport, Problem
 from envpin.readers.rules import problem
+
+# A check imports what its files and options need, nothing more (tests/unit/test_import_hygiene.py): the conda
+# solve (rattler, asyncio) only with --solve, the target checks (the resolver's builds and verdicts) only with
+# targets; a plain requirements file is checked with neither.
+if TYPE_CHECKING:
+    from envpin.check.targets import CheckTarget
+    from envpin.compat.model import Database
+    from envpin.conda.channels import Channels
+    from envpin.lock.options import ResolveOptions
 
 
 def check_files(paths: list[str], kind: str | None, spec: TargetSpec, config: CheckConfig, policy: str,
@@ -38,6 +41,8 @@ def check_files(paths: list[str], kind: str | None, spec: TargetSpec, config: Ch
     targets = _targets(spec, config, database)
     assumed = None
     if conda_channels is not None and _glibc_unknown(spec):
+        from envpin.conda.virtual import DEFAULT_GLIBC  # noqa: PLC0415 - only --solve (see the note on imports)
+
         spec, assumed = replace(spec, glibc=DEFAULT_GLIBC), problem(
             "CHK-SOLVE-ASSUMED", "", f"the target's glibc is not given: --solve assumes glibc {DEFAULT_GLIBC} "
             "(`__glibc`), the default pixi and conda-lock solve with", "pass --glibc X.Y (or --facts from the target) "
@@ -54,6 +59,8 @@ def check_files(paths: list[str], kind: str | None, spec: TargetSpec, config: Ch
         if conda_channels is not None and not report.unreadable:
             report = _with_conda_solve(report, text, kind, spec, database.get(), conda_channels, ignore, assumed)
         if resolve is not None and not report.unreadable:
+            from envpin.check.targets import command_line_target  # noqa: PLC0415 - only --resolve without targets
+
             report = _with_resolution(report, text, kind, targets or (command_line_target(spec, database.get()),),
                                       resolve, ignore, allow_outside)
         if fix and path == "-" and report.errors:
@@ -115,6 +122,9 @@ def _with_conda_solve(report: FileReport, text: str, kind: str | None, spec: Tar
         return report
     if assumed is not None and assumed.id not in ignore:
         report = replace(report, problems=report.problems + (assumed,))
+    from envpin.conda.errors import CondaSolveFailed  # noqa: PLC0415 - only --solve (see the note on imports)
+    from envpin.conda.target import solve_for_target  # noqa: PLC0415
+
     try:
         solve_for_target(text, report.path, spec, database, conda_channels)
     except CondaSolveFailed as error:
@@ -214,6 +224,10 @@ def _read(path: str, allow_outside: bool) -> str | FileReport:
 def _targets(spec: TargetSpec, config: CheckConfig, database: _OneDatabase) -> tuple[CheckTarget, ...]:
     """The machines to check against: the target options when any is given, else the config's targets, each
     resolved against the one database of --db."""
+    if not spec.given and not config.targets:
+        return ()
+    from envpin.check.targets import command_line_target, configured_target  # noqa: PLC0415 - only with targets
+
     if spec.given:
         return (command_line_target(spec, database.get()),)
     return tuple(configured_target(named, database.get()) for named in config.targets)

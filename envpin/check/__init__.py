@@ -17,8 +17,6 @@ from typing import TYPE_CHECKING
 
 from envpin.base.limits import LimitExceeded, check_entries_per_package
 from envpin.check.formats import KINDS, kind_of, read_contents
-from envpin.check.targets import CheckTarget, target_fit
-from envpin.compat.model import Database
 from envpin.readers.model import Contents, FileReport, MalformedFile, Problem, UnreadableInclude
 from envpin.readers.rules import (
     cuda_library_pins,
@@ -38,9 +36,11 @@ from envpin.readers.rules import (
 from envpin.readers.served import unserved_pins
 
 if TYPE_CHECKING:
+    from envpin.check.targets import CheckTarget
+    from envpin.compat.model import Database
     from envpin.readers.requirements import IncludeReader
 
-__all__ = ["check_text", "FileReport", "Problem", "CheckTarget"]
+__all__ = ["check_text", "FileReport", "Problem"]
 
 
 def check_text(
@@ -119,11 +119,11 @@ _MADE_WITH = re.compile(r"compatibility database (\d{4}\.\d{2}\.\d{2})|db-versio
 
 def database_news_problems(text: str, contents, database) -> tuple[Problem, ...]:
     """What the database learned about the file's pins since the database the file was made with."""
-    from envpin.compat.news import database_news  # noqa: PLC0415 - compat.news imports packaging.utils (heavy): only for a file that names its database
-
-    match = _MADE_WITH.search(text)
+    match = _MADE_WITH.search(text) if "compatibility database" in text or "db-version" in text else None
     if not match:
         return ()
+    from envpin.compat.news import database_news  # noqa: PLC0415 - compat.news imports packaging.utils (heavy): only for a file that names its database
+
     since = match.group(1) or match.group(2)
     pins = [(pin.name, pin.version) for pin in contents.pins if pin.version]
     return tuple(
@@ -153,6 +153,10 @@ def check_contents(
         problems += numpy_requires(contents, database, sorted({t.target.python for t in targets if t.target.python}))
         problems += plan_bounds(contents, database)
         problems += cuda_library_pins(contents, database)
-        for check_target in targets:
-            problems += target_fit(contents, database, check_target, policy)
+        if targets:
+            # the target checks import the resolver's builds and verdicts: only a check with targets pays for them
+            from envpin.check.targets import target_fit  # noqa: PLC0415
+
+            for check_target in targets:
+                problems += target_fit(contents, database, check_target, policy)
     return tuple(problems)

@@ -11,10 +11,10 @@ channel strategy (conda.yaml's `pytorch-channel` or `conda-forge`), a release an
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
 
 from packaging.version import InvalidVersion, Version
 
+from envpin.base.record import Record, record, replace
 from envpin.compat.model import CondaRelease, Database
 from envpin.readers.model import Contents, Pin, can_coexist
 from envpin.resolver.builds import Build, conda_release_builds
@@ -29,8 +29,8 @@ _CONDA_FORGE_CUDA = re.compile(r"^cuda(\d+)")
 _CUDA_PINS = ("pytorch-cuda", "cudatoolkit", "cuda-version")
 
 
-@dataclass(frozen=True)
-class CondaCandidates:
+@record
+class CondaCandidates(Record):
     """The conda builds one framework pin can install on the file's channels."""
 
     pin: Pin

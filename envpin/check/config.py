@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from envpin.base.errors import EnvpinInputError
+from envpin.base.record import Record, field, record
 from envpin.base.userfiles import MAX_INPUT_BYTES, UnreadableFile, open_regular, read_text
 from envpin.compat.drivers import POLICIES, parse_driver_version
 from envpin.facts.checks import is_glibc_version
@@ -43,8 +43,8 @@ _TARGET_KEYS = ("name", "os", "arch", "driver", "gpu", "compute-capability", "py
 _KEYS = ("ignore", "per-file-ignores", "targets", "driver-policy")
 
 
-@dataclass(frozen=True)
-class CheckConfig:
+@record
+class CheckConfig(Record):
     path: Path | None = None
     ignore: frozenset[str] = frozenset()
     per_file_ignores: Mapping[str, frozenset[str]] = field(default_factory=dict)

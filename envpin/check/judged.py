@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from packaging.version import Version
 
+from envpin.base.record import Record, record
 from envpin.compat.model import Database
 from envpin.readers.model import Pin
 from envpin.resolver.builds import Build
@@ -17,8 +16,8 @@ PIP_FRAMEWORKS = {"torch": "torch", "tensorflow": "tensorflow", "tensorflow-cpu"
                   "tensorflow-gpu": "tensorflow", "jax": "jax", "jaxlib": "jax"}
 
 
-@dataclass(frozen=True)
-class Judged:
+@record
+class Judged(Record):
     """What one pin installs on the target: the build the file decides, or the builds its installer chooses
     among (a conda pin without a build string, a plain `tensorflow==X`), or why there is none."""
 

@@ -11,11 +11,10 @@ range (or the index) whose builds do run; when no build the range allows runs, t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
+from envpin.base.record import Record, record
 from envpin.check.judged import PIP_FRAMEWORKS, Judged, release_versions, tensorflow_build_for
 from envpin.compat.model import Database
 from envpin.readers.model import Contents, Pin, can_coexist
@@ -29,8 +28,8 @@ from envpin.vocabulary.variants import DEFAULT_TORCH_INDEX
 _ALL_KINDS = frozenset({"cuda", "rocm", "xpu", "cpu"})
 
 
-@dataclass(frozen=True)
-class Offer:
+@record
+class Offer(Record):
     """One build an index offers: the version pip compares, where it is, and the build."""
 
     version: Version

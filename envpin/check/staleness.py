@@ -25,13 +25,11 @@ Each reads the manifest beside the lock (pyproject.toml, Pipfile, pixi.toml); wi
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Callable
 from typing import Any
 
-from envpin.base import _toml
 from envpin.readers.model import Problem
 from envpin.readers.rules import problem
 
@@ -46,6 +44,8 @@ def stale_problems(kind: str, text: str, read_beside: ReadBeside) -> list[Proble
     """The lock's mismatch with its manifest, or nothing when it matches or there is no manifest to compare."""
     if kind not in MANIFESTS:
         return []
+    from envpin.base import _toml  # noqa: PLC0415 - the TOML parser (tomllib, datetime): only a lock's check needs it
+
     names, refresh = MANIFESTS[kind]
     for name in names:
         manifest_text = read_beside(name)
@@ -77,6 +77,8 @@ def _yaml(text: str) -> Any:
 
 
 def _digest(content: Any, **dumps: Any) -> str:
+    import hashlib  # noqa: PLC0415 - every check of a file that can include others imports this module
+
     return hashlib.sha256(json.dumps(content, sort_keys=True, **dumps).encode("utf-8")).hexdigest()
 
 

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
-from envpin.base.record import replace
+from envpin.base.record import Record, record, replace
 from envpin.check.conda_builds import CONDA_FRAMEWORKS, candidates, newest_candidates, oldest_release, unversioned
 from envpin.check.judged import PIP_FRAMEWORKS, Judged, release_versions, tensorflow_build_for
 from envpin.check.ranges import picked_build
@@ -47,8 +46,8 @@ _TARGET_IDS = {
 }
 
 
-@dataclass(frozen=True)
-class CheckTarget:
+@record
+class CheckTarget(Record):
     """A machine the lock must run on: `--os … --driver …`, `--facts FILE`, or a `[tool.envpin]` target."""
 
     name: str

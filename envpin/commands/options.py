@@ -9,13 +9,19 @@ from __future__ import annotations
 
 import argparse
 import math
+from typing import TYPE_CHECKING
 
-from envpin.app.planning import ProjectSource, SolveOptions, checked_index_url
-from envpin.app.render import CONDA_SOURCES, FORMATS, RenderOptions, check_conda_format
 from envpin.base.errors import EnvpinInputError
-from envpin.conda.channels import Channels
-from envpin.lock.options import LockOptions, ResolveOptions
 from envpin.machine.spec import TargetSpec
+
+# Each command imports only the values of the options it takes: `envpin check` never plans a solve, renders one,
+# locks or builds conda channels (the solve imports resolvelib, a lock its engines), so those modules are imported
+# by the functions that build their values (measured on a 30-line requirements check, docs/performance.md).
+if TYPE_CHECKING:
+    from envpin.app.planning import SolveOptions
+    from envpin.app.render import RenderOptions
+    from envpin.conda.channels import Channels
+    from envpin.lock.options import LockOptions, ResolveOptions
 
 # ---------------------------------------------------------------- the target
 
@@ -137,6 +143,9 @@ def add_resolve_options(parser: argparse.ArgumentParser) -> None:
 
 
 def resolve_options(args: argparse.Namespace) -> ResolveOptions | None:
+    from envpin.app.planning import checked_index_url  # noqa: PLC0415 - see the note on imports above
+    from envpin.lock.options import ResolveOptions  # noqa: PLC0415
+
     if not hasattr(args, "resolve"):
         return None  # a command without --resolve (lock has its own --index-url)
     if not args.resolve:
@@ -169,6 +178,8 @@ def solve_options(args: argparse.Namespace, project_directory: str | None = None
     """The request of add_request_options and add_project_options (both with their defaults). With
     `project_directory` (init: add_request_options(requirements=False), add_project_options(directory=False))
     the project is that directory."""
+    from envpin.app.planning import ProjectSource, SolveOptions  # noqa: PLC0415 - see the note on imports above
+
     if project_directory is None:
         directory, files, requirements = args.project, tuple(args.requirement), tuple(args.requirements)
     else:
@@ -192,6 +203,8 @@ def solve_options(args: argparse.Namespace, project_directory: str | None = None
 
 
 def add_render_options(parser: argparse.ArgumentParser) -> None:
+    from envpin.app.render import FORMATS  # noqa: PLC0415 - see the note on imports above
+
     parser.add_argument("--format", choices=FORMATS, help="output format (default: text, or from -o)")
     parser.add_argument("-o", "--output", help="write to FILE, or - for stdout; the format follows the file name")
     parser.add_argument("--name", default="envpin", help="environment name in environment.yml")
@@ -200,6 +213,8 @@ def add_render_options(parser: argparse.ArgumentParser) -> None:
 
 def add_conda_source_option(parser: argparse.ArgumentParser, then: str) -> None:
     """`--conda-source`: which channel's builds the solve chooses from; `then` says what the command makes of them."""
+    from envpin.app.render import CONDA_SOURCES  # noqa: PLC0415 - see the note on imports above
+
     parser.add_argument("--conda-source", choices=CONDA_SOURCES, default="pip",
                         help="where the builds come from: pip wheels (pip, the default), conda-forge builds, or the "
                              f"pytorch channel (torch <= 2.5.1); {then}")
@@ -208,6 +223,8 @@ def add_conda_source_option(parser: argparse.ArgumentParser, then: str) -> None:
 def render_options(args: argparse.Namespace) -> RenderOptions:
     """The output options; a conda source with an output format that cannot hold conda builds is an input error
     here, before anything is solved."""
+    from envpin.app.render import RenderOptions, check_conda_format  # noqa: PLC0415 - see the note on imports above
+
     rendering = RenderOptions.for_output(args.format, args.output, name=args.name)
     check_conda_format(args.conda_source, rendering.format)
     if rendering.format == "pylock.toml" and not getattr(args, "resolve", False):
@@ -224,6 +241,8 @@ def add_lock_options(parser: argparse.ArgumentParser) -> None:
 
 
 def lock_options(args: argparse.Namespace, file_format: str = "pylock") -> LockOptions:
+    from envpin.lock.options import LockOptions  # noqa: PLC0415 - see the note on imports above
+
     return LockOptions(index_url=args.index_url, locker=args.locker, timeout=args.lock_timeout, format=file_format)
 
 
@@ -238,6 +257,8 @@ def add_channel_options(parser: argparse.ArgumentParser) -> None:
 
 
 def channels(args: argparse.Namespace) -> Channels:
+    from envpin.conda.channels import Channels  # noqa: PLC0415 - see the note on imports above
+
     return Channels.parse(args.channels, tuple(args.channel), args.cache_dir)
 
 

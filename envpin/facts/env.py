@@ -14,6 +14,7 @@ from typing import Any
 from envpin.base.errors import EnvpinInputError
 from envpin.facts.checks import is_compute_capability, is_python_version
 from envpin.vocabulary.frameworks import FRAMEWORKS
+from envpin.vocabulary.names import canonical_name as canonical_name  # importable from here, as before
 
 # ================================================================ EnvFacts
 #
@@ -102,11 +103,6 @@ class EnvFacts:
 
     def framework(self, name: str) -> FrameworkFacts | None:
         return getattr(self, name) if name in FRAMEWORK_KEYS else None
-
-
-def canonical_name(name: str) -> str:
-    """PEP 503 normalisation: `Torch_Vision` and `torch.vision` are one distribution."""
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def decode_cudnn_version(value: int) -> str:

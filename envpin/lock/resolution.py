@@ -35,6 +35,7 @@ from envpin.lock.indexes import index_plan, project_inputs
 from envpin.lock.options import ResolveOptions
 from envpin.readers.project import Project
 from envpin.resolver.plan import NOT_RESOLVED, RESOLVED, Plan, Resolution, Unsatisfiable
+from envpin.vocabulary.names import canonical_name as canonical
 
 LOCK_PROJECT = "envpin-lock-input"  # engines.uv_input_project's name for the requirement set
 MAX_MOVES = 4  # framework candidates passed over before the answer is a refusal: each costs one uv run
@@ -66,10 +67,6 @@ class Move(Record):
     framework: str  # the package of the plan that moves: tensorflow
     spec: str  # added to the request: "tensorflow>=2.20.0,<2.21", or "tensorflow!=2.20.0"
     why: str  # uv's own words for it: "tensorflow-text==2.20.1 depends on tensorflow>=2.20.0,<2.21"
-
-
-def canonical(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def solved_versions(plan: Plan) -> dict[str, str]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 
-from envpin.readers.environment_yml import conda_pin
 from envpin.readers.model import Contents, Pin
 from envpin.readers.rules import problem
 from envpin.readers.variants import CONDA_NAMES, CONDA_SUBDIRS
@@ -26,11 +25,19 @@ def is_spec_list(text: str) -> bool:
     """conda's own header, or (hand-written) every line a `NAME=VERSION[=BUILD]` conda spec, which pip refuses."""
     if _HEADER.search(text[:4096]):
         return True
-    lines = [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
-    return len(lines) >= 3 and all(_SPEC.match(line) for line in lines)
+    count = 0
+    for line in text.splitlines():  # a requirements file fails at its first requirement: the rest is not read
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if not _SPEC.match(line):
+            return False
+        count += 1
+    return count >= 3
 
 
 def parse(text: str) -> Contents:
+    from envpin.readers.environment_yml import conda_pin  # noqa: PLC0415 - a requirements file is told from a spec list without it
     from envpin.readers.project_files import PLATFORM_ONLY  # noqa: PLC0415 - the export's words are the project reader's
 
     platform = _PLATFORM.search(text)

@@ -8,27 +8,33 @@ for at least one secure one (sha256 recommended). conda-lock v1 requires an md5 
 
 from __future__ import annotations
 
-import hashlib
 import re
+from functools import cache
 
 PIP_ALGORITHMS = ("sha256", "sha384", "sha512")
 WEAK_ALGORITHMS = frozenset({"md5", "sha1"})
 _HEX = re.compile(r"^[0-9a-f]+$")
-# hex digest length per hashlib algorithm with a fixed size (the shake_* functions have none)
-DIGEST_LENGTHS = {
-    name: hashlib.new(name).digest_size * 2 for name in hashlib.algorithms_guaranteed if not name.startswith("shake_")
-}
+
+
+@cache
+def digest_lengths() -> dict[str, int]:
+    """The hex digest length per hashlib algorithm with a fixed size (the shake_* functions have none). Made at
+    the first hash read: importing hashlib (with OpenSSL) is 11 M instructions, 4% of a short requirements check."""
+    import hashlib  # noqa: PLC0415
+
+    return {name: hashlib.new(name).digest_size * 2 for name in hashlib.algorithms_guaranteed if not name.startswith("shake_")}
 
 
 def digest_problem(algorithm: str, digest: object) -> str | None:
     """Why `algorithm: digest` cannot be a hash of a file, or None when it can."""
-    if algorithm not in DIGEST_LENGTHS:
-        if algorithm.lower() in DIGEST_LENGTHS:
+    lengths = digest_lengths()
+    if algorithm not in lengths:
+        if algorithm.lower() in lengths:
             return f"algorithm {algorithm!r} must be written in lower case ({algorithm.lower()!r})"
         return f"{algorithm!r} is not a hash algorithm installers know ({', '.join(PIP_ALGORITHMS)}, md5, ...)"
     if not isinstance(digest, str):
         return f"the {algorithm} value is a {type(digest).__name__}, not a hex string"
-    expected = DIGEST_LENGTHS[algorithm]
+    expected = lengths[algorithm]
     if not _HEX.match(digest):
         shown = digest if len(digest) <= 24 else digest[:20] + "…"
         return f"the {algorithm} value {shown!r} is not lower-case hex"

@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from envpin.base.record import Record, field, record
 
 SEVERITIES = ("error", "warning", "info")
 
 
-@dataclass(frozen=True)
-class Problem:
+@record
+class Problem(Record):
     id: str  # a stable id from rules.PROBLEMS, e.g. CHK-TORCH-COMPANION-MISMATCH
     severity: str  # error / warning / info
     message: str  # what is wrong, naming the facts that show it
@@ -22,8 +22,8 @@ class Problem:
         return f"{self.message}. Fix: {self.fix}"
 
 
-@dataclass(frozen=True)
-class Pin:
+@record
+class Pin(Record):
     """One package a file installs (or asks for), reduced to what the cross-format rules need."""
 
     name: str  # canonical project name; conda's `pytorch` is `torch`
@@ -69,8 +69,8 @@ def scope_oses(pin: Pin) -> set[str]:
     return {os_name for os_name, words in OS_MARKERS.items() if any(f"== '{w}'" in text for w in words)}
 
 
-@dataclass(frozen=True)
-class IndexOption:
+@record
+class IndexOption(Record):
     """A requirement-file option that decides where pip looks: --index-url, --extra-index-url, --find-links, --no-index."""
 
     option: str  # index-url / extra-index-url / find-links / no-index
@@ -78,8 +78,8 @@ class IndexOption:
     where: str
 
 
-@dataclass(frozen=True)
-class LockedPlatform:
+@record
+class LockedPlatform(Record):
     """One platform a pixi.lock environment is locked for: its pins are scoped `pixi:<environment>@<name>`."""
 
     environment: str
@@ -88,8 +88,8 @@ class LockedPlatform:
     cuda: str | None = None  # the `__cuda` a version 7 platform declares (pixi selects it only where it holds)
 
 
-@dataclass(frozen=True)
-class Contents:
+@record
+class Contents(Record):
     kind: str  # environment.yml / requirements / pylock / conda-lock / explicit / uv.lock / pixi.lock / …
     pins: tuple[Pin, ...] = ()
     indexes: tuple[IndexOption, ...] = ()  # file-wide index options (requirements, environment.yml pip section)
@@ -103,8 +103,8 @@ class Contents:
     environments: tuple[LockedPlatform, ...] = ()  # a pixi.lock: each environment's platforms, in the lock's order
 
 
-@dataclass(frozen=True)
-class FileReport:
+@record
+class FileReport(Record):
     path: str
     problems: tuple[Problem, ...] = field(default_factory=tuple)
     unreadable: bool = False  # the file could not be read or parsed at all (exit 2)

@@ -28,16 +28,16 @@ import os
 import re
 import shlex
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Protocol
 
 from envpin.base.escapes import expanded, hidden
 from envpin.base.limits import MAX_CONTINUATIONS, MAX_SPECIFIERS, continuation_limit_message
-from envpin.base.record import replace
+from envpin.base.record import Record, record, replace
 from envpin.readers.hashes import PIP_ALGORITHMS, digest_problem, split_hash
 from envpin.readers.model import Contents, IndexOption, MalformedFile, Pin, Problem, UnreadableInclude, can_coexist
 from envpin.readers.rules import problem
 from envpin.readers.variants import file_name, parse_wheel
+from envpin.vocabulary.names import canonical_name
 
 _COMMENT = re.compile(r"(^|(?<!\s)\s+)#.*$")  # a run of spaces tried once, from its start: linear
 VARIABLE = re.compile(r"\$\{([A-Z0-9_]+)\}")  # pip's req_file.ENV_VAR_RE: the one form pip expands
@@ -61,8 +61,8 @@ _REQUIREMENT_OPTIONS = {"--hash": "hash", "--config-settings": "config-settings"
                         "--global-option": "global-option"}
 
 
-@dataclass(frozen=True)
-class Line:
+@record
+class Line(Record):
     """One logical requirements line, read."""
 
     where: str
@@ -77,8 +77,8 @@ class Line:
     problems: tuple[Problem, ...] = ()
 
 
-@dataclass(frozen=True)
-class Included:
+@record
+class Included(Record):
     """An included file as the caller read it."""
 
     label: str  # its path relative to the checked file's directory, as findings name it ("../base.txt")
@@ -108,13 +108,16 @@ def logical_lines(text: str) -> list[tuple[str, str]]:
     start = 0
 
     def emit(number: int, line: str) -> None:
-        stripped = _COMMENT.sub("", line).strip()
+        stripped = (_COMMENT.sub("", line) if "#" in line else line).strip()
         if stripped:
             lines.append((f"line {number}", stripped))
 
     for number, raw in enumerate(text.splitlines(), 1):
-        if not raw.endswith("\\") or _COMMENT.match(raw):
-            if _COMMENT.match(raw):
+        # _COMMENT.match(raw), without the regular expression on each of a long file's lines: \s is what
+        # str.strip strips
+        comment = raw.lstrip().startswith("#")
+        if not raw.endswith("\\") or comment:
+            if comment:
                 raw = " " + raw  # so the comment is still seen as one after joining
             if pending:
                 emit(start, "".join(pending + [raw]))
@@ -264,6 +267,8 @@ def constrained(pins: list[Pin], constraints: list[Pin]) -> tuple[list[Pin], lis
     ResolutionImpossible). Constraints under exclusive markers (`onnxruntime==1.23.2; python_version < '3.11'`
     and `==1.24.3; python_version >= '3.11'`) make one requirement per marker, kept apart as markers keep pins
     apart. A constraint on a package nothing requires installs nothing and is dropped."""
+    if not constraints:
+        return list(pins), []  # as the loop below gives them, without importing packaging.specifiers for each pin
     problems: list[Problem] = []
     result = []
     for pin in pins:
@@ -327,8 +332,17 @@ def _break_args_options(text: str) -> tuple[str, str, str]:
     return text, "", ""
 
 
+_SHLEX_WHITESPACE = str.maketrans("\t\r\n", "   ")  # shlex's whitespace; its quotes and escape are ' " and \\
+
+
 def _tokens(text: str, where: str) -> list[str] | Problem:
     """The words of an option text, or the problem that it cannot be split."""
+    if "'" not in text and '"' not in text and "\\" not in text:
+        # shlex gives the same words, 30 times slower: a pip-compile file's 20 --hash options a package took
+        # three fifths of a 5,000-line check in shlex's character loop
+        if "\t" in text or "\r" in text or "\n" in text:
+            text = text.translate(_SHLEX_WHITESPACE)
+        return [word for word in text.split(" ") if word]
     try:
         return shlex.split(text)
     except ValueError as error:
@@ -411,9 +425,29 @@ def _ignored_marker(marker: str, where: str) -> Problem:
                    "platform installs")
 
 
+# The two shapes of most lines of a committed file (`pip freeze`, pip-compile): NAME and NAME==VERSION, the version
+# a release in PEP 440's normal form with an optional local label (2.1.0, 2.1.0.post3, 1.0rc1, 2.5.1+cu124).
+# packaging's Requirement gives such a line exactly its name, no extras, marker or URL, and the version as written;
+# read here, a file of them is checked without packaging.requirements, whose marker parser and packaging.tags cost
+# about as much as `import yaml` (docs/performance.md). Everything else (ranges, extras, markers, URLs, other
+# spellings) is read by packaging; tests/unit/test_requirement_fast_paths.py holds the two readings equal.
+_PLAIN_REQUIREMENT = re.compile(
+    r"([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)"  # a PEP 508 name
+    r"(?:==([0-9]+(?:\.[0-9]+)*(?:(?:a|b|rc)[0-9]+)?(?:\.post[0-9]+)?(?:\.dev[0-9]+)?(?:\+[a-z0-9]+(?:\.[a-z0-9]+)*)?))?"
+)
+
+
 def _requirement(text: str, where: str) -> Line:
+    plain = _PLAIN_REQUIREMENT.fullmatch(text)
+    if plain:
+        name, exact = canonical_name(plain.group(1)), plain.group(2)
+        pin = Pin(name=name, where=where, label=text, version=exact)
+        return Line(where, pin=pin, is_requirement=True, pinned=exact is not None)
+    return _read_by_packaging(text, where)
+
+
+def _read_by_packaging(text: str, where: str) -> Line:
     from packaging.requirements import InvalidRequirement, Requirement  # noqa: PLC0415 - packaging.requirements is heavy (~20 ms): only a requirement needs it
-    from packaging.utils import canonicalize_name  # noqa: PLC0415 - packaging.utils is heavy (~15 ms): only a pin needs it
 
     if _is_url_or_path(text):
         # pip splits a URL line's marker at "; " (a bare ";" can be part of a URL): parse_req_from_line
@@ -428,8 +462,8 @@ def _requirement(text: str, where: str) -> Line:
             "write it as NAME==VERSION (PEP 508), or a URL",
         ),))
     scope = frozenset({str(requirement.marker)}) if requirement.marker else frozenset()
-    extras = frozenset(canonicalize_name(e) for e in requirement.extras)
-    name = canonicalize_name(requirement.name)
+    extras = frozenset(canonical_name(e) for e in requirement.extras)
+    name = canonical_name(requirement.name)
     if requirement.url:
         return _direct_reference(requirement.url, text, where, name=name, extras=extras, scope=scope)
     specifiers = list(requirement.specifier)

@@ -9,14 +9,13 @@ Facts come from the compatibility database (`torch_releases` with their `compani
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
+from envpin.base.record import Record, record, replace
 from envpin.compat.model import CUDA_CHECKS, PYPI_INDEX
 from envpin.readers.model import Contents, Pin, Problem, can_coexist, scope_oses
 from envpin.readers.variants import (
@@ -166,8 +165,8 @@ def _index_url(variant: str) -> str:
     return f"{DEFAULT_TORCH_INDEX}/{variant}"
 
 
-@dataclass(frozen=True)
-class Flavor:
+@record
+class Flavor(Record):
     kind: str | None  # cuda / cpu / rocm / None when the file does not say
     major: str | None  # the CUDA major
     variant: str | None  # the exact PyTorch variant (pip pins)
@@ -249,7 +248,7 @@ def duplicate_packages(contents: Contents) -> list[Problem]:
                     f"keep one {pin.name} pin",
                 ))
                 break
-        seen.setdefault(pin.name, {}).setdefault(dataclasses.replace(pin, where=""), pin)
+        seen.setdefault(pin.name, {}).setdefault(replace(pin, where=""), pin)
     return problems
 
 
@@ -462,8 +461,8 @@ def _newest(versions: Iterable[str]) -> str:
 # ---------------------------------------------------------------- one CUDA major
 
 
-@dataclass(frozen=True)
-class CudaClaim:
+@record
+class CudaClaim(Record):
     pin: Pin
     major: str
     why: str  # "torch 2.5.1+cu124 is a CUDA 12 build"

@@ -4,8 +4,8 @@ pins, and reports every fact that fails for a pin, each with its fix."""
 
 from __future__ import annotations
 
-from envpin.check import CheckTarget, check_text
-from envpin.check.targets import configured_target
+from envpin.check import check_text
+from envpin.check.targets import CheckTarget, configured_target
 from envpin.machine.spec import NamedTarget, TargetSpec
 
 RTX_5090: dict = dict(os="linux", arch="x86_64", driver="570.86.10", gpus=("NVIDIA GeForce RTX 5090",),

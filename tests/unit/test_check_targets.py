@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from envpin.check import CheckTarget, check_text
+from envpin.check import check_text
 from envpin.check.config import CheckConfig, parse_config
-from envpin.check.targets import configured_target
+from envpin.check.targets import CheckTarget, configured_target
 from envpin.machine.spec import NamedTarget, TargetSpec
 
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "check"

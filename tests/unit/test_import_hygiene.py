@@ -23,11 +23,11 @@ FULL_TARGET = ["--os", "linux", "--arch", "x86_64", "--driver", "535.104.05", "-
 HEAVY = ("requests", "yaml", "rattler", "rich", "pynvml")
 
 
-def imported_modules(*args: str, env: dict[str, str] | None = None) -> set[str]:
+def imported_modules(*args: str, env: dict[str, str] | None = None, exit_code: int = 0) -> set[str]:
     """Every module a fresh `python -X importtime -m envpin ARGS` imported."""
     result = subprocess.run([sys.executable, "-X", "importtime", "-m", "envpin", *args], capture_output=True, text=True,
                             cwd=REPO, env={**os.environ, **(env or {})}, timeout=60)
-    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.returncode == exit_code, result.stderr[-2000:]
     modules = set()
     for line in result.stderr.splitlines():
         if line.startswith("import time:") and "|" in line:
@@ -98,3 +98,38 @@ def test_the_measurement_sees_the_project_readers_when_a_solve_reads_a_project(t
     (tmp_path / "requirements.txt").write_text("torch==2.5.1\nnumpy\n", encoding="utf-8")
     modules = imported_modules("solve", *FULL_TARGET, "--project", str(tmp_path))
     assert {"envpin.project.collect", "dataclasses"} <= modules
+
+
+# What `envpin check` of a requirements file has no use for (issue 34): the conda solve (envpin.conda's solver
+# with rattler and asyncio: only `check --solve` of an environment.yml), locking, provisioning, fleets, the
+# resolver's solve (with resolvelib), the target checks (only with targets), `dataclasses` (the check's values are
+# records) and packaging's requirement parser (with its markers and packaging.tags), which a file of `NAME` and
+# `NAME==VERSION` lines does without.
+UNUSED_BY_A_REQUIREMENTS_CHECK = ("envpin.conda", "envpin.lock", "envpin.provision", "envpin.fleet",
+                                  "envpin.resolver.solve", "envpin.check.targets", "asyncio", "resolvelib",
+                                  "dataclasses", "packaging.requirements", *HEAVY)
+# torch and torchvision as facebookresearch/audiocraft pins them, numpy as google-deepmind/alphafold does, and lines
+# of bmaltais/kohya_ss (tests/fixtures/repos): the GPU pins make the check read the database
+PINS = "torch==2.1.0\ntorchvision==0.16.0\nnumpy==1.24.3\nlycoris_lora==2.1.0.post3\nopencv-python==4.7.0.68\neinops\n"
+
+
+def unused_by_a_requirements_check(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if any(m == name or m.startswith(name + ".") for name in UNUSED_BY_A_REQUIREMENTS_CHECK))
+
+
+def test_a_requirements_check_imports_only_what_its_file_needs(tmp_path):
+    (tmp_path / "requirements.txt").write_text(PINS, encoding="utf-8")
+    imported_modules("check", "--no-config", str(tmp_path / "requirements.txt"))  # the cache of the parts it reads
+    modules = imported_modules("check", "--no-config", str(tmp_path / "requirements.txt"))
+    assert "envpin.compat.cache" in modules  # the database was read: the torch pins were judged
+    assert unused_by_a_requirements_check(modules) == []
+
+
+def test_the_measurement_sees_what_a_check_imports_where_its_options_and_lines_need_it(tmp_path):
+    (tmp_path / "requirements.txt").write_text(PINS + "jax ; sys_platform == 'linux'\n", encoding="utf-8")
+    modules = imported_modules("check", "--no-config", *FULL_TARGET, str(tmp_path / "requirements.txt"))
+    assert {"envpin.check.targets", "packaging.requirements"} <= modules  # a target; a line with a marker
+    (tmp_path / "environment.yml").write_text("name: x\ndependencies:\n  - numpy\n", encoding="utf-8")
+    modules = imported_modules("check", "--no-config", "--solve", "--glibc", "2.35", *FULL_TARGET,
+                               str(tmp_path / "environment.yml"), exit_code=2)  # no channels: said after the import
+    assert {"envpin.conda.target", "asyncio"} <= modules
