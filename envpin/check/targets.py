@@ -678,6 +678,7 @@ def _scope_excludes(pin: Pin, target: Target, *, python_known: bool = True) -> b
 
 
 def _solve_fix(pin: Pin, check_target: CheckTarget) -> str:
-    framework = "torch" if pin.name in TORCH_FAMILY else pin.name
+    # the framework `solve` knows (tensorflow-gpu, tensorflow-cpu: tensorflow; jaxlib: jax), not the project's name
+    framework = "torch" if pin.name in TORCH_FAMILY else PIP_FRAMEWORKS.get(pin.name, pin.name)
     flags = f" {check_target.flags}" if check_target.flags else ""
     return f"regenerate the pins for it: `envpin solve --framework {framework}{flags}`"

@@ -586,6 +586,9 @@ class TensorflowRelease(Record):
     numpy_below_2: tuple[str, ...] = ()  # platforms whose wheels need numpy<2 and do not say so (NumPy 1.x ABI)
     rocm: tuple[RocmFrameworkBuild, ...] = ()  # tensorflow-rocm on PyPI for this release
     numpy: NumpyRequirement | None = None  # its wheels' own Requires-Dist on numpy (tensorflow, tensorflow-cpu alike)
+    # platform -> the PyPI project whose wheels are the GPU build, where `tensorflow`'s are CPU-only (tensorflow-gpu,
+    # 1.15.2-2.0.4); absent: `tensorflow` is the GPU build there
+    gpu_package: Mapping[str, str] = NEW_DICT
 
 
 @record

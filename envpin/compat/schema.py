@@ -960,6 +960,18 @@ def _is_specifier(text: str) -> bool:
 # ---------------------------------------------------------------- TensorFlow and JAX
 
 
+def _gpu_package(record: _Node, gpu: Mapping[str, TensorflowGpuBuild]) -> dict[str, str]:
+    """Optional `gpu_package: {platform: tensorflow-gpu}`: where only that project's wheels are the GPU build."""
+    if not record.has("gpu_package"):
+        return {}
+    table = {}
+    for platform, name in record.child("gpu_package").items():
+        if platform not in gpu:
+            name.fail(f"{platform!r} has no gpu: record, so no GPU package")
+        table[platform] = name.string(re.compile(r"^tensorflow-gpu$"), "tensorflow-gpu")
+    return table
+
+
 def _tensorflow_releases(node: _Node, cited: _Citations, sets: dict[str, GfxList]) -> list[TensorflowRelease]:
     releases = []
     for record, version in _releases(node, "tensorflow"):
@@ -987,6 +999,7 @@ def _tensorflow_releases(node: _Node, cited: _Citations, sets: dict[str, GfxList
                 cpu_package={p: n.string() for p, n in record.child("cpu_package").items()}
                 if record.has("cpu_package")
                 else {},
+                gpu_package=_gpu_package(record, gpu),
                 provenance=cited.provenance(record),
                 known_issues=_known_issues(record.child("known_issues"), cited),
                 added=_added(record),
