@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from envpin.base.limits import LimitExceeded, check_entries_per_package
+from envpin.check.conda_wiring import pytorch_channel_wiring
 from envpin.check.formats import KINDS, kind_of, read_contents
 from envpin.check.targets import CheckTarget, target_fit
 from envpin.compat.model import Database
@@ -153,6 +154,7 @@ def check_contents(
         problems += numpy_requires(contents, database, sorted({t.target.python for t in targets if t.target.python}))
         problems += plan_bounds(contents, database)
         problems += cuda_library_pins(contents, database)
+        problems += pytorch_channel_wiring(contents, database, sorted({t.target.platform for t in targets}))
         for check_target in targets:
             problems += target_fit(contents, database, check_target, policy)
     return tuple(problems)

@@ -31,6 +31,7 @@ from envpin.readers.rules import (
 from envpin.readers.variants import TORCH_FAMILY, jax_cuda_major, local_variant, split_local
 from envpin.resolver.builds import CHANNEL_NAMES, Build, builds_of, jax_builds, tensorflow_builds, torch_build
 from envpin.resolver.fitness import Rejection, Verdict, assess, other_vendors_build
+from envpin.resolver.request import PYTORCH_CHANNEL
 from envpin.resolver.target import Target
 from envpin.vocabulary.markers import marker_holds
 
@@ -563,9 +564,12 @@ def _conda_judged(pin: Pin, contents: Contents, database: Database, target: Targ
         return Judged(pin, failure=f"{where} has no {pin.shown} release in the compatibility database "
                       f"{database.version}", failure_id="CHK-RELEASE-UNKNOWN", severity="warning")
     release = found.release
+    on_platform = tuple(b for b in found.builds if target.platform in b.platforms)
+    if not on_platform and found.strategy == PYTORCH_CHANNEL and release.cuda_package \
+            and found.why.startswith(release.cuda_package) and target.platform in release.cpu:
+        return None  # no CUDA build for that X.Y: conda takes the CPU build, which CHK-CONDA-WIRING reports
     if not found.builds:
         return Judged(pin, failure=f"{where} has no {release.framework} {release.version} build for {found.why}")
-    on_platform = tuple(b for b in found.builds if target.platform in b.platforms)
     if not on_platform:
         asked = f" as {found.why} asks" if found.why else ""
         return Judged(pin, failure=f"{where} has no {release.framework} {release.version} build{asked} for "
