@@ -29,7 +29,15 @@ from envpin.readers.rules import (
     torch_release_of,
 )
 from envpin.readers.variants import TORCH_FAMILY, jax_cuda_major, local_variant, split_local
-from envpin.resolver.builds import CHANNEL_NAMES, Build, builds_of, jax_builds, tensorflow_builds, torch_build
+from envpin.resolver.builds import (
+    CHANNEL_NAMES,
+    Build,
+    builds_of,
+    jax_builds,
+    jaxlib_find_links_build,
+    tensorflow_builds,
+    torch_build,
+)
 from envpin.resolver.fitness import Rejection, Verdict, assess, other_vendors_build
 from envpin.resolver.request import PYTORCH_CHANNEL
 from envpin.resolver.target import Target
@@ -293,6 +301,9 @@ def _local_cuda_jaxlib(contents: Contents, check_target: CheckTarget) -> list[Pr
             if match:
                 built_for = (f"{pin.shown} is", f"CUDA {int(match.group(1))}",
                              f"cuDNN {match.group(2)}.{match.group(3)}")
+            old_style = _JAXLIB_FIND_LINKS_LOCAL.match(split_local(pin.version)[1] or "")
+            if old_style:  # jaxlib 0.1.x `+cuda111`: CUDA 11.1, and a cuDNN its name does not give
+                built_for = (f"{pin.shown} is", f"CUDA {int(old_style.group(1))}.{old_style.group(2)}", "cuDNN")
         elif pin.name == "jax":
             match = next(filter(None, (_JAX_LOCAL_EXTRA.match(e) for e in sorted(pin.extras))), None)
             if match:
@@ -300,14 +311,16 @@ def _local_cuda_jaxlib(contents: Contents, check_target: CheckTarget) -> list[Pr
         if built_for is None or _pip_cuda_beside(contents, pin):
             continue
         what, cuda, cudnn = built_for
-        major = cuda.split()[1]
+        major = cuda.split()[1].split(".")[0]
+        newer = f"`jax[cuda{major}_pip]` (the same jaxlib with NVIDIA's wheels), or a `jax[cuda{major}]` whose " \
+                "plugin and NVIDIA wheels come from PyPI" if "." not in cuda else \
+                "a newer JAX: `jax[cuda12]` installs its plugin and NVIDIA's CUDA wheels from PyPI"
         problems.append(problem(
             "CHK-TARGET-SYSTEM-CUDA", pin.where,
             f"{check_target.name}: {what} JAX's CUDA jaxlib of its find-links page, which loads {cuda} and "
             f"{cudnn} from the system: it brings neither and the file lists no nvidia-* wheel that would, so "
             "without them JAX runs on the CPU only",
-            f"install {cuda} and {cudnn} on the machine, or take `jax[cuda{major}_pip]` (the same jaxlib with "
-            f"NVIDIA's wheels), or a `jax[cuda{major}]` whose plugin and NVIDIA wheels come from PyPI"))
+            f"install {cuda} and {cudnn} on the machine, or take {newer}"))
     return problems
 
 
@@ -478,8 +491,8 @@ def _target_builds(contents: Contents, database: Database, target: Target, pytho
                 if judged is not None:
                     yield judged
             continue
-        if pin.name not in PIP_FRAMEWORKS or (pin.name == "jaxlib" and has_jax):
-            continue
+        if pin.name not in PIP_FRAMEWORKS or (pin.name == "jaxlib" and has_jax and not _names_find_links_build(pin)):
+            continue  # jax's own pin decides its jaxlib, unless the jaxlib names a find-links CUDA build
         if not pin.version:
             # a range, or no version at all: the installer takes the newest build the indexes offer there
             if pin.label and not pin.label.startswith(("git+", "http", "file:", ".", "/")) and "@" not in pin.label:
@@ -528,6 +541,9 @@ def _pip_judged(pin: Pin, contents: Contents, database: Database, target: Target
             return older_than_database(pin, database, target, "tensorflow", version)
         return Judged(pin, (tensorflow_build_for(pin, tensorflow_builds(release), target),),
                       explicit_cpu=pin.name == "tensorflow-cpu")
+    find_links = _find_links_jaxlib(pin, database)
+    if find_links is not None:
+        return find_links
     release = jax_release_of(database, version)
     if release is None:
         return older_than_database(pin, database, target, "jax", version)
@@ -537,6 +553,42 @@ def _pip_judged(pin: Pin, contents: Contents, database: Database, target: Target
     if build is None:
         return Judged(pin, failure=f"jax {release.version} has no [{flavor}] build")
     return Judged(pin, (build,), explicit_cpu=not {"cpu", "tpu"}.isdisjoint(pin.extras))  # jax[tpu]: for TPUs
+
+
+_JAXLIB_FIND_LINKS_LOCAL = re.compile(r"^cuda(\d{2})(\d)$")  # +cuda111: CUDA 11.1 (jaxlib 0.1.x)
+
+
+def _names_find_links_build(pin: Pin) -> bool:
+    return bool(pin.version and _JAXLIB_FIND_LINKS_LOCAL.match(split_local(pin.version)[1] or ""))
+
+
+def _find_links_jaxlib(pin: Pin, database: Database) -> Judged | None:
+    """`jaxlib==0.1.69+cuda111`: the find-links build it names (jax.yaml `find_links:`), or why there is none; None
+    for any other jax pin."""
+    if pin.name != "jaxlib" or not pin.version:
+        return None
+    public_version, local = split_local(pin.version)
+    match = _JAXLIB_FIND_LINKS_LOCAL.match(local or "")
+    if match is None:
+        return None
+    cuda = f"{int(match.group(1))}.{match.group(2)}"
+    try:
+        wanted = Version(public_version)
+    except InvalidVersion:
+        return None
+    releases = database.jaxlib_find_links
+    release = next((r for r in releases if r.version == wanted), None)
+    if release is None:
+        known = f"{releases[-1].version}-{releases[0].version}" if releases else "none"
+        return Judged(pin, failure=f"jaxlib {public_version}+{local} of JAX's find-links page is not in the "
+                      f"compatibility database {database.version} (its find-links jaxlib: {known}): its Python, "
+                      "driver and GPU support were not checked", failure_id="CHK-RELEASE-UNKNOWN", severity="warning")
+    if cuda not in release.cuda:
+        built = ", ".join(f"+{release.local_version(c)}" for c in release.cuda)
+        return Judged(pin, failure_id="CHK-BUILD-UNKNOWN", failure=(
+            f"JAX's find-links page ({release.url}) has no jaxlib {release.version}+{local}: its CUDA builds are "
+            f"{built}"))
+    return Judged(pin, (jaxlib_find_links_build(release, cuda),))
 
 
 def _conda_judged(pin: Pin, contents: Contents, database: Database, target: Target) -> Judged | None:

@@ -37,6 +37,7 @@ from envpin.compat.model import (
     GfxList,
     GpuModel,
     JaxExtra,
+    JaxlibFindLinksRelease,
     JaxRelease,
     JetpackRelease,
     JetsonSupport,
@@ -321,7 +322,28 @@ def _jax_part(version: str, roots: dict[str, _Node], base: Mapping[str, Any], pr
     cited = _Citations(base["sources"])
     releases = _jax_releases(roots["jax.yaml"].child("releases"), cited, _rocm_gfx_sets(roots["jax.yaml"], cited))
     _check_added(version, "jax.yaml", releases, problems)
-    return {"jax_releases": tuple(sorted(releases, key=lambda r: r.version, reverse=True))}
+    find_links = _jaxlib_find_links(roots["jax.yaml"].child("find_links"), cited, base["toolkits"]) \
+        if roots["jax.yaml"].has("find_links") else []
+    return {"jax_releases": tuple(sorted(releases, key=lambda r: r.version, reverse=True)),
+            "jaxlib_find_links": tuple(sorted(find_links, key=lambda r: r.version, reverse=True))}
+
+
+def _jaxlib_find_links(node: _Node, cited: _Citations, toolkits: Mapping[str, Any]) -> list[JaxlibFindLinksRelease]:
+    """jax.yaml `find_links: {url, jaxlib: [...]}`: the +cudaXYZ jaxlib builds of JAX's own find-links page."""
+    node.only(("url", "jaxlib"))
+    url = node.child("url").string(re.compile(r"^https://"), "an https:// URL")
+    found = []
+    for record, version in _releases(node.child("jaxlib"), "jaxlib (find-links)"):
+        record.only(("version", "cuda", "python", "platforms", *_PROVENANCE_KEYS))
+        cuda = record.child("cuda").strings(_CUDA, "a CUDA x.y version")
+        for position, text in enumerate(cuda):
+            if text not in toolkits:
+                record.child("cuda").child(position).fail(f"CUDA {text} is not in cuda.yaml toolkits")
+        found.append(JaxlibFindLinksRelease(
+            version=version, cuda=tuple(sorted(cuda, key=lambda t: tuple(map(int, t.split("."))))),
+            python=record.child("python").strings(_PYTHON, "a Python minor such as \"3.9\""),
+            platforms=record.child("platforms").platforms(), url=url, provenance=cited.provenance(record)))
+    return found
 
 
 def _rocm_gfx_sets(root: _Node, cited: _Citations) -> dict[str, GfxList]:
