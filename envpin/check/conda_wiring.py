@@ -85,7 +85,12 @@ def _mistake(pin: Pin, beside: list[Pin], contents: Contents, release: CondaRele
                    "an error")
         fix = _cudatoolkit_fix(release, cuda, missing, wiring) if wiring.name == "cudatoolkit" else \
             _pytorch_cuda_fix(release, cuda, missing, wiring)
-        return message, fix, "error", len(missing) == len([p for p in platforms if p in release.cuda])
+        doubted = [p for p in missing if release.provenance.doubt_on(p)]
+        if doubted:
+            message += (f" (the channel's files for {', '.join(doubted)} were not read: the database has the builds "
+                        "PyTorch's install commands name there)")
+        severity = "warning" if len(doubted) == len(missing) else "error"
+        return message, fix, severity, len(missing) == len([p for p in platforms if p in release.cuda])
     if wiring.name == "pytorch-cuda" and not _has_nvidia(contents) and wiring.index != "nvidia":
         message = (f"{label} with {wiring.shown}, and no nvidia channel: pytorch-cuda depends on cuda-cudart, "
                    "libcublas and the other CUDA libraries of the nvidia channel, so the environment does not solve")

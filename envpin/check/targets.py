@@ -616,6 +616,9 @@ def _conda_judged(pin: Pin, contents: Contents, database: Database, target: Targ
         return Judged(pin, failure=f"{where} has no {pin.shown} release in the compatibility database "
                       f"{database.version}", failure_id="CHK-RELEASE-UNKNOWN", severity="warning")
     release = found.release
+    predates = _predates_the_gpus(pin, release, database, target, where)
+    if predates is not None:
+        return predates
     on_platform = tuple(b for b in found.builds if target.platform in b.platforms)
     if not on_platform and found.strategy == PYTORCH_CHANNEL and release.cuda_package \
             and found.why.startswith(release.cuda_package) and target.platform in release.cpu:
@@ -624,6 +627,12 @@ def _conda_judged(pin: Pin, contents: Contents, database: Database, target: Targ
         return Judged(pin, failure=f"{where} has no {release.framework} {release.version} build for {found.why}")
     if not on_platform:
         asked = f" as {found.why} asks" if found.why else ""
+        doubt = release.provenance.doubt_on(target.platform)
+        if doubt and release.provenance.unverified_on:
+            # the channel's files for this platform were not read: the record names what install commands say
+            return Judged(pin, failure=f"{where}'s {release.framework} {release.version} build{asked} for "
+                          f"{target.platform} is not in the compatibility database, whose builds there are not read "
+                          f"from the channel ({doubt})", severity="warning")
         return Judged(pin, failure=f"{where} has no {release.framework} {release.version} build{asked} for "
                       f"{target.platform}")
     note = f"{pin.shown} ({found.why})" if found.why else ""
@@ -659,6 +668,25 @@ def older_than_database(pin: Pin, database: Database, target: Target, framework:
     return Judged(pin, failure_id="CHK-RELEASE-UNKNOWN", severity="warning", failure=(
         f"{framework} {version}{where} is older than every release in the compatibility database {database.version} "
         f"(oldest {oldest}): its Python, platform, driver and GPU support were not checked"))
+
+
+def _predates_the_gpus(pin: Pin, release, database: Database, target: Target, where: str) -> Judged | None:
+    """A conda torch release older than every pip release in torch.yaml, whose builds' arch lists the database has
+    not got (they are checked through the pip wheel of the same CUDA): where no pip torch up to a later release has
+    code for the target's GPUs, this older one has none either (a release never gains architectures)."""
+    if release.framework != "torch" or not target.gpus or database.torch_release(str(release.version)) is not None:
+        return None
+    oldest = _oldest_known(database, "torch")
+    if oldest is None or release.version >= oldest:
+        return None
+    first = _first_release_for_gpus(database, target, "torch")
+    if first is None or first <= oldest:
+        return None
+    gpus = ", ".join(f"{g.name} ({g.compute_capability.sm})" for g in target.gpus)
+    return Judged(pin, failure_id="CHK-TARGET-GPU", failure=(
+        f"{where}'s torch {release.version} is older than every pip torch in the compatibility database "
+        f"{database.version} (oldest {oldest}), and the oldest torch there with code for {gpus} is {first}, so this "
+        "one has none"))
 
 
 def _oldest_known(database: Database, framework: str) -> Version | None:
