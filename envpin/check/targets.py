@@ -613,10 +613,16 @@ def _conda_judged(pin: Pin, contents: Contents, database: Database, target: Targ
             older = False
         if older:
             return older_than_database(pin, database, target, found.framework, pin.version or "", channel=where)
+        try:
+            predates = _predates_the_gpus(pin, found.framework, Version(pin.version or ""), database, target, where)
+        except InvalidVersion:
+            predates = None
+        if predates is not None:
+            return predates  # a release between the channel's recorded ones, older than every pip torch
         return Judged(pin, failure=f"{where} has no {pin.shown} release in the compatibility database "
                       f"{database.version}", failure_id="CHK-RELEASE-UNKNOWN", severity="warning")
     release = found.release
-    predates = _predates_the_gpus(pin, release, database, target, where)
+    predates = _predates_the_gpus(pin, release.framework, release.version, database, target, where)
     if predates is not None:
         return predates
     on_platform = tuple(b for b in found.builds if target.platform in b.platforms)
@@ -670,21 +676,22 @@ def older_than_database(pin: Pin, database: Database, target: Target, framework:
         f"(oldest {oldest}): its Python, platform, driver and GPU support were not checked"))
 
 
-def _predates_the_gpus(pin: Pin, release, database: Database, target: Target, where: str) -> Judged | None:
+def _predates_the_gpus(pin: Pin, framework: str, version: Version, database: Database, target: Target,
+                       where: str) -> Judged | None:
     """A conda torch release older than every pip release in torch.yaml, whose builds' arch lists the database has
     not got (they are checked through the pip wheel of the same CUDA): where no pip torch up to a later release has
     code for the target's GPUs, this older one has none either (a release never gains architectures)."""
-    if release.framework != "torch" or not target.gpus or database.torch_release(str(release.version)) is not None:
+    if framework != "torch" or not target.gpus or database.torch_release(str(version)) is not None:
         return None
     oldest = _oldest_known(database, "torch")
-    if oldest is None or release.version >= oldest:
+    if oldest is None or version >= oldest:
         return None
     first = _first_release_for_gpus(database, target, "torch")
     if first is None or first <= oldest:
         return None
     gpus = ", ".join(f"{g.name} ({g.compute_capability.sm})" for g in target.gpus)
     return Judged(pin, failure_id="CHK-TARGET-GPU", failure=(
-        f"{where}'s torch {release.version} is older than every pip torch in the compatibility database "
+        f"{where}'s torch {version} is older than every pip torch in the compatibility database "
         f"{database.version} (oldest {oldest}), and the oldest torch there with code for {gpus} is {first}, so this "
         "one has none"))
 
