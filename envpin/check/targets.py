@@ -622,13 +622,14 @@ def _conda_judged(pin: Pin, contents: Contents, database: Database, target: Targ
         return Judged(pin, failure=f"{where} has no {pin.shown} release in the compatibility database "
                       f"{database.version}", failure_id="CHK-RELEASE-UNKNOWN", severity="warning")
     release = found.release
-    predates = _predates_the_gpus(pin, release.framework, release.version, database, target, where)
-    if predates is not None:
-        return predates
     on_platform = tuple(b for b in found.builds if target.platform in b.platforms)
     if not on_platform and found.strategy == PYTORCH_CHANNEL and release.cuda_package \
             and found.why.startswith(release.cuda_package) and target.platform in release.cpu:
         return None  # no CUDA build for that X.Y: conda takes the CPU build, which CHK-CONDA-WIRING reports
+    predates = _predates_the_gpus(pin, release.framework, release.version, database, target, where,
+                                  gpu_builds=any(b.kind == "cuda" for b in on_platform))
+    if predates is not None:
+        return predates
     if not found.builds:
         return Judged(pin, failure=f"{where} has no {release.framework} {release.version} build for {found.why}")
     if not on_platform:
@@ -677,10 +678,11 @@ def older_than_database(pin: Pin, database: Database, target: Target, framework:
 
 
 def _predates_the_gpus(pin: Pin, framework: str, version: Version, database: Database, target: Target,
-                       where: str) -> Judged | None:
+                       where: str, gpu_builds: bool = True) -> Judged | None:
     """A conda torch release older than every pip release in torch.yaml, whose builds' arch lists the database has
     not got (they are checked through the pip wheel of the same CUDA): where no pip torch up to a later release has
-    code for the target's GPUs, this older one has none either (a release never gains architectures)."""
+    code for the target's GPUs, this older one has none either (a release never gains architectures); elsewhere
+    its CUDA builds' GPU code is not known, which is said (a warning), not passed over."""
     if framework != "torch" or not target.gpus or database.torch_release(str(version)) is not None:
         return None
     oldest = _oldest_known(database, "torch")
@@ -688,7 +690,12 @@ def _predates_the_gpus(pin: Pin, framework: str, version: Version, database: Dat
         return None
     first = _first_release_for_gpus(database, target, "torch")
     if first is None or first <= oldest:
-        return None
+        if not gpu_builds:
+            return None  # a CPU build: no GPU code to know
+        return Judged(pin, failure_id="CHK-RELEASE-UNKNOWN", severity="warning", failure=(
+            f"{where}'s torch {version} is older than every pip torch in the compatibility database "
+            f"{database.version} (oldest {oldest}), whose arch lists stand in for the channel's builds: the GPU code "
+            "of its CUDA builds is not recorded, so the GPU was not checked"))
     gpus = ", ".join(f"{g.name} ({g.compute_capability.sm})" for g in target.gpus)
     return Judged(pin, failure_id="CHK-TARGET-GPU", failure=(
         f"{where}'s torch {version} is older than every pip torch in the compatibility database "
