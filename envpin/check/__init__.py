@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from envpin.base.limits import LimitExceeded, check_entries_per_package
+from envpin.check.conda_wiring import pytorch_channel_wiring
 from envpin.check.formats import KINDS, kind_of, read_contents
 from envpin.readers.model import Contents, FileReport, MalformedFile, Problem, UnreadableInclude
 from envpin.readers.rules import (
@@ -153,6 +154,7 @@ def check_contents(
         problems += numpy_requires(contents, database, sorted({t.target.python for t in targets if t.target.python}))
         problems += plan_bounds(contents, database)
         problems += cuda_library_pins(contents, database)
+        problems += pytorch_channel_wiring(contents, database, sorted({t.target.platform for t in targets}))
         if targets:
             # the target checks import the resolver's builds and verdicts: only a check with targets pays for them
             from envpin.check.targets import target_fit  # noqa: PLC0415

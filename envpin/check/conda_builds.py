@@ -86,7 +86,7 @@ def candidates(pin: Pin, contents: Contents, database: Database) -> CondaCandida
     builds = conda_release_builds(database, release)
     if pin.build and pin.build.strip("*") == "cuda":  # `cuda*` (pixi's pytorch-gpu): any CUDA build, never the CPU one
         builds = [b for b in builds if b.kind == "cuda"]
-    cuda, why = _chosen_cuda(pin, contents, strategy)
+    cuda, why = _chosen_cuda(pin, contents, strategy, release.cuda_package)
     if cuda == "cpu":
         return CondaCandidates(pin, framework, strategy, release, tuple(b for b in builds if b.kind == "cpu"), True, why)
     if cuda is not None:
@@ -140,8 +140,10 @@ def oldest_release(database: Database, strategy: str, framework: str) -> Version
     return min(versions) if versions else None
 
 
-def _chosen_cuda(pin: Pin, contents: Contents, strategy: str) -> tuple[str | None, str]:
-    """"cpu", a CUDA X.Y (conda-forge's build string: only the digits, `cuda120` = 12.0), or None."""
+def _chosen_cuda(pin: Pin, contents: Contents, strategy: str, wiring: str | None = None) -> tuple[str | None, str]:
+    """"cpu", a CUDA X.Y (conda-forge's build string: only the digits, `cuda120` = 12.0), or None. On the pytorch
+    channel only the release's own wiring package (`wiring`: cudatoolkit up to 1.12, pytorch-cuda from 1.13)
+    chooses a build; the other one beside it chooses nothing (envpin.check.conda_wiring says so)."""
     build = (pin.build or "").lstrip("*")
     if build:
         if re.search(r"(^|_)cpu(_|\*|$)", build):
@@ -158,8 +160,8 @@ def _chosen_cuda(pin: Pin, contents: Contents, strategy: str) -> tuple[str | Non
             return "cpu", "cpuonly beside it"
         cuda = re.match(r"^(\d+\.\d+)(\.\d+)*$", other.version or "") if other.name in _CUDA_PINS else None
         if cuda:  # `pytorch-cuda=11.7.0`, `cudatoolkit=11.3.1`: the builds are named by CUDA X.Y
-            if strategy == PYTORCH_CHANNEL and other.name == "cuda-version":
-                continue  # the pytorch channel's builds are chosen by pytorch-cuda / cudatoolkit, not cuda-version
+            if strategy == PYTORCH_CHANNEL and (other.name == "cuda-version" or wiring and other.name != wiring):
+                continue  # the pytorch channel's builds are chosen by their wiring package, not cuda-version
             return cuda.group(1), f"{other.shown} beside it"
     return None, ""
 

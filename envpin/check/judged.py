@@ -35,10 +35,14 @@ class Judged(Record):
 def tensorflow_build_for(pin: Pin, builds: list[Build], target: Target) -> Build:
     """The TensorFlow build a pip pin installs on the target: `tensorflow[and-cuda]` (Linux, 2.14 on), the plain
     wheel's GPU support where TensorFlow built one for the platform (Linux up to 2.13 and native Windows up to
-    2.10, with a system or conda CUDA), else the CPU build; `tensorflow-cpu` is always the CPU build."""
+    2.10, with a system or conda CUDA), else the CPU build; `tensorflow-cpu` is always the CPU build, and so is
+    `tensorflow` where the release's GPU build is another project (`gpu_package`: tensorflow-gpu before 2.1)."""
     cpu = builds[-1]
     if pin.name == "tensorflow-cpu":
         return cpu
+    gpu_package = cpu.tensorflow_release.gpu_package.get(target.platform)
+    if gpu_package is not None and pin.name != gpu_package:
+        return cpu  # 1.15.2-2.0.4: `tensorflow` is the CPU build, tensorflow-gpu the GPU one
     if "and-cuda" in pin.extras:
         return next((b for b in builds if b.flavor == "and-cuda"), cpu)
     return next((b for b in builds if b.flavor == "cuda" and target.platform in b.platforms), cpu)

@@ -28,8 +28,17 @@ from envpin.readers.rules import (
     torch_release_of,
 )
 from envpin.readers.variants import TORCH_FAMILY, jax_cuda_major, local_variant, split_local
-from envpin.resolver.builds import CHANNEL_NAMES, Build, builds_of, jax_builds, tensorflow_builds, torch_build
+from envpin.resolver.builds import (
+    CHANNEL_NAMES,
+    Build,
+    builds_of,
+    jax_builds,
+    jaxlib_find_links_build,
+    tensorflow_builds,
+    torch_build,
+)
 from envpin.resolver.fitness import Rejection, Verdict, assess, other_vendors_build
+from envpin.resolver.request import PYTORCH_CHANNEL
 from envpin.resolver.target import Target
 from envpin.vocabulary.markers import marker_holds
 
@@ -291,6 +300,9 @@ def _local_cuda_jaxlib(contents: Contents, check_target: CheckTarget) -> list[Pr
             if match:
                 built_for = (f"{pin.shown} is", f"CUDA {int(match.group(1))}",
                              f"cuDNN {match.group(2)}.{match.group(3)}")
+            old_style = _JAXLIB_FIND_LINKS_LOCAL.match(split_local(pin.version)[1] or "")
+            if old_style:  # jaxlib 0.1.x `+cuda111`: CUDA 11.1, and a cuDNN its name does not give
+                built_for = (f"{pin.shown} is", f"CUDA {int(old_style.group(1))}.{old_style.group(2)}", "cuDNN")
         elif pin.name == "jax":
             match = next(filter(None, (_JAX_LOCAL_EXTRA.match(e) for e in sorted(pin.extras))), None)
             if match:
@@ -298,14 +310,16 @@ def _local_cuda_jaxlib(contents: Contents, check_target: CheckTarget) -> list[Pr
         if built_for is None or _pip_cuda_beside(contents, pin):
             continue
         what, cuda, cudnn = built_for
-        major = cuda.split()[1]
+        major = cuda.split()[1].split(".")[0]
+        newer = f"`jax[cuda{major}_pip]` (the same jaxlib with NVIDIA's wheels), or a `jax[cuda{major}]` whose " \
+                "plugin and NVIDIA wheels come from PyPI" if "." not in cuda else \
+                "a newer JAX: `jax[cuda12]` installs its plugin and NVIDIA's CUDA wheels from PyPI"
         problems.append(problem(
             "CHK-TARGET-SYSTEM-CUDA", pin.where,
             f"{check_target.name}: {what} JAX's CUDA jaxlib of its find-links page, which loads {cuda} and "
             f"{cudnn} from the system: it brings neither and the file lists no nvidia-* wheel that would, so "
             "without them JAX runs on the CPU only",
-            f"install {cuda} and {cudnn} on the machine, or take `jax[cuda{major}_pip]` (the same jaxlib with "
-            f"NVIDIA's wheels), or a `jax[cuda{major}]` whose plugin and NVIDIA wheels come from PyPI"))
+            f"install {cuda} and {cudnn} on the machine, or take {newer}"))
     return problems
 
 
@@ -476,8 +490,8 @@ def _target_builds(contents: Contents, database: Database, target: Target, pytho
                 if judged is not None:
                     yield judged
             continue
-        if pin.name not in PIP_FRAMEWORKS or (pin.name == "jaxlib" and has_jax):
-            continue
+        if pin.name not in PIP_FRAMEWORKS or (pin.name == "jaxlib" and has_jax and not _names_find_links_build(pin)):
+            continue  # jax's own pin decides its jaxlib, unless the jaxlib names a find-links CUDA build
         if not pin.version:
             # a range, or no version at all: the installer takes the newest build the indexes offer there
             if pin.label and not pin.label.startswith(("git+", "http", "file:", ".", "/")) and "@" not in pin.label:
@@ -526,6 +540,9 @@ def _pip_judged(pin: Pin, contents: Contents, database: Database, target: Target
             return older_than_database(pin, database, target, "tensorflow", version)
         return Judged(pin, (tensorflow_build_for(pin, tensorflow_builds(release), target),),
                       explicit_cpu=pin.name == "tensorflow-cpu")
+    find_links = _find_links_jaxlib(pin, database)
+    if find_links is not None:
+        return find_links
     release = jax_release_of(database, version)
     if release is None:
         return older_than_database(pin, database, target, "jax", version)
@@ -535,6 +552,42 @@ def _pip_judged(pin: Pin, contents: Contents, database: Database, target: Target
     if build is None:
         return Judged(pin, failure=f"jax {release.version} has no [{flavor}] build")
     return Judged(pin, (build,), explicit_cpu=not {"cpu", "tpu"}.isdisjoint(pin.extras))  # jax[tpu]: for TPUs
+
+
+_JAXLIB_FIND_LINKS_LOCAL = re.compile(r"^cuda(\d{2})(\d)$")  # +cuda111: CUDA 11.1 (jaxlib 0.1.x)
+
+
+def _names_find_links_build(pin: Pin) -> bool:
+    return bool(pin.version and _JAXLIB_FIND_LINKS_LOCAL.match(split_local(pin.version)[1] or ""))
+
+
+def _find_links_jaxlib(pin: Pin, database: Database) -> Judged | None:
+    """`jaxlib==0.1.69+cuda111`: the find-links build it names (jax.yaml `find_links:`), or why there is none; None
+    for any other jax pin."""
+    if pin.name != "jaxlib" or not pin.version:
+        return None
+    public_version, local = split_local(pin.version)
+    match = _JAXLIB_FIND_LINKS_LOCAL.match(local or "")
+    if match is None:
+        return None
+    cuda = f"{int(match.group(1))}.{match.group(2)}"
+    try:
+        wanted = Version(public_version)
+    except InvalidVersion:
+        return None
+    releases = database.jaxlib_find_links
+    release = next((r for r in releases if r.version == wanted), None)
+    if release is None:
+        known = f"{releases[-1].version}-{releases[0].version}" if releases else "none"
+        return Judged(pin, failure=f"jaxlib {public_version}+{local} of JAX's find-links page is not in the "
+                      f"compatibility database {database.version} (its find-links jaxlib: {known}): its Python, "
+                      "driver and GPU support were not checked", failure_id="CHK-RELEASE-UNKNOWN", severity="warning")
+    if cuda not in release.cuda:
+        built = ", ".join(f"+{release.local_version(c)}" for c in release.cuda)
+        return Judged(pin, failure_id="CHK-BUILD-UNKNOWN", failure=(
+            f"JAX's find-links page ({release.url}) has no jaxlib {release.version}+{local}: its CUDA builds are "
+            f"{built}"))
+    return Judged(pin, (jaxlib_find_links_build(release, cuda),))
 
 
 def _conda_judged(pin: Pin, contents: Contents, database: Database, target: Target) -> Judged | None:
@@ -560,14 +613,33 @@ def _conda_judged(pin: Pin, contents: Contents, database: Database, target: Targ
         if older:
             return older_than_database(pin, database, target, found.framework, pin.version or "", channel=where,
                                        oldest=oldest)
+        try:
+            predates = _predates_the_gpus(pin, found.framework, Version(pin.version or ""), database, target, where)
+        except InvalidVersion:
+            predates = None
+        if predates is not None:
+            return predates  # a release between the channel's recorded ones, older than every pip torch
         return Judged(pin, failure=f"{where} has no {pin.shown} release in the compatibility database "
                       f"{database.version}", failure_id="CHK-RELEASE-UNKNOWN", severity="warning")
     release = found.release
+    on_platform = tuple(b for b in found.builds if target.platform in b.platforms)
+    if not on_platform and found.strategy == PYTORCH_CHANNEL and release.cuda_package \
+            and found.why.startswith(release.cuda_package) and target.platform in release.cpu:
+        return None  # no CUDA build for that X.Y: conda takes the CPU build, which CHK-CONDA-WIRING reports
+    predates = _predates_the_gpus(pin, release.framework, release.version, database, target, where,
+                                  gpu_builds=any(b.kind == "cuda" for b in on_platform))
+    if predates is not None:
+        return predates
     if not found.builds:
         return Judged(pin, failure=f"{where} has no {release.framework} {release.version} build for {found.why}")
-    on_platform = tuple(b for b in found.builds if target.platform in b.platforms)
     if not on_platform:
         asked = f" as {found.why} asks" if found.why else ""
+        doubt = release.provenance.doubt_on(target.platform)
+        if doubt and release.provenance.unverified_on:
+            # the channel's files for this platform were not read: the record names what install commands say
+            return Judged(pin, failure=f"{where}'s {release.framework} {release.version} build{asked} for "
+                          f"{target.platform} is not in the compatibility database, whose builds there are not read "
+                          f"from the channel ({doubt})", severity="warning")
         return Judged(pin, failure=f"{where} has no {release.framework} {release.version} build{asked} for "
                       f"{target.platform}")
     note = f"{pin.shown} ({found.why})" if found.why else ""
@@ -636,6 +708,32 @@ def _fits_gpus(database: Database, target: Target, build) -> bool:
     ignore = frozenset({"python", "driver", "installable"})
     return build.kind == "cuda" and assess(database, target, build, policy="minor", allowed_kinds=ALL_KINDS,
                                            ignore=ignore).fits
+
+
+def _predates_the_gpus(pin: Pin, framework: str, version: Version, database: Database, target: Target,
+                       where: str, gpu_builds: bool = True) -> Judged | None:
+    """A conda torch release older than every pip release in torch.yaml, whose builds' arch lists the database has
+    not got (they are checked through the pip wheel of the same CUDA): where no pip torch up to a later release has
+    code for the target's GPUs, this older one has none either (a release never gains architectures); elsewhere
+    its CUDA builds' GPU code is not known, which is said (a warning), not passed over."""
+    if framework != "torch" or not target.gpus or database.torch_release(str(version)) is not None:
+        return None
+    oldest = _oldest_known(database, "torch")
+    if oldest is None or version >= oldest:
+        return None
+    first = _first_release_for_gpus(database, target, "torch")
+    if first is None or first <= oldest:
+        if not gpu_builds:
+            return None  # a CPU build: no GPU code to know
+        return Judged(pin, failure_id="CHK-RELEASE-UNKNOWN", severity="warning", failure=(
+            f"{where}'s torch {version} is older than every pip torch in the compatibility database "
+            f"{database.version} (oldest {oldest}), whose arch lists stand in for the channel's builds: the GPU code "
+            "of its CUDA builds is not recorded, so the GPU was not checked"))
+    gpus = ", ".join(f"{g.name} ({g.compute_capability.sm})" for g in target.gpus)
+    return Judged(pin, failure_id="CHK-TARGET-GPU", failure=(
+        f"{where}'s torch {version} is older than every pip torch in the compatibility database "
+        f"{database.version} (oldest {oldest}), and the oldest torch there with code for {gpus} is {first}, so this "
+        "one has none"))
 
 
 def _oldest_known(database: Database, framework: str) -> Version | None:
@@ -708,6 +806,7 @@ def _scope_excludes(pin: Pin, target: Target, *, python_known: bool = True) -> b
 
 
 def _solve_fix(pin: Pin, check_target: CheckTarget) -> str:
-    framework = "torch" if pin.name in TORCH_FAMILY else pin.name
+    # the framework `solve` knows (tensorflow-gpu, tensorflow-cpu: tensorflow; jaxlib: jax), not the project's name
+    framework = "torch" if pin.name in TORCH_FAMILY else PIP_FRAMEWORKS.get(pin.name, pin.name)
     flags = f" {check_target.flags}" if check_target.flags else ""
     return f"regenerate the pins for it: `envpin solve --framework {framework}{flags}`"

@@ -170,6 +170,9 @@ def check_resolve_options(args: argparse.Namespace) -> ResolveOptions | None:
             if given:
                 raise EnvpinInputError(f"{flag} is for --resolve (the file's lines resolved by uv)")
         return None
+    from envpin.app.planning import checked_index_url  # noqa: PLC0415 - see the note on imports above
+    from envpin.lock.options import ResolveOptions  # noqa: PLC0415
+
     index_url = checked_index_url(args.index_url, "--index-url", args.allow_insecure_index) if args.index_url else None
     return ResolveOptions(index_url=index_url, offline=args.offline)
 

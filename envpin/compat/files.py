@@ -23,7 +23,7 @@ PARTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "torch": (("torch.yaml", "rocm.yaml", "amd_gpus.yaml", "xpu.yaml", "mps.yaml"),
               ("torch_releases", "arch_sets", "accelerators")),
     "tensorflow": (("tensorflow.yaml",), ("tensorflow_releases", "tensorflow_metal", "tensorflow_amd_wheels")),
-    "jax": (("jax.yaml",), ("jax_releases",)),
+    "jax": (("jax.yaml",), ("jax_releases", "jaxlib_find_links")),
     "conda": (("conda.yaml",), ("conda_releases",)),
     "tied": (("tied.yaml",), ("tied_releases", "built_from_source", "release_files")),
     # read by a solve only for a target whose C library or free-threaded Python a wheel's tags decide

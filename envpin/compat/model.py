@@ -450,6 +450,23 @@ class AcceleratorTables(Record):
 
 
 @record
+class JaxlibFindLinksRelease(Record):
+    """One jaxlib release of JAX's own find-links page (jax.yaml `find_links:`): its `+cudaXYZ` builds, which PyPI
+    never had (`jaxlib==0.1.69+cuda111 -f https://storage.googleapis.com/jax-releases/jax_releases.html`)."""
+
+    version: Version
+    cuda: tuple[str, ...]  # CUDA X.Y of its +cudaXYZ builds, oldest first
+    python: tuple[str, ...]  # CPython minors built
+    platforms: tuple[str, ...]
+    url: str  # the find-links page
+    provenance: Provenance
+
+    def local_version(self, cuda: str) -> str:
+        """`cuda111` for CUDA 11.1: the local version of that build."""
+        return "cuda" + cuda.replace(".", "")
+
+
+@record
 class Database(Record):
     version: str
     sources: Mapping[str, Source]
@@ -462,6 +479,7 @@ class Database(Record):
     tensorflow_metal: tuple[MetalPlugin, ...] = ()  # tensorflow.yaml `metal:`, newest first
     tensorflow_amd_wheels: tuple[AmdTensorflowWheels, ...] = ()  # tensorflow.yaml `amd_wheels:`, newest ROCm first
     jax_releases: tuple[JaxRelease, ...] = ()  # newest first
+    jaxlib_find_links: tuple[JaxlibFindLinksRelease, ...] = ()  # jax.yaml `find_links:`, newest first
     conda_releases: tuple[CondaRelease, ...] = ()  # conda.yaml: builds per channel strategy, newest first
     accelerators: AcceleratorTables = AcceleratorTables()  # rocm.yaml, amd_gpus.yaml, xpu.yaml
     jetson: Mapping[str, JetsonSupport] = NEW_DICT  # framework -> what runs on Jetson (Tegra) GPUs (gpus.yaml)
@@ -592,6 +610,9 @@ class TensorflowRelease(Record):
     numpy_below_2: tuple[str, ...] = ()  # platforms whose wheels need numpy<2 and do not say so (NumPy 1.x ABI)
     rocm: tuple[RocmFrameworkBuild, ...] = ()  # tensorflow-rocm on PyPI for this release
     numpy: NumpyRequirement | None = None  # its wheels' own Requires-Dist on numpy (tensorflow, tensorflow-cpu alike)
+    # platform -> the PyPI project whose wheels are the GPU build, where `tensorflow`'s are CPU-only (tensorflow-gpu,
+    # 1.15.2-2.0.4); absent: `tensorflow` is the GPU build there
+    gpu_package: Mapping[str, str] = NEW_DICT
 
 
 @record

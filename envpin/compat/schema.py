@@ -38,6 +38,7 @@ from envpin.compat.model import (
     GpuModel,
     IndexBuildTags,
     JaxExtra,
+    JaxlibFindLinksRelease,
     JaxRelease,
     JetpackRelease,
     JetsonSupport,
@@ -322,7 +323,28 @@ def _jax_part(version: str, roots: dict[str, _Node], base: Mapping[str, Any], pr
     cited = _Citations(base["sources"])
     releases = _jax_releases(roots["jax.yaml"].child("releases"), cited, _rocm_gfx_sets(roots["jax.yaml"], cited))
     _check_added(version, "jax.yaml", releases, problems)
-    return {"jax_releases": tuple(sorted(releases, key=lambda r: r.version, reverse=True))}
+    find_links = _jaxlib_find_links(roots["jax.yaml"].child("find_links"), cited, base["toolkits"]) \
+        if roots["jax.yaml"].has("find_links") else []
+    return {"jax_releases": tuple(sorted(releases, key=lambda r: r.version, reverse=True)),
+            "jaxlib_find_links": tuple(sorted(find_links, key=lambda r: r.version, reverse=True))}
+
+
+def _jaxlib_find_links(node: _Node, cited: _Citations, toolkits: Mapping[str, Any]) -> list[JaxlibFindLinksRelease]:
+    """jax.yaml `find_links: {url, jaxlib: [...]}`: the +cudaXYZ jaxlib builds of JAX's own find-links page."""
+    node.only(("url", "jaxlib"))
+    url = node.child("url").string(re.compile(r"^https://"), "an https:// URL")
+    found = []
+    for record, version in _releases(node.child("jaxlib"), "jaxlib (find-links)"):
+        record.only(("version", "cuda", "python", "platforms", *_PROVENANCE_KEYS))
+        cuda = record.child("cuda").strings(_CUDA, "a CUDA x.y version")
+        for position, text in enumerate(cuda):
+            if text not in toolkits:
+                record.child("cuda").child(position).fail(f"CUDA {text} is not in cuda.yaml toolkits")
+        found.append(JaxlibFindLinksRelease(
+            version=version, cuda=tuple(sorted(cuda, key=lambda t: tuple(map(int, t.split("."))))),
+            python=record.child("python").strings(_PYTHON, "a Python minor such as \"3.9\""),
+            platforms=record.child("platforms").platforms(), url=url, provenance=cited.provenance(record)))
+    return found
 
 
 def _rocm_gfx_sets(root: _Node, cited: _Citations) -> dict[str, GfxList]:
@@ -1000,6 +1022,18 @@ def _is_specifier(text: str) -> bool:
 # ---------------------------------------------------------------- TensorFlow and JAX
 
 
+def _gpu_package(record: _Node, gpu: Mapping[str, TensorflowGpuBuild]) -> dict[str, str]:
+    """Optional `gpu_package: {platform: tensorflow-gpu}`: where only that project's wheels are the GPU build."""
+    if not record.has("gpu_package"):
+        return {}
+    table = {}
+    for platform, name in record.child("gpu_package").items():
+        if platform not in gpu:
+            name.fail(f"{platform!r} has no gpu: record, so no GPU package")
+        table[platform] = name.string(re.compile(r"^tensorflow-gpu$"), "tensorflow-gpu")
+    return table
+
+
 def _tensorflow_releases(node: _Node, cited: _Citations, sets: dict[str, GfxList]) -> list[TensorflowRelease]:
     releases = []
     for record, version in _releases(node, "tensorflow"):
@@ -1027,6 +1061,7 @@ def _tensorflow_releases(node: _Node, cited: _Citations, sets: dict[str, GfxList
                 cpu_package={p: n.string() for p, n in record.child("cpu_package").items()}
                 if record.has("cpu_package")
                 else {},
+                gpu_package=_gpu_package(record, gpu),
                 provenance=cited.provenance(record),
                 known_issues=_known_issues(record.child("known_issues"), cited),
                 added=_added(record),

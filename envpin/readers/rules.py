@@ -91,6 +91,7 @@ PROBLEMS: dict[str, tuple[str, str]] = {
     "CHK-SOLVE-ASSUMED": ("info", "with --solve: a fact of the target was not given and a documented default was assumed (glibc 2.28, as pixi and conda-lock)"),
     "CHK-RESOLVE-CONFLICT": ("error", "with --resolve: uv resolves no environment of the file's lines for the target (uv's reason, in one line)"),
     "CHK-NOT-RESOLVED": ("warning", "with --resolve: uv could not be asked (offline without its cache, an index that does not answer): the lines were not resolved end to end"),
+    "CHK-CONDA-WIRING": ("error", "a pytorch-channel pytorch whose CUDA package beside it gets no CUDA build: a cudatoolkit X.Y the release was not built for, cudatoolkit beside 1.13+ (pytorch-cuda's era), pytorch-cuda without the nvidia channel; conda installs the CPU build, or cannot solve"),
     "CHK-CONDA-UNSOLVABLE": ("error", "with --solve: the environment.yml does not solve for the target's virtual packages (py-rattler)"),
     "CHK-LOCK-STALE": ("error", "a lock that no longer matches the manifest beside it (poetry's content-hash, pdm's content_hash, Pipfile.lock's hash, uv.lock's locked requirements, pixi.lock's environments and platforms): the tool's own check fails; refresh it with the tool's lock command"),
     "CHK-DATABASE-NEWS": ("warning", "the file was made with an older compatibility database, which has since learned something about its pins"),

@@ -25,6 +25,7 @@ from envpin.compat.model import (
     CondaRelease,
     Database,
     GfxList,
+    JaxlibFindLinksRelease,
     JaxRelease,
     NumpyRequirement,
     Provenance,
@@ -82,7 +83,8 @@ class Build(Record):
     provenance: tuple[Provenance, ...] = field(repr=False)
     # The database record, for the emitters' details: a pip torch build's release and variant, a pip TensorFlow or
     # JAX build's release, a conda build's release (the properties below give each one as its type)
-    record: tuple[TorchRelease, Variant] | TensorflowRelease | JaxRelease | CondaRelease = field(repr=False)
+    record: tuple[TorchRelease, Variant] | TensorflowRelease | JaxRelease | CondaRelease | JaxlibFindLinksRelease = \
+        field(repr=False)
     cuda: str | None = None  # "12.4", or only the major ("12") where that is all the framework states
     min_driver: Mapping[str, str] = field(default_factory=dict)  # os -> the framework's own stated minimum
     archs: Mapping[str, ArchList] = field(default_factory=dict, repr=False)  # platform -> arch list (torch)
@@ -165,6 +167,8 @@ class Build(Record):
         extras = f"[{','.join(self.extras)}]" if self.extras else ""
         if self.rocm_build is not None:
             return f"{self.rocm_build.package}{extras} {self.rocm_build.pin}"
+        if isinstance(self.record, JaxlibFindLinksRelease):
+            return f"jaxlib {self.version}+{self.flavor}"  # a find-links build is named by its local version
         return f"{self.framework}{extras} {self.version}" + (" (CPU)" if self.kind == "cpu" and not extras else "")
 
 
@@ -360,6 +364,22 @@ def jax_builds(release: JaxRelease) -> list[Build]:
         )
     )
     return builds
+
+
+def jaxlib_find_links_build(release: JaxlibFindLinksRelease, cuda: str) -> Build:
+    """`jaxlib==0.1.69+cuda111` from JAX's find-links page: a CUDA build that loads CUDA and cuDNN from the system."""
+    return Build(
+        framework="jax",
+        version=release.version,
+        flavor=release.local_version(cuda),
+        kind="cuda",
+        platforms=release.platforms,
+        pythons={p: release.python for p in release.platforms},
+        provenance=(release.provenance,),
+        cuda=cuda,
+        record=release,
+        toolkit_known=True,  # the local version names the CUDA X.Y it was built with
+    )
 
 
 # The builds of the last database asked about, per (framework, channel): a solve asks for them several times

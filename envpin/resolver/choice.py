@@ -504,12 +504,16 @@ def _tensorflow_package(target: Target, build: Build, release) -> tuple[PinnedPa
         )
         return PinnedPackage("tensorflow", version, None, ("and-cuda",)), [reason], []
     if build.flavor == "cuda":
-        reason = f"tensorflow {version} was tested with CUDA {gpu.cuda} and cuDNN {gpu.cudnn}"
+        # before 2.1 the GPU build is its own project (tensorflow-gpu): `tensorflow` there is the CPU build
+        name = release.gpu_package.get(target.platform, "tensorflow")
+        reason = f"{name} {version} was tested with CUDA {gpu.cuda} and cuDNN {gpu.cudnn}"
+        if name != "tensorflow":
+            reason += f" (tensorflow {version} is TensorFlow's CPU build)"
         if gpu.conda:
             step = f"conda install -c conda-forge {gpu.conda}"
-            return PinnedPackage("tensorflow", version, None), [reason], [f"before pip: {step}"]
-        step = f"install CUDA {gpu.cuda} and cuDNN {gpu.cudnn} on the system (tensorflow {version} has no [and-cuda] extra)"
-        return PinnedPackage("tensorflow", version, None), [reason], [step]
+            return PinnedPackage(name, version, None), [reason], [f"before pip: {step}"]
+        step = f"install CUDA {gpu.cuda} and cuDNN {gpu.cudnn} on the system ({name} {version} has no [and-cuda] extra)"
+        return PinnedPackage(name, version, None), [reason], [step]
     package = release.cpu_package.get(target.platform, "tensorflow")
     return PinnedPackage(package, version, None), [f"{package} {version} is TensorFlow's CPU build"], []
 

@@ -48,8 +48,9 @@ def test_a_pytorch_channel_build_string_decides_the_cuda(database):
 
 
 def test_a_conda_release_older_than_the_database_is_an_error_where_the_gpu_is_newer_and_a_warning_otherwise(database):
-    text = ("channels: [pytorch, conda-forge]\ndependencies:\n  - python=3.8\n  - pytorch=1.11.0\n"
-            "  - cudatoolkit=11.3\n  - torchvision\n")
+    # the pytorch channel's releases are recorded back to 1.8.0: 1.7.1 (cudatoolkit 11.0) is older
+    text = ("channels: [pytorch, conda-forge]\ndependencies:\n  - python=3.8\n  - pytorch=1.7.1\n"
+            "  - cudatoolkit=11.0\n  - torchvision\n")
     [gpu] = problems(database, text, "environment.yml", **RTX_5090)
     assert gpu.id == "CHK-TARGET-GPU" and "older than every release" in gpu.message and "2.7.0" in gpu.message
     [old] = problems(database, text, "environment.yml", **GTX_1080_TI_WINDOWS)
@@ -222,3 +223,95 @@ def test_a_rocm_build_on_an_nvidia_only_machine_is_a_gpu_it_cannot_use(database)
              '[tool.uv.sources]\ntorch = [{ index = "rocm", extra = "rocm" }]\n'
              '[[tool.uv.index]]\nname = "rocm"\nurl = "https://download.pytorch.org/whl/rocm6.3"\nexplicit = true\n')
     assert found(database, extra, "pyproject.toml", **RTX_5090) == []
+
+
+# The pytorch channel's wiring (conda.yaml, from the channel's linux-64 repodata copied in conda/rattler's test-data
+# and pytorch/builder conda/build_pytorch.sh): a CUDA build depends on cudatoolkit of its X.Y up to 1.12, on
+# pytorch-cuda of its X.Y from 1.13; the CPU build on neither.
+V100_LINUX: dict = dict(os="linux", arch="x86_64", driver="470.82.01", gpus=("Tesla V100-SXM2-16GB",), python="3.8")
+V100_WINDOWS: dict = dict(os="windows", arch="x86_64", driver="472.12", gpus=("Tesla V100-SXM2-16GB",), python="3.8")
+
+
+def test_a_cudatoolkit_the_release_was_not_built_for_gets_the_cpu_build(database):
+    # previous-versions.md's own v1.9.0 command names cudatoolkit=11.3; the channel's 1.9.0 builds are 10.2 and 11.1
+    text = ("channels: [pytorch, conda-forge]\ndependencies:\n  - python=3.8\n  - pytorch=1.9.0\n"
+            "  - torchvision=0.10.0\n  - cudatoolkit=11.3\n")
+    [wiring] = problems(database, text, "environment.yml", **V100_LINUX)
+    assert (wiring.id, wiring.severity, wiring.where) == ("CHK-CONDA-WIRING", "error", "dependencies[1]")
+    assert "no CUDA 11.3 build" in wiring.message and "CPU one" in wiring.message and "10.2, 11.1" in wiring.message
+    assert "cudatoolkit=11.1" in wiring.fix
+    # without a target too: it holds on every platform the release was built for
+    report = check_text("environment.yml", text, load_database=lambda: database)
+    assert [(p.id, p.severity) for p in report.problems] == [("CHK-CONDA-WIRING", "error")]
+
+
+def test_pytorch_1_11_with_cudatoolkit_11_1_has_a_cuda_build_on_linux_only(database):
+    # the channel's linux-64 files have pytorch-1.11.0-py3.X_cuda11.1_cudnn8.0.5_0; previous-versions.md gives Linux
+    # and Windows only cudatoolkit 10.2 and 11.3 for 1.11.0, so Windows is where 11.1 falls back to the CPU build
+    text = ("channels: [pytorch, conda-forge]\ndependencies:\n  - python=3.8\n  - pytorch=1.11.0\n"
+            "  - cudatoolkit=11.1\n")
+    assert "CHK-CONDA-WIRING" not in [p.id for p in problems(database, text, "environment.yml", **V100_LINUX)]
+    [wiring] = [p for p in problems(database, text, "environment.yml", **V100_WINDOWS) if p.id == "CHK-CONDA-WIRING"]
+    assert "windows-x86_64" in wiring.message and "cudatoolkit=11.3" in wiring.fix
+    assert wiring.severity == "warning" and "not read" in wiring.message  # the channel's win-64 files were not read
+    report = check_text("environment.yml", text, load_database=lambda: database)
+    assert [(p.id, p.severity) for p in report.problems] == [("CHK-CONDA-WIRING", "warning")]  # some platforms only
+
+
+def test_cudatoolkit_beside_pytorch_1_13_chooses_no_build(database):
+    # feilab-hust/LFMNR's README dependency list (cudatoolkit=11.7, pytorch=1.13.1), on the pytorch channel alone
+    text = ("channels: [pytorch, conda-forge]\ndependencies:\n  - python=3.8.8\n  - cudatoolkit=11.7\n"
+            "  - pytorch=1.13.1\n  - torchvision=0.14.1\n")
+    found = problems(database, text, "environment.yml", **V100_LINUX)
+    [wiring] = [p for p in found if p.id == "CHK-CONDA-WIRING"]
+    assert (wiring.severity, wiring.where) == ("error", "dependencies[2]")
+    assert "pytorch-cuda, not cudatoolkit" in wiring.message and "CPU build" in wiring.message
+    assert "pytorch-cuda=11.7" in wiring.fix and "-c nvidia" in wiring.fix
+    assert "CHK-TARGET-DRIVER" not in [p.id for p in found]  # no longer judged as the cuda11.7 build it never gets
+    # its create_environment.yml lists the nvidia channel: conda may then take a CUDA build, or not
+    with_nvidia = text.replace("[pytorch, conda-forge]", "[defaults, conda-forge, pytorch, nvidia]")
+    [warning] = [p for p in problems(database, with_nvidia, "environment.yml", **V100_LINUX) if p.id == "CHK-CONDA-WIRING"]
+    assert warning.severity == "warning"
+    # the right wiring is clean
+    right = with_nvidia.replace("cudatoolkit=11.7", "pytorch-cuda=11.7")
+    assert "CHK-CONDA-WIRING" not in [p.id for p in problems(database, right, "environment.yml", **V100_LINUX)]
+
+
+def test_pytorch_cuda_without_the_nvidia_channel_does_not_solve(database):
+    text = "channels: [pytorch, conda-forge]\ndependencies:\n  - pytorch=1.13.1\n  - pytorch-cuda=11.7\n"
+    [wiring] = problems(database, text, "environment.yml", **V100_LINUX)
+    assert (wiring.id, wiring.severity) == ("CHK-CONDA-WIRING", "error") and "nvidia channel" in wiring.fix
+
+
+# TensorFlow before 2.4 (tensorflow.yaml from tensorflow-gpu's PyPI wheels and their build_info.py): 2.3.0 was tested
+# with CUDA 10.1 / cuDNN 7.6 and compiled sm_35 sm_37 sm_52 sm_60 sm_61 compute_70
+TF_GPU_2_3 = "tensorflow-gpu==2.3.0\n"
+
+
+def test_tensorflow_gpu_2_3_needs_the_cuda_10_1_driver(database):
+    cuda_10_0_driver = dict(os="linux", arch="x86_64", driver="410.48", gpus=("Tesla V100-SXM2-16GB",), python="3.8")
+    found = problems(database, TF_GPU_2_3, "requirements.txt", **cuda_10_0_driver)
+    [driver] = [p for p in found if p.id == "CHK-TARGET-DRIVER"]
+    assert "418.39" in driver.message and "418.39" in driver.fix
+    assert "--framework tensorflow " in driver.fix  # solve's framework, not the project's name
+    assert "CHK-RELEASE-UNKNOWN" not in [p.id for p in found]
+
+
+def test_tensorflow_gpu_2_3_reaches_an_rtx_4090_through_its_compute_70_ptx_only(database):
+    rtx_4090 = dict(os="linux", arch="x86_64", driver="550.54.14", gpus=("NVIDIA GeForce RTX 4090",), python="3.8")
+    # no sm_89 cubin, but PTX a driver for CUDA 12.4 JITs, as for 2.4+ (compute_80): it runs, given the system CUDA
+    assert [(p.id, p.severity) for p in problems(database, TF_GPU_2_3, "requirements.txt", **rtx_4090)] == [
+        ("CHK-TARGET-SYSTEM-CUDA", "warning")]
+    [python] = problems(database, TF_GPU_2_3, "requirements.txt", **dict(rtx_4090, python="3.9"))
+    assert python.id == "CHK-TARGET-PYTHON" and "3.5–3.8" in python.message
+
+
+def test_before_2_1_plain_tensorflow_is_the_cpu_build_and_tensorflow_gpu_the_gpu_one(database):
+    v100 = dict(os="linux", arch="x86_64", driver="410.48", gpus=("Tesla V100-SXM2-16GB",), python="3.7")
+    [cpu] = problems(database, "tensorflow==2.0.0\n", "requirements.txt", **v100)
+    assert cpu.id == "CHK-TARGET-CPU-BUILD"
+    [system] = problems(database, "tensorflow-gpu==2.0.0\n", "requirements.txt", **v100)
+    assert system.id == "CHK-TARGET-SYSTEM-CUDA" and "CUDA 10.0" in system.message
+    # 1.15.0's plain tensorflow wheel was the GPU build (build_info.py is_cuda_build True), 1.15.2's is not
+    assert problems(database, "tensorflow==1.15.0\n", "requirements.txt", **v100)[0].id == "CHK-TARGET-SYSTEM-CUDA"
+    assert problems(database, "tensorflow==1.15.2\n", "requirements.txt", **v100)[0].id == "CHK-TARGET-CPU-BUILD"

@@ -287,6 +287,41 @@ def test_a_cuda_jaxlib_without_nvidia_wheels_needs_a_system_cuda(database):
     assert "CHK-TARGET-SYSTEM-CUDA" not in [i for i, _, _ in ids(database, CUDA_JAXLIB, cpu)]
 
 
+# jaxlib 0.1.x's find-links builds, `+cuda111` for CUDA 11.1 (jax.yaml `find_links:`, from JAX's CHANGELOG.md and
+# build_jaxlib_wheels.sh at the tags), as AlphaFold 2.0's Dockerfile installs them
+OLD_CUDA_JAXLIB = ("jax==0.2.17\njaxlib==0.1.69+cuda111\n"
+                   "-f https://storage.googleapis.com/jax-releases/jax_releases.html\n")
+
+
+def test_a_jaxlib_0_1_find_links_pin_is_judged_as_its_cuda_build(database):
+    cuda_10_driver = machine(database, os="linux", arch="x86_64", driver="418.87", gpus=("Tesla V100-SXM2-16GB",),
+                             python="3.8")
+    found = ids(database, OLD_CUDA_JAXLIB, cuda_10_driver)
+    assert ("CHK-TARGET-DRIVER", "error", "line 2") in found  # CUDA 11.1 needs 450.80.02
+    assert ("CHK-TARGET-SYSTEM-CUDA", "warning", "line 2") in found  # it loads CUDA 11.1 and cuDNN from the system
+    report = check_text("requirements.txt", OLD_CUDA_JAXLIB, load_database=lambda: database, targets=[cuda_10_driver])
+    [driver] = [p for p in report.problems if p.id == "CHK-TARGET-DRIVER"]
+    assert "jaxlib 0.1.69+cuda111" in driver.message and "450.80.02" in driver.fix
+    newer = machine(database, os="linux", arch="x86_64", driver="460.32.03", gpus=("Tesla V100-SXM2-16GB",),
+                    python="3.10")
+    assert ("CHK-TARGET-PYTHON", "error", "line 2") in ids(database, OLD_CUDA_JAXLIB, newer)  # built for 3.6-3.9
+    fits = machine(database, os="linux", arch="x86_64", driver="460.32.03", gpus=("Tesla V100-SXM2-16GB",),
+                   python="3.8")
+    assert [i for i, _, w in ids(database, OLD_CUDA_JAXLIB, fits) if w == "line 2"] == ["CHK-TARGET-SYSTEM-CUDA"]
+
+
+def test_a_find_links_jaxlib_build_the_page_never_had_is_unknown(database):
+    # 0.1.66 on: "There is no longer a separate jaxlib release for CUDA 11.2 (or higher); use ... cuda111"
+    linux = machine(database, os="linux", arch="x86_64", driver="460.32.03", gpus=("Tesla V100-SXM2-16GB",),
+                    python="3.8")
+    report = check_text("requirements.txt", OLD_CUDA_JAXLIB.replace("cuda111", "cuda112"),
+                        load_database=lambda: database, targets=[linux])
+    [unknown] = [p for p in report.problems if p.where == "line 2" and p.severity == "error"]
+    assert unknown.id == "CHK-BUILD-UNKNOWN" and "+cuda101, +cuda102, +cuda110, +cuda111" in unknown.message
+    older = OLD_CUDA_JAXLIB.replace("0.1.69+cuda111", "0.1.61+cuda112")  # 0.1.61-0.1.65 did build CUDA 11.2
+    assert "CHK-BUILD-UNKNOWN" not in [i for i, _, _ in ids(database, older, linux)]
+
+
 def test_solve_reads_a_cuda_jaxlib_pin_as_that_release_s_cuda_build(tmp_path, capsys):
     from envpin.cli import main  # noqa: PLC0415 - the command, as users run it
 
