@@ -48,9 +48,6 @@ def build_name_index(gpus: tuple[GpuModel, ...]) -> dict[str, GpuModel]:
     return {gpu_name_key(name): model for model in gpus for name in model.names}
 
 
-_INDEX_CACHE: dict[int, dict[str, GpuModel]] = {}
-
-
 TRUNCATION_MARKS = ("...", "…")  # how nvidia-smi's table ends a name too long for its column
 
 
@@ -81,10 +78,17 @@ def models_starting_with(database: Database, prefix: str) -> list[GpuModel]:
 
 def lookup_gpu(database: Database, name: str) -> GpuModel | None:
     """The database's record for a GPU name, or None when the name is not known."""
-    index = _INDEX_CACHE.get(id(database.gpus))
-    if index is None:
-        index = _INDEX_CACHE[id(database.gpus)] = build_name_index(database.gpus)
-    return index.get(gpu_name_key(name))
+    key = gpu_name_key(name)
+    keyed = getattr(database.gpus, "keyed", None)  # the cache's records come with their name index
+    if keyed is not None:
+        try:
+            return keyed(key)
+        except LookupError:  # an entry without it, or one whose records were read from the YAML again
+            pass
+    index = database.memo("gpu_names")
+    if not index:
+        index.update(build_name_index(database.gpus))
+    return index.get(key)
 
 
 # ---------------------------------------------------------------- AMD and Intel
@@ -106,15 +110,12 @@ def amd_name_key(name: str) -> str:
     return " ".join(kept)
 
 
-_AMD_INDEX_CACHE: dict[int, dict[str, AmdGpuModel]] = {}
-
-
 def lookup_amd_gpu(database: Database, name: str) -> AmdGpuModel | None:
     """The AMD GPU record for a name as amd-smi, rocm-smi, rocminfo or Windows print it, or None."""
     gpus = database.accelerators.amd_gpus
-    index = _AMD_INDEX_CACHE.get(id(gpus))
-    if index is None:
-        index = _AMD_INDEX_CACHE[id(gpus)] = {amd_name_key(n): model for model in gpus for n in model.names}
+    index = database.memo("amd_gpu_names")
+    if not index:
+        index.update({amd_name_key(n): model for model in gpus for n in model.names})
     key = amd_name_key(name)
     found = index.get(key) if key else None
     return found if found is not None or "[" not in name else _pci_name_model(index, name)

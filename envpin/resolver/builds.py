@@ -399,7 +399,7 @@ class Builds(Sequence[Build]):
     def __len__(self) -> int:
         return len(self._all())
 
-    def __getitem__(self, index):  # type: ignore[override]
+    def __getitem__(self, index):
         return tuple(self._all())[index] if isinstance(index, slice) else self._all()[index]
 
 

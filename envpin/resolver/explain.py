@@ -17,6 +17,8 @@ other channels that do have an answer.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from packaging.specifiers import SpecifierSet
 
 from envpin.base.record import replace
@@ -349,7 +351,7 @@ def _matches(spec: SpecifierSet, build: Build) -> bool:
     return spec.contains(f"{build.version}{local}", prereleases=True)
 
 
-def _no_release_message(builds: list[Build], framework: str, spec: SpecifierSet, extras: frozenset[str]) -> str:
+def _no_release_message(builds: Sequence[Build], framework: str, spec: SpecifierSet, extras: frozenset[str]) -> str:
     versions = sorted({b.version for b in builds})
     if not versions:
         return f"the database has no {framework} releases"
@@ -532,7 +534,7 @@ def _channel_fixes(database: Database, target: Target, request: Request) -> list
 
 
 def _conda_no_release(
-    database: Database, target: Target, request: Request, framework: str, builds: list[Build]
+    database: Database, target: Target, request: Request, framework: str, builds: Sequence[Build]
 ) -> Unsatisfiable:
     """No build of the channel matches the specs: the channel lacks the framework, the release, or the build."""
     where, package = _where(request), CONDA_PACKAGES[framework]
