@@ -25,16 +25,20 @@ def entry_of(document: Any, stamps: str, part: str) -> bytes:
         kinds = dict(codecs.part_fields(part))
         shared = [[item[0], blob(item[1])] if isinstance(item, list) and len(item) == 2 else item
                   for item in document["shared"]]
-        fields: dict[str, Any] = {}
-        for name, value in document["fields"].items():
-            lazy = cache._lazy(codecs, kinds[name]) if name in kinds else None
+
+        def layout(kind: tuple | None, value: Any) -> dict[str, Any]:
+            lazy = cache._lazy(codecs, kind) if kind is not None else None
+            if kind is not None and lazy == "record" and isinstance(value, list):  # a record's fields in order, each laid out on its own
+                inner = codecs._fields(kind[0])
+                return {"record": {field: layout(of, item) for (field, of), item in zip(inner, value, strict=True)}}
             if lazy == "items" and isinstance(value, list):
-                fields[name] = {"items": [blob(item) for item in value]}
-            elif lazy == "entries" and isinstance(value, dict):
-                fields[name] = {"entries": {key: blob(item) for key, item in value.items()}}
-            else:
-                fields[name] = {"value": blob(value)}
-        index = {**document, "shared": shared, "fields": fields}
+                return {"items": [blob(item) for item in value]}
+            if lazy == "entries" and isinstance(value, dict):
+                return {"entries": {key: blob(item) for key, item in value.items()}}
+            return {"value": blob(value)}
+
+        fields = {name: layout(kinds.get(name), value) for name, value in document["fields"].items()}
+        index = {**document, "shared": shared, "fields": fields, "blobs": len(blobs)}
     key = cache._digest_key(stamps, part)
     line = json.dumps(index, separators=(",", ":")).encode()
     header = {"format": cache.FORMAT, "version": cache.FORMAT_VERSION, "stamps": stamps, "part": part,
@@ -50,12 +54,14 @@ def document_of(data: bytes) -> tuple[dict[str, Any], dict[str, Any]]:
     def blob(number: int) -> Any:
         return json.loads(lines[2 + number].partition(b" ")[2])
 
-    fields: dict[str, Any] = {}
-    for name, layout in index["fields"].items():
+    def value(layout: dict[str, Any]) -> Any:
+        if "record" in layout:
+            return [value(inner) for inner in layout["record"].values()]
         if "items" in layout:
-            fields[name] = [blob(number) for number in layout["items"]]
-        elif "entries" in layout:
-            fields[name] = {key: blob(number) for key, number in layout["entries"].items()}
-        else:
-            fields[name] = blob(layout["value"])
+            return [blob(number) for number in layout["items"]]
+        if "entries" in layout:
+            return {key: blob(number) for key, number in layout["entries"].items()}
+        return blob(layout["value"])
+
+    fields = {name: value(layout) for name, layout in index["fields"].items()}
     return header, {"shared": [[name, blob(number)] for name, number in index["shared"]], "fields": fields}

@@ -28,6 +28,8 @@ import os
 import stat
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from json.decoder import JSONDecoder
+from json.scanner import make_scanner
 from pathlib import Path
 from typing import Any
 
@@ -238,16 +240,18 @@ def _remove(path: Path) -> bool:
 # One JSON text a line, so that a record is read only when it is used:
 # line 1, the header: {"format": FORMAT, "version": FORMAT_VERSION, "stamps": ..., "part": ..., "digest": ...},
 #   the digest that of line 2;
-# line 2, the index: {"shared": [[class name, blob], ...], "fields": {field: layout, ...}};
+# line 2, the index: {"shared": [[class name, blob], ...], "fields": {field: layout, ...}, "blobs": how many};
 # then the blobs, blob n on line 3 + n: its digest (BLAKE2b keyed by the stamps and the part), a space, its JSON.
 # A field's layout is {"value": blob}, or for a tuple of records {"items": [blob, ...]} (the GPUs also with
-# "keys": {name key: item}, envpin.compat.gpus's lookup), or for a mapping to records {"entries": {key: blob}}.
+# "keys": {name key: item}, envpin.compat.gpus's lookup), or for a mapping to records {"entries": {key: blob}}, or
+# for the accelerator tables (_TABLES) {"record": {field: layout, ...}}, each table laid out so.
 # A record is a JSON list of its fields in order; a ComputeCapability is its text ("8.6"); a Version its text;
 # a tuple a list; a dict an object (int keys as text). A record the part holds more than once (an arch set shared
 # by many builds) is a blob of its own, in "shared", and where it is used its place there (an integer) stands for
 # it. Reading an entry parses lines 1 and 2; each blob is checked and decoded when its record is first used, so
 # a solve's cost does not grow with the records it does not touch.
 
+_SCAN = make_scanner(JSONDecoder())  # type: ignore[arg-type]  # typeshed types the C scanner as its own class
 _LAZY_KEYS = {"gpus": "names"}  # a tuple field whose records a solve finds by a key -> the key's record field
 
 
@@ -270,31 +274,41 @@ def encode(fields: Mapping[str, Any], stamps: str, part: str) -> bytes:
     if set(fields) != {name for name, _ in kinds}:
         raise CacheMiss(f"not the fields of the {part} part")
     encoding = _Encoding(list(fields.values()))
-    layouts: dict[str, Any] = {}
-    for name, kind in kinds:
-        value = fields[name]
-        if _lazy(codecs, kind) == "items":
-            item = codecs._encode_kind(kind[1])
-            if type(value) is not tuple:
-                raise CacheMiss("expected a tuple")
-            layouts[name] = {"items": [encoding.blob(item(element, encoding)) for element in value]}
-            if name in _LAZY_KEYS:
-                from envpin.compat.gpus import gpu_name_key  # noqa: PLC0415 - only when writing an entry
-
-                layouts[name]["keys"] = {gpu_name_key(key): position for position, element in enumerate(value)
-                                         for key in getattr(element, _LAZY_KEYS[name])}
-        elif _lazy(codecs, kind) == "entries":
-            item = codecs._encode_kind(kind[2])
-            if type(value) is not dict or any(type(key) is not (str if kind[1] == ("str",) else int) for key in value):
-                raise CacheMiss("expected a dict")
-            layouts[name] = {"entries": {str(key): encoding.blob(item(element, encoding)) for key, element in value.items()}}
-        else:
-            layouts[name] = {"value": encoding.blob(codecs._encode_kind(kind)(value, encoding))}
+    layouts = {name: _layout(codecs, encoding, name, kind, fields[name]) for name, kind in kinds}
     key = _digest_key(stamps, part)
-    index = _json({"shared": encoding.shared, "fields": layouts})
+    index = _json({"shared": encoding.shared, "fields": layouts, "blobs": len(encoding.blobs)})
     header = {"format": FORMAT, "version": FORMAT_VERSION, "stamps": stamps, "part": part, "digest": _key_of(key, index)}
     blobs = [_key_of(key, blob).encode() + b" " + blob for blob in encoding.blobs]
     return b"\n".join([_json(header), index, *blobs])
+
+
+def _layout(codecs: _Codecs, encoding: _Encoding, name: str, kind: tuple, value: Any) -> dict[str, Any]:
+    """How one field is written: record by record, a record of tables (the accelerator tables) table by table, or
+    whole."""
+    layout: dict[str, Any]
+    lazy = _lazy(codecs, kind)
+    if lazy == "record":
+        if type(value) is not codecs.classes[kind[0]]:
+            raise CacheMiss(f"expected a {kind[0]}")
+        return {"record": {field: _layout(codecs, encoding, field, inner, getattr(value, field))
+                           for field, inner in codecs._fields(kind[0])}}
+    if lazy == "items":
+        item = codecs._encode_kind(kind[1])
+        if type(value) is not tuple:
+            raise CacheMiss("expected a tuple")
+        layout = {"items": [encoding.blob(item(element, encoding)) for element in value]}
+        if name in _LAZY_KEYS:
+            from envpin.compat.gpus import gpu_name_key  # noqa: PLC0415 - only when writing an entry
+
+            layout["keys"] = {gpu_name_key(key): position for position, element in enumerate(value)
+                              for key in getattr(element, _LAZY_KEYS[name])}
+        return layout
+    if lazy == "entries":
+        item = codecs._encode_kind(kind[2])
+        if type(value) is not dict or any(type(key) is not (str if kind[1] == ("str",) else int) for key in value):
+            raise CacheMiss("expected a dict")
+        return {"entries": {str(key): encoding.blob(item(element, encoding)) for key, element in value.items()}}
+    return {"value": encoding.blob(codecs._encode_kind(kind)(value, encoding))}
 
 
 def decode(data: bytes, stamps: str, part: str,
@@ -315,8 +329,10 @@ def decode(data: bytes, stamps: str, part: str,
     if header.get("digest") != _key_of(key, lines[1]):
         raise CacheMiss("the digest does not match: a damaged or altered entry")
     index = json.loads(lines[1])
-    if not isinstance(index, dict) or index.keys() != {"shared", "fields"} or type(index["shared"]) is not list:
+    if not isinstance(index, dict) or index.keys() != {"shared", "fields", "blobs"} or type(index["shared"]) is not list:
         raise CacheMiss("unexpected layout")
+    if index["blobs"] != len(lines) - 2:  # a truncated entry is a miss now, not when a solve reaches what it lost
+        raise CacheMiss("the entry does not hold all its records")
     codecs = _Codecs()
     for item in index["shared"]:
         if type(item) is not list or len(item) != 2 or type(item[0]) is not str or item[0] not in codecs.classes:
@@ -328,27 +344,49 @@ def decode(data: bytes, stamps: str, part: str,
         raise CacheMiss(f"not the fields of the {part} part")
     fields: dict[str, Any] = {}
     for name, kind in kinds:
-        layout, lazy = layouts[name], _lazy(codecs, kind)
-        if type(layout) is not dict:
-            raise CacheMiss("unexpected layout")
-        fallback = (lambda name=name: validated()[name]) if validated is not None else None
-        if lazy == "items" and type(layout.get("items")) is list and layout.keys() <= {"items", "keys"}:
-            keys = layout.get("keys")
-            if keys is not None and type(keys) is not dict:
-                raise CacheMiss("unexpected layout")
-            fields[name] = CachedRecords(decoding, codecs._decode_kind(kind[1]), layout["items"], keys, fallback)
-        elif lazy == "entries" and layout.keys() == {"entries"} and type(layout["entries"]) is dict:
-            fields[name] = CachedMapping(decoding, codecs._decode_kind(kind[2]), layout["entries"],
-                                         kind[1] == ("int",), fallback)
-        elif lazy is None and layout.keys() == {"value"}:
-            fields[name] = codecs.field_decoder(kind)(decoding.blob(layout["value"]), decoding)
-        else:
-            raise CacheMiss(f"unexpected layout of {name}")
+        whole = (lambda name=name: validated()[name]) if validated is not None else None
+        fields[name] = _field(codecs, decoding, name, kind, layouts[name], whole)
     return fields
 
 
+def _field(codecs: _Codecs, decoding: _Decoding, name: str, kind: tuple, layout: Any,
+           fallback: Callable[[], Any] | None) -> Any:
+    """One field from its layout (see `_layout`); `fallback()`: the field as validated from the YAML."""
+    lazy = _lazy(codecs, kind)
+    if type(layout) is not dict:
+        raise CacheMiss("unexpected layout")
+    if lazy == "record" and layout.keys() == {"record"} and type(layout["record"]) is dict:
+        cls, inner = codecs.classes[kind[0]], codecs._fields(kind[0])
+        if layout["record"].keys() != {field for field, _ in inner}:
+            raise CacheMiss(f"unexpected layout of {name}")
+        def table(field: str) -> Callable[[], Any] | None:
+            return None if fallback is None else lambda: getattr(fallback(), field)
+
+        instance = object.__new__(cls)
+        instance.__dict__.update({field: _field(codecs, decoding, field, of, layout["record"][field], table(field))
+                                  for field, of in inner})
+        return instance
+    if lazy == "items" and type(layout.get("items")) is list and layout.keys() <= {"items", "keys"}:
+        keys = layout.get("keys")
+        if keys is not None and type(keys) is not dict:
+            raise CacheMiss("unexpected layout")
+        return CachedRecords(decoding, codecs._decode_kind(kind[1]), layout["items"], keys, fallback)
+    if lazy == "entries" and layout.keys() == {"entries"} and type(layout["entries"]) is dict:
+        return CachedMapping(decoding, codecs._decode_kind(kind[2]), layout["entries"], kind[1] == ("int",), fallback)
+    if lazy is None and layout.keys() == {"value"}:
+        return codecs.field_decoder(kind)(decoding.blob(layout["value"]), decoding)
+    raise CacheMiss(f"unexpected layout of {name}")
+
+
+# A field of Database that is one record of tables: written table by table, each record by record.
+_TABLES = ("AcceleratorTables",)
+
+
 def _lazy(codecs: _Codecs, kind: tuple) -> str | None:
-    """How a field of this kind is cached: record by record ("items", "entries") or whole (None)."""
+    """How a field of this kind is cached: record by record ("items", "entries"), table by table ("record") or
+    whole (None)."""
+    if kind[0] in _TABLES:
+        return "record"
     if kind[0] == "tuple" and kind[1][0] in codecs.classes:
         return "items"
     if kind[0] == "dict" and kind[2][0] in codecs.classes:
@@ -383,7 +421,16 @@ class _Decoding:
         digest, _, text = self.lines[number].partition(b" ")
         if digest != _key_of(self.key, text).encode():
             raise CacheMiss("the digest does not match: a damaged or altered record")
-        return json.loads(text)
+        string = text.decode("utf-8")
+        try:
+            # json's own scanner, without json.loads's checks and conversions around it: a blob is one JSON text
+            # as json.dumps wrote it, and a solve reads a hundred of them
+            value, end = _SCAN(string, 0)
+        except StopIteration:
+            raise CacheMiss("not JSON") from None
+        if end != len(string):
+            raise CacheMiss("not one JSON text")
+        return value
 
     def shared_record(self, position: int, cls: type) -> Any:
         found = self.shared.get(position)
@@ -545,6 +592,11 @@ class _Codecs:
     # -- annotations: NAME, X | None, tuple[X, ...], Mapping[K, V] (a dict)
 
     def _parse(self, text: str) -> tuple:
+        if text not in _PARSED:
+            _PARSED[text] = self._parse_text(text)
+        return _PARSED[text]
+
+    def _parse_text(self, text: str) -> tuple:
         tokens = text.replace("[", " [ ").replace("]", " ] ").replace(",", " , ").replace("|", " | ").split()
         kind, rest = self._union(tokens)
         if rest:
@@ -771,11 +823,18 @@ class _Codecs:
                 result = {key: item(element, decoding) for key, element in value.items()}
                 return {int(key): element for key, element in result.items()} if int_keys else result
             return mapping
-        if head in self.classes:
-            return self.decoder(head)  # made now: the model's classes refer to each other without cycles
+        if head in self.classes:  # made when first used: a solve decodes some of the model's classes only
+            made: list[Any] = []
+
+            def record(value, decoding, head=head):
+                if not made:
+                    made.append(self.decoder(head))
+                return made[0](value, decoding)
+            return record
         raise CacheMiss(f"no decoder for {kind!r}")
 
 
+_PARSED: dict[str, tuple] = {}  # annotation text -> its kind: the model's classes are the same for every entry
 _PLAIN = {"str": (str,), "int": (int,), "bool": (bool,), "None": (type(None),)}
 
 

@@ -95,7 +95,6 @@ def lookup_gpu(database: Database, name: str) -> GpuModel | None:
 
 # "Graphics" ends what rocminfo and Windows print for an APU (`AMD Radeon 780M Graphics`), not AMD's table names
 _AMD_IGNORED_WORDS = {"amd", "radeon", "instinct", "accelerator", "graphics", "(tm)", "tm", "™", "®", "(r)"}
-_AMD_MEMORY_SIZE = re.compile(r"^\d+gb$")  # `W7800 48GB`; not `4600G`, an APU's model number
 
 
 def amd_name_key(name: str) -> str:
@@ -106,7 +105,8 @@ def amd_name_key(name: str) -> str:
     if " w/ " in text:
         text = text.split(" w/ ", 1)[1]
     words = [word for word in _SEPARATORS.split(text) if word]
-    kept = [word for word in words if word not in _AMD_IGNORED_WORDS and not _AMD_MEMORY_SIZE.match(word)]
+    # `W7800 48GB` is a memory size, not `4600G`, an APU's model number (compiled when first used: AMD names only)
+    kept = [word for word in words if word not in _AMD_IGNORED_WORDS and not re.match(r"^\d+gb$", word)]
     return " ".join(kept)
 
 
