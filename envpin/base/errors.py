@@ -28,17 +28,14 @@ class Unreachable(EnvpinInputError):
         super().__init__(f"{what} is unreachable: {detail}")
 
 
-# What pip, uv, requests and rattler print when the network, not the packages, is the problem
-_UNREACHABLE = re.compile(
-    r"error sending request|dns error|failed to lookup address|Name or service not known|Temporary failure in name "
-    r"resolution|Connection refused|Network is unreachable|No route to host|connect(ion)? timed out|tcp connect error|"
-    r"Max retries exceeded|NewConnectionError|Could not fetch URL|ConnectTimeout|certificate verify failed",
-    re.IGNORECASE,
-)
-
-
 def looks_unreachable(text: str) -> bool:
-    return bool(_UNREACHABLE.search(text))
+    """Whether a tool's output says the network, not the packages, is the problem: what pip, uv, requests and
+    rattler print then (compiled when first asked, by re: every command imports this module, few ask)."""
+    return bool(re.search(
+        r"error sending request|dns error|failed to lookup address|Name or service not known|Temporary failure in name "
+        r"resolution|Connection refused|Network is unreachable|No route to host|connect(ion)? timed out|tcp connect error|"
+        r"Max retries exceeded|NewConnectionError|Could not fetch URL|ConnectTimeout|certificate verify failed",
+        text, re.IGNORECASE))
 
 
 class DatabaseError(EnvpinError):

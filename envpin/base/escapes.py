@@ -42,7 +42,8 @@ def hidden(text: str, pairs: dict[str, str] | None = None) -> str:
 
 
 def has_control(text: str) -> bool:
-    return any(_is_control(c) for c in text)
+    # str.isprintable is false for every control _is_control names (and for more): one pass in C for the usual text
+    return not text.isprintable() and any(_is_control(c) for c in text)
 
 
 def printable(text: str) -> str:
@@ -61,7 +62,7 @@ def terminal(text: str) -> str:
     told from the block's own; an escape sequence, a NUL, a carriage return or a C1 control can, and is escaped."""
     if _EXPANDED:
         text = hidden(text)
-    if not any(_is_control(c) and c not in "\n\t" for c in text):
+    if text.replace("\n", "").replace("\t", "").isprintable() or not any(_is_control(c) and c not in "\n\t" for c in text):
         return text
     return "".join(_escape(c) if _is_control(c) and c not in "\n\t" else c for c in text)
 

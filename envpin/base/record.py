@@ -31,6 +31,7 @@ else:
         return lambda decorated: decorated
 
 _R = TypeVar("_R", bound="Record")
+COMPILE_AFTER = 64  # calls of a record class's __init__ before it is compiled (see _make_record)
 _T = TypeVar("_T")
 
 
@@ -149,10 +150,37 @@ def _make_record(cls: type[_R], eq: bool) -> type[_R]:
         setattr(cls, "__init__", init)  # noqa: B010
         return init
 
-    # Compiling is most of what a record costs to define, and a run builds only some of its classes (the cache
-    # makes the database's without calling __init__): each class compiles its __init__ when first called.
+    # Compiling is most of what a record costs to define (~0.1 ms a class: more than a solve's own work), and a
+    # run builds only some of its classes, most of them a few times (the cache makes the database's without calling
+    # __init__): a class binds its arguments in Python, and compiles its __init__ only once it has been called
+    # COMPILE_AFTER times (a fleet's builds and verdicts).
+    defaults = {name: option for name, option in options.items() if option.factory is not None
+                or option.default is not _NO_DEFAULT}
+    calls = 0
+
     def first_init(self: Any, *args: Any, **kwargs: Any) -> None:
-        compile_init()(self, *args, **kwargs)
+        nonlocal calls
+        calls += 1
+        if calls >= COMPILE_AFTER:
+            compile_init()(self, *args, **kwargs)
+            return
+        if len(args) > len(fields):
+            raise TypeError(f"{cls.__name__}() takes {len(fields)} arguments but {len(args)} were given")
+        values = dict(zip(fields, args, strict=False))  # the fields not given positionally come below
+        for name, value in kwargs.items():
+            if name not in options or name in values:
+                raise TypeError(f"{cls.__name__}() got an unexpected or repeated argument {name!r}")
+            values[name] = value
+        if kwargs or len(values) < len(fields):
+            for name in fields:
+                if name in values:
+                    continue
+                option = defaults.get(name)
+                if option is None:
+                    raise TypeError(f"{cls.__name__}() missing required argument: {name!r}")
+                values[name] = option.factory() if option.factory is not None else option.default
+            values = {name: values[name] for name in fields}  # in field order, as the compiled one stores them
+        self.__dict__.update(values)
 
     first_init.__qualname__ = f"{cls.__qualname__}.__init__"
     # setattr: the class gets its methods here, after type checkers have read it (dataclass_transform above)

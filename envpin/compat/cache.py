@@ -27,7 +27,9 @@ import json
 import os
 import stat
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from json.decoder import JSONDecoder
+from json.scanner import make_scanner
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +46,7 @@ from envpin.compat.files import PARTS
 from envpin.compat.model import ComputeCapability
 
 FORMAT = "envpin-database-cache"
-FORMAT_VERSION = 2  # 2: one entry per part of the database
+FORMAT_VERSION = 3  # 2: one entry per part of the database; 3: a record a line, each decoded when first used
 MAX_DATABASES = 8
 MAX_AGE_DAYS = 30
 MAX_BYTES = 256 * 1024 * 1024  # far beyond a real database (the real one is ~0.2 MB, 10x it ~2 MB)
@@ -82,9 +84,10 @@ def _database_of(name: str) -> str:
 # ---------------------------------------------------------------- read
 
 
-def read(stamps: str, part: str) -> dict[str, Any] | None:
+def read(stamps: str, part: str, validated: Callable[[], Mapping[str, Any]] | None = None) -> dict[str, Any] | None:
     """The cached fields of one part of the database these stamps name, or None (a miss, whatever the reason:
-    never an exception)."""
+    never an exception). Its records are decoded when first used; one that fails its check then is taken from
+    `validated()`, the part's fields validated from its YAML (see `decode`)."""
     directory = cache_directory()
     if directory is None:
         return None
@@ -92,7 +95,7 @@ def read(stamps: str, part: str) -> dict[str, Any] | None:
     try:
         _check_directory(directory, create=False)
         data, modified = _read_entry(path)
-        fields = decode(data, stamps, part)
+        fields = decode(data, stamps, part, validated)
     except Exception:  # noqa: BLE001 - an unusable entry of any kind is only a miss
         return None
     if time.time() - modified > _TOUCH_AFTER_S:
@@ -234,17 +237,34 @@ def _remove(path: Path) -> bool:
 
 # ---------------------------------------------------------------- the format
 #
-# Line 1, the header: {"format": FORMAT, "version": FORMAT_VERSION, "stamps": ..., "digest": ...}.
-# The rest, the body: {"shared": [[class name, record], ...], "database": record}.
-# A record is a JSON list of its fields in order; a ComputeCapability is its text ("8.6"); a Version its
-# text; a tuple a list; a dict an object (int keys as text). A record the database holds more than once
-# (an arch set shared by many builds) is written once in "shared", ahead of what uses it, and where it is
-# used its place in "shared" (an integer) stands for it.
+# One JSON text a line, so that a record is read only when it is used:
+# line 1, the header: {"format": FORMAT, "version": FORMAT_VERSION, "stamps": ..., "part": ..., "digest": ...},
+#   the digest that of line 2;
+# line 2, the index: {"shared": [[class name, blob], ...], "fields": {field: layout, ...}, "blobs": how many};
+# then the blobs, blob n on line 3 + n: its digest (BLAKE2b keyed by the stamps and the part), a space, its JSON.
+# A field's layout is {"value": blob}, or for a tuple of records {"items": [blob, ...]} (the GPUs also with
+# "keys": {name key: item}, envpin.compat.gpus's lookup), or for a mapping to records {"entries": {key: blob}}, or
+# for the accelerator tables (_TABLES) {"record": {field: layout, ...}}, each table laid out so.
+# A record is a JSON list of its fields in order; a ComputeCapability is its text ("8.6"); a Version its text;
+# a tuple a list; a dict an object (int keys as text). A record the part holds more than once (an arch set shared
+# by many builds) is a blob of its own, in "shared", and where it is used its place there (an integer) stands for
+# it. Reading an entry parses lines 1 and 2; each blob is checked and decoded when its record is first used, so
+# a solve's cost does not grow with the records it does not touch.
+
+_SCAN = make_scanner(JSONDecoder())  # type: ignore[arg-type]  # typeshed types the C scanner as its own class
+_LAZY_KEYS = {"gpus": "names"}  # a tuple field whose records a solve finds by a key -> the key's record field
 
 
-def _digest(stamps: str, part: str, body: bytes) -> str:
-    key = blake2b(f"{stamps}\n{part}".encode(), digest_size=32).digest()
-    return blake2b(body, key=key, digest_size=32).hexdigest()
+def _key_of(digest_key: bytes, text: bytes) -> str:
+    return blake2b(text, key=digest_key, digest_size=16).hexdigest()
+
+
+def _digest_key(stamps: str, part: str) -> bytes:
+    return blake2b(f"{stamps}\n{part}".encode(), digest_size=32).digest()
+
+
+def _json(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
 def encode(fields: Mapping[str, Any], stamps: str, part: str) -> bytes:
@@ -253,56 +273,280 @@ def encode(fields: Mapping[str, Any], stamps: str, part: str) -> bytes:
     kinds = codecs.part_fields(part)
     if set(fields) != {name for name, _ in kinds}:
         raise CacheMiss(f"not the fields of the {part} part")
-    shared: list[list[Any]] = []
-    encoding = _Encoding(list(fields.values()), shared)
-    encoded = {name: codecs._encode_kind(kind)(fields[name], encoding) for name, kind in kinds}
-    data = json.dumps({"shared": shared, "fields": encoded}, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-    header = {"format": FORMAT, "version": FORMAT_VERSION, "stamps": stamps, "part": part,
-              "digest": _digest(stamps, part, data)}
-    return json.dumps(header, separators=(",", ":")).encode("utf-8") + b"\n" + data
+    encoding = _Encoding(list(fields.values()))
+    layouts = {name: _layout(codecs, encoding, name, kind, fields[name]) for name, kind in kinds}
+    key = _digest_key(stamps, part)
+    index = _json({"shared": encoding.shared, "fields": layouts, "blobs": len(encoding.blobs)})
+    header = {"format": FORMAT, "version": FORMAT_VERSION, "stamps": stamps, "part": part, "digest": _key_of(key, index)}
+    blobs = [_key_of(key, blob).encode() + b" " + blob for blob in encoding.blobs]
+    return b"\n".join([_json(header), index, *blobs])
 
 
-def decode(data: bytes, stamps: str, part: str) -> dict[str, Any]:
-    """The fields of one part of a database, from its entry."""
-    end = data.find(b"\n")
-    if end < 0:
+def _layout(codecs: _Codecs, encoding: _Encoding, name: str, kind: tuple, value: Any) -> dict[str, Any]:
+    """How one field is written: record by record, a record of tables (the accelerator tables) table by table, or
+    whole."""
+    layout: dict[str, Any]
+    lazy = _lazy(codecs, kind)
+    if lazy == "record":
+        if type(value) is not codecs.classes[kind[0]]:
+            raise CacheMiss(f"expected a {kind[0]}")
+        return {"record": {field: _layout(codecs, encoding, field, inner, getattr(value, field))
+                           for field, inner in codecs._fields(kind[0])}}
+    if lazy == "items":
+        item = codecs._encode_kind(kind[1])
+        if type(value) is not tuple:
+            raise CacheMiss("expected a tuple")
+        layout = {"items": [encoding.blob(item(element, encoding)) for element in value]}
+        if name in _LAZY_KEYS:
+            from envpin.compat.gpus import gpu_name_key  # noqa: PLC0415 - only when writing an entry
+
+            layout["keys"] = {gpu_name_key(key): position for position, element in enumerate(value)
+                              for key in getattr(element, _LAZY_KEYS[name])}
+        return layout
+    if lazy == "entries":
+        item = codecs._encode_kind(kind[2])
+        if type(value) is not dict or any(type(key) is not (str if kind[1] == ("str",) else int) for key in value):
+            raise CacheMiss("expected a dict")
+        return {"entries": {str(key): encoding.blob(item(element, encoding)) for key, element in value.items()}}
+    return {"value": encoding.blob(codecs._encode_kind(kind)(value, encoding))}
+
+
+def decode(data: bytes, stamps: str, part: str,
+           validated: Callable[[], Mapping[str, Any]] | None = None) -> dict[str, Any]:
+    """The fields of one part of a database, from its entry: a tuple or mapping of records is a `CachedRecords`
+    or `CachedMapping` that decodes each record when it is first used. A record that fails its check then (a
+    damaged or altered blob) is a miss of that field: it is taken from `validated()`, the part's fields as the YAML
+    gives them, or, without it, the CacheMiss is raised there."""
+    lines = data.split(b"\n")
+    if len(lines) < 2:
         raise CacheMiss("no header")
-    header = json.loads(data[:end])
+    header = json.loads(lines[0])
     if not isinstance(header, dict) or header.get("format") != FORMAT or header.get("version") != FORMAT_VERSION:
         raise CacheMiss("not an envpin database cache of this format")
     if header.get("stamps") != stamps or header.get("part") != part:
         raise CacheMiss("another database, another version of it, or another part")
-    body = data[end + 1:]
-    if header.get("digest") != _digest(stamps, part, body):
+    key = _digest_key(stamps, part)
+    if header.get("digest") != _key_of(key, lines[1]):
         raise CacheMiss("the digest does not match: a damaged or altered entry")
-    document = json.loads(body)
-    if not isinstance(document, dict) or document.keys() != {"shared", "fields"} or type(document["shared"]) is not list:
+    index = json.loads(lines[1])
+    if not isinstance(index, dict) or index.keys() != {"shared", "fields", "blobs"} or type(index["shared"]) is not list:
         raise CacheMiss("unexpected layout")
-    decoding = _Decoding()
+    if index["blobs"] != len(lines) - 2:  # a truncated entry is a miss now, not when a solve reaches what it lost
+        raise CacheMiss("the entry does not hold all its records")
     codecs = _Codecs()
-    for item in document["shared"]:
+    for item in index["shared"]:
         if type(item) is not list or len(item) != 2 or type(item[0]) is not str or item[0] not in codecs.classes:
             raise CacheMiss("unexpected shared record")
-        decoding.shared.append(codecs.decoder(item[0])(item[1], decoding))
+    decoding = _Decoding(lines[2:], key, index["shared"], codecs)
     kinds = codecs.part_fields(part)
-    encoded = document["fields"]
-    if type(encoded) is not dict or encoded.keys() != {name for name, _ in kinds}:
+    layouts = index["fields"]
+    if type(layouts) is not dict or layouts.keys() != {name for name, _ in kinds}:
         raise CacheMiss(f"not the fields of the {part} part")
-    return {name: codecs.field_decoder(kind)(encoded[name], decoding) for name, kind in kinds}
+    fields: dict[str, Any] = {}
+    for name, kind in kinds:
+        whole = (lambda name=name: validated()[name]) if validated is not None else None
+        fields[name] = _field(codecs, decoding, name, kind, layouts[name], whole)
+    return fields
+
+
+def _field(codecs: _Codecs, decoding: _Decoding, name: str, kind: tuple, layout: Any,
+           fallback: Callable[[], Any] | None) -> Any:
+    """One field from its layout (see `_layout`); `fallback()`: the field as validated from the YAML."""
+    lazy = _lazy(codecs, kind)
+    if type(layout) is not dict:
+        raise CacheMiss("unexpected layout")
+    if lazy == "record" and layout.keys() == {"record"} and type(layout["record"]) is dict:
+        cls, inner = codecs.classes[kind[0]], codecs._fields(kind[0])
+        if layout["record"].keys() != {field for field, _ in inner}:
+            raise CacheMiss(f"unexpected layout of {name}")
+        def table(field: str) -> Callable[[], Any] | None:
+            return None if fallback is None else lambda: getattr(fallback(), field)
+
+        instance = object.__new__(cls)
+        instance.__dict__.update({field: _field(codecs, decoding, field, of, layout["record"][field], table(field))
+                                  for field, of in inner})
+        return instance
+    if lazy == "items" and type(layout.get("items")) is list and layout.keys() <= {"items", "keys"}:
+        keys = layout.get("keys")
+        if keys is not None and type(keys) is not dict:
+            raise CacheMiss("unexpected layout")
+        return CachedRecords(decoding, codecs._decode_kind(kind[1]), layout["items"], keys, fallback)
+    if lazy == "entries" and layout.keys() == {"entries"} and type(layout["entries"]) is dict:
+        return CachedMapping(decoding, codecs._decode_kind(kind[2]), layout["entries"], kind[1] == ("int",), fallback)
+    if lazy is None and layout.keys() == {"value"}:
+        return codecs.field_decoder(kind)(decoding.blob(layout["value"]), decoding)
+    raise CacheMiss(f"unexpected layout of {name}")
+
+
+# A field of Database that is one record of tables: written table by table, each record by record.
+_TABLES = ("AcceleratorTables",)
+
+
+def _lazy(codecs: _Codecs, kind: tuple) -> str | None:
+    """How a field of this kind is cached: record by record ("items", "entries"), table by table ("record") or
+    whole (None)."""
+    if kind[0] in _TABLES:
+        return "record"
+    if kind[0] == "tuple" and kind[1][0] in codecs.classes:
+        return "items"
+    if kind[0] == "dict" and kind[2][0] in codecs.classes:
+        return "entries"
+    return None
 
 
 class _Encoding:
-    def __init__(self, values: list[Any], shared: list[list[Any]]):
-        self.shared = shared
+    def __init__(self, values: list[Any]):
+        self.blobs: list[bytes] = []
+        self.shared: list[list[Any]] = []  # [class name, blob]
         self.index: dict[Any, int] = {}  # _key(record) -> its place in `shared`
         self.keep: list[Any] = []  # holds the records `index` names by id, so that no id is reused meanwhile
         self.repeated = _repeated_records(values)
 
+    def blob(self, encoded: Any) -> int:
+        self.blobs.append(_json(encoded))
+        return len(self.blobs) - 1
+
 
 class _Decoding:
-    def __init__(self) -> None:
-        self.shared: list[Any] = []
+    """One entry's blobs, each checked and parsed when asked for, and its shared records, each decoded once."""
+
+    def __init__(self, lines: list[bytes], key: bytes, shared: list[list[Any]], codecs: _Codecs) -> None:
+        self.lines, self.key, self.layout, self.codecs = lines, key, shared, codecs
+        self.shared: dict[int, Any] = {}
         self.capabilities: dict[str, ComputeCapability] = {}
+
+    def blob(self, number: Any) -> Any:
+        if type(number) is not int or not 0 <= number < len(self.lines):
+            raise CacheMiss("a reference to a missing blob")
+        digest, _, text = self.lines[number].partition(b" ")
+        if digest != _key_of(self.key, text).encode():
+            raise CacheMiss("the digest does not match: a damaged or altered record")
+        string = text.decode("utf-8")
+        try:
+            # json's own scanner, without json.loads's checks and conversions around it: a blob is one JSON text
+            # as json.dumps wrote it, and a solve reads a hundred of them
+            value, end = _SCAN(string, 0)
+        except StopIteration:
+            raise CacheMiss("not JSON") from None
+        if end != len(string):
+            raise CacheMiss("not one JSON text")
+        return value
+
+    def shared_record(self, position: int, cls: type) -> Any:
+        found = self.shared.get(position)
+        if found is None:
+            if not 0 <= position < len(self.layout) or self.layout[position][0] != cls.__name__:
+                raise CacheMiss("a reference to a missing or different shared record")
+            name, number = self.layout[position]
+            found = self.shared[position] = self.codecs.decoder(name)(self.blob(number), self)
+        return found
+
+
+class CachedRecords(Sequence[Any]):
+    """A tuple field of the database as its cache entry holds it: each record decoded when first used, newest
+    first as the tuple is. Equal to the tuple, and as immutable (iterating decodes only as far as it goes)."""
+
+    __slots__ = ("_decode", "_decoded", "_decoding", "_fallback", "_keys", "_numbers", "_whole")
+
+    def __init__(self, decoding: _Decoding, decode_item, numbers: list[Any], keys: dict[str, Any] | None,
+                 fallback: Callable[[], tuple] | None) -> None:
+        self._decoding, self._decode, self._numbers, self._keys = decoding, decode_item, numbers, keys
+        self._fallback = fallback
+        self._decoded: dict[int, Any] = {}
+        self._whole: tuple | None = None  # the validated tuple, once a record failed its check
+
+    def _item(self, position: int) -> Any:
+        if self._whole is not None:
+            return self._whole[position]
+        found = self._decoded.get(position)
+        if found is None:
+            try:
+                found = self._decoded[position] = self._decode(self._decoding.blob(self._numbers[position]),
+                                                               self._decoding)
+            except (CacheMiss, ValueError, TypeError, KeyError, IndexError):
+                if self._fallback is None:
+                    raise CacheMiss("a damaged record") from None
+                self._whole = tuple(self._fallback())
+                return self._whole[position]
+        return found
+
+    def __len__(self) -> int:
+        return len(self._numbers) if self._whole is None else len(self._whole)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return tuple(self._item(position) for position in range(len(self))[index])
+        return self._item(range(len(self))[index])
+
+    def __iter__(self) -> Iterator[Any]:
+        return (self._item(position) for position in range(len(self)))
+
+    def keyed(self, key: str) -> Any:
+        """The record whose name key (envpin.compat.gpus.gpu_name_key) is `key`, or None; None too where the entry
+        has no such index (then the caller indexes the records itself)."""
+        if self._keys is None or self._whole is not None:
+            raise LookupError("no index")
+        position = self._keys.get(key)
+        if position is None:
+            return None
+        if type(position) is not int or not 0 <= position < len(self._numbers):
+            raise LookupError("a damaged index")
+        return self._item(position)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (tuple, CachedRecords)):
+            return tuple(self) == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
+
+
+class CachedMapping(Mapping[Any, Any]):
+    """A mapping field of the database as its cache entry holds it: each value decoded when first asked for.
+    Equal to the dict, and as immutable."""
+
+    __slots__ = ("_decode", "_decoded", "_decoding", "_entries", "_fallback", "_whole")
+
+    def __init__(self, decoding: _Decoding, decode_item, entries: dict[Any, Any], int_keys: bool,
+                 fallback: Callable[[], Mapping[Any, Any]] | None) -> None:
+        if int_keys:
+            if not all(key.isascii() and key.isdigit() for key in entries):
+                raise CacheMiss("expected integer keys")
+            entries = {int(key): number for key, number in entries.items()}
+        self._decoding, self._decode, self._entries, self._fallback = decoding, decode_item, entries, fallback
+        self._decoded: dict[Any, Any] = {}
+        self._whole: Mapping[Any, Any] | None = None
+
+    def __getitem__(self, key: Any) -> Any:
+        if self._whole is not None:
+            return self._whole[key]
+        found = self._decoded.get(key)
+        if found is None:
+            number = self._entries[key]  # KeyError, as a dict's
+            try:
+                found = self._decoded[key] = self._decode(self._decoding.blob(number), self._decoding)
+            except (CacheMiss, ValueError, TypeError, KeyError, IndexError):
+                if self._fallback is None:
+                    raise CacheMiss("a damaged record") from None
+                self._whole = self._fallback()
+                return self._whole[key]
+        return found
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._entries if self._whole is None else self._whole)
+
+    def __len__(self) -> int:
+        return len(self._entries if self._whole is None else self._whole)
+
+    def __contains__(self, key: object) -> bool:
+        return key in (self._entries if self._whole is None else self._whole)
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
 
 
 def _key(value: Record) -> Any:
@@ -348,6 +592,11 @@ class _Codecs:
     # -- annotations: NAME, X | None, tuple[X, ...], Mapping[K, V] (a dict)
 
     def _parse(self, text: str) -> tuple:
+        if text not in _PARSED:
+            _PARSED[text] = self._parse_text(text)
+        return _PARSED[text]
+
+    def _parse_text(self, text: str) -> tuple:
         tokens = text.replace("[", " [ ").replace("]", " ] ").replace(",", " , ").replace("|", " | ").split()
         kind, rest = self._union(tokens)
         if rest:
@@ -429,7 +678,7 @@ class _Codecs:
                     encoded = [encode(getattr(value, field), encoding) for field, encode in fields]
                     if key not in encoding.repeated:
                         return encoded
-                    encoding.shared.append([cls.__name__, encoded])
+                    encoding.shared.append([cls.__name__, encoding.blob(encoded)])
                     encoding.keep.append(value)
                     encoding.index[key] = len(encoding.shared) - 1
                     return encoding.index[key]
@@ -500,9 +749,7 @@ class _Codecs:
 
         def decode_record(value, decoding):
             if type(value) is int:
-                if not 0 <= value < len(decoding.shared) or type(decoding.shared[value]) is not cls:
-                    raise CacheMiss("a reference to a missing or different shared record")
-                return decoding.shared[value]
+                return decoding.shared_record(value, cls)
             if type(value) is not list or len(value) != size:
                 raise CacheMiss(f"expected {cls.__name__}")
             for position, types in plain:
@@ -576,11 +823,18 @@ class _Codecs:
                 result = {key: item(element, decoding) for key, element in value.items()}
                 return {int(key): element for key, element in result.items()} if int_keys else result
             return mapping
-        if head in self.classes:
-            return self.decoder(head)  # made now: the model's classes refer to each other without cycles
+        if head in self.classes:  # made when first used: a solve decodes some of the model's classes only
+            made: list[Any] = []
+
+            def record(value, decoding, head=head):
+                if not made:
+                    made.append(self.decoder(head))
+                return made[0](value, decoding)
+            return record
         raise CacheMiss(f"no decoder for {kind!r}")
 
 
+_PARSED: dict[str, tuple] = {}  # annotation text -> its kind: the model's classes are the same for every entry
 _PLAIN = {"str": (str,), "int": (int,), "bool": (bool,), "None": (type(None),)}
 
 

@@ -10,6 +10,8 @@ CUDA 10.x has no minor-version compatibility, so both policies use the toolkit's
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from envpin.base.errors import EnvpinInputError
 from envpin.base.record import Record, record
 from envpin.compat.model import Database, MinorVersionCompat, Provenance
@@ -38,6 +40,7 @@ class DriverRequirement(Record):
         return driver_at_least(driver, lowest) and not driver_at_least(driver, highest)
 
 
+@lru_cache(maxsize=4096)  # a pure function of the text: a solve compares its driver with each build's minimum
 def parse_driver_version(text: str) -> tuple[int, ...]:
     words = text.strip().split(".")
     # int() also takes "５３５", "5_35" and "+535": only ASCII digit groups are a driver version
@@ -56,7 +59,16 @@ def driver_at_least(driver: str, minimum: str) -> bool:
 
 def minimum_driver(database: Database, cuda: str, os_name: str, policy: str) -> DriverRequirement | None:
     """The oldest driver that runs a build made with CUDA `cuda` (x.y, or a bare major "12" when the build's minor is
-    not known: then the major's minimum) on `os_name`, or None when unknown."""
+    not known: then the major's minimum) on `os_name`, or None when unknown. Asked for every CUDA build a solve
+    judges, and by each machine of a fleet: kept with the database (`Database.memo`)."""
+    memo = database.memo("minimum_driver")
+    key = (cuda, os_name, policy)
+    if key not in memo:
+        memo[key] = _minimum_driver(database, cuda, os_name, policy)
+    return memo[key]
+
+
+def _minimum_driver(database: Database, cuda: str, os_name: str, policy: str) -> DriverRequirement | None:
     major = int(cuda.split(".")[0])
     compat = database.minor_version_compat.get(major)
     toolkit = database.toolkits.get(cuda) if "." in cuda else None
@@ -111,7 +123,16 @@ def driver_max_cuda(database: Database, driver: str, os_name: str) -> str | None
     """The newest CUDA x.y this driver supports: the newest toolkit whose driver it meets (Table 3), or whose
     `supported_by` driver it meets where its own is not read, or, where NVIDIA gives only the major's minimum
     (Table 2), that major's x.0. A toolkit whose own driver is not read is claimed only from its `supported_by`
-    driver on, so the answer can be older than the driver's real one (a driver older than that one)."""
+    driver on, so the answer can be older than the driver's real one (a driver older than that one). Kept with the
+    database (`Database.memo`): a fleet asks it of every machine."""
+    memo = database.memo("driver_max_cuda")
+    key = (driver, os_name)
+    if key not in memo:
+        memo[key] = _driver_max_cuda(database, driver, os_name)
+    return memo[key]
+
+
+def _driver_max_cuda(database: Database, driver: str, os_name: str) -> str | None:
     best: tuple[int, int] | None = None
     for toolkit in database.toolkits.values():
         minimum = toolkit.driver_windows if os_name == "windows" else toolkit.driver_linux

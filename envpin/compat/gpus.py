@@ -48,9 +48,6 @@ def build_name_index(gpus: tuple[GpuModel, ...]) -> dict[str, GpuModel]:
     return {gpu_name_key(name): model for model in gpus for name in model.names}
 
 
-_INDEX_CACHE: dict[int, dict[str, GpuModel]] = {}
-
-
 TRUNCATION_MARKS = ("...", "…")  # how nvidia-smi's table ends a name too long for its column
 
 
@@ -81,17 +78,23 @@ def models_starting_with(database: Database, prefix: str) -> list[GpuModel]:
 
 def lookup_gpu(database: Database, name: str) -> GpuModel | None:
     """The database's record for a GPU name, or None when the name is not known."""
-    index = _INDEX_CACHE.get(id(database.gpus))
-    if index is None:
-        index = _INDEX_CACHE[id(database.gpus)] = build_name_index(database.gpus)
-    return index.get(gpu_name_key(name))
+    key = gpu_name_key(name)
+    keyed = getattr(database.gpus, "keyed", None)  # the cache's records come with their name index
+    if keyed is not None:
+        try:
+            return keyed(key)
+        except LookupError:  # an entry without it, or one whose records were read from the YAML again
+            pass
+    index = database.memo("gpu_names")
+    if not index:
+        index.update(build_name_index(database.gpus))
+    return index.get(key)
 
 
 # ---------------------------------------------------------------- AMD and Intel
 
 # "Graphics" ends what rocminfo and Windows print for an APU (`AMD Radeon 780M Graphics`), not AMD's table names
 _AMD_IGNORED_WORDS = {"amd", "radeon", "instinct", "accelerator", "graphics", "(tm)", "tm", "™", "®", "(r)"}
-_AMD_MEMORY_SIZE = re.compile(r"^\d+gb$")  # `W7800 48GB`; not `4600G`, an APU's model number
 
 
 def amd_name_key(name: str) -> str:
@@ -102,19 +105,17 @@ def amd_name_key(name: str) -> str:
     if " w/ " in text:
         text = text.split(" w/ ", 1)[1]
     words = [word for word in _SEPARATORS.split(text) if word]
-    kept = [word for word in words if word not in _AMD_IGNORED_WORDS and not _AMD_MEMORY_SIZE.match(word)]
+    # `W7800 48GB` is a memory size, not `4600G`, an APU's model number (compiled when first used: AMD names only)
+    kept = [word for word in words if word not in _AMD_IGNORED_WORDS and not re.match(r"^\d+gb$", word)]
     return " ".join(kept)
-
-
-_AMD_INDEX_CACHE: dict[int, dict[str, AmdGpuModel]] = {}
 
 
 def lookup_amd_gpu(database: Database, name: str) -> AmdGpuModel | None:
     """The AMD GPU record for a name as amd-smi, rocm-smi, rocminfo or Windows print it, or None."""
     gpus = database.accelerators.amd_gpus
-    index = _AMD_INDEX_CACHE.get(id(gpus))
-    if index is None:
-        index = _AMD_INDEX_CACHE[id(gpus)] = {amd_name_key(n): model for model in gpus for n in model.names}
+    index = database.memo("amd_gpu_names")
+    if not index:
+        index.update({amd_name_key(n): model for model in gpus for n in model.names})
     key = amd_name_key(name)
     found = index.get(key) if key else None
     return found if found is not None or "[" not in name else _pci_name_model(index, name)

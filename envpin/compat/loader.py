@@ -63,15 +63,23 @@ class _Parts:
         self.stamps = stamps
         self.documents: _Documents | None = None  # made on the first miss
         self.base: dict[str, Any] | None = None
+        self.validated: dict[str, dict[str, Any]] = {}
 
     def read(self, part: str) -> dict[str, Any]:
-        fields = cache.read(self.stamps, part)
+        fields = cache.read(self.stamps, part, lambda: self._validated(part))
         if fields is None:
-            fields = self._validate(part)
-            cache.write(self.stamps, part, fields)
+            fields = self._validated(part)
         if part == BASE:
             self.base = fields
         return fields
+
+    def _validated(self, part: str) -> dict[str, Any]:
+        """The part validated from its YAML, and cached: on a miss, or when a cached record fails its check as it is
+        first used (then the rest of that field is read from here, and the damaged entry is replaced)."""
+        if part not in self.validated:
+            self.validated[part] = self._validate(part)
+            cache.write(self.stamps, part, self.validated[part])
+        return self.validated[part]
 
     def _validate(self, part: str) -> dict[str, Any]:
         # Only a miss validates: envpin.compat.schema and envpin.compat.yaml_subset cost ~4 ms of imports together

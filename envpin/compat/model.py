@@ -503,12 +503,18 @@ class Database(Record):
         """The highest glibc any recorded release or index build (of `framework`, or of any framework) needs on
         `platform`: a glibc at or past it is decided by no wheel's tag. Asked for every build a Linux solve judges,
         so it is kept with the database after the first time."""
-        memo = self.__dict__.setdefault("_glibc_floors", {})
+        memo = self.memo("glibc_floors")
         if (platform, framework) not in memo:
             tagged: list[WheelTags | IndexBuildTags] = [*self.wheel_tags, *self.index_builds]
             floors = [t.glibc[platform] for t in tagged if platform in t.glibc and framework in (None, t.framework)]
             memo[(platform, framework)] = max(floors, key=glibc_key) if floors else None
         return memo[(platform, framework)]
+
+    def memo(self, name: str) -> dict[Any, Any]:
+        """A memo of answers about this database (`name` says of what: the builds the resolver makes of it, the
+        drivers' minimums), kept with it and dropped with it: never shared with another database loaded in the same
+        process, and keyed by values, never by ids."""
+        return self.__dict__.setdefault(f"_memo_{name}", {})
 
     def torch_release(self, version: str) -> TorchRelease | None:
         wanted = Version(version)

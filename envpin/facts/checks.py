@@ -8,36 +8,31 @@ from __future__ import annotations
 
 import re
 
-# ASCII digits only (re.ASCII): `\d` alone also takes full-width and other scripts' digits, which int() accepts
-_DRIVER_VERSION = re.compile(r"\d{2,4}(\.\d{1,3}){0,2}", re.ASCII)
-_COMPUTE_CAPABILITY = re.compile(r"\d{1,2}\.\d", re.ASCII)
-# a suffix (3.13t, 3.14.0rc1) starts with a letter: a run of digits after the minor is not a Python (3.<5000 digits>)
-_PYTHON_VERSION = re.compile(r"3\.\d{1,2}(\.\d{1,3})?([a-z][a-z0-9]{0,15})?", re.ASCII)
+# Each pattern is compiled when first used (by re, which keeps it): a solve checks a few of these spellings, and
+# compiling every one of them cost it more than all its checks. ASCII digits only (re.ASCII): `\d` alone also takes
+# full-width and other scripts' digits, which int() accepts.
 
 
 def is_driver_version(text: str) -> bool:
-    return bool(_DRIVER_VERSION.fullmatch(text))
+    return bool(re.fullmatch(r"\d{2,4}(\.\d{1,3}){0,2}", text, re.ASCII))
 
 
 def is_compute_capability(text: str) -> bool:
-    return bool(_COMPUTE_CAPABILITY.fullmatch(text))
+    return bool(re.fullmatch(r"\d{1,2}\.\d", text, re.ASCII))
 
 
 def is_python_version(text: str) -> bool:
-    return bool(_PYTHON_VERSION.fullmatch(text))
-
-
-_GFX_TARGET = re.compile(r"gfx[0-9]{2,4}[0-9a-f]", re.ASCII)
-_AMD_RELEASE = re.compile(r"\d{1,2}\.\d{1,2}(\.\d{1,3})?", re.ASCII)  # ROCm 6.2.4, AMD GPU driver 6.4 / 30.10
-_MACOS_VERSION = re.compile(r"\d{2}(\.\d{1,2}){0,2}", re.ASCII)
+    # a suffix (3.13t, 3.14.0rc1) starts with a letter: a run of digits after the minor is not a Python (3.<5000 digits>)
+    return bool(re.fullmatch(r"3\.\d{1,2}(\.\d{1,3})?([a-z][a-z0-9]{0,15})?", text, re.ASCII))
 
 
 def is_gfx_target(text: str) -> bool:
-    return bool(_GFX_TARGET.fullmatch(text))
+    return bool(re.fullmatch(r"gfx[0-9]{2,4}[0-9a-f]", text, re.ASCII))
 
 
 def is_amd_release(text: str) -> bool:
-    return bool(_AMD_RELEASE.fullmatch(text))
+    """ROCm 6.2.4, AMD GPU driver 6.4 / 30.10."""
+    return bool(re.fullmatch(r"\d{1,2}\.\d{1,2}(\.\d{1,3})?", text, re.ASCII))
 
 
 # amdgpu-dkms as the package manager prints it (1:6.12.12.60401-2164967.24.04: the module 6.12.12 of driver 6.4.1),
@@ -68,34 +63,22 @@ def is_amd_driver(text: str) -> bool:
     return is_amd_release(text) or amdgpu_module_of(text) is not None
 
 
-_GLIBC_VERSION = re.compile(r"2\.\d{1,2}", re.ASCII)
-
-
 def is_glibc_version(text: str) -> bool:
-    return bool(_GLIBC_VERSION.fullmatch(text))
+    return bool(re.fullmatch(r"2\.\d{1,2}", text, re.ASCII))
 
 
 def is_macos_version(text: str) -> bool:
-    return bool(_MACOS_VERSION.fullmatch(text))
-
-
-_L4T_RELEASE = re.compile(r"\d{2}\.\d{1,2}\.\d{1,2}", re.ASCII)
-_JETPACK_VERSION = re.compile(r"\d\.\d{1,2}(\.\d{1,2})?", re.ASCII)
+    return bool(re.fullmatch(r"\d{2}(\.\d{1,2}){0,2}", text, re.ASCII))
 
 
 def is_l4t_release(text: str) -> bool:
     """A Jetson Linux release as /etc/nv_tegra_release gives it: 36.4.0 (R36, REVISION 4.0)."""
-    return bool(_L4T_RELEASE.fullmatch(text))
+    return bool(re.fullmatch(r"\d{2}\.\d{1,2}\.\d{1,2}", text, re.ASCII))
 
 
 def is_jetpack_version(text: str) -> bool:
     """A JetPack version: 6.1, 5.1.2."""
-    return bool(_JETPACK_VERSION.fullmatch(text))
-
-
-_AMD_WORDS = re.compile(r"\b(amd|radeon|instinct|ati)\b|\bgfx[0-9]", re.IGNORECASE | re.ASCII)
-_INTEL_WORDS = re.compile(r"\b(intel|arc)\b", re.IGNORECASE | re.ASCII)
-_APPLE_WORDS = re.compile(r"\bapple\b", re.IGNORECASE | re.ASCII)
+    return bool(re.fullmatch(r"\d\.\d{1,2}(\.\d{1,2})?", text, re.ASCII))
 
 
 def gpu_vendor(name: str) -> str:
@@ -103,11 +86,11 @@ def gpu_vendor(name: str) -> str:
     `Apple M3 Max` -> apple); any other name is NVIDIA's, as nvidia-smi and NVML print names without a vendor word
     (`Tesla V100-SXM2-32GB`, `A100`)."""
     cleaned = name.replace("(R)", " ").replace("(TM)", " ").replace("(tm)", " ").replace("®", " ").replace("™", " ")
-    if _APPLE_WORDS.search(cleaned):
+    if re.search(r"\bapple\b", cleaned, re.IGNORECASE | re.ASCII):
         return "apple"
-    if _AMD_WORDS.search(cleaned):
+    if re.search(r"\b(amd|radeon|instinct|ati)\b|\bgfx[0-9]", cleaned, re.IGNORECASE | re.ASCII):
         return "amd"
-    if _INTEL_WORDS.search(cleaned):
+    if re.search(r"\b(intel|arc)\b", cleaned, re.IGNORECASE | re.ASCII):
         return "intel"
     return "nvidia"
 

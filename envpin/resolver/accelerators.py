@@ -18,7 +18,7 @@ that are theirs, with the same rigour as CUDA's.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from packaging.version import Version
 
@@ -354,7 +354,7 @@ def _metal_needs(plugin: MetalPlugin, target: Target) -> str:
 # ---------------------------------------------------------------- fixes
 
 
-def amd_fixes(database: Database, target: Target, builds: list[Build], fits: Callable[[Build, Target], bool]) -> list[str]:
+def amd_fixes(database: Database, target: Target, builds: Sequence[Build], fits: Callable[[Build, Target], bool]) -> list[str]:
     """For an AMD GPU no build has kernels for: the newest release that has them, the HSA_OVERRIDE_GFX_VERSION
     stand-in (Linux only, risky), and AMD's own indexes."""
     fixes: list[str] = []

@@ -12,7 +12,8 @@ architectures (no `archs`; `toolkit_known` says the CUDA is the toolkit it was c
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import takewhile
 
 from packaging.version import Version
 
@@ -382,34 +383,75 @@ def jaxlib_find_links_build(release: JaxlibFindLinksRelease, cuda: str) -> Build
     )
 
 
-# The builds of the last database asked about, per (framework, channel): a solve asks for them several times
-# (the allowed kinds, the candidates, the explanation) and a fleet once per machine class, and making them is
-# most of a solve's own work. One database at a time, so a process that loads many (the tests) keeps one.
-_made: tuple[Database | None, dict[tuple[str, str], tuple[Build, ...]]] = (None, {})
+
+class Builds(Sequence[Build]):
+    """The builds of one framework from one channel, newest release first: made release by release as they are
+    asked for, so that a solve that finds its answer among the newest releases never makes (nor reads from the
+    database cache) the builds of the older ones. Iterating makes only what it reaches; an index or len() makes
+    them all. Immutable once made: every reader of the database shares one."""
+
+    __slots__ = ("_made", "_releases")
+
+    def __init__(self, releases: Iterator[list[Build]]):
+        self._made: list[Build] = []
+        self._releases: Iterator[list[Build]] | None = releases  # the builds of each release not made yet
+
+    def _more(self) -> bool:
+        if self._releases is None:
+            return False
+        for builds in self._releases:
+            if builds:
+                self._made += builds
+                return True
+        self._releases = None
+        return False
+
+    def __iter__(self) -> Iterator[Build]:
+        position = 0
+        while position < len(self._made) or self._more():
+            yield self._made[position]
+            position += 1
+
+    def _all(self) -> list[Build]:
+        while self._more():
+            pass
+        return self._made
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def __getitem__(self, index):
+        return tuple(self._all())[index] if isinstance(index, slice) else self._all()[index]
 
 
-def builds_of(database: Database, framework: str, channel: str = PIP) -> list[Build]:
-    """All builds of a framework from a channel, newest release first, each release's builds in preference
-    order."""
-    global _made  # noqa: PLW0603 - the one cache of this module, replaced whole when the database changes
-    if _made[0] is not database:
-        _made = (database, {})
-    made = _made[1]
+def builds_of(database: Database, framework: str, channel: str = PIP) -> Builds:
+    """All builds of a framework from a channel, newest release first, each release's builds in preference order.
+    A solve asks for them several times (the allowed kinds, the candidates, the explanation) and a fleet once per
+    machine class: they are made once per database, and kept with it (`Database.memo`)."""
+    made = database.memo("builds")
     key = (framework, channel)
     if key not in made:
-        made[key] = tuple(_make_builds(database, framework, channel))
-    return list(made[key])
+        made[key] = Builds(_releases_builds(database, framework, channel))
+    return made[key]
 
 
-def _make_builds(database: Database, framework: str, channel: str) -> list[Build]:
+def newest_first(builds: Iterable[Build], oldest: Version) -> list[Build]:
+    """The builds down to release `oldest` (builds come newest release first): what a plan's reasons compare with
+    its chosen release, without making the builds of older releases."""
+    return list(takewhile(lambda build: build.version >= oldest, builds))
+
+
+def _releases_builds(database: Database, framework: str, channel: str) -> Iterator[list[Build]]:
+    """The builds of each release in turn (a KeyError now, not when first iterated, for an unknown framework)."""
     if channel != PIP:
-        return conda_builds(database, framework, channel)
+        return iter([conda_builds(database, framework, channel)])
     if framework == "torch":
-        return [torch_build(r, v) for r in database.torch_releases for v in ordered_variants(r)]
+        return ([torch_build(release, variant) for variant in ordered_variants(release)]
+                for release in database.torch_releases)
     if framework == "tensorflow":
-        return [b for r in database.tensorflow_releases for b in tensorflow_builds(r)]
+        return (tensorflow_builds(release) for release in database.tensorflow_releases)
     if framework == "jax":
-        return [b for r in database.jax_releases for b in jax_builds(r)]
+        return (jax_builds(release) for release in database.jax_releases)
     raise KeyError(framework)
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from envpin.compat.archs import TEGRA_CAPABILITIES
 from envpin.compat.model import PYPI_INDEX, CompanionBuild, Database
 from envpin.resolver.accelerators import kind_reasons, metal_route, mps_reasons, mps_runs
-from envpin.resolver.builds import Build, builds_of
+from envpin.resolver.builds import Build, builds_of, newest_first
 from envpin.resolver.fitness import Verdict, assess, driver_requirement
 from envpin.resolver.plan import PinnedPackage, Plan
 from envpin.resolver.provider import BuildProvider, Candidate, library_name
@@ -114,9 +114,8 @@ def _has_gpu(target: Target) -> bool:
 def _gpu_build_with_a_driver(database: Database, target: Target, build: Build, policy: str) -> str | None:
     """NVIDIA GPUs without their driver: the newest CUDA build of the framework that would run on them, and the
     driver it needs (the checks of a solve, with the driver lifted)."""
-    cuda = sorted((b for b in builds_of(database, build.framework, build.channel) if b.kind == CUDA),
-                  key=lambda b: b.version, reverse=True)
-    for candidate in cuda:
+    # newest release first, as the builds come: judged until one would run
+    for candidate in (b for b in builds_of(database, build.framework, build.channel) if b.kind == CUDA):
         verdict = assess(database, target, candidate, policy=policy, allowed_kinds=frozenset({CUDA}),
                          ignore=frozenset({"driver"}))
         requirement = driver_requirement(database, target, candidate, policy) if verdict.fits else None
@@ -258,10 +257,14 @@ def _choice_reasons(provider: BuildProvider, request: Request, build: Build, cho
     where = f" on {build.where}" if build.channel != "pip" else ""
     reasons = [f"{framework} {build.version} is the newest release{f' matching {framework}{spec}' if spec else ''}{where} "
                "that fits"]
-    newer = sorted(
-        {b.version for b in provider.builds(framework) if b.version > build.version and _matches(spec, b)}, reverse=True
-    )
-    of_kind = [v for v in newer if any(b.kind == build.kind for b in provider.builds(framework) if b.version == v)]
+    # the builds of this release and of each newer one (builds come newest release first), and of no older one: what
+    # the reasons compare the choice with
+    releases: dict[Version, list[Build]] = {}
+    for other in newest_first(provider.builds(framework), build.version):
+        releases.setdefault(other.version, []).append(other)
+    newer = sorted((v for v, builds in releases.items() if v > build.version and any(_matches(spec, b) for b in builds)),
+                   reverse=True)
+    of_kind = [v for v in newer if any(b.kind == build.kind for b in releases[v])]
     if newer and build.kind != "cpu" and newer[0] not in of_kind:
         # a release with no build of this kind at all (torch 2.15.0 has no ROCm build) says so, and the newest
         # release that has one says why that one did not fit
@@ -269,24 +272,23 @@ def _choice_reasons(provider: BuildProvider, request: Request, build: Build, cho
                        f"{_missing_extra(provider, framework, newer[0], build)}")
         newer = of_kind
     if newer:
-        same = [b for b in provider.builds(framework) if b.version == newer[0] and b.kind == build.kind]
-        verdicts = [provider.verdict(b) for b in same or provider.builds(framework) if b.version == newer[0]]
+        same = [b for b in releases[newer[0]] if b.kind == build.kind]
+        verdicts = [provider.verdict(b) for b in same or releases[newer[0]]]
         reasons.append(f"{framework} {newer[0]} was passed over: {_why_not(verdicts, chosen, framework, provider.target)}")
-    fitting_newer = [v for v in newer[1:] if any(provider.verdict(b).fits for b in provider.builds(framework) if b.version == v)]
+    fitting_newer = [v for v in newer[1:] if any(provider.verdict(b).fits for b in releases[v])]
     if fitting_newer:
-        verdicts = [provider.verdict(b) for b in provider.builds(framework) if b.version == fitting_newer[0]]
+        verdicts = [provider.verdict(b) for b in releases[fitting_newer[0]]]
         reasons.append(f"{framework} {fitting_newer[0]} was passed over: {_why_not(verdicts, chosen, framework, provider.target)}")
     said = {newer[0]} if newer else set()
     said |= {fitting_newer[0]} if fitting_newer else set()
     # the preference rule at work: a newer release of the same wheel that would run on the CPU here (torch 2.11.0 on
     # macOS 13, whose MPS needs 14) was passed over for this one, which uses the GPU
-    on_cpu = next((verdict for v in newer if v not in said for b in provider.builds(framework)
-                   if b.version == v and b.kind == build.kind
+    on_cpu = next((verdict for v in newer if v not in said for b in releases[v] if b.kind == build.kind
                    and (verdict := provider.verdict(b)).rejection is not None and verdict.why_not.check == "kind"), None)
     if on_cpu is not None:
         reasons.append(f"{framework} {on_cpu.build.version} was passed over: {on_cpu.why_not.message}; a build that uses "
                        "the GPU comes first")
-    siblings = [b for b in provider.builds(framework) if b.version == build.version and b.kind == build.kind]
+    siblings = [b for b in releases[build.version] if b.kind == build.kind]
     for sibling in siblings[: siblings.index(build)]:
         rejection = provider.verdict(sibling).rejection
         # a build for another platform is no alternative here (TensorFlow 2.10's Linux and Windows GPU builds

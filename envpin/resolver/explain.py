@@ -17,7 +17,10 @@ other channels that do have an answer.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 
 from envpin.base.record import replace
 from envpin.compat.drivers import driver_at_least, minimum_driver
@@ -349,7 +352,7 @@ def _matches(spec: SpecifierSet, build: Build) -> bool:
     return spec.contains(f"{build.version}{local}", prereleases=True)
 
 
-def _no_release_message(builds: list[Build], framework: str, spec: SpecifierSet, extras: frozenset[str]) -> str:
+def _no_release_message(builds: Sequence[Build], framework: str, spec: SpecifierSet, extras: frozenset[str]) -> str:
     versions = sorted({b.version for b in builds})
     if not versions:
         return f"the database has no {framework} releases"
@@ -392,9 +395,9 @@ def _relaxed(database: Database, target: Target, provider: BuildProvider, build:
 
 
 def _driver_fixes(database: Database, target: Target, provider: BuildProvider, matching: list[Build]) -> list[str]:
-    for version in _versions(matching):
+    for release in _releases(matching):
         unlocked = []
-        for build in (b for b in matching if b.version == version and b.kind == "cuda"):
+        for build in (b for b in release if b.kind == "cuda"):
             rejection = provider.verdict(build).rejection
             if rejection and rejection.needs_driver and _relaxed(database, target, provider, build, "driver").fits:
                 unlocked.append((rejection.needs_driver, build))
@@ -415,8 +418,8 @@ def _missing_rocm(build: Build, allowed: frozenset[str]) -> str:
 
 def _amd_driver_fixes(database: Database, target: Target, provider: BuildProvider, matching: list[Build]) -> list[str]:
     """A ROCm build refused by the AMD kernel driver: the oldest driver release that supports its ROCm."""
-    for version in _versions(matching):
-        for build in (b for b in matching if b.version == version and b.kind == "rocm"):
+    for release in _releases(matching):
+        for build in (b for b in release if b.kind == "rocm"):
             rejection = provider.verdict(build).rejection
             if rejection and rejection.check == "driver" and _relaxed(database, target, provider, build, "driver").fits:
                 rocm = ".".join((build.rocm or "").split(".")[:2])
@@ -437,8 +440,8 @@ def _macos_fixes(database: Database, target: Target, provider: BuildProvider, ma
     if MPS not in allowed or target.macos is None:
         return []
     needs: list[tuple[str, Build, str]] = []  # (macOS needed, build, its MPS minimum), newest release first
-    for version in _versions(matching):
-        for build in (b for b in matching if b.version == version and b.channel == PIP):
+    for release in _releases(matching):
+        for build in (b for b in release if b.channel == PIP):
             support = build.torch_record[0].macos
             if support is None:
                 continue
@@ -459,8 +462,8 @@ def _numbers(text: str) -> tuple[int, ...]:
 
 
 def _python_fixes(database: Database, target: Target, provider: BuildProvider, matching: list[Build]) -> list[str]:
-    for version in _versions(matching):
-        for build in (b for b in matching if b.version == version):
+    for release in _releases(matching):
+        for build in release:
             if build.pythons is None:
                 continue  # a build whose Pythons are not recorded is never refused for its Python
             if provider.verdict(build).rejection and _relaxed(database, target, provider, build, "python").fits:
@@ -473,6 +476,14 @@ def _python_fixes(database: Database, target: Target, provider: BuildProvider, m
 
 def _versions(builds: list[Build]) -> list:
     return sorted({b.version for b in builds}, reverse=True)
+
+
+def _releases(builds: list[Build]) -> list[list[Build]]:
+    """The builds of each release, newest release first (each release's in their order)."""
+    grouped: dict[Version, list[Build]] = {}
+    for build in builds:
+        grouped.setdefault(build.version, []).append(build)
+    return [grouped[version] for version in sorted(grouped, reverse=True)]
 
 
 def _nearest_python(wanted: str, pythons: tuple[str, ...]) -> str:
@@ -532,7 +543,7 @@ def _channel_fixes(database: Database, target: Target, request: Request) -> list
 
 
 def _conda_no_release(
-    database: Database, target: Target, request: Request, framework: str, builds: list[Build]
+    database: Database, target: Target, request: Request, framework: str, builds: Sequence[Build]
 ) -> Unsatisfiable:
     """No build of the channel matches the specs: the channel lacks the framework, the release, or the build."""
     where, package = _where(request), CONDA_PACKAGES[framework]

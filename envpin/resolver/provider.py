@@ -18,7 +18,7 @@ build out.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from packaging.version import Version
@@ -42,8 +42,7 @@ CUDA = "cuda"
 class Candidate(Record):
     name: str
     version: Version  # the package's own public version (0.20.1 for torchvision; 12 for `cuda`)
-    build: Build | None = None  # the framework build; for a companion, the torch build it sits beside
-    torch_releases: frozenset[Version] = frozenset()  # a companion: the torch releases it pairs with
+    build: Build | None = None  # the framework build; for a companion, the first torch build it sits beside
 
     @property
     def local_version(self) -> Version:
@@ -70,7 +69,8 @@ class Requirement(Record):
     origin: str  # "the request" or the candidate that asked for it
     flavor: str | None = None  # the build flavor it must be (a companion's torch variant)
     extras: frozenset[str] = frozenset()  # `jax[cuda12]`: the build must carry these extras
-    torch_releases: frozenset[Version] | None = None
+    # a companion's requirement on torch: (companion, its version, platform, Python) that the torch build pairs
+    paired: tuple[str, Version, str, str] | None = None
 
     def matches(self, candidate: Candidate) -> bool:
         if candidate.name != self.name:
@@ -80,8 +80,11 @@ class Requirement(Record):
             return False
         if self.extras and (build is None or not self.extras <= set(build.extras)):
             return False
-        if self.torch_releases is not None and candidate.version not in self.torch_releases:
-            return False
+        if self.paired is not None:
+            name, version, platform, python = self.paired
+            pairing = build.companions.get(name) if build is not None else None
+            if pairing is None or not any(Version(v) == version for v in pairing.versions_on(platform, python)):
+                return False
         return self.specifier is None or self.specifier.contains(candidate.local_version, prereleases=True)
 
 
@@ -110,7 +113,7 @@ class BuildProvider(AbstractProvider):
         self.companions = companions
         self.numpy = numpy  # the numpy the builds' own requirement must leave room for (a project's numpy line)
         self._verdicts: dict[int, Verdict] = {}
-        self._builds: dict[str, list[Build]] = {}
+        self._builds: dict[str, Sequence[Build]] = {}
         self._library_versions: dict[str, list[Version]] | None = None
 
     # ------------------------------------------------------------ resolvelib interface
@@ -139,14 +142,16 @@ class BuildProvider(AbstractProvider):
         identifier: str,
         requirements: Mapping[str, Iterator[Requirement]],
         incompatibilities: Mapping[str, Iterator[Candidate]],
-    ) -> list[Candidate]:
+    ) -> Callable[[], Iterator[Candidate]]:
+        # A factory of the matches, which resolvelib iterates only as far as it needs: the builds of a release
+        # older than the answer are never judged (nor read from the database cache).
         wanted = list(requirements[identifier])
         excluded = {candidate.key for candidate in incompatibilities[identifier]}
-        return [
+        return lambda: (
             candidate
             for candidate in self.candidates(identifier)
             if candidate.key not in excluded and all(req.matches(candidate) for req in wanted)
-        ]
+        )
 
     def is_satisfied_by(self, requirement: Requirement, candidate: Candidate) -> bool:
         return requirement.matches(candidate)
@@ -159,7 +164,7 @@ class BuildProvider(AbstractProvider):
                     specifier=None,
                     origin=f"{candidate.name} {candidate.local_version}",
                     flavor=candidate.framework_build.flavor,
-                    torch_releases=candidate.torch_releases,
+                    paired=(candidate.name, candidate.version, self.target.platform, self.target.python),
                 )
             ]
         build = candidate.build
@@ -200,29 +205,31 @@ class BuildProvider(AbstractProvider):
 
     # ------------------------------------------------------------ candidates
 
-    def candidates(self, identifier: str) -> list[Candidate]:
+    def candidates(self, identifier: str) -> Iterator[Candidate]:
+        """In preference order, made as they are asked for."""
         if identifier in FRAMEWORKS:
-            builds = [v.build for v in self.fitting(identifier)]
-            if self.shared_libraries:
+            for verdict in self.fitting(identifier):
                 # Beside another framework every CUDA library pin must be checked, so only builds whose
                 # pins were read take part (for torch since 1.13: the build PyPI serves).
-                builds = [b for b in builds if b.pins_known]
-            return [Candidate(identifier, b.version, b) for b in builds]
-        if identifier in COMPANIONS:
-            return self._companions(identifier)
-        if identifier == CUDA:
-            return [Candidate(CUDA, Version(major)) for major in ("13", "12", "11", "10")]
-        if identifier == NUMPY:
-            return [Candidate(NUMPY, version) for version in self.numpy_versions()]
-        return [Candidate(identifier, version) for version in self.library_versions().get(identifier, [])]
+                if not self.shared_libraries or verdict.build.pins_known:
+                    yield Candidate(identifier, verdict.build.version, verdict.build)
+        elif identifier in COMPANIONS:
+            yield from self._companions(identifier)
+        elif identifier == CUDA:
+            yield from (Candidate(CUDA, Version(major)) for major in ("13", "12", "11", "10"))
+        elif identifier == NUMPY:
+            yield from (Candidate(NUMPY, version) for version in self.numpy_versions())
+        else:
+            yield from (Candidate(identifier, version) for version in self.library_versions().get(identifier, []))
 
-    def builds(self, framework: str) -> list[Build]:
+    def builds(self, framework: str) -> Sequence[Build]:
         if framework not in self._builds:
             self._builds[framework] = builds_of(self.database, framework, self.channel)
         return self._builds[framework]
 
-    def fitting(self, framework: str) -> list[Verdict]:
-        return [v for v in (self.verdict(b) for b in self.builds(framework)) if v.fits]
+    def fitting(self, framework: str) -> Iterator[Verdict]:
+        """The verdicts of the builds that fit, in preference order, each judged when reached."""
+        return (v for v in (self.verdict(b) for b in self.builds(framework)) if v.fits)
 
     def verdict(self, build: Build) -> Verdict:
         key = id(build)  # builds are made once per provider, so identity is the key
@@ -237,17 +244,16 @@ class BuildProvider(AbstractProvider):
             )
         return self._verdicts[key]
 
-    def _companions(self, name: str) -> list[Candidate]:
-        """Companion builds in torch's preference order; one candidate per (version, variant)."""
-        grouped: dict[tuple[str, str], list[Verdict]] = {}
+    def _companions(self, name: str) -> Iterator[Candidate]:
+        """Companion builds in torch's preference order; one candidate per (version, variant), beside the first
+        torch build that pairs it (its requirement on torch takes any torch build of the variant that does)."""
+        seen: set[tuple[str, str]] = set()
         for verdict in self.fitting("torch"):
             pairing = verdict.build.companions.get(name)
             for version in pairing.versions_on(self.target.platform, self.target.python) if pairing is not None else ():
-                grouped.setdefault((version, verdict.build.flavor), []).append(verdict)
-        return [
-            Candidate(name, Version(version), verdicts[0].build, frozenset(v.build.version for v in verdicts))
-            for (version, _), verdicts in grouped.items()
-        ]
+                if (version, verdict.build.flavor) not in seen:
+                    seen.add((version, verdict.build.flavor))
+                    yield Candidate(name, Version(version), verdict.build)
 
     def numpy_versions(self) -> list[Version]:
         """Representative numpy versions: every bound the solved frameworks' builds give numpy here, and 2 (two

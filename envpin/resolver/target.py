@@ -422,15 +422,13 @@ def _target_amd_gpu(database: Database, gpu: Gpu) -> TargetAmdGpu:
     return TargetAmdGpu(gpu.name, model.gfx, integrated, "database")
 
 
-_INTEL_DISCRETE = re.compile(r"\b(arc\W+(\w+\W+)?[ab]\d{2,3}m?|data center gpu|flex)\b", re.IGNORECASE)  # Arc A770, Arc Pro B60
-
-
 def _target_intel_gpu(database: Database, gpu: Gpu) -> TargetIntelGpu:
     """`Intel(R) Arc(TM) A770 Graphics` is a discrete Arc; `Intel(R) Arc(TM) Graphics` (Core Ultra) and
     `Intel(R) UHD Graphics 630` are integrated; only a family of xpu.yaml is an XPU target."""
     name = gpu.name.replace("(R)", " ").replace("(TM)", " ").replace("®", " ").replace("™", " ")
     family = intel_family(database, name)
-    discrete = gpu.integrated is False or (gpu.integrated is None and bool(_INTEL_DISCRETE.search(name)))
+    discrete = gpu.integrated is False or (gpu.integrated is None and bool(
+        re.search(r"\b(arc\W+(\w+\W+)?[ab]\d{2,3}m?|data center gpu|flex)\b", name, re.IGNORECASE)))  # Arc A770, Arc Pro B60
     if family is None:
         return TargetIntelGpu(gpu.name, None, (), discrete)
     return TargetIntelGpu(gpu.name, family.family, family.platforms, discrete, family.since)

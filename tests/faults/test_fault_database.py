@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from envpin.compat import cache as db_cache
+from tests.cache_entries import document_of, entry_of
 from tests.faults.support import (
     DB_DIR,
     SOLVE_3090,
@@ -94,21 +95,17 @@ def flip_a_body_byte(path: Path) -> None:
 
 
 def other_stamps(path: Path) -> None:
-    header, _, body = path.read_bytes().partition(b"\n")
+    header, _, rest = path.read_bytes().partition(b"\n")
     fields = json.loads(header)
     fields["stamps"] = fields["stamps"].replace("torch.yaml:", "torch.yaml:1")
-    path.write_bytes(json.dumps(fields).encode() + b"\n" + body)
+    path.write_bytes(json.dumps(fields).encode() + b"\n" + rest)
 
 
 def forged(path: Path, change) -> None:
-    """An entry altered with its digest made again: what only someone who can write the file could do."""
-    header, _, body = path.read_bytes().partition(b"\n")
-    fields = json.loads(header)
-    document = json.loads(body)
+    """An entry altered with its digests made again: what only someone who can write the file could do."""
+    header, document = document_of(path.read_bytes())
     change(document)
-    body = json.dumps(document, separators=(",", ":")).encode()
-    fields["digest"] = db_cache._digest(fields["stamps"], fields["part"], body)
-    path.write_bytes(json.dumps(fields).encode() + b"\n" + body)
+    path.write_bytes(entry_of(document, header["stamps"], header["part"]))
 
 
 def wrong_shape(document) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +15,13 @@ from envpin.base.errors import DatabaseError
 from envpin.base.record import FrozenRecordError, replace
 from envpin.compat import cache, loader
 from envpin.compat.files import BASE, FILES, PARTS
+from envpin.compat.gpus import lookup_gpu
 from envpin.compat.loader import default_database_path, load_database
 from envpin.compat.model import ComputeCapability, Database, Provenance, in_parts
 from envpin.facts.host import Driver, Gpu, HostFacts, PythonInfo
+from envpin.resolver.builds import builds_of
 from envpin.resolver.target import make_target
+from tests.cache_entries import entry_of
 
 STAMPS = "envpin 0.1.0\nsome database\ntorch.yaml:1:2"
 
@@ -86,10 +90,7 @@ def test_an_entry_is_written_only_for_the_fields_of_its_part(database):
 
 
 def _entry(document, stamps=STAMPS, part="base") -> bytes:
-    body = json.dumps(document).encode()
-    header = {"format": cache.FORMAT, "version": cache.FORMAT_VERSION, "stamps": stamps, "part": part,
-              "digest": cache._digest(stamps, part, body)}
-    return json.dumps(header).encode() + b"\n" + body
+    return entry_of(document, stamps, part)
 
 
 EMPTY_BASE: dict[str, Any] = {"version": "2026.11.29", "sources": {}, "minor_version_compat": {}, "toolkits": {}, "gpus": [], "jetson": {},
@@ -117,7 +118,7 @@ WRONG_SHAPES: list[Any] = [
         "extra-key", "another-parts-field", "a-field-missing", "bad-int-key", "wrong-element", "wrong-type"])
 def test_a_well_signed_entry_of_the_wrong_shape_is_a_miss(document):
     with pytest.raises(Exception) as caught:
-        cache.decode(_entry(document), STAMPS, "base")
+        repr(cache.decode(_entry(document), STAMPS, "base"))  # a record is checked when first used: repr uses all
     assert not isinstance(caught.value, (SystemExit, KeyboardInterrupt))
 
 
@@ -203,3 +204,59 @@ def test_the_stamps_name_every_module_the_validation_reads():
     stamped = {path.resolve().relative_to(package.parent).with_suffix("").as_posix().replace("/", ".")
                for path in loader.CODE_FILES}
     assert imported - {"envpin.base.errors"} <= stamped  # errors shapes no value, only messages
+
+
+# ---------------------------------------------------------------- records read when first used
+
+
+def _damaged(data: bytes, field: str, item: int) -> bytes:
+    """The entry with one digit of one record of `field` changed (its digest left as it was)."""
+    lines = data.split(b"\n")
+    number = 2 + json.loads(lines[1])["fields"][field]["items"][item]
+    digest, _, text = lines[number].partition(b" ")
+    at = next(i for i, c in enumerate(text) if chr(c).isdigit())
+    lines[number] = digest + b" " + text[:at] + (b"8" if text[at:at + 1] == b"9" else b"9") + text[at + 1:]
+    return b"\n".join(lines)
+
+
+def test_a_record_is_decoded_when_first_used_and_a_damaged_one_is_read_from_the_yaml_again(database):
+    damaged = _damaged(cache.encode(fields_of(database, "torch"), STAMPS, "torch"), "torch_releases", -1)
+    validated = []
+
+    def from_the_yaml():
+        validated.append("torch")
+        return fields_of(database, "torch")
+
+    fields = cache.decode(damaged, STAMPS, "torch", from_the_yaml)
+    releases = fields["torch_releases"]
+    assert isinstance(releases, cache.CachedRecords) and len(releases) == len(database.torch_releases)
+    assert releases[0] == database.torch_releases[0] and validated == []  # the newest release alone
+    assert fields["arch_sets"]["cpu" if "cpu" in database.arch_sets else next(iter(database.arch_sets))] is not None
+    assert releases == database.torch_releases and validated == ["torch"]  # the oldest one failed its check
+    assert repr(fields) == repr(fields_of(database, "torch"))
+    with pytest.raises(cache.CacheMiss):  # without the YAML to fall back on, the damaged record is a miss
+        tuple(cache.decode(damaged, STAMPS, "torch")["torch_releases"])
+
+
+def test_a_gpu_is_found_by_its_name_without_decoding_the_others(database):
+    fields = cache.decode(cache.encode(fields_of(database, BASE), STAMPS, BASE), STAMPS, BASE)
+    gpus = fields["gpus"]
+    lazy = in_parts(fields, lambda part: fields_of(database, part))
+    assert lookup_gpu(lazy, "NVIDIA GeForce RTX 3090") == lookup_gpu(database, "NVIDIA GeForce RTX 3090") is not None
+    assert len(gpus._decoded) == 1
+    for model in database.gpus:  # every name finds its record, as the index made from the records finds it
+        for name in model.names:
+            assert lookup_gpu(lazy, name) == lookup_gpu(database, name)
+    assert lookup_gpu(lazy, "NVIDIA GeForce RTX 1234567") is None
+
+
+def test_each_database_keeps_its_own_memo(database, tmp_path):
+    """Two databases in one process (the tests load several) never answer from each other's memo: the builds made
+    of one are kept with it, and a copy of it in another directory makes its own."""
+    shutil.copytree(default_database_path(), tmp_path / "db")
+    other = load_database(tmp_path / "db")
+    ours, theirs = builds_of(database, "torch"), builds_of(other, "torch")
+    assert builds_of(database, "torch") is ours and theirs is not ours
+    assert next(iter(ours)).torch_record[0] is database.torch_releases[0]
+    assert next(iter(theirs)).torch_record[0] is other.torch_releases[0] is not database.torch_releases[0]
+    assert [b.label for b in ours] == [b.label for b in theirs]
