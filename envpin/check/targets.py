@@ -619,6 +619,9 @@ def _conda_judged(pin: Pin, contents: Contents, database: Database, target: Targ
             predates = None
         if predates is not None:
             return predates  # a release between the channel's recorded ones, older than every pip torch
+        unrecorded = _unrecorded_channel_release(pin, database, target, found.framework, pin.version or "", where)
+        if unrecorded is not None:
+            return unrecorded
         return Judged(pin, failure=f"{where} has no {pin.shown} release in the compatibility database "
                       f"{database.version}", failure_id="CHK-RELEASE-UNKNOWN", severity="warning")
     release = found.release
@@ -738,6 +741,30 @@ def _predates_the_gpus(pin: Pin, framework: str, version: Version, database: Dat
 
 def _oldest_known(database: Database, framework: str) -> Version | None:
     return min(release_versions(database, framework), default=None)
+
+
+def _unrecorded_channel_release(pin: Pin, database: Database, target: Target, framework: str, version: str,
+                                where: str) -> Judged | None:
+    """A channel torch release the channel's records lack (the pytorch channel's 1.10.2) whose pip release the
+    database holds: where no pip torch from it on up to a later one has code for the target's GPUs, this one has
+    none either (the channel's builds come from the same release process, and a release never gains
+    architectures); otherwise nothing, and the release is said to be unknown."""
+    if framework != "torch" or not target.gpus:
+        return None
+    try:
+        pinned = Version(version)
+    except InvalidVersion:
+        return None
+    if database.torch_release(str(pinned)) is None:
+        return None
+    first = _first_release_for_gpus(database, target, framework, since=pinned)
+    if first is None or first <= pinned:
+        return None
+    gpus = ", ".join(f"{g.name} ({g.compute_capability.sm})" for g in target.gpus)
+    return Judged(pin, failure_id="CHK-TARGET-GPU", failure=(
+        f"{where}'s torch {version} is not among the channel's records in the compatibility database "
+        f"{database.version}, and no pip torch from {version} on has code for {gpus} before {first}, so this one has "
+        "none"))
 
 
 def _first_release_for_gpus(database: Database, target: Target, framework: str, since: Version) -> Version | None:

@@ -560,12 +560,24 @@ def _pip_arch_lists(database: Database, release: CondaRelease, cuda: str) -> tup
     """The pytorch channel's builds come from the same release process as the PyTorch index's wheels, and the
     database has only the wheels' arch lists: those of the wheel with the same CUDA are checked, and said so."""
     pip_release = database.torch_release(str(release.version))
-    variant = pip_release.variants.get(tag_for(cuda)) if pip_release is not None else None
-    if variant is None or not variant.archs:
+    if pip_release is None:
         return {}, None
-    note = (f"the GPU architectures of the pytorch channel's pytorch {release.version} builds are not in the "
-            f"database; those of the pip {variant.name} wheel were checked")
-    return dict(variant.archs), note
+    variant = pip_release.variants.get(tag_for(cuda))
+    if variant is not None and variant.archs:
+        return dict(variant.archs), (f"the GPU architectures of the pytorch channel's pytorch {release.version} "
+                                     f"builds are not in the database; those of the pip {variant.name} wheel were checked")
+    # A channel build whose CUDA no wheel of the release has (1.11.0's cudatoolkit 11.1 build: the wheels are cu102,
+    # cu113, cu115): the wheel of the same release and CUDA major nearest to it stands in, and the plan says which.
+    major = cuda.split(".")[0]
+    same_major = [v for v in pip_release.variants.values()
+                  if v.cuda and v.archs and v.cuda.split(".")[0] == major]
+    if not same_major:
+        return {}, None
+    nearest = min(same_major, key=lambda v: (abs(_cuda_key(v.cuda or "0")[1] - _cuda_key(cuda)[1]), v.name))
+    return dict(nearest.archs), (f"the GPU architectures of the pytorch channel's pytorch {release.version} CUDA "
+                                 f"{cuda} build are not in the database, and no pip wheel of {release.version} has "
+                                 f"CUDA {cuda}: those of the pip {nearest.name} wheel, the nearest CUDA of that "
+                                 "release, were checked")
 
 
 def _cuda_key(cuda: str) -> tuple[int, int]:
