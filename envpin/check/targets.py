@@ -724,7 +724,7 @@ def _predates_the_gpus(pin: Pin, framework: str, version: Version, database: Dat
     oldest = _oldest_known(database, "torch")
     if oldest is None or version >= oldest:
         return None
-    first = _first_release_for_gpus(database, target, "torch")
+    first = _first_release_for_gpus(database, target, "torch", since=version)
     if first is None or first <= oldest:
         if not gpu_builds:
             return None  # a CPU build: no GPU code to know

@@ -27,8 +27,15 @@ STAMPS = "envpin 0.1.0\nsome database\ntorch.yaml:1:2"
 
 
 @pytest.fixture(scope="module")
-def database() -> Database:
-    return load_database(default_database_path())
+def database(tmp_path_factory):
+    """The real database read from its YAML, as an entry is written from: not from a cache other tests warmed
+    (a database decoded from an entry holds lazy containers, which no entry is written from). A copy under a
+    new path, so that no database this process loaded before is handed back."""
+    copy = tmp_path_factory.mktemp("db") / "compat_matrix"
+    shutil.copytree(default_database_path(), copy)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ENVPIN_NO_CACHE", "1")
+        yield load_database(copy)
 
 
 def fields_of(database: Database, part: str) -> dict:
