@@ -40,6 +40,8 @@ class Entries:
     python_spec: str | None = None  # pixi's `python` dependency, as PEP 440
     python_origin: str = ""
     gpu_asked: list[tuple[str, str]] = field(default_factory=list)  # (package, the line) a conda CUDA build string asks
+    # the CUDA X.Y a conda `cudatoolkit=11.3` / `pytorch-cuda=11.8` pins for torch, and that line
+    torch_cuda: tuple[str, str] | None = None
     # pixi `target.<selector>` lines: (conda subdirs, manager, text, origin), joined once the target is known
     by_platform: list[tuple[tuple[str, ...], str, str, str]] = field(default_factory=list)
 
@@ -48,6 +50,7 @@ class Entries:
                      "python_tied", "exported_pip", "platforms", "by_platform", "gpu_asked"):
             getattr(self, name).extend(getattr(other, name))
         self.python = self.python or other.python
+        self.torch_cuda = self.torch_cuda or other.torch_cuda
         if other.python_spec and not self.python_spec:
             self.python_spec, self.python_origin = other.python_spec, other.python_origin
         self.requires_python = self.requires_python or other.requires_python
@@ -527,7 +530,14 @@ def conda_dependency(spec: str, origin: str, entries: Entries) -> None:
     elif package == "pip":
         return
     elif package in CONDA_CUDA_SUPPLIERS:
-        entries.notes.append(f"{origin}: conda `{spec}` dropped: the pinned pip wheels bring their own CUDA libraries")
+        cuda = _pinned_cuda(package, version)
+        if cuda is not None and entries.torch_cuda is None:
+            entries.torch_cuda = (cuda, f"{spec} ({origin})")
+            entries.notes.append(f"{origin}: conda `{spec}` is solved as torch's CUDA {cuda} build where it runs here "
+                                 "(the pip wheels bring their own CUDA libraries)")
+        else:
+            entries.notes.append(f"{origin}: conda `{spec}` dropped: the pinned pip wheels bring their own CUDA "
+                                 "libraries")
     elif package in GPU_PACKAGE_ALIASES:
         pip_spec = conda_version_to_pip(version)
         entries.requirements.append(parse_requirement(f"{package}{pip_spec}", origin))
@@ -537,6 +547,19 @@ def conda_dependency(spec: str, origin: str, entries: Entries) -> None:
             entries.gpu_asked.append((package, f"{spec} ({origin})"))
     else:
         entries.conda_packages.append(spec if not channel else f"{channel}::{rest}")
+
+
+# conda packages whose one X.Y version is the CUDA the pytorch channel's torch build was made with
+# (`cudatoolkit=11.3` beside `pytorch=1.11.0`: the `py3.9_cuda11.3_cudnn8_0` build; `pytorch-cuda=11.8` from 2.0 on)
+TORCH_CUDA_PINS = ("cudatoolkit", "pytorch-cuda")
+
+
+def _pinned_cuda(package: str, version: str) -> str | None:
+    """`11.3` for `cudatoolkit=11.3`, `==11.3.1` or `11.3.*`; None for a range or another package."""
+    if package not in TORCH_CUDA_PINS:
+        return None
+    exact = re.fullmatch(r"=?=?(\d{1,2})\.(\d{1,2})(\.\d{1,4}|\.\*)?(=\S*)?", version.replace(" ", ""))
+    return f"{exact.group(1)}.{exact.group(2)}" if exact else None
 
 
 def pixi_python_spec(text: str) -> str | None:
