@@ -714,13 +714,17 @@ def _uv_sourced(line: str, where: str, scope: tuple[str, ...], sources: dict, in
     some machines out, the line comes from the default index there (an entry scoped by the markers' negation)."""
     from packaging.utils import canonicalize_name  # noqa: PLC0415 - packaging.utils is heavy (~15 ms): only a manifest needs it
 
-    from envpin.vocabulary.markers import negated  # noqa: PLC0415 - only a marker-scoped source needs it
+    from envpin.vocabulary.markers import markers_meet, negated  # noqa: PLC0415 - only a marker-scoped source needs it
 
     head = re.split(r"[\s\[<>=!~;@(]", line.strip(), maxsplit=1)[0]
     source = {canonicalize_name(k): v for k, v in sources.items()}.get(canonicalize_name(head)) if head else None
     if source is None:
         return [ManifestEntry(line, where, scope=scope)]
     listed = source if isinstance(source, list) else [source]
+    # the line's own marker: a source whose marker never holds where the line does is not its source (uv takes,
+    # on each machine, the source whose marker holds there: `torch==2.8.0+cu126; platform_machine == 'x86_64'`
+    # never meets the aarch64 source beside it)
+    own_marker = line.partition(";")[2].strip() if "://" not in line else ""
     by_name = {i.name: i.url for i in indexes}
     entries = []
     markers: list[str] = []
@@ -733,6 +737,8 @@ def _uv_sourced(line: str, where: str, scope: tuple[str, ...], sources: dict, in
             continue  # a source for another extra or group than the one this line is in (or for none)
         if marker:
             markers.append(str(marker))
+            if not markers_meet(own_marker, str(marker)):
+                continue
         else:
             covers_all = True
         index = by_name.get(str(item.get("index"))) if item.get("index") else None
@@ -749,6 +755,8 @@ def _uv_sourced(line: str, where: str, scope: tuple[str, ...], sources: dict, in
     if any(r is None for r in rest):
         return entries or [ManifestEntry(line, where, scope=scope)]  # a marker envpin cannot negate: the sources alone
     elsewhere = " and ".join(f"({r})" if len(rest) > 1 else str(r) for r in rest)
+    if not markers_meet(own_marker, elsewhere):
+        return entries  # the sources' markers cover every machine the line is installed on
     return entries + [ManifestEntry(line, where, scope=scope + (elsewhere,))]
 
 

@@ -363,6 +363,20 @@ def test_a_negated_marker_holds_exactly_where_the_marker_does_not():
     assert negated("python_version ~= '3.10'") is None  # no complement operator: not written
 
 
+
+def test_two_markers_meet_where_one_known_machine_satisfies_both():
+    from envpin.vocabulary.markers import markers_meet  # noqa: PLC0415 - as the manifest reader imports it
+
+    assert not markers_meet("platform_machine == 'x86_64'", "platform_machine == 'aarch64'")
+    assert not markers_meet("sys_platform == 'win32'", "sys_platform == 'linux' and python_version >= '3.10'")
+    assert not markers_meet("platform_machine == 'x86_64'",
+                            "platform_machine != 'x86_64' and platform_machine != 'aarch64'")
+    assert markers_meet("platform_machine == 'x86_64'", "sys_platform == 'darwin'")  # an Intel Mac
+    assert markers_meet("python_version < '3.10'", "sys_platform == 'linux'")
+    assert markers_meet("", "sys_platform == 'linux'")  # a line without a marker is installed everywhere
+    assert markers_meet("extra == 'gpu'", "sys_platform == 'linux'")  # extras are not judged
+    assert markers_meet("python_version ~= 'x'", "sys_platform == 'linux'")  # unreadable: not judged
+
 def test_a_package_with_no_wheel_and_no_sdist_for_the_platform_names_where_it_has_them(database):
     # torch-xla publishes manylinux x86_64 wheels only and no sdist (PyPI's file lists, recorded per release)
     windows = machine(database, os="windows", arch="x86_64", driver="551.61", gpus=("NVIDIA GeForce RTX 3090",),
