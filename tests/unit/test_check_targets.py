@@ -404,3 +404,13 @@ def test_the_linux_only_packages_the_solve_leaves_out_elsewhere_come_from_the_re
     assert {"triton", "torch-xla"} <= linux_only_packages(database)
     assert linux_only_packages(database, ["numpy"]) == frozenset()  # no such name: tied.yaml is not read
     assert all(r.platforms == ("linux-x86_64",) and not r.sdist for r in release_files(database, "torch-xla", ""))
+
+
+def test_a_wheel_urls_python_and_its_releases_pythons_are_one_finding(database):
+    # grenlayk/deep-text-edit's requirements.txt line 70: the URL's cp37 tag and torch 1.11.0's Pythons (3.7-3.10)
+    # both say Python 3.12 has no wheel
+    text = ("torch @ https://download.pytorch.org/whl/cu113/torch-1.11.0%2Bcu113-cp37-cp37m-linux_x86_64.whl\n")
+    target = machine(database, os="linux", arch="x86_64", driver="570.86.10", gpus=("NVIDIA GeForce RTX 5090",),
+                     python="3.12")
+    found = [(i, w) for i, _, w in ids(database, text, target)]
+    assert found.count(("CHK-TARGET-PYTHON", "line 1")) == 1
