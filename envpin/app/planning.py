@@ -106,7 +106,8 @@ def request_for(options: SolveOptions, project_specs: tuple[str, ...] = (), proj
                          options.torch_index_url, options.allow_insecure_index, options.conda_source,
                          frozenset(project.cpu_only) if project is not None else frozenset(),
                          project_policy.project_numpy(project) if project is not None else None,
-                         dict(project.gpu_asked) if project is not None else None)
+                         dict(project.gpu_asked) if project is not None else None,
+                         project.torch_cuda[0] if project is not None and project.torch_cuda else None)
 
 
 def read_project(source: ProjectSource | None, database: Database | None = None,

@@ -109,7 +109,21 @@ def target_fit(contents: Contents, database: Database, check_target: CheckTarget
     problems += _cuda_package_pins(contents, database, check_target, policy)
     problems += _no_wheel_for_platform(contents, database, check_target)
     problems += _local_cuda_jaxlib(contents, check_target)
-    return problems
+    return _python_once_a_line(problems)
+
+
+def _python_once_a_line(problems: list[Problem]) -> list[Problem]:
+    """A line's Python mismatch said once: a wheel URL's tag (`…-cp37-cp37m-linux_x86_64.whl`) and the release's
+    Pythons in the database (torch 1.11.0: 3.7-3.10) are two readings of one fact; the first, the line's own, stays."""
+    seen: set[str] = set()
+    kept = []
+    for found in problems:
+        if found.id == "CHK-TARGET-PYTHON":
+            if found.where in seen:
+                continue
+            seen.add(found.where)
+        kept.append(found)
+    return kept
 
 
 def _picked_numpy_1(judged: Judged, contents: Contents, check_target: CheckTarget) -> list[Problem]:

@@ -202,6 +202,7 @@ def _project(entries: Entries, files: list[str]) -> Project:
         python_spec=entries.python_spec,
         python_origin=entries.python_origin,
         requires_python=entries.requires_python,
+        torch_cuda=entries.torch_cuda,
     )
 
 

@@ -73,6 +73,9 @@ class Project(Record):
     python_spec: str | None = None
     python_origin: str = ""
     requires_python: str | None = None  # a pyproject.toml's `requires-python`: pip and uv install it on no other
+    # the CUDA X.Y the project pins for torch (conda's `cudatoolkit=11.3`) and that line: the build a solve keeps
+    # where it runs
+    torch_cuda: tuple[str, str] | None = None
 
     def for_target(self, python: str, os_name: str, arch: str = "x86_64", database: Database | None = None) -> Project:
         """The project for the machine solved: a GPU framework line whose marker does not hold there is left

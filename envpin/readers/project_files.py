@@ -40,6 +40,8 @@ class Entries:
     python_spec: str | None = None  # pixi's `python` dependency, as PEP 440
     python_origin: str = ""
     gpu_asked: list[tuple[str, str]] = field(default_factory=list)  # (package, the line) a conda CUDA build string asks
+    # the CUDA X.Y a conda `cudatoolkit=11.3` / `pytorch-cuda=11.8` pins for torch, and that line
+    torch_cuda: tuple[str, str] | None = None
     # pixi `target.<selector>` lines: (conda subdirs, manager, text, origin), joined once the target is known
     by_platform: list[tuple[tuple[str, ...], str, str, str]] = field(default_factory=list)
 
@@ -48,6 +50,7 @@ class Entries:
                      "python_tied", "exported_pip", "platforms", "by_platform", "gpu_asked"):
             getattr(self, name).extend(getattr(other, name))
         self.python = self.python or other.python
+        self.torch_cuda = self.torch_cuda or other.torch_cuda
         if other.python_spec and not self.python_spec:
             self.python_spec, self.python_origin = other.python_spec, other.python_origin
         self.requires_python = self.requires_python or other.requires_python
@@ -527,7 +530,14 @@ def conda_dependency(spec: str, origin: str, entries: Entries) -> None:
     elif package == "pip":
         return
     elif package in CONDA_CUDA_SUPPLIERS:
-        entries.notes.append(f"{origin}: conda `{spec}` dropped: the pinned pip wheels bring their own CUDA libraries")
+        cuda = _pinned_cuda(package, version)
+        if cuda is not None and entries.torch_cuda is None:
+            entries.torch_cuda = (cuda, f"{spec} ({origin})")
+            entries.notes.append(f"{origin}: conda `{spec}` is solved as torch's CUDA {cuda} build where it runs here "
+                                 "(the pip wheels bring their own CUDA libraries)")
+        else:
+            entries.notes.append(f"{origin}: conda `{spec}` dropped: the pinned pip wheels bring their own CUDA "
+                                 "libraries")
     elif package in GPU_PACKAGE_ALIASES:
         pip_spec = conda_version_to_pip(version)
         entries.requirements.append(parse_requirement(f"{package}{pip_spec}", origin))
@@ -537,6 +547,19 @@ def conda_dependency(spec: str, origin: str, entries: Entries) -> None:
             entries.gpu_asked.append((package, f"{spec} ({origin})"))
     else:
         entries.conda_packages.append(spec if not channel else f"{channel}::{rest}")
+
+
+# conda packages whose one X.Y version is the CUDA the pytorch channel's torch build was made with
+# (`cudatoolkit=11.3` beside `pytorch=1.11.0`: the `py3.9_cuda11.3_cudnn8_0` build; `pytorch-cuda=11.8` from 2.0 on)
+TORCH_CUDA_PINS = ("cudatoolkit", "pytorch-cuda")
+
+
+def _pinned_cuda(package: str, version: str) -> str | None:
+    """`11.3` for `cudatoolkit=11.3`, `==11.3.1` or `11.3.*`; None for a range or another package."""
+    if package not in TORCH_CUDA_PINS:
+        return None
+    exact = re.fullmatch(r"=?=?(\d{1,2})\.(\d{1,2})(\.\d{1,4}|\.\*)?(=\S*)?", version.replace(" ", ""))
+    return f"{exact.group(1)}.{exact.group(2)}" if exact else None
 
 
 def pixi_python_spec(text: str) -> str | None:
@@ -691,13 +714,17 @@ def _uv_sourced(line: str, where: str, scope: tuple[str, ...], sources: dict, in
     some machines out, the line comes from the default index there (an entry scoped by the markers' negation)."""
     from packaging.utils import canonicalize_name  # noqa: PLC0415 - packaging.utils is heavy (~15 ms): only a manifest needs it
 
-    from envpin.vocabulary.markers import negated  # noqa: PLC0415 - only a marker-scoped source needs it
+    from envpin.vocabulary.markers import markers_meet, negated  # noqa: PLC0415 - only a marker-scoped source needs it
 
     head = re.split(r"[\s\[<>=!~;@(]", line.strip(), maxsplit=1)[0]
     source = {canonicalize_name(k): v for k, v in sources.items()}.get(canonicalize_name(head)) if head else None
     if source is None:
         return [ManifestEntry(line, where, scope=scope)]
     listed = source if isinstance(source, list) else [source]
+    # the line's own marker: a source whose marker never holds where the line does is not its source (uv takes,
+    # on each machine, the source whose marker holds there: `torch==2.8.0+cu126; platform_machine == 'x86_64'`
+    # never meets the aarch64 source beside it)
+    own_marker = line.partition(";")[2].strip() if "://" not in line else ""
     by_name = {i.name: i.url for i in indexes}
     entries = []
     markers: list[str] = []
@@ -710,6 +737,8 @@ def _uv_sourced(line: str, where: str, scope: tuple[str, ...], sources: dict, in
             continue  # a source for another extra or group than the one this line is in (or for none)
         if marker:
             markers.append(str(marker))
+            if not markers_meet(own_marker, str(marker)):
+                continue
         else:
             covers_all = True
         index = by_name.get(str(item.get("index"))) if item.get("index") else None
@@ -726,6 +755,8 @@ def _uv_sourced(line: str, where: str, scope: tuple[str, ...], sources: dict, in
     if any(r is None for r in rest):
         return entries or [ManifestEntry(line, where, scope=scope)]  # a marker envpin cannot negate: the sources alone
     elsewhere = " and ".join(f"({r})" if len(rest) > 1 else str(r) for r in rest)
+    if not markers_meet(own_marker, elsewhere):
+        return entries  # the sources' markers cover every machine the line is installed on
     return entries + [ManifestEntry(line, where, scope=scope + (elsewhere,))]
 
 

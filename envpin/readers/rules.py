@@ -912,11 +912,11 @@ def numpy_requires(contents: Contents, database: Database, pythons: Iterable[str
     it: each release's own Requires-Dist on numpy (the database's `numpy`, read in its wheels' METADATA) excludes
     every numpy the file allows, so pip cannot resolve the file (numpy<1.24 beside tensorflow==2.21.0, which
     requires numpy>=1.26.0). An unpinned framework line is fine while one release allows the numpy. With target
-    Pythons (`check --target`), each release is judged by its requirement on those, else on any of its Pythons."""
+    Pythons (`check --target`), each release is judged by its requirement on those, else (no target, or no
+    matching release has a wheel for the target's Python) on any of its Pythons."""
     from envpin.resolver.numpy_fit import meet  # noqa: PLC0415 - only files that pin numpy
 
     numpy = [p for p in contents.pins if p.name == "numpy" and p.manager == "pip" and (p.version or p.specifier)]
-    on = f" on Python {', '.join(pythons)}" if pythons else ""
     problems = []
     for line in numpy:
         allowed = f"=={line.version}" if line.version else line.specifier
@@ -925,12 +925,18 @@ def numpy_requires(contents: Contents, database: Database, pythons: Iterable[str
             lines = [p for p in lines if p.name != "jaxlib"]
         for pin in lines:
             releases = [r for r in _releases_matching(database, pin) if r.numpy is not None]
-            if pythons:  # a release without a wheel for the target's Python is CHK-TARGET-PYTHON's, not this one's
-                releases = [r for r in releases if set(pythons) & _pythons_of(r)]
-            needs = {r.version: sorted({r.numpy.on(p) for p in pythons if p in _pythons_of(r)} if pythons else
+            # a release without a wheel for the target's Python is CHK-TARGET-PYTHON's: the others are judged on
+            # the target's Python; where none has one, the line is judged on every Python of its releases, since
+            # a numpy no release allows on any Python (numpy==1.13.3 beside tensorflow==1.15.2, which requires
+            # numpy>=1.16.0 on each) is a second error, one that moving to another Python does not mend
+            on_target = [r for r in releases if set(pythons) & _pythons_of(r)] if pythons else []
+            judged_on = pythons if on_target else ()
+            releases = on_target or releases
+            needs = {r.version: sorted({r.numpy.on(p) for p in judged_on if p in _pythons_of(r)} if judged_on else
                                        {r.numpy.requires, *r.numpy.by_python.values()}) for r in releases}
             if not releases or any(meet(need, allowed) for wanted in needs.values() for need in wanted):
                 continue
+            on = f" on Python {', '.join(judged_on)}" if judged_on else ""
             newest = max(releases, key=lambda r: r.version)
             needed = " or ".join(needs[newest.version])
             framework = "jax" if pin.name in ("jax", "jaxlib") else "tensorflow"

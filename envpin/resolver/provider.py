@@ -19,6 +19,7 @@ build out.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from itertools import groupby
 from typing import TYPE_CHECKING
 
 from packaging.version import Version
@@ -101,6 +102,7 @@ class BuildProvider(AbstractProvider):
         channel: str = "pip",
         companions: frozenset[str] = frozenset(),
         numpy: NumpyBound | None = None,
+        preferred_cuda: Mapping[str, str] | None = None,
     ):
         self.database = database
         self.target = target
@@ -112,6 +114,8 @@ class BuildProvider(AbstractProvider):
         # Companions a torch build must bring along where it is paired with them (conda: each has builds of its own)
         self.companions = companions
         self.numpy = numpy  # the numpy the builds' own requirement must leave room for (a project's numpy line)
+        # framework -> the CUDA X.Y the project pins its build to: first among a release's builds that fit
+        self.preferred_cuda = dict(preferred_cuda or {})
         self._verdicts: dict[int, Verdict] = {}
         self._builds: dict[str, Sequence[Build]] = {}
         self._library_versions: dict[str, list[Version]] | None = None
@@ -228,8 +232,15 @@ class BuildProvider(AbstractProvider):
         return self._builds[framework]
 
     def fitting(self, framework: str) -> Iterator[Verdict]:
-        """The verdicts of the builds that fit, in preference order, each judged when reached."""
-        return (v for v in (self.verdict(b) for b in self.builds(framework)) if v.fits)
+        """The verdicts of the builds that fit, in preference order, each judged when reached. A CUDA the project
+        pins (`cudatoolkit=11.3`) comes first among each release's builds that fit: the build asked for is kept
+        where it runs, and another CUDA of the release taken only where it does not."""
+        fits = (v for v in (self.verdict(b) for b in self.builds(framework)) if v.fits)
+        cuda = self.preferred_cuda.get(framework)
+        if cuda is None:
+            return fits
+        return (verdict for _, release in groupby(fits, key=lambda v: v.build.version)
+                for verdict in sorted(release, key=lambda v: v.build.cuda != cuda))
 
     def verdict(self, build: Build) -> Verdict:
         key = id(build)  # builds are made once per provider, so identity is the key

@@ -57,6 +57,7 @@ def make_provider(database: Database, target: Target, request: Request) -> Build
         channel=request.channel,
         companions=companions_required(request),
         numpy=request.numpy,
+        preferred_cuda={"torch": request.torch_cuda} if request.torch_cuda else {},
     )
 
 

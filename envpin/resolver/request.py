@@ -48,6 +48,9 @@ class Request(Record):
     # framework -> the project line that asks for its NVIDIA GPU build (`jaxlib=0.3.15=*cuda*`): what a refusal
     # names when another framework, merely run on the GPU where it can, has no GPU build here
     gpu_asked: Mapping[str, str] = field(default_factory=dict)
+    # the CUDA X.Y the project pins torch's build to (conda's `cudatoolkit=11.3`): among a release's builds that
+    # run here, that one is taken first; where it does not run, another CUDA of the release is
+    torch_cuda: str | None = None
 
     def spec_text(self, name: str) -> str:
         """`jax[cuda12]>=0.6` as the user would write it."""
@@ -70,6 +73,7 @@ def parse_request(
     cpu_only: frozenset[str] = frozenset(),
     numpy: NumpyBound | None = None,
     gpu_asked: Mapping[str, str] | None = None,
+    torch_cuda: str | None = None,
 ) -> Request:
     if policy not in POLICIES:
         raise EnvpinInputError(f"--driver-policy {policy!r}: expected one of {', '.join(POLICIES)}")
@@ -119,6 +123,7 @@ def parse_request(
         cpu_only=cpu_only,
         numpy=numpy,
         gpu_asked=dict(gpu_asked or {}),
+        torch_cuda=torch_cuda,
     )
 
 

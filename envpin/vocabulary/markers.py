@@ -32,6 +32,32 @@ def marker_holds(marker: str, *, os_name: str, arch: str, python: str | None) ->
         return True
 
 
+# The Pythons a marker is tried on when two markers are compared: CPython 3.6 to 3.15
+_PYTHONS = tuple(f"3.{minor}" for minor in range(6, 16))
+
+
+def markers_meet(first: str, second: str) -> bool:
+    """Whether some machine satisfies both markers: one of the platforms envpin knows (their CPython values)
+    with some Python 3.6-3.15. `platform_machine == 'x86_64'` and `platform_machine == 'aarch64'` never meet, so a
+    uv source for aarch64 never serves a line only x86_64 installs. A marker on extras, or one packaging cannot
+    read or evaluate, is not judged: it meets any other."""
+    if not first.strip() or not second.strip() or "extra" in first or "extra" in second:
+        return True
+    from packaging.markers import InvalidMarker, Marker, UndefinedComparison, UndefinedEnvironmentName  # noqa: PLC0415 - packaging.markers is heavy: only a marker needs it
+
+    try:
+        both = (Marker(first), Marker(second))
+        for platform in MARKER_ENVIRONMENTS.values():
+            for python in _PYTHONS:
+                environment = {**platform, "python_version": python, "python_full_version": f"{python}.0",
+                               "implementation_name": "cpython", "platform_python_implementation": "CPython"}
+                if all(marker.evaluate(environment) for marker in both):
+                    return True
+    except (InvalidMarker, UndefinedComparison, UndefinedEnvironmentName):
+        return True
+    return False
+
+
 # an operator and its complement: `a OP b` fails exactly where `a COMPLEMENT b` holds (PEP 508 comparisons)
 _COMPLEMENTS = {"==": "!=", "!=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">", "in": "not in", "not in": "in"}
 

@@ -307,3 +307,46 @@ def test_solve_project_refuses_a_python_that_requires_python_leaves_out(tmp_path
     assert "no solution (python-unsupported)" in out and "requires-python >=3.10 leaves out Python 3.9" in out
     assert main(["solve", "--project", str(tmp_path), *flags, "--python", "3.10", "--format", "requirements.txt"]) == 0
     assert "torch==2.7.1+cu118" in capsys.readouterr().out
+
+
+# remsky/Kokoro-FastAPI's pyproject.toml@26eec068d8ce6f559afef83f68933127ac38e315, cut to the
+# gpu extra: one line per machine, each with the source whose marker is its own (uv's "multiple sources",
+# docs.astral.sh/uv/concepts/projects/dependencies/#multiple-sources)
+MARKER_SPLIT_SOURCES = """
+[project]
+name = "project"
+version = "0.1.0"
+dependencies = []
+
+[project.optional-dependencies]
+gpu = [
+    "torch==2.8.0+cu126 ; platform_machine == 'x86_64'",
+    "torch==2.8.0+cu129 ; platform_machine == 'aarch64'",
+]
+
+[tool.uv.sources]
+torch = [
+    { index = "pytorch-cu126", extra = "gpu", marker = "platform_machine == 'x86_64'" },
+    { index = "pytorch-cu129", extra = "gpu", marker = "platform_machine == 'aarch64'" },
+]
+
+[[tool.uv.index]]
+name = "pytorch-cu126"
+url = "https://download.pytorch.org/whl/cu126"
+explicit = true
+
+[[tool.uv.index]]
+name = "pytorch-cu129"
+url = "https://download.pytorch.org/whl/cu129"
+explicit = true
+"""
+
+
+def test_a_line_is_bound_only_to_the_sources_whose_marker_meets_its_own(database):
+    entries = [(e.where, e.index) for e in read_manifest(MARKER_SPLIT_SOURCES, "pyproject.toml").entries]
+    assert entries == [
+        ("project.optional-dependencies.gpu[0] (tool.uv.sources.torch[0])", "https://download.pytorch.org/whl/cu126"),
+        ("project.optional-dependencies.gpu[1] (tool.uv.sources.torch[1])", "https://download.pytorch.org/whl/cu129"),
+    ]  # no line left to the default index: the sources cover every machine each line is installed on
+    found = {(p.id, p.where) for p in problems(database, "pyproject.toml", MARKER_SPLIT_SOURCES, **RTX_5090)}
+    assert found == {("CHK-TARGET-GPU", "project.optional-dependencies.gpu[0] (tool.uv.sources.torch[0])")}

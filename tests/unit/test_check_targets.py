@@ -363,6 +363,20 @@ def test_a_negated_marker_holds_exactly_where_the_marker_does_not():
     assert negated("python_version ~= '3.10'") is None  # no complement operator: not written
 
 
+
+def test_two_markers_meet_where_one_known_machine_satisfies_both():
+    from envpin.vocabulary.markers import markers_meet  # noqa: PLC0415 - as the manifest reader imports it
+
+    assert not markers_meet("platform_machine == 'x86_64'", "platform_machine == 'aarch64'")
+    assert not markers_meet("sys_platform == 'win32'", "sys_platform == 'linux' and python_version >= '3.10'")
+    assert not markers_meet("platform_machine == 'x86_64'",
+                            "platform_machine != 'x86_64' and platform_machine != 'aarch64'")
+    assert markers_meet("platform_machine == 'x86_64'", "sys_platform == 'darwin'")  # an Intel Mac
+    assert markers_meet("python_version < '3.10'", "sys_platform == 'linux'")
+    assert markers_meet("", "sys_platform == 'linux'")  # a line without a marker is installed everywhere
+    assert markers_meet("extra == 'gpu'", "sys_platform == 'linux'")  # extras are not judged
+    assert markers_meet("python_version ~= 'x'", "sys_platform == 'linux'")  # unreadable: not judged
+
 def test_a_package_with_no_wheel_and_no_sdist_for_the_platform_names_where_it_has_them(database):
     # torch-xla publishes manylinux x86_64 wheels only and no sdist (PyPI's file lists, recorded per release)
     windows = machine(database, os="windows", arch="x86_64", driver="551.61", gpus=("NVIDIA GeForce RTX 3090",),
@@ -390,3 +404,13 @@ def test_the_linux_only_packages_the_solve_leaves_out_elsewhere_come_from_the_re
     assert {"triton", "torch-xla"} <= linux_only_packages(database)
     assert linux_only_packages(database, ["numpy"]) == frozenset()  # no such name: tied.yaml is not read
     assert all(r.platforms == ("linux-x86_64",) and not r.sdist for r in release_files(database, "torch-xla", ""))
+
+
+def test_a_wheel_urls_python_and_its_releases_pythons_are_one_finding(database):
+    # grenlayk/deep-text-edit's requirements.txt line 70: the URL's cp37 tag and torch 1.11.0's Pythons (3.7-3.10)
+    # both say Python 3.12 has no wheel
+    text = ("torch @ https://download.pytorch.org/whl/cu113/torch-1.11.0%2Bcu113-cp37-cp37m-linux_x86_64.whl\n")
+    target = machine(database, os="linux", arch="x86_64", driver="570.86.10", gpus=("NVIDIA GeForce RTX 5090",),
+                     python="3.12")
+    found = [(i, w) for i, _, w in ids(database, text, target)]
+    assert found.count(("CHK-TARGET-PYTHON", "line 1")) == 1

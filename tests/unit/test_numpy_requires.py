@@ -66,3 +66,24 @@ def test_check_names_both_lines(database):
     found = [p for p in report.problems if p.id == "CHK-NUMPY-REQUIRES"]
     assert [p.where for p in found] == ["line 2"]  # unpinned jax: 0.4.20-0.4.30 allow numpy 1.22-1.23
     assert "numpy>=1.22, <1.24 (line 1)" in found[0].message and "tensorflow==2.21.0 requires numpy>=1.26.0" in found[0].message
+
+
+def test_a_numpy_no_release_allows_on_any_python_is_reported_beside_the_target_python(database):
+    """NVIDIA/tacotron2's requirements.txt: numpy==1.13.3 beside tensorflow==1.15.2, whose wheels (cp35-cp37)
+    require numpy>=1.16.0 on every Python. On a Python 3.12 target TF 1.15.2 has no wheel (CHK-TARGET-PYTHON), and
+    the numpy pin is a second error: no Python mends it. A release the target's Python has is judged on it alone."""
+    from envpin.check.targets import configured_target  # noqa: PLC0415 - a target only for this case
+    from envpin.machine.spec import NamedTarget, TargetSpec  # noqa: PLC0415 - the same
+
+    spec = TargetSpec(detect=False, os="linux", arch="x86_64", driver="570.86.10", gpus=("NVIDIA GeForce RTX 5090",),
+                      python="3.12")
+    target = configured_target(NamedTarget("t", spec), database)
+    report = check_text("requirements.txt", "tensorflow==1.15.2\nnumpy==1.13.3\n", load_database=lambda: database,
+                        targets=[target])
+    found = {p.id: p for p in report.problems}
+    assert {"CHK-NUMPY-REQUIRES", "CHK-TARGET-PYTHON"} <= set(found)
+    assert found["CHK-NUMPY-REQUIRES"].where == "line 1" and "on Python" not in found["CHK-NUMPY-REQUIRES"].message
+    assert "tensorflow==1.15.2 requires numpy<2.0,>=1.16.0" in found["CHK-NUMPY-REQUIRES"].message
+    fits = check_text("requirements.txt", "tensorflow==1.15.2\nnumpy==1.16.6\n", load_database=lambda: database,
+                      targets=[target])
+    assert "CHK-NUMPY-REQUIRES" not in {p.id for p in fits.problems}

@@ -200,3 +200,45 @@ def test_another_os_keeps_the_gpus_but_not_what_the_other_os_installed(database)
     given = apply_overrides(linux, TargetOverrides(os="windows", driver="572.16"))
     answer = solve(database, make_target(database, given), parse_request(["torch"], [], "minor"))
     assert isinstance(answer, Plan) and answer.accelerator.startswith("cu12")
+
+
+def _gtx1080ti_windows(database, python="3.9"):
+    facts = HostFacts(os="windows", arch="x86_64", python=PythonInfo(python), driver=Driver("472.12", "11.4", "smi"),
+                      gpus=(Gpu(0, GTX1080TI, "6.1"),))
+    return make_target(database, facts)
+
+
+def test_a_pinned_cuda_is_kept_where_it_runs_and_left_where_it_does_not(database):
+    """conda's `cudatoolkit=11.3` beside `pytorch=1.11.0` (CompVis/stable-diffusion's environment.yaml) is the
+    pytorch channel's CUDA 11.3 build: on a 1080 Ti with driver 472 (CUDA 11.4) that build runs, so the solve keeps
+    it rather than 1.11.0's newest, cu115. A CUDA the release has no build of that runs here is no reason to refuse:
+    the release's preferred build is taken."""
+    target = _gtx1080ti_windows(database)
+    unpinned = solve(database, target, parse_request(["torch"], ["torch==1.11.0"], "minor"))
+    assert isinstance(unpinned, Plan) and unpinned.packages[0].version == "1.11.0+cu115"
+    kept = solve(database, target, parse_request(["torch"], ["torch==1.11.0"], "minor", torch_cuda="11.3"))
+    assert isinstance(kept, Plan) and kept.packages[0].version == "1.11.0+cu113"
+    none_such = solve(database, target, parse_request(["torch"], ["torch==1.11.0"], "minor", torch_cuda="10.1"))
+    assert isinstance(none_such, Plan) and none_such.packages[0].version == "1.11.0+cu115"
+
+
+def test_a_project_reads_its_cudatoolkit_pin_as_the_cuda_of_torch(tmp_path, capsys):
+    from envpin.cli import main  # noqa: PLC0415 - the CLI only for this end-to-end case
+
+    (tmp_path / "environment.yml").write_text("channels: [pytorch, defaults]\ndependencies:\n  - python=3.9\n"
+                                              "  - cudatoolkit=11.3\n  - pytorch=1.11.0\n  - torchvision=0.12.0\n",
+                                              encoding="utf-8")
+    code = main(["solve", "--project", str(tmp_path), "--os", "windows", "--arch", "x86_64", "--driver", "472.12",
+                 "--gpu", GTX1080TI, "--python", "3.9", "--format", "requirements.txt"])
+    out = capsys.readouterr().out
+    assert code == 0 and "torch==1.11.0+cu113" in out.splitlines() and "torchvision==0.12.0+cu113" in out.splitlines()
+
+
+def test_only_one_cuda_version_is_a_pin():
+    from envpin.readers.project_files import _pinned_cuda  # noqa: PLC0415 - the reader's own parsing
+
+    assert [_pinned_cuda("cudatoolkit", v) for v in ("=11.3", "11.3", "==11.3.1", "11.3.*", "=11.3=h2bc3f7f_2")] == [
+        "11.3"] * 5
+    assert _pinned_cuda("pytorch-cuda", "=11.8") == "11.8"
+    assert [_pinned_cuda("cudatoolkit", v) for v in (">=11", "", "11")] == [None] * 3
+    assert _pinned_cuda("cudnn", "=8.2") is None  # cuDNN's version names no CUDA
