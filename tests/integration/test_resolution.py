@@ -6,6 +6,12 @@ protobuf>=6.31.1."""
 from __future__ import annotations
 
 import json
+import os
+import platform
+import re
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -511,3 +517,82 @@ def test_an_environment_yml_of_pip_lines_only_has_its_python_and_pip_solved_too(
     assert answer["resolution"]["status"] == "resolved"
     assert "python=3.12.0=hab00c5b_0_cpython" in answer["resolution"]["conda"]
     assert "idna=3.4=pyhd8ed1ab_0" not in answer["resolution"]["conda"]  # what the file asks for, and no more
+
+
+# ---------------------------------------------------------------- the install commands print the resolution
+
+HOST_RUNS_THE_WHEELS = sys.platform == "linux" and platform.machine() == "x86_64" and sys.version_info[:2] in (
+    (3, 10), (3, 11), (3, 12))  # the recorded wheels: manylinux x86_64, cp310 to cp312
+HOST_PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def command(tmp_path: Path, lines: str, index: MetadataIndex, capsys, output_format: str, *options: str,
+            python: str = "3.11") -> tuple[str, str]:
+    project = tmp_path / "project"
+    project.mkdir(exist_ok=True)
+    (project / "requirements.txt").write_text(lines)
+    assert main(["solve", "--project", str(project), *RTX3090, "--python", python, "--resolve", "--index-url",
+                 f"{index.url}/simple", "--allow-insecure-index", "--format", output_format, *options]) == 0
+    captured = capsys.readouterr()
+    return captured.out, captured.err
+
+
+def test_the_pip_command_pins_what_the_requirements_file_pins(tmp_path, index, capsys):
+    text, _ = command(tmp_path, "tensorflow\nprotobuf==4.25.1\n", index, capsys, "requirements.txt")
+    written = [line.removesuffix(" \\") for line in text.splitlines() if line and not line.startswith(("#", " "))]
+    printed, err = command(tmp_path, "tensorflow\nprotobuf==4.25.1\n", index, capsys, "pip")
+    assert shlex.split(printed) == ["pip", "install", "numpy==1.26.4", "protobuf==4.25.1", "tensorflow==2.19.1",
+                                    "--index-url", f"{index.url}/simple"]
+    assert [w for w in shlex.split(printed)[2:] if not w.startswith("--")] == \
+        [w for w in written if not w.startswith("--")] + [f"{index.url}/simple"]  # the same pins, the same index
+    assert "tensorflow[and-cuda]" not in printed  # the resolution, not the plan's framework pin
+    assert "; the command pins every one of them" in err
+
+
+def test_the_commands_carry_each_index_and_a_line_a_lock_cannot_hold(tmp_path, index, capsys):
+    # torch 2.0.1+cu118 from the PyTorch index beside tensorflow 2.13.0 from the mirror, and an editable install
+    lines = "torch==2.0.1+cu118\ntensorflow==2.13.0\n-e ./lib\n"
+    torch_index = ["--torch-index-url", f"{index.url}/whl"]
+    pip, _ = command(tmp_path, lines, index, capsys, "pip", *torch_index, python="3.10")
+    uv, _ = command(tmp_path, lines, index, capsys, "uv", *torch_index, python="3.10")
+    indexes, _ = command(tmp_path, lines, index, capsys, "index-url", *torch_index, python="3.10")
+    pins = ["numpy==1.24.3", "protobuf==4.25.1", "tensorflow==2.13.0", "torch==2.0.1+cu118", "-e", "./lib"]
+    options = ["--index-url", f"{index.url}/simple", "--extra-index-url", f"{index.url}/whl/cu118"]
+    assert shlex.split(pip) == ["pip", "install", *pins, *options]
+    # uv takes a package from the first index that lists it unless told, as pip does, to take the best of any
+    assert shlex.split(uv) == ["uv", "pip", "install", *pins, *options, "--index-strategy", "unsafe-best-match"]
+    assert indexes.splitlines() == [f"{index.url}/simple", f"{index.url}/whl/cu118"]
+
+
+def test_not_resolved_end_to_end_the_commands_print_the_plan_as_before(tmp_path, index, capsys):
+    printed, err = command(tmp_path, "tensorflow\n", index, capsys, "pip", "--offline")
+    assert shlex.split(printed) == ["pip", "install", "tensorflow[and-cuda]==2.21.0"]
+    assert "envpin: warning: not resolved end to end: offline" in err
+
+
+@pytest.mark.skipif(not HOST_RUNS_THE_WHEELS, reason="installs (dry run) the recorded linux x86_64 wheels here")
+def test_the_printed_uv_command_installs_the_resolution(tmp_path, index, capsys):
+    printed, _ = command(tmp_path, "tensorflow\nprotobuf==4.25.1\n", index, capsys, "uv", python=HOST_PYTHON)
+    uv = find_uv()
+    assert uv is not None
+    subprocess.run([uv, "venv", "--quiet", "--python", sys.executable, str(tmp_path / "venv")], check=True,
+                   cwd=tmp_path)
+    ran = subprocess.run([uv, *shlex.split(printed)[1:], "--python", str(tmp_path / "venv"), "--dry-run"],
+                         capture_output=True, text=True, cwd=tmp_path, check=False)
+    assert ran.returncode == 0, ran.stderr
+    assert re.findall(r"^ \+ (\S+)$", ran.stderr, re.MULTILINE) == ["numpy==1.26.4", "protobuf==4.25.1",
+                                                                   "tensorflow==2.19.1"]
+    assert not any(path.endswith(".whl") for path in index.requests)  # uv read METADATA; no wheel was fetched
+
+
+@pytest.mark.skipif(not HOST_RUNS_THE_WHEELS, reason="installs (dry run) the recorded linux x86_64 wheels here")
+def test_the_printed_pip_command_installs_the_resolution(tmp_path, index, capsys, monkeypatch):
+    printed, _ = command(tmp_path, "tensorflow\nprotobuf==4.25.1\n", index, capsys, "pip", python=HOST_PYTHON)
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)  # this machine's pip configuration stays out of it
+    report = tmp_path / "report.json"
+    ran = subprocess.run([sys.executable, "-m", *shlex.split(printed), "--dry-run", "--ignore-installed", "--quiet",
+                          "--report", str(report)], capture_output=True, text=True, cwd=tmp_path, check=False)
+    assert ran.returncode == 0, ran.stderr
+    installed = sorted(f"{p['metadata']['name']}=={p['metadata']['version']}" for p in json.loads(report.read_text())["install"])
+    assert installed == ["numpy==1.26.4", "protobuf==4.25.1", "tensorflow==2.19.1"]
+    assert not any(path.endswith(".whl") for path in index.requests)  # pip read METADATA (PEP 658) alone
