@@ -372,18 +372,50 @@ def resolve_lines(requirements: tuple[str, ...], index_options: tuple[str, ...],
             listed.write_text("".join(f"{line}\n" for line in requirements), encoding="utf-8")
             run_engine(uv_check_argv(uv, listed, indexes, python, platform, Path(workdir) / "resolved.txt",
                                      options.offline), Path(workdir), options.timeout, uv_environment(lock_input))
-    except LockFailed as failed:
+    except EnvpinError as failed:  # LockFailed (no solution), Unreachable, or uv itself failing
+        return _failed_file(failed, options.offline)
+    where = "uv's cache (--offline)" if options.offline else " and ".join(indexes)
+    return FileResolution(RESOLVED, f"resolved by uv from {where} for Python {python} on {platform}")
+
+
+def resolve_manifest(requirements: tuple[str, ...], bindings: tuple[tuple[str, str], ...], default_index: str | None,
+                     searched: tuple[str, ...], python: str, platform: str, options: ResolveOptions) -> FileResolution:
+    """`check --resolve` of a pyproject.toml's environment (its dependencies, with an extra or a group) as uv installs
+    it: each package its `[tool.uv.sources]` binds to an index from that index only (`bindings`: name, URL), its
+    other `[[tool.uv.index]]`s asked first (`searched`, uv's first-index strategy), then the default index (its
+    `default = true` one, else --index-url, else ENVPIN_INDEX_URL, else PyPI). The same uv call as `envpin lock`
+    (engines.UvEngine). Never raises for the index's answer."""
+    from envpin.lock.indexes import PYPI_SIMPLE, IndexPlan  # noqa: PLC0415 - check --resolve only
+
+    uv = find_uv()
+    if uv is None:
+        return FileResolution(NOT_RESOLVED, "uv is not installed (pip install uv)")
+    default = (options.index_url or default_index or os.environ.get("ENVPIN_INDEX_URL") or PYPI_SIMPLE).rstrip("/")
+    indexes = IndexPlan(default, tuple((canonical(name), url.rstrip("/")) for name, url in bindings))
+    lock_input = LockInput((), requirements, indexes, python, platform, offline=options.offline,
+                           python_downloads=False, searched_indexes=tuple(u.rstrip("/") for u in searched))
+    try:
+        with tempfile.TemporaryDirectory(prefix="envpin-check-") as workdir:
+            UvEngine(uv).lock(lock_input, Path(workdir), options.timeout)
+    except EnvpinError as failed:  # LockFailed (no solution), Unreachable, or uv itself failing
+        return _failed_file(failed, options.offline)
+    where = "uv's cache (--offline)" if options.offline else \
+        " and ".join(dict.fromkeys((*lock_input.searched_indexes, *indexes.accelerator_indexes, default)))
+    return FileResolution(RESOLVED, f"resolved by uv from {where} for Python {python} on {platform}")
+
+
+def _failed_file(failed: EnvpinError, offline: bool) -> FileResolution:
+    """What uv's failure says of a file's lines: a conflict (or a pin no file of the index meets), or that uv could
+    not be asked (offline without its cache, an index that does not answer)."""
+    if isinstance(failed, LockFailed):
         missing = unserved(failed.conflict) + not_cached(failed.conflict)
-        if options.offline and missing:
+        if offline and missing:
             return FileResolution(NOT_RESOLVED, f"offline, and uv's cache does not hold {', '.join(missing)}: run "
                                                 "once online")
         words = {canonical(w) for w in re.findall(_NAME, failed.conflict)}
         reason = re.sub(r"^No solution found when resolving dependencies[^:]*:\s*(cause:\s*)?", "", _short(failed.conflict))
-        return FileResolution(CONFLICT, reason,
-                              tuple(unserved(failed.conflict)), tuple(sorted(words)))
-    except Unreachable as error:
-        return FileResolution(NOT_RESOLVED, f"an index did not answer ({_short(str(error))})")
-    except EnvpinError as error:
-        return FileResolution(NOT_RESOLVED, _short(str(error)))
-    where = "uv's cache (--offline)" if options.offline else " and ".join(indexes)
-    return FileResolution(RESOLVED, f"resolved by uv from {where} for Python {python} on {platform}")
+        reason = reason.replace("the plan requires", "the file requires")
+        return FileResolution(CONFLICT, reason, tuple(unserved(failed.conflict)), tuple(sorted(words)))
+    if isinstance(failed, Unreachable):
+        return FileResolution(NOT_RESOLVED, f"an index did not answer ({_short(str(failed))})")
+    return FileResolution(NOT_RESOLVED, _short(str(failed)))

@@ -596,3 +596,79 @@ def test_the_printed_pip_command_installs_the_resolution(tmp_path, index, capsys
     installed = sorted(f"{p['metadata']['name']}=={p['metadata']['version']}" for p in json.loads(report.read_text())["install"])
     assert installed == ["numpy==1.26.4", "protobuf==4.25.1", "tensorflow==2.19.1"]
     assert not any(path.endswith(".whl") for path in index.requests)  # pip read METADATA (PEP 658) alone
+
+
+# ---------------------------------------------------------------- `check --resolve` of a pyproject.toml
+
+PYPROJECT = """[project]
+name = "app"
+version = "0"
+dependencies = ["tensorflow==2.19.1"]
+
+[project.optional-dependencies]
+text = ["tensorflow-text==2.20.1"]
+old-protobuf = ["protobuf==4.25.0"]
+protobuf = ["protobuf==4.25.1"]
+"""
+
+
+def check_pyproject(tmp_path: Path, text: str, index: MetadataIndex, capsys, *options: str,
+                    python: str = "3.11") -> tuple[int, list]:
+    (tmp_path / "pyproject.toml").write_text(text.replace("INDEX", index.url))
+    code = main(["check", str(tmp_path / "pyproject.toml"), "--format", "json", "--no-config", "--resolve",
+                 "--index-url", f"{index.url}/simple", "--allow-insecure-index", *options, *RTX3090, "--python", python])
+    problems = json.loads(capsys.readouterr().out)["files"][0]["problems"]
+    return code, [p for p in problems if p["id"] in ("CHK-RESOLVE-CONFLICT", "CHK-PIN-NOT-SERVED", "CHK-NOT-RESOLVED")]
+
+
+def test_check_resolve_of_a_pyproject_resolves_the_dependencies_with_each_extra(tmp_path, index, capsys):
+    code, problems = check_pyproject(tmp_path, PYPROJECT, index, capsys)
+    assert code == 1
+    found = {(p["id"], p["where"]) for p in problems}
+    # tensorflow-text 2.20.1 needs tensorflow>=2.20.0: the `text` extra does not install beside the dependencies;
+    # the mirror serves no protobuf 4.25.0; the `protobuf` extra installs
+    assert found == {("CHK-RESOLVE-CONFLICT", "project.dependencies[0]"),
+                     ("CHK-PIN-NOT-SERVED", "project.optional-dependencies.old-protobuf[0]")}
+    conflict = next(p for p in problems if p["id"] == "CHK-RESOLVE-CONFLICT")
+    assert conflict["message"].startswith("uv resolves no environment of the project's dependencies with extra text "
+                                          "for Python 3.11 on linux-x86_64: ")
+    assert "tensorflow-text" in conflict["message"] and "tensorflow==2.19.1" in conflict["message"]
+
+
+def test_check_resolve_of_a_pyprojects_dependencies_that_conflict_asks_no_extra(tmp_path, index, capsys):
+    text = PYPROJECT.replace('["tensorflow==2.19.1"]', '["tensorflow==2.20.0", "protobuf==4.25.1"]')
+    code, problems = check_pyproject(tmp_path, text, index, capsys)
+    assert code == 1
+    [conflict] = problems  # the extras would say it again
+    assert conflict["message"].startswith("uv resolves no environment of the project's dependencies for Python 3.11")
+    assert "tensorflow==2.20.0 depends on protobuf>=5.28.0" in conflict["message"]
+
+
+TORCH_PYPROJECT = """[project]
+name = "app"
+version = "0"
+dependencies = ["tensorflow==2.13.0"]
+
+[project.optional-dependencies]
+cu118 = ["torch==2.0.1+cu118"]
+
+[[tool.uv.index]]
+name = "pytorch-cu118"
+url = "INDEX/whl/cu118"
+explicit = true
+"""
+
+
+def test_check_resolve_takes_a_package_from_the_index_its_uv_source_names(tmp_path, index, capsys):
+    sourced = TORCH_PYPROJECT + '\n[tool.uv.sources]\ntorch = { index = "pytorch-cu118", extra = "cu118" }\n'
+    code, problems = check_pyproject(tmp_path, sourced, index, capsys, python="3.10")
+    assert (code, problems) == (0, [])
+    assert any(path.startswith("/whl/cu118/torch") for path in index.requests)
+
+
+def test_check_resolve_without_the_source_looks_for_torch_on_the_default_index_alone(tmp_path, index, capsys):
+    # the index is explicit: only a package its source names comes from it, and the mirror serves no torch
+    code, problems = check_pyproject(tmp_path, TORCH_PYPROJECT, index, capsys, python="3.10")
+    assert code == 1
+    assert [(p["id"], p["where"]) for p in problems] == [("CHK-PIN-NOT-SERVED", "project.optional-dependencies.cu118[0]")]
+    assert not any(path.startswith("/whl/cu118") for path in index.requests)
