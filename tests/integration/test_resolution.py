@@ -672,3 +672,11 @@ def test_check_resolve_without_the_source_looks_for_torch_on_the_default_index_a
     assert code == 1
     assert [(p["id"], p["where"]) for p in problems] == [("CHK-PIN-NOT-SERVED", "project.optional-dependencies.cu118[0]")]
     assert not any(path.startswith("/whl/cu118") for path in index.requests)
+
+
+def test_check_resolve_asks_a_non_explicit_uv_index_first_for_every_package(tmp_path, index, capsys):
+    # not explicit: uv asks it before the default index for each package (first-index), so torch is found there
+    code, problems = check_pyproject(tmp_path, TORCH_PYPROJECT.replace("explicit = true", "explicit = false"), index,
+                                     capsys, python="3.10")
+    assert (code, problems) == (0, [])
+    assert {"/whl/cu118/torch/", "/whl/cu118/tensorflow/"} <= set(index.requests)
