@@ -97,7 +97,9 @@ def _say_the_resolution(answer: Plan, output_format: str, project) -> None:
     from envpin.app import resolved  # noqa: PLC0415 - the resolution's formats, for --resolve only
 
     document = resolved.resolved_document(answer) if output_format in resolved.RESOLVED_FORMATS else None
-    if document is None:
+    if resolution.conda and not resolution.lock:  # a plan of conda builds: rattler's records, no pip lock
+        written = "; the file's dependencies are the solved records" if output_format == "environment.yml" else ""
+    elif document is None:
         written = "; `envpin lock` writes every one of them pinned, with hashes"
     elif output_format in resolved.COMMANDS:
         written = "; the command pins every one of them (`envpin lock` writes them with hashes)"

@@ -130,10 +130,12 @@ class Outcome(Record):
     python: str = ""  # the Python the pip part was resolved for, where not the target's: the conda part's "3.12.0"
 
 
-def resolve_environment(plan: Plan, project: Project | None, options: ResolveOptions) -> Outcome:
-    """Ask uv for the whole environment of a plan. Never raises for the index's answer: a conflict is an Outcome
-    with its explanation, an index that does not answer a Resolution that says it was not resolved."""
-    outcome = _whole_environment(plan, project, options)
+def resolve_environment(plan: Plan, project: Project | None, options: ResolveOptions, policy: str = "minor") -> Outcome:
+    """Ask uv for the whole environment of a plan (rattler for a plan of conda builds, whose environment.yml follows
+    the driver `policy`). Never raises for the index's answer: a conflict is an Outcome with its explanation, an index
+    that does not answer a Resolution that says it was not resolved."""
+    outcome = _conda_plan(plan, project, options, policy) if plan.channel != "pip" else \
+        _whole_environment(plan, project, options)
     return replace(outcome, resolution=replace(outcome.resolution, again=resolve_again(options)))
 
 
@@ -154,10 +156,30 @@ def resolve_again(options: ResolveOptions) -> tuple[str, ...]:
     return tuple(words)
 
 
+def _conda_plan(plan: Plan, project: Project | None, options: ResolveOptions, policy: str) -> Outcome:
+    """A plan of conda builds: the environment.yml envpin writes for it, solved by rattler. Its pip lines (a project's
+    pip-only packages) stay unproven: uv would resolve them without seeing the conda packages beside them."""
+    from envpin.lock.conda_part import solve_conda_plan  # noqa: PLC0415 - rattler, for a conda plan only
+
+    if not options.conda_part:
+        return Outcome(Resolution(NOT_RESOLVED, f"the plan's builds come from {plan.channel}, whose conda part is "
+                                                "not solved here"))
+    conda = solve_conda_plan(plan, project, options, policy)
+    if conda.conflict:
+        return Outcome(Resolution(NOT_RESOLVED, conda.conflict), unsolvable=conda.conflict)
+    if not conda.solved:
+        return Outcome(Resolution(NOT_RESOLVED, f"the conda part ({plan.channel}'s builds) was not solved: "
+                                                f"{conda.detail}"))
+    assumed = f"; {conda.assumed}" if conda.assumed else ""
+    pip = [line for line in conda.pip if not line.startswith("-")]  # its requirements, not its index options
+    if pip:
+        shown = ", ".join(pip[:5]) + (", …" if len(pip) > 5 else "")
+        return Outcome(Resolution(NOT_RESOLVED, f"{conda.detail}{assumed}; its pip lines ({shown}) are not resolved "
+                                                "beside it (uv does not see the conda packages)", conda=conda.records))
+    return Outcome(Resolution(RESOLVED, f"resolved end to end: {conda.detail}{assumed}", conda=conda.records))
+
+
 def _whole_environment(plan: Plan, project: Project | None, options: ResolveOptions) -> Outcome:
-    if plan.channel != "pip":
-        return Outcome(Resolution(NOT_RESOLVED, f"the plan's builds come from {plan.channel}: uv resolves pip "
-                                                "packages only, and the conda side is not resolved here"))
     conda = None
     if project is not None and has_conda_part(project) and options.conda_part:
         from envpin.lock.conda_part import solve_conda_part  # noqa: PLC0415 - rattler, for an environment.yml only

@@ -680,3 +680,111 @@ def test_check_resolve_asks_a_non_explicit_uv_index_first_for_every_package(tmp_
                                      capsys, python="3.10")
     assert (code, problems) == (0, [])
     assert {"/whl/cu118/torch/", "/whl/cu118/tensorflow/"} <= set(index.requests)
+
+
+# ---------------------------------------------------------------- a plan of conda builds, solved by rattler
+
+# three offline channels derived from prefix-dev/pixi's examples/pytorch/pixi.lock (tests/fixtures/conda/SOURCES.md):
+# its `cf-channel` environment is conda-forge's pytorch 2.4.0 for CUDA 12, 73 linux-64 packages
+PIXI_CHANNELS = FIXTURES.parent / "conda" / "lock-derived"
+CUDA_12_1 = ["--os", "linux", "--arch", "x86_64", "--driver", "530.30.02", "--gpu", "NVIDIA GeForce RTX 3090"]
+
+
+def solve_conda_plan(tmp_path: Path, lines: str, capsys, *options: str, python: str = "3.12") -> tuple[int, dict]:
+    project = tmp_path / "project"
+    project.mkdir(exist_ok=True)
+    (project / "requirements.txt").write_text(lines)
+    code = main(["solve", "--project", str(project), *CUDA_12_1, "--python", python, "--conda-source", "conda-forge",
+                 "--format", "json", "--cache-dir", str(tmp_path / "rattler"), *options])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_a_conda_forge_plan_is_solved_by_rattler_with_resolve(tmp_path, capsys):
+    code, answer = solve_conda_plan(tmp_path, "torch==2.4.0\n", capsys, "--resolve", "--channels", str(PIXI_CHANNELS))
+    assert code == 0, answer.get("error")
+    assert "pytorch=2.4.0=cuda120*" in answer["conda"]["dependencies"]
+    resolution = answer["resolution"]
+    assert resolution["status"] == "resolved"
+    assert resolution["detail"].startswith("resolved end to end: the conda part solved by rattler from ")
+    records = resolution["conda"]
+    assert len(records) == 73  # the packages pixi locked for this environment
+    assert "pytorch=2.4.0=cuda120_py312h26b3cf7_301" in records and "python=3.12.6=hc5c86c4_1_cpython" in records
+    assert not any(r.split("=")[2].startswith("cpu") for r in records)
+
+
+def test_a_conda_forge_plan_written_with_resolve_lists_the_solved_records(tmp_path, capsys):
+    import yaml  # noqa: PLC0415 - the written file, read as conda reads it
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "requirements.txt").write_text("torch==2.4.0\n")
+    assert main(["solve", "--project", str(project), *CUDA_12_1, "--python", "3.12", "--conda-source", "conda-forge",
+                 "--resolve", "--channels", str(PIXI_CHANNELS), "--cache-dir", str(tmp_path / "rattler"),
+                 "--format", "environment.yml"]) == 0
+    captured = capsys.readouterr()
+    dependencies = yaml.safe_load(captured.out)["dependencies"]
+    assert len(dependencies) == 73 and "libtorch=2.4.0=cuda120_h2b0da52_301" in dependencies
+    regenerate = next(line for line in captured.out.splitlines() if line.startswith("# Regenerate: "))
+    assert f"--conda-source conda-forge --resolve --channels {PIXI_CHANNELS}" in regenerate
+    assert "; the file's dependencies are the solved records" in captured.err
+
+
+def test_a_conda_forge_plan_with_pip_lines_needs_pip_from_the_channel(tmp_path, capsys):
+    code, answer = solve_conda_plan(tmp_path, "torch==2.4.0\nprotobuf==4.25.1\n", capsys, "--resolve",
+                                    "--channels", str(PIXI_CHANNELS))
+    assert code == 1  # pixi's lock holds no pip, and the environment.yml's pip section needs conda's pip
+    assert answer["error"]["code"] == "unresolvable"
+    assert "No candidates were found for pip *" in answer["error"]["message"]
+
+
+def test_a_conda_forge_plans_pip_lines_leave_it_not_resolved_end_to_end(tmp_path, capsys):
+    # conda-forge's records of both recorded locks (the pixi one's first where both hold a file): pytorch and pip
+    for subdir in ("linux-64", "noarch"):
+        merged: dict = {}
+        for channel in (PIXI_CHANNELS, CONDA_CHANNELS):
+            recorded = json.loads((channel / "conda-forge" / subdir / "repodata.json").read_text())
+            for key, value in recorded.items():
+                if key.startswith("packages"):
+                    for filename, record in value.items():
+                        merged.setdefault(key, {}).setdefault(filename, record)
+                else:
+                    merged.setdefault(key, value)
+        (tmp_path / "channels" / "conda-forge" / subdir).mkdir(parents=True)
+        (tmp_path / "channels" / "conda-forge" / subdir / "repodata.json").write_text(json.dumps(merged))
+    code, answer = solve_conda_plan(tmp_path, "torch==2.4.0\nprotobuf==4.25.1\n", capsys, "--resolve",
+                                    "--channels", str(tmp_path / "channels"))
+    assert code == 0, answer.get("error")
+    resolution = answer["resolution"]
+    assert resolution["status"] == "not-resolved" and "pip=23.3.1=pyhd8ed1ab_0" in resolution["conda"]
+    assert len(resolution["conda"]) == 76  # the 73 of the pixi lock, and pip, setuptools, wheel
+    assert resolution["detail"].endswith("its pip lines (protobuf==4.25.1) are not resolved beside it (uv does not see "
+                                         "the conda packages)")
+
+
+def test_a_conda_forge_plan_whose_channel_does_not_answer_is_not_resolved_end_to_end(tmp_path, capsys):
+    code, answer = solve_conda_plan(tmp_path, "torch==2.4.0\n", capsys, "--resolve",
+                                    "--channel", "conda-forge=http://127.0.0.1:9/conda-forge")
+    assert code == 0
+    resolution = answer["resolution"]
+    assert resolution["status"] == "not-resolved" and resolution["conda"] == []
+    assert resolution["detail"].startswith("the conda part (conda-forge's builds) was not solved: a channel is "
+                                           "unreachable: ")
+
+
+def test_a_conda_forge_plan_the_channels_cannot_solve_is_refused(tmp_path, capsys):
+    # the channel serves Python 3.12.6 alone
+    code, answer = solve_conda_plan(tmp_path, "torch==2.4.0\n", capsys, "--resolve", "--channels", str(PIXI_CHANNELS),
+                                    python="3.11")
+    assert code == 1
+    assert answer["error"]["code"] == "unresolvable"
+    assert "No candidates were found for python 3.11.*" in answer["error"]["message"]
+
+
+def test_a_conda_forge_plan_without_resolve_says_it_was_not_asked(tmp_path, capsys):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "requirements.txt").write_text("torch==2.4.0\n")
+    assert main(["solve", "--project", str(project), *CUDA_12_1, "--python", "3.12", "--conda-source", "conda-forge",
+                 "--format", "json"]) == 0
+    resolution = json.loads(capsys.readouterr().out)["resolution"]
+    assert resolution["status"] == "not-resolved" and resolution["detail"].startswith("not asked")
