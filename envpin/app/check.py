@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from envpin.compat.model import Database
     from envpin.conda.channels import Channels
     from envpin.lock.options import ResolveOptions
+    from envpin.resolver.target import Target
 
 
 def check_files(paths: list[str], kind: str | None, spec: TargetSpec, config: CheckConfig, policy: str,
@@ -201,7 +202,10 @@ def _with_manifest_resolution(report: FileReport, text: str, targets: tuple[Chec
     scopes = list(dict.fromkeys(s for e in manifest.entries if e.manager == "pip" for s in e.scope
                                 if s.startswith(("extra:", "group:"))))
     found: list[Problem] = []
-    for check_target in dict.fromkeys(t.target for t in targets):
+    machines: dict[tuple[str, str], Target] = {}  # one run per Python and platform: a source's markers read no more
+    for each in targets:
+        machines.setdefault((each.target.python, each.target.platform), each.target)
+    for check_target in machines.values():
         on = f"for Python {check_target.python} on {check_target.platform}"
         for scope in (None, *scopes):
             lines, bindings, origins = _manifest_environment(manifest, scope, check_target)
