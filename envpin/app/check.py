@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from envpin.app.database import run_database
+from envpin.base.errors import EnvpinInputError
 from envpin.base.record import replace
 from envpin.base.userfiles import UnreadableFile, read_text, repository_boundary, write_atomically
 from envpin.check import check_text
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from envpin.compat.model import Database
     from envpin.conda.channels import Channels
     from envpin.lock.options import ResolveOptions
+    from envpin.resolver.target import Target
 
 
 def check_files(paths: list[str], kind: str | None, spec: TargetSpec, config: CheckConfig, policy: str,
@@ -139,12 +141,14 @@ RESOLVE_IDS = ("CHK-PIN-NOT-SERVED", "CHK-RESOLVE-CONFLICT", "CHK-NOT-RESOLVED")
 
 def _with_resolution(report: FileReport, text: str, kind: str | None, targets: tuple[CheckTarget, ...],
                      options: ResolveOptions, ignore: frozenset[str], allow_outside: bool) -> FileReport:
-    """`--resolve`: a requirements file's lines resolved by uv for each target's Python and platform, as pip reads
-    them (envpin.lock.resolution.resolve_lines): a pin no file of the index serves, lines that conflict, or that uv
-    could not be asked."""
-    from envpin.lock.resolution import CONFLICT, NOT_RESOLVED, resolve_lines  # noqa: PLC0415 - --resolve only
+    """`--resolve`: a requirements file's lines (or an environment.yml's pip section) resolved by uv for each
+    target's Python and platform, as pip reads them (envpin.lock.resolution.resolve_lines), a pyproject.toml's as uv
+    installs them: a pin no file of the index serves, lines that conflict, or that uv could not be asked."""
+    from envpin.lock.resolution import resolve_lines  # noqa: PLC0415 - --resolve only
 
     kind = kind or kind_of(report.path, text)
+    if kind == "pyproject.toml":
+        return _with_manifest_resolution(report, text, targets, options, ignore)
     if kind not in ("requirements", "environment.yml"):
         return report
     requirements, index_options, origins, left_out = _file_lines(report.path, text, kind, allow_outside)
@@ -152,26 +156,93 @@ def _with_resolution(report: FileReport, text: str, kind: str | None, targets: t
     for target in dict.fromkeys((t.target.python, t.target.platform) for t in targets):
         python, platform = target
         answer = resolve_lines(requirements, index_options, python, platform, options)
-        on = f"for Python {python} on {platform}"
-        if answer.status == NOT_RESOLVED:
-            found.append(problem("CHK-NOT-RESOLVED", "", f"not resolved end to end {on}: {answer.detail}",
-                                 "run it where the index answers (or once online, for --offline)"))
-        elif answer.status == CONFLICT and answer.unserved:
-            for requirement in answer.unserved:
-                found.append(problem("CHK-PIN-NOT-SERVED", origins.get(_name(requirement), ""),
-                                     f"the index serves no file of {requirement} {on} (deleted, never published, or "
-                                     f"not built for it): {answer.detail}",
-                                     "pin a version the index serves for the target"))
-        elif answer.status == CONFLICT:
-            lines = [origins[n] for n in answer.named if n in origins]
-            found.append(problem("CHK-RESOLVE-CONFLICT", lines[0] if lines else "",
-                                 f"uv resolves no environment of the file's lines {on}: {answer.detail}",
-                                 "relax or remove the lines uv names" + (f" ({', '.join(lines)})" if lines else "")))
+        found += _resolution_problems(answer, f"for Python {python} on {platform}", "the file's lines", origins)
     if left_out and found:
         found = [replace(f, message=f"{f.message} ({', '.join(left_out)} left out: a resolver cannot take it)")
                  for f in found]
     kept = tuple(f for f in found if f.id not in ignore)
     return replace(report, problems=report.problems + kept) if kept else report
+
+
+def _resolution_problems(answer, on: str, what: str, origins: dict[str, str]) -> list[Problem]:
+    """The problems of one uv answer (envpin.lock.resolution.FileResolution) about `what` (the file's lines, a
+    pyproject.toml's dependencies with an extra) `on` a target ("for Python 3.11 on linux-x86_64")."""
+    from envpin.lock.resolution import CONFLICT, NOT_RESOLVED  # noqa: PLC0415 - --resolve only
+
+    if answer.status == NOT_RESOLVED:
+        return [problem("CHK-NOT-RESOLVED", "", f"not resolved end to end {on}: {answer.detail}",
+                        "run it where the index answers (or once online, for --offline)")]
+    if answer.status == CONFLICT and answer.unserved:
+        return [problem("CHK-PIN-NOT-SERVED", origins.get(_name(requirement), ""),
+                        f"the index serves no file of {requirement} {on} (deleted, never published, or not built for "
+                        f"it): {answer.detail}", "pin a version the index serves for the target")
+                for requirement in answer.unserved]
+    if answer.status == CONFLICT:
+        lines = [origins[n] for n in answer.named if n in origins]
+        return [problem("CHK-RESOLVE-CONFLICT", lines[0] if lines else "",
+                        f"uv resolves no environment of {what} {on}: {answer.detail}",
+                        "relax or remove the lines uv names" + (f" ({', '.join(lines)})" if lines else ""))]
+    return []
+
+
+def _with_manifest_resolution(report: FileReport, text: str, targets: tuple[CheckTarget, ...],
+                              options: ResolveOptions, ignore: frozenset[str]) -> FileReport:
+    """`--resolve` of a pyproject.toml: its `[project]` dependencies, then those with each extra and each dependency
+    group, as uv installs them (envpin.lock.resolution.resolve_manifest), for each target. An extra or group is
+    asked only where the dependencies themselves resolve: its answer would repeat theirs."""
+    from envpin.lock.resolution import RESOLVED, resolve_manifest  # noqa: PLC0415 - --resolve only
+    from envpin.readers.project_files import read_manifest  # noqa: PLC0415 - as above
+
+    try:
+        manifest = read_manifest(text, report.path)
+    except EnvpinInputError:
+        return report  # the file's own check reports it malformed
+    default = next((i.url for i in manifest.indexes if i.default), None)
+    searched = tuple(i.url for i in manifest.indexes if not i.explicit and not i.default)
+    scopes = list(dict.fromkeys(s for e in manifest.entries if e.manager == "pip" for s in e.scope
+                                if s.startswith(("extra:", "group:"))))
+    found: list[Problem] = []
+    machines: dict[tuple[str, str], Target] = {}  # one run per Python and platform: a source's markers read no more
+    for each in targets:
+        machines.setdefault((each.target.python, each.target.platform), each.target)
+    for check_target in machines.values():
+        on = f"for Python {check_target.python} on {check_target.platform}"
+        for scope in (None, *scopes):
+            lines, bindings, origins = _manifest_environment(manifest, scope, check_target)
+            answer = resolve_manifest(lines, bindings, default, searched, check_target.python, check_target.platform,
+                                      options)
+            what = "the project's dependencies" + (f" with {scope.replace(':', ' ', 1)}" if scope else "")
+            found += _resolution_problems(answer, on, what, origins)
+            if scope is None and answer.status != RESOLVED:
+                break
+    kept = tuple(dict.fromkeys(f for f in found if f.id not in ignore))
+    return replace(report, problems=report.problems + kept) if kept else report
+
+
+def _manifest_environment(manifest, scope: str | None, target) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...],
+                                                                        dict[str, str]]:
+    """(requirement lines, (package, index) bindings, canonical name -> where) of the dependencies with one extra or
+    group (`extra:cu128`), on the target: a line whose uv source holds under a marker only where it holds there."""
+    from envpin.vocabulary.markers import marker_holds  # noqa: PLC0415 - --resolve only
+
+    lines: list[str] = []
+    bindings: list[tuple[str, str]] = []
+    origins: dict[str, str] = {}
+    for entry in manifest.entries:
+        if entry.manager != "pip" or entry.platforms:
+            continue  # pixi's conda and per-platform tables: not uv's to resolve
+        labels = [s for s in entry.scope if s.startswith(("extra:", "group:", "feature:"))]
+        if labels and labels != [scope]:
+            continue
+        markers = [s for s in entry.scope if s not in labels]
+        if not all(marker_holds(m, os_name=target.os, arch=target.arch, python=target.python) for m in markers):
+            continue
+        name = _name(entry.text)
+        lines.append(entry.text)
+        origins.setdefault(name, entry.where.split(" (", 1)[0])
+        if entry.index:
+            bindings.append((name, entry.index))
+    return tuple(dict.fromkeys(lines)), tuple(dict.fromkeys(bindings)), origins
 
 
 def _file_lines(path: str, text: str, kind: str, allow_outside: bool,

@@ -296,7 +296,8 @@ def _resolved(answer: Plan | Unsatisfiable, project: Project, options: SolveOpti
         request = request_for(options, project_specs + added, read)
         return _project_answer(options, database, target, request, read, project_specs + added, origins)
 
-    return resolved_answer(answer, project, lambda plan, lines: resolve_environment(plan, lines, resolve_options),
+    return resolved_answer(answer, project, lambda plan, lines: resolve_environment(plan, lines, resolve_options,
+                                                                                      options.driver_policy),
                            solve_again)
 
 

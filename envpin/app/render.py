@@ -99,7 +99,7 @@ def _render(answer: Plan | Unsatisfiable, request: Request, options: RenderOptio
 
         return resolved.pylock(answer, request, options.output, source_args)
     resolution: dict[str, Any] | None = None
-    if options.format in ("environment.yml", "requirements.txt") and answer.resolution is not None:
+    if options.format != "pylock.toml" and answer.resolution is not None:
         from envpin.app import resolved  # noqa: PLC0415 - as above
 
         resolution = resolved.resolved_document(answer)  # what uv resolved is written, not the lines as written
@@ -117,6 +117,10 @@ def _render(answer: Plan | Unsatisfiable, request: Request, options: RenderOptio
         from envpin.emit import requirements  # noqa: PLC0415
 
         return requirements.render(answer, request, options.output, project=project, source_args=source_args)
+    if resolution is not None and options.format in resolved.COMMANDS:
+        return resolved.install_command(options.format, resolution, project) + "\n"
+    if resolution is not None and options.format == "index-url":
+        return "\n".join(resolved.index_urls(resolution)) + "\n"
     from envpin.emit import commands  # noqa: PLC0415
 
     if options.format == "index-url":

@@ -7,6 +7,8 @@ uv's resolution, completed as `envpin lock` completes it (envpin.lock.make.lock_
 environment.yml's pip section pins every package (conda passes it to pip as a requirements file), and where
 rattler solved the conda part, its dependencies are the solved records. A plan that was not resolved end to end
 keeps the project's lines as written (the command says why beside the file), and has no pylock.toml to write.
+The `pip` and `uv` commands install the same set as the requirements file (every package pinned, the same index
+options; a command line carries no hashes), and `index-url` prints the indexes it was resolved from.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from envpin.lock.export import index_options
 from envpin.resolver.plan import Plan
 from envpin.resolver.request import Request
 
-RESOLVED_FORMATS = ("requirements.txt", "pylock.toml", "environment.yml")  # the formats that write a resolution
+RESOLVED_FORMATS = ("requirements.txt", "pylock.toml", "environment.yml", "pip", "uv", "index-url")  # write a resolution
+COMMANDS = ("pip", "uv")  # the install commands a resolution prints
 
 
 class NotResolvedEndToEnd(EnvpinError):
@@ -80,6 +83,31 @@ def requirements(plan: Plan, document: Mapping[str, Any], request: Request, outp
         lines.append("# as written (pip's hash-checking mode refuses these lines, so no line above has hashes):")
         lines += kept
     return "\n".join(line for line in lines if line) + "\n"
+
+
+def install_command(tool: str, document: Mapping[str, Any], project) -> str:
+    """`pip install` (or `uv pip install`) of every package of the resolution, with the requirements file's index
+    options, then the lines a lock cannot hold, as written. With more than one index, uv is told to take the best
+    version from any of them, as pip does and as the requirements file is read (uv's default takes a package from
+    the first index that has it: https://docs.astral.sh/uv/pip/compatibility/#packages-that-exist-on-multiple-indexes),
+    so a numpy pin the PyTorch index also lists is still found where uv resolved it."""
+    import shlex  # noqa: PLC0415 - a command format only
+
+    words = ["pip", "install"] if tool == "pip" else ["uv", "pip", "install"]
+    words += [f"{p['name']}=={p['version']}" + (f" ; {p['marker']}" if p.get("marker") else "")
+              for p in document["packages"]]
+    for line in list(project.other_lines) if project is not None else []:
+        option, _, value = line.partition(" ")  # `-e ./lib`: an option and its value; a path or URL: one word
+        words += [option, value.strip()] if option.startswith("-") and value.strip() else [line]
+    options = [word for option in index_options(document) for word in option.split(" ", 1)]
+    if tool == "uv" and options.count("--extra-index-url"):
+        options += ["--index-strategy", "unsafe-best-match"]
+    return shlex.join(words + options)
+
+
+def index_urls(document: Mapping[str, Any]) -> list[str]:
+    """The indexes the resolution installs from, one a line: the default index first, then the extra ones."""
+    return [option.split(" ", 1)[1] for option in index_options(document)]
 
 
 def pip_section(document: Mapping[str, Any], project) -> list[str]:

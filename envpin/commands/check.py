@@ -55,7 +55,8 @@ def register(check: argparse.ArgumentParser, parser_class) -> None:
     check.add_argument("--solve", action="store_true",
                        help="also solve each environment.yml for the target with py-rattler (envpin[conda])")
     check.add_argument("--resolve", action="store_true",
-                       help="also resolve each requirements file's lines (an environment.yml's pip section) with uv for "
+                       help="also resolve each requirements file's lines (an environment.yml's pip section, a "
+                            "pyproject.toml's dependencies with each extra and group) with uv for "
                             "the target's Python and platform "
                             "(asks the index: a pin it does not serve, lines that conflict); off by default, so that "
                             "the hook stays offline")

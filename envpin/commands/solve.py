@@ -84,7 +84,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _say_the_resolution(answer: Plan, output_format: str, project) -> None:
     """What uv made of the project's lines is said beside the file: what was passed over, and whether the file holds
-    the resolution (requirements.txt, pylock.toml, environment.yml) or the lines as written (not resolved)."""
+    the resolution (requirements.txt, pylock.toml, environment.yml, the pip and uv commands, the indexes) or the
+    lines as written (not resolved)."""
     resolution = answer.resolution
     if resolution is None:
         return
@@ -96,8 +97,14 @@ def _say_the_resolution(answer: Plan, output_format: str, project) -> None:
     from envpin.app import resolved  # noqa: PLC0415 - the resolution's formats, for --resolve only
 
     document = resolved.resolved_document(answer) if output_format in resolved.RESOLVED_FORMATS else None
-    if document is None:
+    if resolution.conda and not resolution.lock:  # a plan of conda builds: rattler's records, no pip lock
+        written = "; the file's dependencies are the solved records" if output_format == "environment.yml" else ""
+    elif document is None:
         written = "; `envpin lock` writes every one of them pinned, with hashes"
+    elif output_format in resolved.COMMANDS:
+        written = "; the command pins every one of them (`envpin lock` writes them with hashes)"
+    elif output_format == "index-url":
+        written = "; these are the indexes it installs from, the default first"
     elif output_format == "environment.yml" or not resolved.hashed(document, project):
         written = "; the file pins every one of them"
     else:

@@ -7,12 +7,13 @@ import json
 import shlex
 
 from envpin.base.escapes import printable
+from envpin.base.record import replace
 from envpin.conda.specs import CondaEnvironment, conda_environment
 from envpin.conda.virtual import VirtualPackage, conda_lock_spec
 from envpin.emit.common import file_header
 from envpin.emit.environment_yml import _scalar
 from envpin.emit.text import head, resolution_lines, warning_lines
-from envpin.resolver.plan import Plan
+from envpin.resolver.plan import RESOLVED, Plan
 from envpin.resolver.request import Request
 
 
@@ -25,8 +26,13 @@ def render(
     source_args: tuple[str, ...] | None = None,
 ) -> str:
     """The environment.yml: envpin's header (its regenerate command names the strategy), why each conda pin is what
-    it is and what is unverified, then name, channels, dependencies and a `pip:` section when there is one."""
-    lines = [f"# {line}" for line in _header(plan, request, output, source_args, environment.strategy, name)]
+    it is and what is unverified, then name, channels, dependencies and a `pip:` section when there is one. Where
+    rattler solved it end to end (`solve --resolve`), the dependencies are the solved records, `name=version=build`."""
+    again: tuple[str, ...] = ()
+    resolution = plan.resolution
+    if resolution is not None and resolution.status == RESOLVED and resolution.conda:
+        environment, again = replace(environment, dependencies=resolution.conda), resolution.again
+    lines = [f"# {line}" for line in _header(plan, request, output, source_args, environment.strategy, name, again)]
     lines += [f"# {printable(text)}" for text in (*environment.reasons, *environment.warnings)]
     lines += [f"name: {_scalar(name)}", "channels:"]
     lines += [f"  - {_scalar(channel)}" for channel in environment.channels]
@@ -54,8 +60,10 @@ def render_text(answer: Plan, request: Request) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _header(plan: Plan, request: Request, output: str | None, source_args, strategy: str, name: str) -> list[str]:
-    return file_header(plan, request, output, source_args, "environment.yml", name, extra=("--conda-source", strategy))
+def _header(plan: Plan, request: Request, output: str | None, source_args, strategy: str, name: str,
+            again: tuple[str, ...] = ()) -> list[str]:
+    return file_header(plan, request, output, source_args, "environment.yml", name,
+                       extra=("--conda-source", strategy, *again))
 
 
 def render_virtual_packages(packages: tuple[VirtualPackage, ...], subdir: str, header: list[str]) -> str:

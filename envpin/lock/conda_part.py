@@ -11,7 +11,7 @@ missing, offline without a cache), each said in the words the plan prints.
 from __future__ import annotations
 
 from envpin.base.errors import EnvpinError, Unreachable
-from envpin.base.record import Record, record
+from envpin.base.record import Record, record, replace
 from envpin.lock.options import ResolveOptions
 from envpin.readers.project import Project
 from envpin.resolver.plan import Plan
@@ -27,6 +27,7 @@ class CondaPart(Record):
     detail: str = ""  # solved: how; otherwise why not, in one line
     conflict: str = ""  # it does not solve: rattler's reason, in one line
     assumed: str = ""  # what the solve took that the target does not say (its glibc)
+    pip: tuple[str, ...] = ()  # a conda plan's: the lines of its environment.yml's pip section, which pip installs
 
     @property
     def solved(self) -> bool:
@@ -35,13 +36,28 @@ class CondaPart(Record):
 
 def solve_conda_part(plan: Plan, project: Project, options: ResolveOptions) -> CondaPart:
     """The project's conda side solved for the plan's target. Never raises for the channels' answer."""
-    from envpin.conda.errors import CondaSolveFailed  # noqa: PLC0415 - the conda model, for an environment.yml only
-    from envpin.conda.rattler_solve import solve_specs  # noqa: PLC0415 - rattler, for an environment.yml only
     from envpin.emit.environment_yml import conda_dependencies  # noqa: PLC0415 - what the written file holds
+
+    return _solved(plan, tuple(conda_dependencies(plan, project)), project.channels or DEFAULT_CHANNELS, options)
+
+
+def solve_conda_plan(plan: Plan, project: Project | None, options: ResolveOptions, policy: str) -> CondaPart:
+    """A plan of conda builds (`--conda-source conda-forge`): the environment.yml envpin writes for it (its builds'
+    match specs, the target's Python, the project's conda packages, from its channels) solved for the target."""
+    from envpin.conda.specs import conda_environment  # noqa: PLC0415 - the conda model, for a conda plan only
+
+    environment = conda_environment(plan, None, plan.channel, policy, project)
+    return replace(_solved(plan, environment.dependencies, environment.channels, options), pip=environment.pip)
+
+
+def _solved(plan: Plan, dependencies: tuple[str, ...], channel_names: tuple[str, ...], options: ResolveOptions,
+            ) -> CondaPart:
+    from envpin.conda.errors import CondaSolveFailed  # noqa: PLC0415 - the conda model, for a conda side only
+    from envpin.conda.rattler_solve import solve_specs  # noqa: PLC0415 - rattler, for a conda side only
 
     try:
         virtual, assumed = _virtual_packages(plan)
-        environment = _environment(tuple(conda_dependencies(plan, project)), project.channels or DEFAULT_CHANNELS)
+        environment = _environment(dependencies, channel_names)
         channels = options.channels
         solution = solve_specs(environment, channels.location, virtual, _subdir(plan), origin="the environment's conda part",
                                cache_dir=channels.cache_dir, timeout_s=options.timeout,

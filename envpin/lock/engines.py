@@ -68,6 +68,9 @@ class LockInput:
     # False for a resolution that only answers (`--resolve`): uv must not download a Python of the target's version to
     # answer it (where there is no network, each try waits on DNS: 25 s against 9 s, measured)
     python_downloads: bool = True
+    # uv: indexes asked before the default one for every package (a manifest's non-explicit [[tool.uv.index]], which
+    # uv's first-index strategy asks first); a plan's lock has none
+    searched_indexes: tuple[str, ...] = ()
 
 
 class Engine(Protocol):
@@ -121,6 +124,7 @@ def uv_compile_argv(uv: str, lock_input: LockInput, project: Path, constraints: 
         uv, "pip", "compile", str(project),
         "--constraints", str(constraints),  # the GPU pins again, so no other requirement can move them
         "--no-config",  # a uv.toml or pyproject of the user's must not add indexes
+        *[word for url in lock_input.searched_indexes for word in ("--index", url)],
         "--default-index", lock_input.indexes.default_index,
         "--index-strategy", "first-index",
         "--python-version", lock_input.python,

@@ -130,10 +130,12 @@ class Outcome(Record):
     python: str = ""  # the Python the pip part was resolved for, where not the target's: the conda part's "3.12.0"
 
 
-def resolve_environment(plan: Plan, project: Project | None, options: ResolveOptions) -> Outcome:
-    """Ask uv for the whole environment of a plan. Never raises for the index's answer: a conflict is an Outcome
-    with its explanation, an index that does not answer a Resolution that says it was not resolved."""
-    outcome = _whole_environment(plan, project, options)
+def resolve_environment(plan: Plan, project: Project | None, options: ResolveOptions, policy: str = "minor") -> Outcome:
+    """Ask uv for the whole environment of a plan (rattler for a plan of conda builds, whose environment.yml follows
+    the driver `policy`). Never raises for the index's answer: a conflict is an Outcome with its explanation, an index
+    that does not answer a Resolution that says it was not resolved."""
+    outcome = _conda_plan(plan, project, options, policy) if plan.channel != "pip" else \
+        _whole_environment(plan, project, options)
     return replace(outcome, resolution=replace(outcome.resolution, again=resolve_again(options)))
 
 
@@ -154,10 +156,30 @@ def resolve_again(options: ResolveOptions) -> tuple[str, ...]:
     return tuple(words)
 
 
+def _conda_plan(plan: Plan, project: Project | None, options: ResolveOptions, policy: str) -> Outcome:
+    """A plan of conda builds: the environment.yml envpin writes for it, solved by rattler. Its pip lines (a project's
+    pip-only packages) stay unproven: uv would resolve them without seeing the conda packages beside them."""
+    from envpin.lock.conda_part import solve_conda_plan  # noqa: PLC0415 - rattler, for a conda plan only
+
+    if not options.conda_part:
+        return Outcome(Resolution(NOT_RESOLVED, f"the plan's builds come from {plan.channel}, whose conda part is "
+                                                "not solved here"))
+    conda = solve_conda_plan(plan, project, options, policy)
+    if conda.conflict:
+        return Outcome(Resolution(NOT_RESOLVED, conda.conflict), unsolvable=conda.conflict)
+    if not conda.solved:
+        return Outcome(Resolution(NOT_RESOLVED, f"the conda part ({plan.channel}'s builds) was not solved: "
+                                                f"{conda.detail}"))
+    assumed = f"; {conda.assumed}" if conda.assumed else ""
+    pip = [line for line in conda.pip if not line.startswith("-")]  # its requirements, not its index options
+    if pip:
+        shown = ", ".join(pip[:5]) + (", …" if len(pip) > 5 else "")
+        return Outcome(Resolution(NOT_RESOLVED, f"{conda.detail}{assumed}; its pip lines ({shown}) are not resolved "
+                                                "beside it (uv does not see the conda packages)", conda=conda.records))
+    return Outcome(Resolution(RESOLVED, f"resolved end to end: {conda.detail}{assumed}", conda=conda.records))
+
+
 def _whole_environment(plan: Plan, project: Project | None, options: ResolveOptions) -> Outcome:
-    if plan.channel != "pip":
-        return Outcome(Resolution(NOT_RESOLVED, f"the plan's builds come from {plan.channel}: uv resolves pip "
-                                                "packages only, and the conda side is not resolved here"))
     conda = None
     if project is not None and has_conda_part(project) and options.conda_part:
         from envpin.lock.conda_part import solve_conda_part  # noqa: PLC0415 - rattler, for an environment.yml only
@@ -372,18 +394,50 @@ def resolve_lines(requirements: tuple[str, ...], index_options: tuple[str, ...],
             listed.write_text("".join(f"{line}\n" for line in requirements), encoding="utf-8")
             run_engine(uv_check_argv(uv, listed, indexes, python, platform, Path(workdir) / "resolved.txt",
                                      options.offline), Path(workdir), options.timeout, uv_environment(lock_input))
-    except LockFailed as failed:
+    except EnvpinError as failed:  # LockFailed (no solution), Unreachable, or uv itself failing
+        return _failed_file(failed, options.offline)
+    where = "uv's cache (--offline)" if options.offline else " and ".join(indexes)
+    return FileResolution(RESOLVED, f"resolved by uv from {where} for Python {python} on {platform}")
+
+
+def resolve_manifest(requirements: tuple[str, ...], bindings: tuple[tuple[str, str], ...], default_index: str | None,
+                     searched: tuple[str, ...], python: str, platform: str, options: ResolveOptions) -> FileResolution:
+    """`check --resolve` of a pyproject.toml's environment (its dependencies, with an extra or a group) as uv installs
+    it: each package its `[tool.uv.sources]` binds to an index from that index only (`bindings`: name, URL), its
+    other `[[tool.uv.index]]`s asked first (`searched`, uv's first-index strategy), then the default index (its
+    `default = true` one, else --index-url, else ENVPIN_INDEX_URL, else PyPI). The same uv call as `envpin lock`
+    (engines.UvEngine). Never raises for the index's answer."""
+    from envpin.lock.indexes import PYPI_SIMPLE, IndexPlan  # noqa: PLC0415 - check --resolve only
+
+    uv = find_uv()
+    if uv is None:
+        return FileResolution(NOT_RESOLVED, "uv is not installed (pip install uv)")
+    default = (options.index_url or default_index or os.environ.get("ENVPIN_INDEX_URL") or PYPI_SIMPLE).rstrip("/")
+    indexes = IndexPlan(default, tuple((canonical(name), url.rstrip("/")) for name, url in bindings))
+    lock_input = LockInput((), requirements, indexes, python, platform, offline=options.offline,
+                           python_downloads=False, searched_indexes=tuple(u.rstrip("/") for u in searched))
+    try:
+        with tempfile.TemporaryDirectory(prefix="envpin-check-") as workdir:
+            UvEngine(uv).lock(lock_input, Path(workdir), options.timeout)
+    except EnvpinError as failed:  # LockFailed (no solution), Unreachable, or uv itself failing
+        return _failed_file(failed, options.offline)
+    where = "uv's cache (--offline)" if options.offline else \
+        " and ".join(dict.fromkeys((*lock_input.searched_indexes, *indexes.accelerator_indexes, default)))
+    return FileResolution(RESOLVED, f"resolved by uv from {where} for Python {python} on {platform}")
+
+
+def _failed_file(failed: EnvpinError, offline: bool) -> FileResolution:
+    """What uv's failure says of a file's lines: a conflict (or a pin no file of the index meets), or that uv could
+    not be asked (offline without its cache, an index that does not answer)."""
+    if isinstance(failed, LockFailed):
         missing = unserved(failed.conflict) + not_cached(failed.conflict)
-        if options.offline and missing:
+        if offline and missing:
             return FileResolution(NOT_RESOLVED, f"offline, and uv's cache does not hold {', '.join(missing)}: run "
                                                 "once online")
         words = {canonical(w) for w in re.findall(_NAME, failed.conflict)}
         reason = re.sub(r"^No solution found when resolving dependencies[^:]*:\s*(cause:\s*)?", "", _short(failed.conflict))
-        return FileResolution(CONFLICT, reason,
-                              tuple(unserved(failed.conflict)), tuple(sorted(words)))
-    except Unreachable as error:
-        return FileResolution(NOT_RESOLVED, f"an index did not answer ({_short(str(error))})")
-    except EnvpinError as error:
-        return FileResolution(NOT_RESOLVED, _short(str(error)))
-    where = "uv's cache (--offline)" if options.offline else " and ".join(indexes)
-    return FileResolution(RESOLVED, f"resolved by uv from {where} for Python {python} on {platform}")
+        reason = reason.replace("the plan requires", "the file requires")
+        return FileResolution(CONFLICT, reason, tuple(unserved(failed.conflict)), tuple(sorted(words)))
+    if isinstance(failed, Unreachable):
+        return FileResolution(NOT_RESOLVED, f"an index did not answer ({_short(str(failed))})")
+    return FileResolution(NOT_RESOLVED, _short(str(failed)))

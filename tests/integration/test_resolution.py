@@ -6,6 +6,12 @@ protobuf>=6.31.1."""
 from __future__ import annotations
 
 import json
+import os
+import platform
+import re
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -511,3 +517,274 @@ def test_an_environment_yml_of_pip_lines_only_has_its_python_and_pip_solved_too(
     assert answer["resolution"]["status"] == "resolved"
     assert "python=3.12.0=hab00c5b_0_cpython" in answer["resolution"]["conda"]
     assert "idna=3.4=pyhd8ed1ab_0" not in answer["resolution"]["conda"]  # what the file asks for, and no more
+
+
+# ---------------------------------------------------------------- the install commands print the resolution
+
+HOST_RUNS_THE_WHEELS = sys.platform == "linux" and platform.machine() == "x86_64" and sys.version_info[:2] in (
+    (3, 10), (3, 11), (3, 12))  # the recorded wheels: manylinux x86_64, cp310 to cp312
+HOST_PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def command(tmp_path: Path, lines: str, index: MetadataIndex, capsys, output_format: str, *options: str,
+            python: str = "3.11") -> tuple[str, str]:
+    project = tmp_path / "project"
+    project.mkdir(exist_ok=True)
+    (project / "requirements.txt").write_text(lines)
+    assert main(["solve", "--project", str(project), *RTX3090, "--python", python, "--resolve", "--index-url",
+                 f"{index.url}/simple", "--allow-insecure-index", "--format", output_format, *options]) == 0
+    captured = capsys.readouterr()
+    return captured.out, captured.err
+
+
+def test_the_pip_command_pins_what_the_requirements_file_pins(tmp_path, index, capsys):
+    text, _ = command(tmp_path, "tensorflow\nprotobuf==4.25.1\n", index, capsys, "requirements.txt")
+    written = [line.removesuffix(" \\") for line in text.splitlines() if line and not line.startswith(("#", " "))]
+    printed, err = command(tmp_path, "tensorflow\nprotobuf==4.25.1\n", index, capsys, "pip")
+    assert shlex.split(printed) == ["pip", "install", "numpy==1.26.4", "protobuf==4.25.1", "tensorflow==2.19.1",
+                                    "--index-url", f"{index.url}/simple"]
+    assert [w for w in shlex.split(printed)[2:] if not w.startswith("--")] == \
+        [w for w in written if not w.startswith("--")] + [f"{index.url}/simple"]  # the same pins, the same index
+    assert "tensorflow[and-cuda]" not in printed  # the resolution, not the plan's framework pin
+    assert "; the command pins every one of them" in err
+
+
+def test_the_commands_carry_each_index_and_a_line_a_lock_cannot_hold(tmp_path, index, capsys):
+    # torch 2.0.1+cu118 from the PyTorch index beside tensorflow 2.13.0 from the mirror, and an editable install
+    lines = "torch==2.0.1+cu118\ntensorflow==2.13.0\n-e ./lib\n"
+    torch_index = ["--torch-index-url", f"{index.url}/whl"]
+    pip, _ = command(tmp_path, lines, index, capsys, "pip", *torch_index, python="3.10")
+    uv, _ = command(tmp_path, lines, index, capsys, "uv", *torch_index, python="3.10")
+    indexes, _ = command(tmp_path, lines, index, capsys, "index-url", *torch_index, python="3.10")
+    pins = ["numpy==1.24.3", "protobuf==4.25.1", "tensorflow==2.13.0", "torch==2.0.1+cu118", "-e", "./lib"]
+    options = ["--index-url", f"{index.url}/simple", "--extra-index-url", f"{index.url}/whl/cu118"]
+    assert shlex.split(pip) == ["pip", "install", *pins, *options]
+    # uv takes a package from the first index that lists it unless told, as pip does, to take the best of any
+    assert shlex.split(uv) == ["uv", "pip", "install", *pins, *options, "--index-strategy", "unsafe-best-match"]
+    assert indexes.splitlines() == [f"{index.url}/simple", f"{index.url}/whl/cu118"]
+
+
+def test_not_resolved_end_to_end_the_commands_print_the_plan_as_before(tmp_path, index, capsys):
+    printed, err = command(tmp_path, "tensorflow\n", index, capsys, "pip", "--offline")
+    assert shlex.split(printed) == ["pip", "install", "tensorflow[and-cuda]==2.21.0"]
+    assert "envpin: warning: not resolved end to end: offline" in err
+
+
+@pytest.mark.skipif(not HOST_RUNS_THE_WHEELS, reason="installs (dry run) the recorded linux x86_64 wheels here")
+def test_the_printed_uv_command_installs_the_resolution(tmp_path, index, capsys):
+    printed, _ = command(tmp_path, "tensorflow\nprotobuf==4.25.1\n", index, capsys, "uv", python=HOST_PYTHON)
+    uv = find_uv()
+    assert uv is not None
+    subprocess.run([uv, "venv", "--quiet", "--python", sys.executable, str(tmp_path / "venv")], check=True,
+                   cwd=tmp_path)
+    ran = subprocess.run([uv, *shlex.split(printed)[1:], "--python", str(tmp_path / "venv"), "--dry-run"],
+                         capture_output=True, text=True, cwd=tmp_path, check=False)
+    assert ran.returncode == 0, ran.stderr
+    assert re.findall(r"^ \+ (\S+)$", ran.stderr, re.MULTILINE) == ["numpy==1.26.4", "protobuf==4.25.1",
+                                                                   "tensorflow==2.19.1"]
+    assert not any(path.endswith(".whl") for path in index.requests)  # uv read METADATA; no wheel was fetched
+
+
+@pytest.mark.skipif(not HOST_RUNS_THE_WHEELS, reason="installs (dry run) the recorded linux x86_64 wheels here")
+def test_the_printed_pip_command_installs_the_resolution(tmp_path, index, capsys, monkeypatch):
+    printed, _ = command(tmp_path, "tensorflow\nprotobuf==4.25.1\n", index, capsys, "pip", python=HOST_PYTHON)
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)  # this machine's pip configuration stays out of it
+    report = tmp_path / "report.json"
+    ran = subprocess.run([sys.executable, "-m", *shlex.split(printed), "--dry-run", "--ignore-installed", "--quiet",
+                          "--report", str(report)], capture_output=True, text=True, cwd=tmp_path, check=False)
+    assert ran.returncode == 0, ran.stderr
+    installed = sorted(f"{p['metadata']['name']}=={p['metadata']['version']}" for p in json.loads(report.read_text())["install"])
+    assert installed == ["numpy==1.26.4", "protobuf==4.25.1", "tensorflow==2.19.1"]
+    assert not any(path.endswith(".whl") for path in index.requests)  # pip read METADATA (PEP 658) alone
+
+
+# ---------------------------------------------------------------- `check --resolve` of a pyproject.toml
+
+PYPROJECT = """[project]
+name = "app"
+version = "0"
+dependencies = ["tensorflow==2.19.1"]
+
+[project.optional-dependencies]
+text = ["tensorflow-text==2.20.1"]
+old-protobuf = ["protobuf==4.25.0"]
+protobuf = ["protobuf==4.25.1"]
+"""
+
+
+def check_pyproject(tmp_path: Path, text: str, index: MetadataIndex, capsys, *options: str,
+                    python: str = "3.11") -> tuple[int, list]:
+    (tmp_path / "pyproject.toml").write_text(text.replace("INDEX", index.url))
+    code = main(["check", str(tmp_path / "pyproject.toml"), "--format", "json", "--no-config", "--resolve",
+                 "--index-url", f"{index.url}/simple", "--allow-insecure-index", *options, *RTX3090, "--python", python])
+    problems = json.loads(capsys.readouterr().out)["files"][0]["problems"]
+    return code, [p for p in problems if p["id"] in ("CHK-RESOLVE-CONFLICT", "CHK-PIN-NOT-SERVED", "CHK-NOT-RESOLVED")]
+
+
+def test_check_resolve_of_a_pyproject_resolves_the_dependencies_with_each_extra(tmp_path, index, capsys):
+    code, problems = check_pyproject(tmp_path, PYPROJECT, index, capsys)
+    assert code == 1
+    found = {(p["id"], p["where"]) for p in problems}
+    # tensorflow-text 2.20.1 needs tensorflow>=2.20.0: the `text` extra does not install beside the dependencies;
+    # the mirror serves no protobuf 4.25.0; the `protobuf` extra installs
+    assert found == {("CHK-RESOLVE-CONFLICT", "project.dependencies[0]"),
+                     ("CHK-PIN-NOT-SERVED", "project.optional-dependencies.old-protobuf[0]")}
+    conflict = next(p for p in problems if p["id"] == "CHK-RESOLVE-CONFLICT")
+    assert conflict["message"].startswith("uv resolves no environment of the project's dependencies with extra text "
+                                          "for Python 3.11 on linux-x86_64: ")
+    assert "tensorflow-text" in conflict["message"] and "tensorflow==2.19.1" in conflict["message"]
+
+
+def test_check_resolve_of_a_pyprojects_dependencies_that_conflict_asks_no_extra(tmp_path, index, capsys):
+    text = PYPROJECT.replace('["tensorflow==2.19.1"]', '["tensorflow==2.20.0", "protobuf==4.25.1"]')
+    code, problems = check_pyproject(tmp_path, text, index, capsys)
+    assert code == 1
+    [conflict] = problems  # the extras would say it again
+    assert conflict["message"].startswith("uv resolves no environment of the project's dependencies for Python 3.11")
+    assert "tensorflow==2.20.0 depends on protobuf>=5.28.0" in conflict["message"]
+
+
+TORCH_PYPROJECT = """[project]
+name = "app"
+version = "0"
+dependencies = ["tensorflow==2.13.0"]
+
+[project.optional-dependencies]
+cu118 = ["torch==2.0.1+cu118"]
+
+[[tool.uv.index]]
+name = "pytorch-cu118"
+url = "INDEX/whl/cu118"
+explicit = true
+"""
+
+
+def test_check_resolve_takes_a_package_from_the_index_its_uv_source_names(tmp_path, index, capsys):
+    sourced = TORCH_PYPROJECT + '\n[tool.uv.sources]\ntorch = { index = "pytorch-cu118", extra = "cu118" }\n'
+    code, problems = check_pyproject(tmp_path, sourced, index, capsys, python="3.10")
+    assert (code, problems) == (0, [])
+    assert any(path.startswith("/whl/cu118/torch") for path in index.requests)
+
+
+def test_check_resolve_without_the_source_looks_for_torch_on_the_default_index_alone(tmp_path, index, capsys):
+    # the index is explicit: only a package its source names comes from it, and the mirror serves no torch
+    code, problems = check_pyproject(tmp_path, TORCH_PYPROJECT, index, capsys, python="3.10")
+    assert code == 1
+    assert [(p["id"], p["where"]) for p in problems] == [("CHK-PIN-NOT-SERVED", "project.optional-dependencies.cu118[0]")]
+    assert not any(path.startswith("/whl/cu118") for path in index.requests)
+
+
+def test_check_resolve_asks_a_non_explicit_uv_index_first_for_every_package(tmp_path, index, capsys):
+    # not explicit: uv asks it before the default index for each package (first-index), so torch is found there
+    code, problems = check_pyproject(tmp_path, TORCH_PYPROJECT.replace("explicit = true", "explicit = false"), index,
+                                     capsys, python="3.10")
+    assert (code, problems) == (0, [])
+    assert {"/whl/cu118/torch/", "/whl/cu118/tensorflow/"} <= set(index.requests)
+
+
+# ---------------------------------------------------------------- a plan of conda builds, solved by rattler
+
+# three offline channels derived from prefix-dev/pixi's examples/pytorch/pixi.lock (tests/fixtures/conda/SOURCES.md):
+# its `cf-channel` environment is conda-forge's pytorch 2.4.0 for CUDA 12, 73 linux-64 packages
+PIXI_CHANNELS = FIXTURES.parent / "conda" / "lock-derived"
+CUDA_12_1 = ["--os", "linux", "--arch", "x86_64", "--driver", "530.30.02", "--gpu", "NVIDIA GeForce RTX 3090"]
+
+
+def solve_conda_plan(tmp_path: Path, lines: str, capsys, *options: str, python: str = "3.12") -> tuple[int, dict]:
+    project = tmp_path / "project"
+    project.mkdir(exist_ok=True)
+    (project / "requirements.txt").write_text(lines)
+    code = main(["solve", "--project", str(project), *CUDA_12_1, "--python", python, "--conda-source", "conda-forge",
+                 "--format", "json", "--cache-dir", str(tmp_path / "rattler"), *options])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_a_conda_forge_plan_is_solved_by_rattler_with_resolve(tmp_path, capsys):
+    code, answer = solve_conda_plan(tmp_path, "torch==2.4.0\n", capsys, "--resolve", "--channels", str(PIXI_CHANNELS))
+    assert code == 0, answer.get("error")
+    assert "pytorch=2.4.0=cuda120*" in answer["conda"]["dependencies"]
+    resolution = answer["resolution"]
+    assert resolution["status"] == "resolved"
+    assert resolution["detail"].startswith("resolved end to end: the conda part solved by rattler from ")
+    records = resolution["conda"]
+    assert len(records) == 73  # the packages pixi locked for this environment
+    assert "pytorch=2.4.0=cuda120_py312h26b3cf7_301" in records and "python=3.12.6=hc5c86c4_1_cpython" in records
+    assert not any(r.split("=")[2].startswith("cpu") for r in records)
+
+
+def test_a_conda_forge_plan_written_with_resolve_lists_the_solved_records(tmp_path, capsys):
+    import yaml  # noqa: PLC0415 - the written file, read as conda reads it
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "requirements.txt").write_text("torch==2.4.0\n")
+    assert main(["solve", "--project", str(project), *CUDA_12_1, "--python", "3.12", "--conda-source", "conda-forge",
+                 "--resolve", "--channels", str(PIXI_CHANNELS), "--cache-dir", str(tmp_path / "rattler"),
+                 "--format", "environment.yml"]) == 0
+    captured = capsys.readouterr()
+    dependencies = yaml.safe_load(captured.out)["dependencies"]
+    assert len(dependencies) == 73 and "libtorch=2.4.0=cuda120_h2b0da52_301" in dependencies
+    regenerate = next(line for line in captured.out.splitlines() if line.startswith("# Regenerate: "))
+    assert f"--conda-source conda-forge --resolve --channels {PIXI_CHANNELS}" in regenerate
+    assert "; the file's dependencies are the solved records" in captured.err
+
+
+def test_a_conda_forge_plan_with_pip_lines_needs_pip_from_the_channel(tmp_path, capsys):
+    code, answer = solve_conda_plan(tmp_path, "torch==2.4.0\nprotobuf==4.25.1\n", capsys, "--resolve",
+                                    "--channels", str(PIXI_CHANNELS))
+    assert code == 1  # pixi's lock holds no pip, and the environment.yml's pip section needs conda's pip
+    assert answer["error"]["code"] == "unresolvable"
+    assert "No candidates were found for pip *" in answer["error"]["message"]
+
+
+def test_a_conda_forge_plans_pip_lines_leave_it_not_resolved_end_to_end(tmp_path, capsys):
+    # conda-forge's records of both recorded locks (the pixi one's first where both hold a file): pytorch and pip
+    for subdir in ("linux-64", "noarch"):
+        merged: dict = {}
+        for channel in (PIXI_CHANNELS, CONDA_CHANNELS):
+            recorded = json.loads((channel / "conda-forge" / subdir / "repodata.json").read_text())
+            for key, value in recorded.items():
+                if key.startswith("packages"):
+                    for filename, record in value.items():
+                        merged.setdefault(key, {}).setdefault(filename, record)
+                else:
+                    merged.setdefault(key, value)
+        (tmp_path / "channels" / "conda-forge" / subdir).mkdir(parents=True)
+        (tmp_path / "channels" / "conda-forge" / subdir / "repodata.json").write_text(json.dumps(merged))
+    code, answer = solve_conda_plan(tmp_path, "torch==2.4.0\nprotobuf==4.25.1\n", capsys, "--resolve",
+                                    "--channels", str(tmp_path / "channels"))
+    assert code == 0, answer.get("error")
+    resolution = answer["resolution"]
+    assert resolution["status"] == "not-resolved" and "pip=23.3.1=pyhd8ed1ab_0" in resolution["conda"]
+    assert len(resolution["conda"]) == 76  # the 73 of the pixi lock, and pip, setuptools, wheel
+    assert resolution["detail"].endswith("its pip lines (protobuf==4.25.1) are not resolved beside it (uv does not see "
+                                         "the conda packages)")
+
+
+def test_a_conda_forge_plan_whose_channel_does_not_answer_is_not_resolved_end_to_end(tmp_path, capsys):
+    code, answer = solve_conda_plan(tmp_path, "torch==2.4.0\n", capsys, "--resolve",
+                                    "--channel", "conda-forge=http://127.0.0.1:9/conda-forge")
+    assert code == 0
+    resolution = answer["resolution"]
+    assert resolution["status"] == "not-resolved" and resolution["conda"] == []
+    assert resolution["detail"].startswith("the conda part (conda-forge's builds) was not solved: a channel is "
+                                           "unreachable: ")
+
+
+def test_a_conda_forge_plan_the_channels_cannot_solve_is_refused(tmp_path, capsys):
+    # the channel serves Python 3.12.6 alone
+    code, answer = solve_conda_plan(tmp_path, "torch==2.4.0\n", capsys, "--resolve", "--channels", str(PIXI_CHANNELS),
+                                    python="3.11")
+    assert code == 1
+    assert answer["error"]["code"] == "unresolvable"
+    assert "No candidates were found for python 3.11.*" in answer["error"]["message"]
+
+
+def test_a_conda_forge_plan_without_resolve_says_it_was_not_asked(tmp_path, capsys):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "requirements.txt").write_text("torch==2.4.0\n")
+    assert main(["solve", "--project", str(project), *CUDA_12_1, "--python", "3.12", "--conda-source", "conda-forge",
+                 "--format", "json"]) == 0
+    resolution = json.loads(capsys.readouterr().out)["resolution"]
+    assert resolution["status"] == "not-resolved" and resolution["detail"].startswith("not asked")
