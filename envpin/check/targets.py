@@ -281,7 +281,7 @@ def _judge(judged: Judged, database: Database, check_target: CheckTarget, policy
 # installation guide, google/jax docs/installation.md at 22e0708cc03c9bd3f94f5a58f0364ad6853383b2). The local
 # version names what it was built for: cuda12.cudnn89 is CUDA 12 and cuDNN 8.9.
 _JAXLIB_BUILT_FOR = re.compile(r"^cuda(\d{2})\.cudnn(\d)(\d+)$")
-_JAX_LOCAL_EXTRA = re.compile(r"^cuda(\d{2})(?:[-_]local|_cudnn\d{2,3})$")  # cuda12_local, cuda11_cudnn82
+_JAX_LOCAL_EXTRA = re.compile(r"^cuda(\d{2})[-_](?:local|cudnn\d{2,3})$")  # cuda12_local, cuda11_cudnn82
 
 
 def _local_cuda_jaxlib(contents: Contents, check_target: CheckTarget) -> list[Problem]:
@@ -604,6 +604,11 @@ def _find_links_jaxlib(pin: Pin, database: Database) -> Judged | None:
     return Judged(pin, (jaxlib_find_links_build(release, local),))
 
 
+def _extra_name(extra: str) -> str:
+    """An extra as PEP 685 compares them: `cuda11_cudnn82` and `cuda11-cudnn82` are one extra."""
+    return re.sub(r"[-_.]+", "-", extra).lower()
+
+
 def _find_links_jax(pin: Pin, database: Database) -> Judged | None:
     """`jax[cuda11_cudnn82]==0.4.7`: a jax release older than the jax records whose CUDA extra pins a find-links
     jaxlib build (its setup.py at the tag): judged as that build. None where no find-links record says so."""
@@ -615,7 +620,8 @@ def _find_links_jax(pin: Pin, database: Database) -> Judged | None:
         return None
     for release in database.jaxlib_find_links:
         if wanted in release.jax:
-            local = next((release.extras[e] for e in sorted(pin.extras) if e in release.extras), None)
+            pinned = {_extra_name(e): local for e, local in release.extras.items()}
+            local = next((pinned[_extra_name(e)] for e in sorted(pin.extras) if _extra_name(e) in pinned), None)
             return Judged(pin, (jaxlib_find_links_build(release, local),)) if local else None
     return None
 
