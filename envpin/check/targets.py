@@ -14,7 +14,7 @@ from envpin.check.conda_builds import CONDA_FRAMEWORKS, candidates, newest_candi
 from envpin.check.judged import PIP_FRAMEWORKS, Judged, release_versions, tensorflow_build_for
 from envpin.check.ranges import picked_build
 from envpin.compat.drivers import driver_at_least, minimum_driver
-from envpin.compat.model import Database
+from envpin.compat.model import Database, JaxlibFindLinksRelease
 from envpin.machine.spec import NamedTarget, TargetSpec
 from envpin.readers.model import Contents, Pin, Problem, can_coexist, scope_oses
 from envpin.readers.rules import (
@@ -295,7 +295,7 @@ def _judge(judged: Judged, database: Database, check_target: CheckTarget, policy
 # installation guide, google/jax docs/installation.md at 22e0708cc03c9bd3f94f5a58f0364ad6853383b2). The local
 # version names what it was built for: cuda12.cudnn89 is CUDA 12 and cuDNN 8.9.
 _JAXLIB_BUILT_FOR = re.compile(r"^cuda(\d{2})\.cudnn(\d)(\d+)$")
-_JAX_LOCAL_EXTRA = re.compile(r"^cuda(\d{2})[-_]local$")
+_JAX_LOCAL_EXTRA = re.compile(r"^cuda(\d{2})[-_](?:local|cudnn\d{2,3})$")  # cuda12_local, cuda11_cudnn82
 
 
 def _local_cuda_jaxlib(contents: Contents, check_target: CheckTarget) -> list[Problem]:
@@ -504,7 +504,8 @@ def _target_builds(contents: Contents, database: Database, target: Target, pytho
                 if judged is not None:
                     yield judged
             continue
-        if pin.name not in PIP_FRAMEWORKS or (pin.name == "jaxlib" and has_jax and not _names_find_links_build(pin)):
+        if pin.name not in PIP_FRAMEWORKS or (pin.name == "jaxlib" and has_jax
+                                              and not _names_find_links_build(pin, database)):
             continue  # jax's own pin decides its jaxlib, unless the jaxlib names a find-links CUDA build
         if not pin.version:
             # a range, or no version at all: the installer takes the newest build the indexes offer there
@@ -559,7 +560,7 @@ def _pip_judged(pin: Pin, contents: Contents, database: Database, target: Target
         return find_links
     release = jax_release_of(database, version)
     if release is None:
-        return older_than_database(pin, database, target, "jax", version)
+        return _find_links_jax(pin, database) or older_than_database(pin, database, target, "jax", version)
     major = jax_cuda_major(pin.name, pin.version, pin.extras) or _jax_plugin_major(contents, pin)
     flavor = f"cuda{major}" if major else "cpu"
     build = next((b for b in jax_builds(release) if b.flavor == flavor), None)
@@ -569,39 +570,74 @@ def _pip_judged(pin: Pin, contents: Contents, database: Database, target: Target
 
 
 _JAXLIB_FIND_LINKS_LOCAL = re.compile(r"^cuda(\d{2})(\d)$")  # +cuda111: CUDA 11.1 (jaxlib 0.1.x)
+_JAXLIB_CUDNN_LOCAL = re.compile(r"^cuda\d{2}\.cudnn\d{2,3}$")  # +cuda11.cudnn82 (jaxlib 0.1.73 on)
 
 
-def _names_find_links_build(pin: Pin) -> bool:
-    return bool(pin.version and _JAXLIB_FIND_LINKS_LOCAL.match(split_local(pin.version)[1] or ""))
+def _names_find_links_build(pin: Pin, database: Database) -> bool:
+    """A jaxlib pin of a find-links build: `+cuda111` always; `+cuda11.cudnn82` where its release is a find-links
+    record (from 0.4.20 the jax records judge such a jaxlib through the jax line beside it)."""
+    if not pin.version:
+        return False
+    public_version, local = split_local(pin.version)
+    if _JAXLIB_FIND_LINKS_LOCAL.match(local or ""):
+        return True
+    return bool(_JAXLIB_CUDNN_LOCAL.match(local or "")) and _find_links_release(database, public_version) is not None
+
+
+def _find_links_release(database: Database, version: str) -> JaxlibFindLinksRelease | None:
+    try:
+        wanted = Version(version)
+    except InvalidVersion:
+        return None
+    return next((r for r in database.jaxlib_find_links if r.version == wanted), None)
 
 
 def _find_links_jaxlib(pin: Pin, database: Database) -> Judged | None:
-    """`jaxlib==0.1.69+cuda111`: the find-links build it names (jax.yaml `find_links:`), or why there is none; None
-    for any other jax pin."""
+    """`jaxlib==0.1.69+cuda111`, `jaxlib==0.3.25+cuda11.cudnn82`: the find-links build it names (jax.yaml
+    `find_links:`), or why there is none; None for any other jax pin."""
     if pin.name != "jaxlib" or not pin.version:
         return None
     public_version, local = split_local(pin.version)
-    match = _JAXLIB_FIND_LINKS_LOCAL.match(local or "")
-    if match is None:
-        return None
-    cuda = f"{int(match.group(1))}.{match.group(2)}"
-    try:
-        wanted = Version(public_version)
-    except InvalidVersion:
+    local = local or ""
+    release = _find_links_release(database, public_version)
+    if _JAXLIB_CUDNN_LOCAL.match(local) and release is None:
+        return None  # a release the jax records judge (0.4.20 on), or one older than them all
+    if not _JAXLIB_FIND_LINKS_LOCAL.match(local) and not _JAXLIB_CUDNN_LOCAL.match(local):
         return None
     releases = database.jaxlib_find_links
-    release = next((r for r in releases if r.version == wanted), None)
     if release is None:
         known = f"{releases[-1].version}-{releases[0].version}" if releases else "none"
         return Judged(pin, failure=f"jaxlib {public_version}+{local} of JAX's find-links page is not in the "
                       f"compatibility database {database.version} (its find-links jaxlib: {known}): its Python, "
                       "driver and GPU support were not checked", failure_id="CHK-RELEASE-UNKNOWN", severity="warning")
-    if cuda not in release.cuda:
-        built = ", ".join(f"+{release.local_version(c)}" for c in release.cuda)
+    if local not in release.builds:
+        built = ", ".join(f"+{name}" for name in release.builds)
         return Judged(pin, failure_id="CHK-BUILD-UNKNOWN", failure=(
             f"JAX's find-links page ({release.url}) has no jaxlib {release.version}+{local}: its CUDA builds are "
             f"{built}"))
-    return Judged(pin, (jaxlib_find_links_build(release, cuda),))
+    return Judged(pin, (jaxlib_find_links_build(release, local),))
+
+
+def _extra_name(extra: str) -> str:
+    """An extra as PEP 685 compares them: `cuda11_cudnn82` and `cuda11-cudnn82` are one extra."""
+    return re.sub(r"[-_.]+", "-", extra).lower()
+
+
+def _find_links_jax(pin: Pin, database: Database) -> Judged | None:
+    """`jax[cuda11_cudnn82]==0.4.7`: a jax release older than the jax records whose CUDA extra pins a find-links
+    jaxlib build (its setup.py at the tag): judged as that build. None where no find-links record says so."""
+    if pin.name != "jax" or not pin.version:
+        return None
+    try:
+        wanted = Version(public(pin))
+    except InvalidVersion:
+        return None
+    for release in database.jaxlib_find_links:
+        if wanted in release.jax:
+            pinned = {_extra_name(e): local for e, local in release.extras.items()}
+            local = next((pinned[_extra_name(e)] for e in sorted(pin.extras) if _extra_name(e) in pinned), None)
+            return Judged(pin, (jaxlib_find_links_build(release, local),)) if local else None
+    return None
 
 
 def _conda_judged(pin: Pin, contents: Contents, database: Database, target: Target) -> Judged | None:

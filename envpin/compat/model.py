@@ -451,19 +451,22 @@ class AcceleratorTables(Record):
 
 @record
 class JaxlibFindLinksRelease(Record):
-    """One jaxlib release of JAX's own find-links page (jax.yaml `find_links:`): its `+cudaXYZ` builds, which PyPI
-    never had (`jaxlib==0.1.69+cuda111 -f https://storage.googleapis.com/jax-releases/jax_releases.html`)."""
+    """One jaxlib release of JAX's own find-links page (jax.yaml `find_links:`): its CUDA builds named by a local
+    version, which PyPI never had (`jaxlib==0.1.69+cuda111`, `jaxlib==0.3.25+cuda11.cudnn82`)."""
 
     version: Version
-    cuda: tuple[str, ...]  # CUDA X.Y of its +cudaXYZ builds, oldest first
+    builds: Mapping[str, str]  # local version -> the CUDA X.Y it needs (cuda111 -> 11.1, cuda11.cudnn82 -> 11.1)
     python: tuple[str, ...]  # CPython minors built
     platforms: tuple[str, ...]
     url: str  # the find-links page
     provenance: Provenance
+    jax: tuple[Version, ...] = ()  # the jax releases whose CUDA extras pin this jaxlib
+    extras: Mapping[str, str] = NEW_DICT  # those extras -> the local version each pins (cuda11_cudnn82 -> ...)
 
-    def local_version(self, cuda: str) -> str:
-        """`cuda111` for CUDA 11.1: the local version of that build."""
-        return "cuda" + cuda.replace(".", "")
+    @property
+    def cuda(self) -> tuple[str, ...]:
+        """The CUDA X.Y its builds need, oldest first."""
+        return tuple(sorted(set(self.builds.values()), key=lambda t: tuple(map(int, t.split(".")))))
 
 
 @record

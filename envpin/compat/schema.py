@@ -68,6 +68,8 @@ _ARCH = re.compile(r"^(\d{1,2})\.(\d)(\+PTX)?$")
 _DRIVER = re.compile(r"^\d{3,4}(\.\d{1,3}){0,2}$")
 _CUDA = re.compile(r"^\d{1,2}\.\d$")
 _PYTHON = re.compile(r"^3\.\d{1,2}$")
+_FIND_LINKS_LOCAL = re.compile(r"^cuda(\d{3}|\d{2}\.cudnn\d{2,3})$")  # cuda111, cuda11.cudnn82
+_JAX_VERSION = re.compile(r"^\d+\.\d+\.\d+$")
 _DB_VERSION = re.compile(r"^\d{4}\.\d{2}\.\d{2}$")
 
 
@@ -330,20 +332,38 @@ def _jax_part(version: str, roots: dict[str, _Node], base: Mapping[str, Any], pr
 
 
 def _jaxlib_find_links(node: _Node, cited: _Citations, toolkits: Mapping[str, Any]) -> list[JaxlibFindLinksRelease]:
-    """jax.yaml `find_links: {url, jaxlib: [...]}`: the +cudaXYZ jaxlib builds of JAX's own find-links page."""
+    """jax.yaml `find_links: {url, jaxlib: [...]}`: the CUDA jaxlib builds of JAX's own find-links page. A record
+    names its builds by `cuda:` (0.1.x: `+cuda111` for each CUDA X.Y) or `builds:` ({local version: CUDA X.Y it
+    needs}, 0.1.73 on), and may say which jax releases' extras pin it (`jax:`, `extras:`) and its own page (`url:`)."""
     node.only(("url", "jaxlib"))
     url = node.child("url").string(re.compile(r"^https://"), "an https:// URL")
     found = []
     for record, version in _releases(node.child("jaxlib"), "jaxlib (find-links)"):
-        record.only(("version", "cuda", "python", "platforms", *_PROVENANCE_KEYS))
-        cuda = record.child("cuda").strings(_CUDA, "a CUDA x.y version")
-        for position, text in enumerate(cuda):
+        record.only(("version", "cuda", "builds", "jax", "extras", "url", "python", "platforms", *_PROVENANCE_KEYS))
+        if record.has("builds"):
+            builds = {local: child.string(_CUDA, "a CUDA x.y version") for local, child in record.child("builds").items()}
+            for local in builds:
+                if not _FIND_LINKS_LOCAL.match(local):
+                    record.child("builds").fail(f"{local!r} is not a local version such as cuda11.cudnn82")
+        else:
+            builds = {"cuda" + text.replace(".", ""): text
+                      for text in record.child("cuda").strings(_CUDA, "a CUDA x.y version")}
+        for text in builds.values():
             if text not in toolkits:
-                record.child("cuda").child(position).fail(f"CUDA {text} is not in cuda.yaml toolkits")
+                record.fail(f"CUDA {text} is not in cuda.yaml toolkits")
+        extras = {name: child.string() for name, child in record.child("extras").items()} \
+            if record.has("extras") else {}
+        for name, local in extras.items():
+            if local not in builds:
+                record.child("extras").fail(f"extra {name!r} pins +{local}, which is not among its builds")
+        jax = tuple(Version(text) for text in record.child("jax").strings(_JAX_VERSION, "a jax version such as 0.3.25")) \
+            if record.has("jax") else ()
         found.append(JaxlibFindLinksRelease(
-            version=version, cuda=tuple(sorted(cuda, key=lambda t: tuple(map(int, t.split("."))))),
+            version=version, builds=builds,
             python=record.child("python").strings(_PYTHON, "a Python minor such as \"3.9\""),
-            platforms=record.child("platforms").platforms(), url=url, provenance=cited.provenance(record)))
+            platforms=record.child("platforms").platforms(),
+            url=record.child("url").string(re.compile(r"^https://"), "an https:// URL") if record.has("url") else url,
+            provenance=cited.provenance(record), jax=jax, extras=extras))
     return found
 
 

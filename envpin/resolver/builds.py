@@ -367,19 +367,21 @@ def jax_builds(release: JaxRelease) -> list[Build]:
     return builds
 
 
-def jaxlib_find_links_build(release: JaxlibFindLinksRelease, cuda: str) -> Build:
-    """`jaxlib==0.1.69+cuda111` from JAX's find-links page: a CUDA build that loads CUDA and cuDNN from the system."""
+def jaxlib_find_links_build(release: JaxlibFindLinksRelease, local: str) -> Build:
+    """`jaxlib==0.1.69+cuda111` (or `+cuda11.cudnn82`) from JAX's find-links page: a CUDA build that loads CUDA and
+    cuDNN from the system, judged against the CUDA X.Y that build needs."""
+    cuda = release.builds[local]
     return Build(
         framework="jax",
         version=release.version,
-        flavor=release.local_version(cuda),
+        flavor=local,
         kind="cuda",
         platforms=release.platforms,
         pythons={p: release.python for p in release.platforms},
         provenance=(release.provenance,),
         cuda=cuda,
         record=release,
-        toolkit_known=True,  # the local version names the CUDA X.Y it was built with
+        toolkit_known=True,  # the local version (and JAX's README for `cuda11`) gives the CUDA X.Y it needs
     )
 
 

@@ -37,6 +37,13 @@ def _line_of(where: str, lines: list):
     return None
 
 
+def _own_python_refused(kind: str, answer: str) -> bool:
+    """A solve refusal on the machine's Python (`--python`) of a conda environment file, which creates its own
+    Python (CompVis/latent-diffusion's python=3.8.5 beside pytorch=1.7.0, on a machine whose Python is 3.9): the
+    environment never runs on the machine's, so check, judging it on its own Python, rightly finds nothing there."""
+    return kind == "environment.yml" and "(python-unsupported)" in answer
+
+
 def test_check_errors_are_solve_refusals_or_changed_pins(database, tmp_path, capsys):
     disagreements, judged, refused = [], 0, 0
     for number, (key, machine) in enumerate(CASES):
@@ -49,7 +56,8 @@ def test_check_errors_are_solve_refusals_or_changed_pins(database, tmp_path, cap
         except EnvpinInputError:
             continue  # a file solve cannot read as a project (kohya_ss's four requirements on one line): exit 2
         code = main(["solve", *where, *flags(machine), "--format", "requirements.txt"])
-        out = capsys.readouterr().out
+        captured = capsys.readouterr()
+        out = captured.out
         if code == 2:
             continue  # not a project solve answers (no GPU framework among its lines, a workspace for another OS)
         # the findings that judge a line against the target (CHK-TARGET-*); where pip finds a pin (CHK-INDEX-*) is
@@ -63,7 +71,7 @@ def test_check_errors_are_solve_refusals_or_changed_pins(database, tmp_path, cap
             if code == 0 and pins.get(line.name) == line.text:
                 disagreements.append(f"{key} on {machine}: check {found.id}@{found.where} ({line.text}) but solve "
                                      f"answers ok with that very pin")
-        if code == 1 and not report.problems:
+        if code == 1 and not report.problems and not _own_python_refused(kind, captured.out + captured.err):
             disagreements.append(f"{key} on {machine}: solve refuses it, check finds nothing")
     assert not disagreements, "\n".join(disagreements)
     print(f"{len(CASES)} cases: {judged} line errors of check, {refused} refusals of solve")

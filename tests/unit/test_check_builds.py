@@ -47,15 +47,17 @@ def test_a_pytorch_channel_build_string_decides_the_cuda(database):
                  gpus=("NVIDIA GeForce GTX 1080 Ti",), python="3.11") == []
 
 
-def test_a_conda_release_older_than_the_database_is_an_error_where_the_gpu_is_newer_and_a_warning_otherwise(database):
-    # the pytorch channel's releases are recorded back to 1.8.0: 1.7.1 (cudatoolkit 11.0) is older
-    text = ("channels: [pytorch, conda-forge]\ndependencies:\n  - python=3.8\n  - pytorch=1.7.1\n"
-            "  - cudatoolkit=11.0\n  - torchvision\n")
-    [gpu] = problems(database, text, "environment.yml", **RTX_5090)
-    assert gpu.id == "CHK-TARGET-GPU" and "older than every release" in gpu.message and "2.7.0" in gpu.message
-    [old] = problems(database, text, "environment.yml", **GTX_1080_TI_WINDOWS)
-    assert (old.id, old.severity) == ("CHK-RELEASE-UNKNOWN", "warning")
-    assert "older than every release" in old.message and "not checked" in old.message
+def test_a_conda_release_older_than_the_database_is_a_warning_where_the_records_carry_ptx(database):
+    # the pytorch channel's releases are recorded back to 1.0.1: 1.0.0 (previous-versions.md: `pytorch==1.0.0
+    # torchvision==0.2.1 cuda100 -c pytorch`) is older. Even an RTX 5090 gets no GPU error: 1.0.1's builds carry
+    # 5.0+PTX (torch.yaml), so the records never show a release from 1.0.0 on without code for it
+    text = ("channels: [pytorch, conda-forge]\ndependencies:\n  - python=3.7\n  - pytorch=1.0.0\n"
+            "  - cuda100\n  - torchvision=0.2.1\n")
+    gtx_1080_ti = dict(os="linux", arch="x86_64", driver="430.50", gpus=("NVIDIA GeForce GTX 1080 Ti",), python="3.7")
+    for machine in (RTX_5090, gtx_1080_ti):
+        [old] = problems(database, text, "environment.yml", **machine)
+        assert (old.id, old.severity) == ("CHK-RELEASE-UNKNOWN", "warning")
+        assert "older than every release" in old.message and "(oldest 1.0.1)" in old.message
 
 
 def test_an_unversioned_conda_pytorch_is_judged_as_the_newest_release_its_cuda_pin_allows(database):
@@ -315,3 +317,39 @@ def test_before_2_1_plain_tensorflow_is_the_cpu_build_and_tensorflow_gpu_the_gpu
     # 1.15.0's plain tensorflow wheel was the GPU build (build_info.py is_cuda_build True), 1.15.2's is not
     assert problems(database, "tensorflow==1.15.0\n", "requirements.txt", **v100)[0].id == "CHK-TARGET-SYSTEM-CUDA"
     assert problems(database, "tensorflow==1.15.2\n", "requirements.txt", **v100)[0].id == "CHK-TARGET-CPU-BUILD"
+
+
+# torch 1.0.1-1.7.1 on the pytorch channel: the CUDA of each release's cudatoolkit builds as previous-versions.md's
+# conda commands name them (1.4.0: 9.2 and 10.1; 1.2.0: 9.2 and 10.0), linux-64 of 1.5.1-1.7.1 also in the
+# channel's repodata copy
+OLD_CONDA = "channels: [pytorch]\ndependencies:\n  - python=3.7\n  - pytorch=1.4.0\n  - torchvision=0.5.0\n" \
+            "  - cudatoolkit=10.1\n"
+
+
+def test_pytorch_1_4_with_cudatoolkit_10_1_is_judged_as_its_cuda_10_1_build(database):
+    gtx_1080_ti = dict(os="linux", arch="x86_64", gpus=("NVIDIA GeForce GTX 1080 Ti",), python="3.7")
+    assert found(database, OLD_CONDA, "environment.yml", driver="430.50", **gtx_1080_ti) == []
+    driver = [p for p in problems(database, OLD_CONDA, "environment.yml", driver="410.48", **gtx_1080_ti)
+              if p.where == "dependencies[1]"]
+    assert [(p.id, p.severity) for p in driver] == [("CHK-TARGET-DRIVER", "error")]
+    assert "pytorch 1.4.0 cuda10.1" in driver[0].message and "418.39" in driver[0].message
+    # an RTX 4090 (sm_89) runs it by JIT-compiling the build's 3.7+PTX (torch.yaml's 1.4.0 cu101 arch list), as it
+    # runs PyPI's torch==1.4.0 (the same CUDA 10.1 build)
+    rtx_4090 = dict(os="linux", arch="x86_64", driver="550.54.14", gpus=("NVIDIA GeForce RTX 4090",), python="3.7")
+    assert found(database, OLD_CONDA, "environment.yml", **rtx_4090) == []
+    assert "CHK-TARGET-GPU" not in [i for i, _, _ in found(database, "torch==1.4.0\n", "requirements.txt", **rtx_4090)]
+    # a CUDA 9.2 build is the same release's cu92 wheel; a CUDA the release was not built for is the CPU build
+    assert ("CHK-CONDA-WIRING", "warning", "dependencies[1]") in found(
+        database, OLD_CONDA.replace("cudatoolkit=10.1", "cudatoolkit=10.0"), "environment.yml", **rtx_4090)
+
+
+def test_pytorch_1_2_with_cudatoolkit_10_1_gets_the_cpu_build(database):
+    text = OLD_CONDA.replace("pytorch=1.4.0", "pytorch=1.2.0").replace("torchvision=0.5.0", "torchvision=0.4.0")
+    [wiring] = problems(database, text, "environment.yml", os="linux", arch="x86_64", driver="430.50",
+                        gpus=("NVIDIA GeForce GTX 1080 Ti",), python="3.7")
+    assert (wiring.id, wiring.where) == ("CHK-CONDA-WIRING", "dependencies[1]")
+    assert "9.2, 10.0" in wiring.message and "cudatoolkit=10.0" in wiring.fix
+    # a warning: the channel's linux-64 files of 1.2.0 were not read, only PyTorch's install commands
+    assert wiring.severity == "warning" and "not read" in wiring.message
+    assert found(database, text.replace("cudatoolkit=10.1", "cudatoolkit=10.0"), "environment.yml", os="linux",
+                 arch="x86_64", driver="430.50", gpus=("NVIDIA GeForce GTX 1080 Ti",), python="3.7") == []

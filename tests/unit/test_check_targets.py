@@ -414,3 +414,47 @@ def test_a_wheel_urls_python_and_its_releases_pythons_are_one_finding(database):
                      python="3.12")
     found = [(i, w) for i, _, w in ids(database, text, target)]
     assert found.count(("CHK-TARGET-PYTHON", "line 1")) == 1
+
+
+# jaxlib 0.1.73-0.4.19's find-links builds are named by CUDA major and cuDNN (`+cuda11.cudnn82`); the CUDA each
+# needs is JAX's README at the tag (11.1 to 0.3.25), the builds jax's setup.py extras at the jax tags that pin it
+CUDNN_JAXLIB = ("-f https://storage.googleapis.com/jax-releases/jax_cuda_releases.html\n"
+                "jaxlib==0.3.25+cuda11.cudnn82\n")
+
+
+def test_a_jaxlib_cuda11_cudnn82_find_links_pin_is_judged_as_its_cuda_build(database):
+    old_driver = machine(database, os="linux", arch="x86_64", driver="418.87", gpus=("Tesla V100-SXM2-16GB",),
+                         python="3.10")
+    report = check_text("requirements.txt", CUDNN_JAXLIB, load_database=lambda: database, targets=[old_driver])
+    [driver] = [p for p in report.problems if p.id == "CHK-TARGET-DRIVER"]
+    assert driver.where == "line 2" and "jaxlib 0.3.25+cuda11.cudnn82" in driver.message
+    assert "450.80.02" in driver.fix  # CUDA 11.1 (cuda.yaml): what the README's "CUDA 11.1 or newer" needs
+    fits = machine(database, os="linux", arch="x86_64", driver="470.82.01", gpus=("Tesla V100-SXM2-16GB",),
+                   python="3.10")
+    assert [i for i, _, w in ids(database, CUDNN_JAXLIB, fits) if w == "line 2"] == ["CHK-TARGET-SYSTEM-CUDA"]
+    python_3_12 = machine(database, os="linux", arch="x86_64", driver="470.82.01", gpus=("Tesla V100-SXM2-16GB",),
+                          python="3.12")
+    assert ("CHK-TARGET-PYTHON", "error", "line 2") in ids(database, CUDNN_JAXLIB, python_3_12)  # built for 3.7-3.11
+    windows = machine(database, os="windows", arch="x86_64", driver="531.14", gpus=("NVIDIA GeForce RTX 3090",),
+                      python="3.10")
+    assert ("CHK-TARGET-PLATFORM", "error", "line 2") in ids(database, CUDNN_JAXLIB, windows)  # Linux x86_64 only
+    # 0.3.25's cuDNN builds are 8.2 and 8.0.5; 8.6 came with 0.4.0
+    unknown = ids(database, CUDNN_JAXLIB.replace("cudnn82", "cudnn86"), fits)
+    assert ("CHK-BUILD-UNKNOWN", "error", "line 2") in unknown
+
+
+def test_a_jax_cuda11_cudnn82_extra_older_than_the_jax_records_is_its_find_links_jaxlib(database):
+    text = ('-f https://storage.googleapis.com/jax-releases/jax_cuda_releases.html\n'
+            'jax[cuda11_cudnn82]==0.4.7\n')
+    cuda_10_driver = machine(database, os="linux", arch="x86_64", driver="440.33.01", gpus=("NVIDIA A100-SXM4-40GB",),
+                             python="3.10")
+    report = check_text("requirements.txt", text, load_database=lambda: database, targets=[cuda_10_driver])
+    [driver] = [p for p in report.problems if p.id == "CHK-TARGET-DRIVER"]
+    assert "jaxlib 0.4.7+cuda11.cudnn82" in driver.message  # 0.4.7's cuda11 wheels: "CUDA 11.4 or newer"
+    assert "CHK-RELEASE-UNKNOWN" not in [p.id for p in report.problems]
+    fits = machine(database, os="linux", arch="x86_64", driver="470.82.01", gpus=("NVIDIA A100-SXM4-40GB",),
+                   python="3.10")
+    assert [i for i, _, w in ids(database, text, fits) if w == "line 2"] == ["CHK-TARGET-SYSTEM-CUDA"]
+    assert ("CHK-TARGET-PYTHON", "error", "line 2") in ids(
+        database, text, machine(database, os="linux", arch="x86_64", driver="470.82.01",
+                                gpus=("NVIDIA A100-SXM4-40GB",), python="3.7"))  # 0.4.x: 3.8-3.11

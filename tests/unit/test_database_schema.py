@@ -118,6 +118,20 @@ def test_a_corrupt_rocm_record_of_jax_or_tensorflow_is_named(db_copy, name, old,
     assert any(message in problem for problem in problems), problems
 
 
+@pytest.mark.parametrize("old, new, message", [
+    ('builds: {cuda11.cudnn805: "11.1", cuda11.cudnn82: "11.1"}', 'builds: {cuda11.cudnn805: "11.1", cu11_82: "11.1"}',
+     "'cu11_82' is not a local version such as cuda11.cudnn82"),
+    ('builds: {cuda11.cudnn805: "11.1", cuda11.cudnn82: "11.1"}', 'builds: {cuda11.cudnn805: "11.1", cuda11.cudnn82: "9.9"}',
+     "CUDA 9.9 is not in cuda.yaml toolkits"),
+    ("cuda11_cudnn82: cuda11.cudnn82}", "cuda11_cudnn82: cuda11.cudnn86}", "pins +cuda11.cudnn86, which is not among"),
+], ids=["bad-local-version", "unknown-cuda", "extra-without-build"])
+def test_a_corrupt_find_links_jaxlib_record_is_named(db_copy, old, new, message):
+    """jax.yaml `find_links:` `builds:` name local versions, each with a toolkit of cuda.yaml, and `extras:` only those."""
+    _corrupt(db_copy, "jax.yaml", old, new)
+    problems = validate_database(db_copy)
+    assert any(message in problem and "find_links" in problem for problem in problems), problems
+
+
 @pytest.mark.parametrize("name, old, new, message", [
     # a misspelt field was read as absent: the GPU record's doubt was lost, the fact presented as read
     ("gpus.yaml", "    unverified: >-\n      Not named on", "    unverifed: >-\n      Not named on",
