@@ -448,18 +448,26 @@ class _Reader:
         stand (no escapes, no quote inside), the plain scalars between them are rewritten as JSON."""
         if not self.flows:
             return
-        pieces = _FLOW_DQ_SPLIT.split("[" + ",".join(self.flows) + "]")  # outside, quoted, outside, ...
-        outside = "\x00".join(pieces[::2])  # no \x00 in a text this reader reads
-        # Split, not a substitution calling back per scalar: a list comprehension over the scalars costs a tenth
-        # of the callbacks (which were a third of reading torch.yaml), the common case decided by its first letter.
+        # Each distinct text is rewritten once (torch.yaml repeats two thirds of its flow collections: the same
+        # sources, platforms and Pythons), then all of them are decoded together, so that each value is an object
+        # of its own as PyYAML makes it. \x01 and \x00 separate texts and pieces: no text this reader reads has them.
+        distinct = list(dict.fromkeys(self.flows))
+        pieces = _FLOW_DQ_SPLIT.split("\x01".join(distinct))  # outside, quoted, outside, ...
+        outside = "\x00".join(pieces[::2])
+        # A split and a list comprehension over the scalars, not a substitution calling back for each one (a
+        # function call per scalar), the common case decided by its first letter.
         parts = _FLOW_PLAIN.split(outside)  # between, plain scalar, between, ..., between
         parts[1::2] = ['"' + plain + '"' if plain[0] in _STRING_FIRST else _plain_as_json_text(plain)
                        for plain in parts[1::2]]
         pieces[::2] = "".join(parts).split("\x00")
-        try:
-            values = json.loads("".join(pieces))
-        except ValueError:
-            values = None
+        as_json = "".join(pieces).split("\x01")
+        values = None
+        if len(as_json) == len(distinct):
+            of_text = dict(zip(distinct, as_json))
+            try:
+                values = json.loads("[" + ",".join([of_text[text] for text in self.flows]) + "]")
+            except ValueError:
+                pass
         if values is None or len(values) != len(self.flows):
             # Something in one of them JSON refuses, or one is two: read each alone to say which.
             values = [_Flow(self, text, 0).value() for text in self.flows]
@@ -622,7 +630,7 @@ _FLOW_PLAIN_RUN = re.compile(r"""((?:"[^"\n]*"|[ \n,\[\]{}]|:(?=[ \n]))*)([^,\[\
 
 
 _FLOW_DQ_SPLIT = re.compile(r'("[^"\n]*")')
-_FLOW_PLAIN = re.compile(r"([^\x00 ,\[\]{}:]+(?: +[^\x00 ,\[\]{}:]+)*)")  # a group: split keeps the scalars
+_FLOW_PLAIN = re.compile(r"([^\x00\x01 ,\[\]{}:]+(?: +[^\x00\x01 ,\[\]{}:]+)*)")  # a group: split keeps the scalars
 # A plain scalar starting with one of these is a string whatever follows: no bool or null word starts so
 # (_WORDS), nor a number (_NUMERIC_FIRST), nor an indicator; _plain_as_json_text would quote it as it stands.
 _STRING_FIRST = frozenset("abcdeghijklmpqrsuvwxzABCDEGHIJKLMPQRSUVWXZ")
