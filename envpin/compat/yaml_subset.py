@@ -264,28 +264,50 @@ class _Reader:
         return self._mapping(indent)
 
     def _mapping(self, indent: int) -> dict:
+        # The loop a database file spends most of its lines in: _next_content and _plain_on_its_line are
+        # spelled out in it, and a key that is a string by its first letter is not resolved (a call each).
         mapping: dict = {}
+        lines, indents, content = self.lines, self.indents, self.content
+        count = len(lines)
         while True:
-            index = self._next_content()
-            if index is None:
+            index = self.at
+            while index < count and not content[index]:
+                index += 1
+            self.at = index
+            if index == count:
                 return mapping
-            found = self.indents[index]
+            found = indents[index]
             if found < indent:
                 return mapping
             if found > indent:
                 raise Unsupported("a line indented more than its mapping")
-            content = self.lines[index][indent:]
-            match = _KEY.match(content)
+            line = lines[index][indent:]
+            match = _KEY.match(line)
             if match is None:
                 raise Unsupported("not a `key: value` line")
-            if match.end() > _LONGEST_KEY:
+            end = match.end()
+            if end > _LONGEST_KEY:
                 raise Unsupported("a key longer than PyYAML reads")
-            key = _resolve(match.group(1))
-            self.at = index + 1
-            text = content[match.end():]
-            if self._plain_on_its_line(text, index + 1, indent):
-                mapping[key] = _resolve(text.rstrip(" "))
-                continue
+            key = match.group(1)
+            if key[0] not in _STRING_FIRST:
+                key = _resolve(key)
+            after = self.at = index + 1
+            text = line[end:]
+            first = text[:1]
+            # A value that ends with its line: the next is content not indented more (or there is none).
+            if first and (after == count or (content[after] and indents[after] <= indent)):
+                if first not in _INDICATORS and ": " not in text and " #" not in text \
+                        and not text.rstrip(" ").endswith(":"):
+                    mapping[key] = _resolve(text.rstrip(" "))  # what _plain_on_its_line takes
+                    continue
+                if first == '"' and text.find('"', 1) == len(text) - 1 and "\\" not in text:
+                    mapping[key] = text[1:-1]  # what _value makes of `"..."` and nothing after it
+                    continue
+                if first in "[{":
+                    value = mapping[key] = self._flow(text, indent)  # _value's call, without its _no_continuation
+                    if type(value) is _Pending:
+                        self.slots.append((mapping, key, value))
+                    continue
             value = mapping[key] = self._value(text, indent, in_mapping=True)
             if type(value) is _Pending:
                 self.slots.append((mapping, key, value))
