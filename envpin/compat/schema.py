@@ -178,7 +178,7 @@ class _Node:
         return self.child(key).string(pattern, what)
 
     def strings_of(self, key: str, pattern: re.Pattern[str] | None = None, what: str = "a string") -> tuple[str, ...]:
-        value = self.value.get(key) if isinstance(self.value, dict) else None
+        value: Any = self.value.get(key) if isinstance(self.value, dict) else None
         if _valid_strings(value, pattern):
             return tuple(value)
         return self.child(key).strings(pattern, what)

@@ -485,7 +485,7 @@ class _Reader:
         as_json = "".join(pieces).split("\x01")
         values = None
         if len(as_json) == len(distinct):
-            of_text = dict(zip(distinct, as_json))
+            of_text = dict(zip(distinct, as_json, strict=True))
             try:
                 values = json.loads("[" + ",".join([of_text[text] for text in self.flows]) + "]")
             except ValueError:
