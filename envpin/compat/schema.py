@@ -630,9 +630,10 @@ class _Citations:
         ids = record.strings_of("sources", what="a source id")
         if not ids:
             record.fail("a record needs a non-empty `sources:` list")
-        for source_id in ids:
-            if source_id and source_id not in self.sources:
-                record.child("sources").fail(f"unknown source id {source_id!r}")
+        if not all(map(self.sources.__contains__, ids)):  # the loop only where one is unknown
+            for source_id in ids:
+                if source_id and source_id not in self.sources:
+                    record.child("sources").fail(f"unknown source id {source_id!r}")
         unverified = record.optional_string_of("unverified", what="a text")
         scope = record.child("unverified_on").platforms() if record.has("unverified_on") else ()
         if scope and unverified is None:
@@ -875,12 +876,19 @@ def _release_version(node: _Node) -> Version | None:
         return None
 
 
+@lru_cache(maxsize=256)  # a few dozen variant names, each in many releases
+def _variant_name(name: str) -> tuple[bool, str | None]:
+    """Whether a variant's name is one the database may use, and the kind of build it names."""
+    return is_database_tag(name), kind_of(name)
+
+
 def _variant(name: str, node: _Node, arch_sets: dict[str, ArchList], cited: _Citations) -> Variant:
-    if not is_database_tag(name):
+    allowed, kind = _variant_name(name)
+    if not allowed:
         node.fail(f"{name!r} is not a variant name (cpu, cuXYZ, rocmX.Y, xpu)")
     platforms = node.platforms_of("platforms")
     cuda = node.optional_string_of("cuda", _CUDA, "a CUDA x.y version")
-    if kind_of(name) == CUDA and cuda is None:
+    if kind == CUDA and cuda is None:
         node.fail("a cuXYZ variant needs `cuda:`")
     if cuda and name != cuda_tag(cuda):
         node.child("cuda").fail(f"CUDA {cuda} does not match the variant name {name}")
