@@ -12,7 +12,7 @@ files, 533 KB, callgrind instruction counts of fresh processes (baseline `python
 
 On the database of 635 KB (same day), before and after flow collections were converted once per distinct text and
 a mapping's loop read a value ending with its line without a call per line: import 33 M (unchanged), every
-database file whole 376 M -> 297 M, torch.yaml 112 M -> ~79 M, the solve without the cache 601 M -> 543 M (that with
+database file whole 376 M -> 297 M, torch.yaml 112 M -> ~79 M, the solve without the cache 601 M -> 540 M (that with
 the schema's changes; docs/performance.md).
 
 (in-process wall time for every file: ~75 ms against ~265 ms.) The solve gains more than the parse: a torch solve
