@@ -10,6 +10,11 @@ files, 533 KB, callgrind instruction counts of fresh processes (baseline `python
 | every database file, whole | 311 M | 804 M |
 | `envpin solve` (RTX 3090) without the cache | 586 M (3.6x the baseline) | 1,203 M (7.4x) |
 
+On the database of 635 KB (same day), before and after flow collections were converted once per distinct text and
+a mapping's loop read a value ending with its line without a call per line: import 33 M (unchanged), every
+database file whole 376 M -> 297 M, torch.yaml 112 M -> ~79 M, the solve without the cache 601 M -> 540 M (that with
+the schema's changes; docs/performance.md).
+
 (in-process wall time for every file: ~75 ms against ~265 ms.) The solve gains more than the parse: a torch solve
 reads torch.yaml and the base files whole but only the `sources:` of the others (`Sections`), which a
 whole-document loader cannot do. So this reader stays. It reads only a subset of YAML, the one the database
@@ -264,28 +269,50 @@ class _Reader:
         return self._mapping(indent)
 
     def _mapping(self, indent: int) -> dict:
+        # The loop a database file spends most of its lines in: _next_content and _plain_on_its_line are
+        # spelled out in it, and a key that is a string by its first letter is not resolved (a call each).
         mapping: dict = {}
+        lines, indents, content = self.lines, self.indents, self.content
+        count = len(lines)
         while True:
-            index = self._next_content()
-            if index is None:
+            index = self.at
+            while index < count and not content[index]:
+                index += 1
+            self.at = index
+            if index == count:
                 return mapping
-            found = self.indents[index]
+            found = indents[index]
             if found < indent:
                 return mapping
             if found > indent:
                 raise Unsupported("a line indented more than its mapping")
-            content = self.lines[index][indent:]
-            match = _KEY.match(content)
+            line = lines[index][indent:]
+            match = _KEY.match(line)
             if match is None:
                 raise Unsupported("not a `key: value` line")
-            if match.end() > _LONGEST_KEY:
+            end = match.end()
+            if end > _LONGEST_KEY:
                 raise Unsupported("a key longer than PyYAML reads")
-            key = _resolve(match.group(1))
-            self.at = index + 1
-            text = content[match.end():]
-            if self._plain_on_its_line(text, index + 1, indent):
-                mapping[key] = _resolve(text.rstrip(" "))
-                continue
+            key = match.group(1)
+            if key[0] not in _STRING_FIRST:
+                key = _resolve(key)
+            after = self.at = index + 1
+            text = line[end:]
+            first = text[:1]
+            # A value that ends with its line: the next is content not indented more (or there is none).
+            if first and (after == count or (content[after] and indents[after] <= indent)):
+                if first not in _INDICATORS and ": " not in text and " #" not in text \
+                        and not text.rstrip(" ").endswith(":"):
+                    mapping[key] = _resolve(text.rstrip(" "))  # what _plain_on_its_line takes
+                    continue
+                if first == '"' and text.find('"', 1) == len(text) - 1 and "\\" not in text:
+                    mapping[key] = text[1:-1]  # what _value makes of `"..."` and nothing after it
+                    continue
+                if first in "[{":
+                    value = mapping[key] = self._flow(text, indent)  # _value's call, without its _no_continuation
+                    if type(value) is _Pending:
+                        self.slots.append((mapping, key, value))
+                    continue
             value = mapping[key] = self._value(text, indent, in_mapping=True)
             if type(value) is _Pending:
                 self.slots.append((mapping, key, value))
@@ -448,13 +475,26 @@ class _Reader:
         stand (no escapes, no quote inside), the plain scalars between them are rewritten as JSON."""
         if not self.flows:
             return
-        pieces = _FLOW_DQ_SPLIT.split("[" + ",".join(self.flows) + "]")  # outside, quoted, outside, ...
-        outside = "\x00".join(pieces[::2])  # no \x00 in a text this reader reads
-        pieces[::2] = _FLOW_PLAIN.sub(_plain_match_as_json, outside).split("\x00")
-        try:
-            values = json.loads("".join(pieces))
-        except ValueError:
-            values = None
+        # Each distinct text is rewritten once (torch.yaml repeats two thirds of its flow collections: the same
+        # sources, platforms and Pythons), then all of them are decoded together, so that each value is an object
+        # of its own as PyYAML makes it. \x01 and \x00 separate texts and pieces: no text this reader reads has them.
+        distinct = list(dict.fromkeys(self.flows))
+        pieces = _FLOW_DQ_SPLIT.split("\x01".join(distinct))  # outside, quoted, outside, ...
+        outside = "\x00".join(pieces[::2])
+        # A split and a list comprehension over the scalars, not a substitution calling back for each one (a
+        # function call per scalar), the common case decided by its first letter.
+        parts = _FLOW_PLAIN.split(outside)  # between, plain scalar, between, ..., between
+        parts[1::2] = ['"' + plain + '"' if plain[0] in _STRING_FIRST else _plain_as_json_text(plain)
+                       for plain in parts[1::2]]
+        pieces[::2] = "".join(parts).split("\x00")
+        as_json = "".join(pieces).split("\x01")
+        values = None
+        if len(as_json) == len(distinct):
+            of_text = dict(zip(distinct, as_json, strict=True))
+            try:
+                values = json.loads("[" + ",".join([of_text[text] for text in self.flows]) + "]")
+            except ValueError:
+                pass
         if values is None or len(values) != len(self.flows):
             # Something in one of them JSON refuses, or one is two: read each alone to say which.
             values = [_Flow(self, text, 0).value() for text in self.flows]
@@ -617,9 +657,14 @@ _FLOW_PLAIN_RUN = re.compile(r"""((?:"[^"\n]*"|[ \n,\[\]{}]|:(?=[ \n]))*)([^,\[\
 
 
 _FLOW_DQ_SPLIT = re.compile(r'("[^"\n]*")')
-_FLOW_PLAIN = re.compile(r"[^\x00 ,\[\]{}:]+(?: +[^\x00 ,\[\]{}:]+)*")
-def _plain_match_as_json(match: re.Match[str]) -> str:
-    plain = match.group()
+_FLOW_PLAIN = re.compile(r"([^\x00\x01 ,\[\]{}:]+(?: +[^\x00\x01 ,\[\]{}:]+)*)")  # a group: split keeps the scalars
+# A plain scalar starting with one of these is a string whatever follows: no bool or null word starts so
+# (_WORDS), nor a number (_NUMERIC_FIRST), nor an indicator; _plain_as_json_text would quote it as it stands.
+_STRING_FIRST = frozenset("abcdeghijklmpqrsuvwxzABCDEGHIJKLMPQRSUVWXZ")
+
+
+def _plain_as_json_text(plain: str) -> str:
+    """A plain scalar of a flow collection (no quote or backslash in it) as JSON."""
     word = _WORDS_JSON.get(plain)
     if word is not None:
         return word
