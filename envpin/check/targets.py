@@ -82,7 +82,7 @@ def configured_target(named: NamedTarget, database: Database) -> CheckTarget:
 def short_description(target: Target) -> str:
     """`linux-x86_64, Python 3.11, driver 470.82.01, NVIDIA GeForce RTX 3090 (sm_86)`: the target in a message."""
     driver = f"driver {target.driver}" if target.driver else "no NVIDIA driver"
-    gpus = ", ".join(f"{g.name} ({g.compute_capability.sm})" for g in target.gpus) or "no GPU named"
+    gpus = _gpus_named(target) or "no GPU named"
     return f"{target.platform}, Python {target.python}, {driver}, {gpus}"
 
 
@@ -717,16 +717,13 @@ def older_than_database(pin: Pin, database: Database, target: Target, framework:
     # Only torch's arch lists say which GPUs a build has code for; JAX and TensorFlow state a minimum, which an
     # older release does not break for a newer GPU. Only releases from this one on are asked: the oldest ones
     # carry PTX that later ones dropped (1.0-1.5: 5.0+PTX, 3.7+PTX), so arch lists do not grow release by release.
-    pinned = Version(version)
-    first = _first_release_for_gpus(database, target, framework, since=pinned) \
-        if target.gpus and framework == "torch" else None
+    first = _first_later_release_for_gpus(database, target, framework, Version(version))
     where = f" on {channel}" if channel else ""
-    if first is not None and oldest is not None and first > pinned:
-        gpus = ", ".join(f"{g.name} ({g.compute_capability.sm})" for g in target.gpus)
+    if first is not None and oldest is not None:
         return Judged(pin, failure_id="CHK-TARGET-GPU", failure=(
             f"{framework} {version}{where} is older than every release in the compatibility database "
-            f"{database.version} (oldest {oldest}), and the oldest {framework} there with code for {gpus} is {first}, "
-            "so this one has none"))
+            f"{database.version} (oldest {oldest}), and the oldest {framework} there with code for "
+            f"{_gpus_named(target)} is {first}, so this one has none"))
     if pin.manager == "pip" and framework == "torch":
         return None  # rules.releases says a pip torch is older than the database, once for the file
     return Judged(pin, failure_id="CHK-RELEASE-UNKNOWN", severity="warning", failure=(
@@ -749,11 +746,10 @@ def _between_releases(pin: Pin, database: Database, target: Target, framework: s
         return None  # newer than the database: nothing to infer
     if any(_fits_gpus(database, target, b) for b in builds_of(database, framework) if b.version in (before, after)):
         return None
-    gpus = ", ".join(f"{g.name} ({g.compute_capability.sm})" for g in target.gpus)
     where = f" on {channel}" if channel else ""
     return Judged(pin, failure_id="CHK-TARGET-GPU", failure=(
         f"{framework} {version}{where} is not in the compatibility database {database.version}, and neither release "
-        f"beside it ({before}, {after}) has code for {gpus}, so this one has none"))
+        f"beside it ({before}, {after}) has code for {_gpus_named(target)}, so this one has none"))
 
 
 def _fits_gpus(database: Database, target: Target, build) -> bool:
@@ -782,11 +778,10 @@ def _predates_the_gpus(pin: Pin, framework: str, version: Version, database: Dat
             f"{where}'s torch {version} is older than every pip torch in the compatibility database "
             f"{database.version} (oldest {oldest}), whose arch lists stand in for the channel's builds: the GPU code "
             "of its CUDA builds is not recorded, so the GPU was not checked"))
-    gpus = ", ".join(f"{g.name} ({g.compute_capability.sm})" for g in target.gpus)
     return Judged(pin, failure_id="CHK-TARGET-GPU", failure=(
         f"{where}'s torch {version} is older than every pip torch in the compatibility database "
-        f"{database.version} (oldest {oldest}), and the oldest torch there with code for {gpus} is {first}, so this "
-        "one has none"))
+        f"{database.version} (oldest {oldest}), and the oldest torch there with code for {_gpus_named(target)} is "
+        f"{first}, so this one has none"))
 
 
 def _oldest_known(database: Database, framework: str) -> Version | None:
@@ -799,22 +794,37 @@ def _unrecorded_channel_release(pin: Pin, database: Database, target: Target, fr
     database holds: where no pip torch from it on up to a later one has code for the target's GPUs, this one has
     none either (the channel's builds come from the same release process, and a release never gains
     architectures); otherwise nothing, and the release is said to be unknown."""
-    if framework != "torch" or not target.gpus:
-        return None
     try:
         pinned = Version(version)
     except InvalidVersion:
         return None
-    if database.torch_release(str(pinned)) is None:
+    if framework != "torch" or database.torch_release(str(pinned)) is None:
         return None
-    first = _first_release_for_gpus(database, target, framework, since=pinned)
-    if first is None or first <= pinned:
+    first = _first_later_release_for_gpus(database, target, framework, pinned)
+    if first is None:
         return None
-    gpus = ", ".join(f"{g.name} ({g.compute_capability.sm})" for g in target.gpus)
     return Judged(pin, failure_id="CHK-TARGET-GPU", failure=(
         f"{where}'s torch {version} is not among the channel's records in the compatibility database "
-        f"{database.version}, and no pip torch from {version} on has code for {gpus} before {first}, so this one has "
-        "none"))
+        f"{database.version}, and no pip torch from {version} on has code for {_gpus_named(target)} before {first}, "
+        "so this one has none"))
+
+
+def _first_later_release_for_gpus(database: Database, target: Target, framework: str,
+                                  pinned: Version) -> Version | None:
+    """The oldest torch release after `pinned` with code for every GPU of the target, where none from `pinned` on
+    has it before: what shows that a release the database lacks, or whose builds it has not read, has none
+    either (a release never gains architectures). None where some release from `pinned` on has it, where none
+    has, and for a target without GPUs or a framework other than torch (only torch's arch lists say which GPUs
+    a build has code for)."""
+    if framework != "torch" or not target.gpus:
+        return None
+    first = _first_release_for_gpus(database, target, framework, since=pinned)
+    return first if first is not None and first > pinned else None
+
+
+def _gpus_named(target: Target) -> str:
+    """`NVIDIA GeForce RTX 5090 (sm_120)`, each GPU of the target: how the messages name them."""
+    return ", ".join(f"{g.name} ({g.compute_capability.sm})" for g in target.gpus)
 
 
 def _first_release_for_gpus(database: Database, target: Target, framework: str, since: Version) -> Version | None:
