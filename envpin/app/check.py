@@ -276,7 +276,9 @@ def _file_lines(path: str, text: str, kind: str, allow_outside: bool,
 def _name(requirement: str) -> str:
     import re  # noqa: PLC0415 - as above
 
-    return re.sub(r"[-_.]+", "-", re.split(r"[=<>!~\[;\s]", requirement, maxsplit=1)[0]).lower()
+    from envpin.vocabulary.names import canonical_name  # noqa: PLC0415 - as above
+
+    return canonical_name(re.split(r"[=<>!~\[;\s]", requirement, maxsplit=1)[0])
 
 
 def _read(path: str, allow_outside: bool) -> str | FileReport:

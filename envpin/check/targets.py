@@ -41,6 +41,7 @@ from envpin.resolver.fitness import Rejection, Verdict, assess, other_vendors_bu
 from envpin.resolver.request import PYTORCH_CHANNEL
 from envpin.resolver.target import Target
 from envpin.vocabulary.markers import marker_holds
+from envpin.vocabulary.names import canonical_name
 
 ALL_KINDS = frozenset({"cuda", "rocm", "xpu", "cpu"})
 # conda packages (and pixi's system-requirements.cuda, read as `__cuda`) whose version is a CUDA the driver must run
@@ -618,11 +619,6 @@ def _find_links_jaxlib(pin: Pin, database: Database) -> Judged | None:
     return Judged(pin, (jaxlib_find_links_build(release, local),))
 
 
-def _extra_name(extra: str) -> str:
-    """An extra as PEP 685 compares them: `cuda11_cudnn82` and `cuda11-cudnn82` are one extra."""
-    return re.sub(r"[-_.]+", "-", extra).lower()
-
-
 def _find_links_jax(pin: Pin, database: Database) -> Judged | None:
     """`jax[cuda11_cudnn82]==0.4.7`: a jax release older than the jax records whose CUDA extra pins a find-links
     jaxlib build (its setup.py at the tag): judged as that build. None where no find-links record says so."""
@@ -634,8 +630,8 @@ def _find_links_jax(pin: Pin, database: Database) -> Judged | None:
         return None
     for release in database.jaxlib_find_links:
         if wanted in release.jax:
-            pinned = {_extra_name(e): local for e, local in release.extras.items()}
-            local = next((pinned[_extra_name(e)] for e in sorted(pin.extras) if _extra_name(e) in pinned), None)
+            pinned = {canonical_name(e): local for e, local in release.extras.items()}
+            local = next((pinned[canonical_name(e)] for e in sorted(pin.extras) if canonical_name(e) in pinned), None)
             return Judged(pin, (jaxlib_find_links_build(release, local),)) if local else None
     return None
 
