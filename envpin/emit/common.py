@@ -13,6 +13,7 @@ from envpin.emit.formats import format_for_path
 from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.request import DEFAULT_TORCH_INDEX, Request
 from envpin.resolver.target import Target, overrides_of
+from envpin.vocabulary.names import canonical_name
 
 PYPI_SIMPLE = "https://pypi.org/simple"
 
@@ -131,7 +132,7 @@ def _held_below_2(project) -> set[str]:
 
 def _requirement_sort_key(text: str) -> tuple[str, str]:
     name = re.split(r"[\s\[<>=!~;@]", text, maxsplit=1)[0]
-    return (re.sub(r"[-_.]+", "-", name).lower(), text)
+    return (canonical_name(name), text)
 
 
 def target_json(target: Target) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from envpin.base.errors import EnvpinInputError
 from envpin.readers.project import Project
+from envpin.vocabulary.names import canonical_name
 
 PYPI_SIMPLE = "https://pypi.org/simple"
 
@@ -29,7 +30,7 @@ class IndexPlan:
 
     def index_for(self, package: str) -> str | None:
         """The index a package is bound to, or None when it comes from the default index."""
-        return dict(self.bindings).get(_canonical(package))
+        return dict(self.bindings).get(canonical_name(package))
 
     def index_of(self, package: str, file_urls: tuple[str, ...] = ()) -> str:
         """The index a locked package was found on: its binding, else an accelerator index whose URL its
@@ -46,7 +47,7 @@ class IndexPlan:
 def index_plan(pins, default_index: str | None = None) -> IndexPlan:
     """`pins` are a Plan's PinnedPackages: those with an index_url are bound to it."""
     default = (default_index or PYPI_SIMPLE).rstrip("/")
-    bindings = tuple((_canonical(p.name), p.index_url.rstrip("/")) for p in pins if p.index_url)
+    bindings = tuple((canonical_name(p.name), p.index_url.rstrip("/")) for p in pins if p.index_url)
     return IndexPlan(default, bindings)
 
 
@@ -55,10 +56,6 @@ def index_name(url: str) -> str:
     path = re.sub(r"^[a-z+]+://[^/]*", "", url).strip("/")
     words = [w for w in re.split(r"[^A-Za-z0-9]+", path) if w][-2:]
     return "-".join(words).lower() or "accelerator"
-
-
-def _canonical(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def project_inputs(project: Project | None, index_url: str | None) -> tuple[tuple[str, ...], tuple[str, ...], str | None]:

@@ -18,6 +18,7 @@ from envpin.base.errors import EnvpinError, EnvpinInputError
 from envpin.base.escapes import shown
 from envpin.base.userfiles import read_text
 from envpin.lock.indexes import IndexPlan
+from envpin.vocabulary.names import canonical_name
 from envpin.vocabulary.platforms import MARKER_ENVIRONMENTS, marker
 
 # PEP 508 markers of each platform envpin solves for (the values CPython reports there).
@@ -95,10 +96,10 @@ def validate(document: Mapping[str, Any], own: bool = True) -> list[str]:
 
 def check_pins(document: Mapping[str, Any], facts: LockFacts) -> list[str]:
     """Every GPU pin is in the lock at its full version, from the index it is bound to."""
-    by_name = {_canonical(p["name"]): p for p in document.get("packages", [])}
+    by_name = {canonical_name(p["name"]): p for p in document.get("packages", [])}
     problems = []
     for name, version in facts.pins:
-        locked = by_name.get(_canonical(name))
+        locked = by_name.get(canonical_name(name))
         if locked is None:
             problems.append(f"{name}=={version} is missing")
             continue
@@ -159,5 +160,3 @@ def _without_none(value):
     return value
 
 
-def _canonical(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()

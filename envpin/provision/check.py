@@ -9,7 +9,6 @@ is its own command; this is the minimum an install must prove before it replaces
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ from envpin.base.errors import EnvpinError
 from envpin.base.escapes import exit_status, shown
 from envpin.host.runner import CommandTimeout, run_command
 from envpin.vocabulary.frameworks import COMPANIONS, FRAMEWORKS, PINNED_FRAMEWORK_OF
+from envpin.vocabulary.names import canonical_name
 
 # A pinned framework package -> the module to import (the framework's name); companions are not imported.
 FRAMEWORK_MODULES = {name: framework for name, framework in PINNED_FRAMEWORK_OF.items() if name not in COMPANIONS}
@@ -88,7 +88,7 @@ def probe(python: Path, modules: list[str], timeout: float = 300) -> dict[str, A
 
 
 def frameworks_in(document: Mapping[str, Any]) -> list[str]:
-    names = {_canonical(p["name"]) for p in document["packages"]}
+    names = {canonical_name(p["name"]) for p in document["packages"]}
     return sorted({module for name, module in FRAMEWORK_MODULES.items() if name in names})
 
 
@@ -99,7 +99,7 @@ def compare(report: Mapping[str, Any], document: Mapping[str, Any]) -> tuple[str
     installed = report.get("distributions", {})
     problems = []
     for package in document["packages"]:
-        name = _canonical(package["name"])
+        name = canonical_name(package["name"])
         have = installed.get(name)
         if have is None:
             problems.append(f"{package['name']} {package['version']} is not installed")
@@ -151,5 +151,3 @@ def report_of_verify(python: Path, run_probe, timeout: float) -> dict[str, Any]:
     return {"python": facts.python.version, "distributions": dict(facts.packages.pip), "frameworks": frameworks}
 
 
-def _canonical(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
