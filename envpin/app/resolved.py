@@ -18,7 +18,7 @@ from typing import Any
 
 from envpin.base.errors import EnvpinError
 from envpin.emit.common import file_header
-from envpin.lock.export import index_options
+from envpin.lock.export import index_options, package_lines, pinned
 from envpin.resolver.plan import Plan
 from envpin.resolver.request import Request
 
@@ -73,12 +73,7 @@ def requirements(plan: Plan, document: Mapping[str, Any], request: Request, outp
     lines.append(f"# Resolved by {locker}: {len(document['packages'])} packages, each pinned"
                  + ("" if kept else " with the sha256 of its files"))
     lines += index_options(document)
-    for package in document["packages"]:
-        marker = f" ; {package['marker']}" if package.get("marker") else ""
-        pin = f"{package['name']}=={package['version']}{marker}"
-        hashes = [] if kept else sorted({f["hashes"]["sha256"] for f in _files(package)})
-        lines.append(pin + (" \\" if hashes else ""))
-        lines += [f"    --hash=sha256:{h}" + (" \\" if i < len(hashes) - 1 else "") for i, h in enumerate(hashes)]
+    lines += package_lines(document, hashes=not kept)
     if kept:
         lines.append("# as written (pip's hash-checking mode refuses these lines, so no line above has hashes):")
         lines += kept
@@ -94,8 +89,7 @@ def install_command(tool: str, document: Mapping[str, Any], project) -> str:
     import shlex  # noqa: PLC0415 - a command format only
 
     words = ["pip", "install"] if tool == "pip" else ["uv", "pip", "install"]
-    words += [f"{p['name']}=={p['version']}" + (f" ; {p['marker']}" if p.get("marker") else "")
-              for p in document["packages"]]
+    words += [pinned(p) for p in document["packages"]]
     for line in list(project.other_lines) if project is not None else []:
         option, _, value = line.partition(" ")  # `-e ./lib`: an option and its value; a path or URL: one word
         words += [option, value.strip()] if option.startswith("-") and value.strip() else [line]
@@ -113,15 +107,10 @@ def index_urls(document: Mapping[str, Any]) -> list[str]:
 def pip_section(document: Mapping[str, Any], project) -> list[str]:
     """An environment.yml's pip section: the index options and every package pinned, then the lines a lock cannot
     hold, as written."""
-    pins = [f"{p['name']}=={p['version']}" + (f" ; {p['marker']}" if p.get("marker") else "")
-            for p in document["packages"]]
+    pins = [pinned(p) for p in document["packages"]]
     return index_options(document) + pins + (list(project.other_lines) if project is not None else [])
 
 
 def hashed(document: Mapping[str, Any], project) -> bool:
     """Whether the requirements file of this resolution carries hashes."""
     return not (project is not None and project.other_lines) and bool(document["packages"])
-
-
-def _files(package: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return package.get("wheels", []) + ([package["sdist"]] if "sdist" in package else [])

@@ -14,12 +14,24 @@ from typing import Any
 def requirements_text(document: Mapping[str, Any], header: list[str]) -> str:
     lines = [f"# {line}" for line in header]
     lines += index_options(document)
-    for package in document["packages"]:
-        marker = f" ; {package['marker']}" if package.get("marker") else ""
-        lines.append(f"{package['name']}=={package['version']}{marker} \\")
-        hashes = sorted({f["hashes"]["sha256"] for f in _files(package)})
-        lines += [f"    --hash=sha256:{h}" + (" \\" if i < len(hashes) - 1 else "") for i, h in enumerate(hashes)]
+    lines += package_lines(document, hashes=True)
     return "\n".join(lines) + "\n"
+
+
+def pinned(package: Mapping[str, Any]) -> str:
+    """`name==version ; marker`: one package of a lock as a requirement."""
+    marker = f" ; {package['marker']}" if package.get("marker") else ""
+    return f"{package['name']}=={package['version']}{marker}"
+
+
+def package_lines(document: Mapping[str, Any], hashes: bool) -> list[str]:
+    """Every package of the lock pinned, each (with `hashes`) followed by the sha256 of every file it lists."""
+    lines = []
+    for package in document["packages"]:
+        digests = sorted({f["hashes"]["sha256"] for f in _files(package)}) if hashes else []
+        lines.append(pinned(package) + (" \\" if digests else ""))
+        lines += [f"    --hash=sha256:{h}" + (" \\" if i < len(digests) - 1 else "") for i, h in enumerate(digests)]
+    return lines
 
 
 def index_options(document: Mapping[str, Any]) -> list[str]:
