@@ -42,7 +42,7 @@ def apply(answer: Plan | Unsatisfiable, project: Project, project_specs: tuple[s
     answer = _name_project_pins(answer, origins)
     answer = _other_vendors_variant(answer, cli_specs, project_specs, origins, solved_with, target)
     answer = _project_lines_beside(answer, project)
-    return _tied_follow_torch(answer, project, solved_with, database, target)
+    return _tied_follow_framework(answer, project, solved_with, database, target)
 
 
 def project_numpy(project: Project) -> NumpyBound | None:
@@ -157,14 +157,15 @@ def _numpy_2_pins(answer: Plan | Unsatisfiable, project: Project) -> Plan | Unsa
     return replace(answer, warnings=answer.warnings + tuple(found)) if found else answer
 
 
-def _tied_follow_torch(answer: Plan | Unsatisfiable, project: Project, solved_with: SolvedWith, database: Database,
-                       target: Target) -> tuple[Project, Plan | Unsatisfiable]:
-    """The lines of packages built for one torch release, beside the solved torch. A plan writes each as the
-    release made for that torch (`xformers>=0.0.20` -> `xformers==0.0.34` beside torch 2.10.0: pip would otherwise
-    try the newest first and backtrack through releases made for other torch releases), and says so. A refusal
-    that those lines caused says, for each, the release to change it to for the torch that runs here."""
+def _tied_follow_framework(answer: Plan | Unsatisfiable, project: Project, solved_with: SolvedWith,
+                           database: Database, target: Target) -> tuple[Project, Plan | Unsatisfiable]:
+    """The lines of packages built for one framework release, beside the solved framework. A plan writes each as
+    the release made for it (`xformers>=0.0.20` -> `xformers==0.0.34` beside torch 2.10.0, `tensorflow-text>=2.20`
+    -> `tensorflow-text==2.20.1` beside TensorFlow 2.20.0: pip would otherwise try the newest first and backtrack
+    through releases made for other releases), and says so. A refusal that those lines caused says, for each, the
+    release to change it to for the framework release that runs here."""
     from envpin.project.gpu import tied_lines  # noqa: PLC0415 - for --project only, as collect
-    from envpin.readers.tied import built_from_source, described, release_for  # noqa: PLC0415 - as above
+    from envpin.readers.tied import built_from_source, described, release_files, release_for  # noqa: PLC0415 - as above
 
     notes = [f"{r.origin}: {r.name} has no wheel on PyPI ({found}): pip compiles it against the torch "
              "installed beside it, so torch must be installed first" for r in project.other_requirements
@@ -174,51 +175,60 @@ def _tied_follow_torch(answer: Plan | Unsatisfiable, project: Project, solved_wi
         fixes = (_tied_fixes(lines, project, solved_with, database, target, answer.fixes, answer.moves) if lines
                  else answer.fixes)
         return replace(project, notes=project.notes + tuple(notes)), replace(answer, fixes=fixes)
-    torch = answer.builds.get("torch")
-    if torch is None:
-        return replace(project, notes=project.notes + tuple(notes)), answer
-    solved = str(torch.version)
     rewritten = {}
     for requirement, _, records in lines:
+        framework = records[0].framework
+        build = answer.builds.get(framework)
+        if build is None:
+            continue
+        solved = str(build.version)
         chosen = release_for(records, solved, target.platform) or release_for(records, solved)
         if chosen is None:
             continue
         pin = f"{requirement.name}=={chosen.version}" + (f"; {requirement.marker}" if requirement.marker else "")
         if pin != requirement.text:
             rewritten[requirement] = replace(requirement, text=pin, specifier=f"=={chosen.version}")
-            notes.append(f"{requirement.origin}: {requirement.text} is written {pin}, the release made for torch "
-                         f"{solved} ({described(chosen)}, the Requires-Dist of its wheel)")
+            notes.append(f"{requirement.origin}: {requirement.text} is written {pin}, the release made for "
+                         f"{framework} {solved} ({described(chosen)}, the Requires-Dist of its wheel)")
         if target.platform not in chosen.platforms:
+            files = release_files(database, requirement.name, f"=={chosen.version}")
+            how = ("and no sdist: pip cannot install it there" if files and not files[0].sdist else
+                   "pip builds it from source there")
             notes.append(f"{requirement.origin}: {requirement.name} {chosen.version} has no wheel for {target.platform} "
-                         "on PyPI: pip builds it from source there")
+                         f"on PyPI: {how}")
     requirements = tuple(rewritten.get(r, r) for r in project.requirements)
     return replace(project, requirements=requirements, notes=project.notes + tuple(notes)), answer
 
 
 def _tied_fixes(lines: list, project: Project, solved_with: SolvedWith, database: Database, target: Target,
                 fixes_given: tuple[str, ...], moves: Mapping[str, tuple[str, str]]) -> tuple[str, ...]:
-    """The refusal's fixes with the tied lines'. Solved without the tied lines' torch: for each line, the release
-    of its package made for that torch, first. Where the project's own torch line is what cannot run (torch==2.0.1
-    on Python 3.12), a fix moves torch to another release: each tied line that would then block (xformers==0.0.22
-    requires torch==2.0.1) says, after that fix, the release of its package made for that torch, so that following
-    the fixes installs."""
+    """The refusal's fixes with the tied lines'. Solved without the tied lines' framework bounds: for each line, the
+    release of its package made for the framework release that runs, first. Where the project's own framework line
+    is what cannot run (torch==2.0.1 on Python 3.12), a fix moves the framework to another release: each tied line
+    that would then block (xformers==0.0.22 requires torch==2.0.1) says, after that fix, the release of its package
+    made for that release, so that following the fixes installs."""
     from envpin.project.gpu import gpu_specs  # noqa: PLC0415 - for --project only, as collect
 
     try:
         specs, _, _ = gpu_specs(project, database, tied=False)
     except EnvpinInputError:
-        return fixes_given  # the tied lines were its only torch requirement
+        return fixes_given  # the tied lines were its only requirement of their framework
     freed = solved_with(tuple(specs))
-    torch = freed.builds.get("torch") if isinstance(freed, Plan) else None
-    if torch is not None:
-        return tuple(_tied_changes(lines, str(torch.version), f"torch {torch.version}+{torch.flavor}",
-                                   "the newest that runs here without these lines", database, target)) + fixes_given
-    for position, fix in enumerate(fixes_given):
-        framework, version = moves.get(fix, ("", ""))
-        if framework == "torch" and version:
-            changes = _tied_changes(lines, version, f"torch {version}", "with the fix above", database, target)
-            return fixes_given[:position + 1] + tuple(changes) + fixes_given[position + 1:]
-    return fixes_given
+    fixes = fixes_given
+    for framework in dict.fromkeys(records[0].framework for _, _, records in lines):
+        own = [line for line in lines if line[2][0].framework == framework]
+        build = freed.builds.get(framework) if isinstance(freed, Plan) else None
+        if build is not None:
+            fixes = tuple(_tied_changes(own, str(build.version), f"{framework} {build.version}+{build.flavor}",
+                                        "the newest that runs here without these lines", database, target)) + fixes
+            continue
+        for position, fix in enumerate(fixes):
+            moved, version = moves.get(fix, ("", ""))
+            if moved == framework and version:
+                changes = _tied_changes(own, version, f"{framework} {version}", "with the fix above", database, target)
+                fixes = fixes[:position + 1] + tuple(changes) + fixes[position + 1:]
+                break
+    return fixes
 
 
 def _tied_changes(lines: list, solved: str, shown: str, why: str, database: Database, target: Target) -> list[str]:
@@ -227,7 +237,7 @@ def _tied_changes(lines: list, solved: str, shown: str, why: str, database: Data
     fixes = []
     for requirement, _, own in lines:
         if release_for(own, solved) is not None:
-            continue  # the line allows a release made for that torch: it does not block
+            continue  # the line allows a release made for that one: it does not block
         chosen = release_for(releases_of(database, requirement.name, ""), solved, target.platform)
         if chosen is None:
             fixes.append(f"{requirement.origin}: remove {requirement.text}: no {requirement.name} release is made for "

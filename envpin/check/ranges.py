@@ -44,7 +44,7 @@ def picked_build(pin: Pin, contents: Contents, database: Database, target: Targe
     except InvalidSpecifier:
         return None
     framework = PIP_FRAMEWORKS[pin.name]
-    tied = _tied_beside(pin, contents, database) if framework == "torch" else []
+    tied = _tied_beside(pin, framework, contents, database) if framework in ("torch", "tensorflow") else []
     for _, specifier in tied:
         allowed &= SpecifierSet(specifier)
     matching = [o for o in _offers(pin, contents, database, target, framework) if allowed.contains(o.version.public)]
@@ -77,25 +77,28 @@ def picked_build(pin: Pin, contents: Contents, database: Database, target: Targe
                   fix=_range_fix(pin, framework, offers, database, target, python_known, allowed))
 
 
-def _tied_beside(pin: Pin, contents: Contents, database: Database) -> list[tuple[str, str]]:
-    """(line, torch specifier) of the lines beside it whose package is built for one torch release
-    (`torchdata==0.6.1` requires torch==2.0.1; each xformers release `xformers>=0.0.20` allows requires one torch):
-    the installer resolves torch within them."""
-    from envpin.readers.tied import releases_of, torch_specifier  # noqa: PLC0415 - only a file with a torch range needs it
+def _tied_beside(pin: Pin, framework: str, contents: Contents, database: Database) -> list[tuple[str, str]]:
+    """(line, specifier of the pin's framework) of the lines beside it whose package is built for one release of it
+    (`torchdata==0.6.1` requires torch==2.0.1; each xformers release `xformers>=0.0.20` allows requires one torch;
+    `tensorflow-text==2.20.1` requires tensorflow<2.21,>=2.20.0): the installer resolves the framework within them."""
+    from envpin.readers.tied import framework_specifier, releases_of  # noqa: PLC0415 - only a file with a range needs it
 
-    versions = [str(r.version) for r in database.torch_releases]
+    versions = [str(r.version) for r in (database.tensorflow_releases if framework == "tensorflow"
+                                          else database.torch_releases)]
     found = []
     for other in contents.pins:
         if other.manager != "pip" or other is pin or not can_coexist(pin, other):
             continue
-        if other.name in ("torchvision", "torchaudio") and other.version:
+        if framework == "torch" and other.name in ("torchvision", "torchaudio") and other.version:
             # an exact companion pairs with one torch release (torchvision 0.19.1 requires torch==2.4.1)
             paired = _paired_torch(database, other.name, other.version.split("+", 1)[0])
             if paired:
                 found.append((other.shown, f"=={paired}"))
             continue
         records = releases_of(database, other.name, f"=={other.version}" if other.version else other.specifier)
-        specifier = torch_specifier(records, versions)
+        if not records or records[0].framework != framework:
+            continue
+        specifier = framework_specifier(records, versions)
         if specifier is not None:
             found.append((other.shown, specifier))
     return found

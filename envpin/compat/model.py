@@ -487,7 +487,7 @@ class Database(Record):
     accelerators: AcceleratorTables = AcceleratorTables()  # rocm.yaml, amd_gpus.yaml, xpu.yaml
     jetson: Mapping[str, JetsonSupport] = NEW_DICT  # framework -> what runs on Jetson (Tegra) GPUs (gpus.yaml)
     jetpack_releases: tuple[JetpackRelease, ...] = ()  # gpus.yaml `jetpack:`: L4T release -> JetPack
-    tied_releases: tuple[TiedRelease, ...] = ()  # tied.yaml: releases built for one torch release
+    tied_releases: tuple[TiedRelease, ...] = ()  # tied.yaml: releases built for one framework release
     built_from_source: Mapping[str, str] = NEW_DICT  # tied.yaml: package PyPI has no wheel of -> its files page there
     release_files: tuple[ReleaseFiles, ...] = ()  # tied.yaml: what each release of triton and torch-xla publishes
     wheel_tags: tuple[WheelTags, ...] = ()  # wheel_tags.yaml: what each framework release's PyPI wheel tags say
@@ -704,42 +704,52 @@ class CondaRelease(Record):
     companions: Mapping[str, str] = NEW_DICT  # pytorch-channel: torchvision / torchaudio it pairs with
 
 
-# Packages built for one torch release (tied.yaml `tied:`): xformers, torchdata and torchtext name the torch they need
-# in their wheels' METADATA; torch names the triton it needs. And packages PyPI has no wheel of, which pip compiles
-# against the torch installed beside them (tied.yaml `built_from_source:`: flash-attn, torch-scatter). A project solve
-# reads tied.yaml only when it names one of these, so the file may hold no other.
-TIED_TO_TORCH = ("xformers", "torchdata", "torchtext", "triton")
+# Packages built for one framework release (tied.yaml `tied:`), each with that framework: xformers, torchdata and
+# torchtext name the torch they need in their wheels' METADATA, torch names the triton it needs; tensorflow-text, tf-keras
+# and tensorflow-decision-forests name one TensorFlow minor (`tensorflow<2.21,>=2.20.0`). And packages PyPI has no
+# wheel of, which pip compiles against the torch installed beside them (tied.yaml `built_from_source:`: flash-attn,
+# torch-scatter). A project solve reads tied.yaml only when it names one of these, so the file may hold no other.
+TIED = {"xformers": "torch", "torchdata": "torch", "torchtext": "torch", "triton": "torch",
+        "tensorflow-text": "tensorflow", "tf-keras": "tensorflow", "tensorflow-decision-forests": "tensorflow"}
+TIED_TO_TORCH = tuple(name for name, framework in TIED.items() if framework == "torch")
 BUILT_AGAINST_TORCH = ("causal-conv1d", "flash-attn", "mamba-ssm", "torch-scatter")
 # Projects whose wheels are for some platforms only, recorded with their sdists (tied.yaml `release_files:`): with
-# none, pip has nothing to install elsewhere (triton and torch-xla publish Linux wheels only).
-PLATFORM_LIMITED = ("triton", "torch-xla")
+# none, pip has nothing to install elsewhere (triton and torch-xla publish Linux wheels only, tensorflow-text and
+# tensorflow-decision-forests no Windows wheel).
+PLATFORM_LIMITED = ("triton", "torch-xla", "tensorflow-text", "tensorflow-decision-forests")
 
 
 @record
 class TiedRelease(Record):
-    """A release of a package built for one torch release (tied.yaml `tied:`): xformers, torchdata and torchtext name
-    the torch they need in their wheels' Requires-Dist; triton is named by torch (torch 2.0.0 and 2.0.1 require
-    `triton==2.0.0` on Linux), so a triton release allows the torch releases that require it."""
+    """A release of a package built for one framework release (tied.yaml `tied:`): xformers, torchdata and torchtext
+    name the torch they need in their wheels' Requires-Dist, tensorflow-text and tf-keras the TensorFlow; triton is
+    named by torch (torch 2.0.0 and 2.0.1 require `triton==2.0.0` on Linux), so a triton release allows the torch
+    releases that require it."""
 
     package: str
     version: str
-    torch: str | None  # its Requires-Dist on torch ("==2.0.1", ">=2"); triton: the torch releases that require it
-    #                    ("==2.0.0||==2.0.1"); None: it names no torch release
+    requires: str | None  # its Requires-Dist on its framework ("==2.0.1", ">=2", "<2.21,>=2.20.0"); triton: the torch
+    #                       releases that require it ("==2.0.0||==2.0.1"); None: it names no release
     platforms: tuple[str, ...]  # where it has wheels on PyPI
     read_in: tuple[str, ...]  # the wheels whose METADATA says so (their URLs)
     provenance: Provenance
 
-    def allows(self, torch_version: str) -> bool:
+    @property
+    def framework(self) -> str:
+        """The framework whose release it is built for (`torch`, `tensorflow`)."""
+        return TIED[self.package]
+
+    def allows(self, framework_version: str) -> bool:
         from packaging.specifiers import SpecifierSet  # noqa: PLC0415 - heavy; only a project with such a package
 
-        if self.torch is None:
+        if self.requires is None:
             return True
-        public = Version(torch_version).public
-        return any(SpecifierSet(option).contains(public, prereleases=True) for option in self.torch.split("||"))
+        public = Version(framework_version).public
+        return any(SpecifierSet(option).contains(public, prereleases=True) for option in self.requires.split("||"))
 
     @property
     def exact(self) -> bool:
-        return self.torch is not None and all(o.startswith("==") for o in self.torch.split("||"))
+        return self.requires is not None and all(o.startswith("==") for o in self.requires.split("||"))
 
     @property
     def source(self) -> str:

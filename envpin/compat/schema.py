@@ -24,7 +24,7 @@ from envpin.compat.model import (
     CUDA_CHECKS,
     PLATFORM_LIMITED,
     PYPI_INDEX,
-    TIED_TO_TORCH,
+    TIED,
     AmdTensorflowWheels,
     AndCudaExtra,
     ArchList,
@@ -452,23 +452,23 @@ def _tied_part(version: str, roots: dict[str, _Node], base: Mapping[str, Any], p
     cited = _Citations({**base["sources"], **own})
     releases, seen = [], set()
     for record in root.child("tied").sequence() if root.has("tied") else ():
-        record.only(("package", "version", "torch", "required_by", "platforms", *_PROVENANCE_KEYS))
+        record.only(("package", "version", "torch", "tensorflow", "required_by", "platforms", *_PROVENANCE_KEYS))
         package = record.child("package").string(what="a package name")
-        if package and package not in TIED_TO_TORCH:
-            record.child("package").fail(f"{package!r} is not one of {', '.join(TIED_TO_TORCH)} (the packages a "
+        if package and package not in TIED:
+            record.child("package").fail(f"{package!r} is not one of {', '.join(TIED)} (the packages a "
                                          "project solve looks up here)")
         release = _release_version(record.child("version"))
         subject = f"{package} {release}"
         if (package, release) in seen:
             record.child("version").fail(f"{subject} is listed twice")
         seen.add((package, release))
-        torch = _tied_torch(record, package, subject)
+        requires = _tied_requires(record, package, subject)
         provenance = cited.provenance(record)
         read_in = tuple(cited.sources[i].url or "" for i in provenance.sources if i in cited.sources
                         and (cited.sources[i].url or "").endswith(".whl"))
         if not read_in and provenance.sources and all(i in cited.sources for i in provenance.sources):
             record.child("sources").fail(f"{subject}: no source is the wheel whose METADATA was read (a .whl url)")
-        releases.append(TiedRelease(package=package, version=record.child("version").value if release else "", torch=torch,
+        releases.append(TiedRelease(package=package, version=record.child("version").value if release else "", requires=requires,
                                     platforms=record.child("platforms").platforms(), read_in=read_in,
                                     provenance=provenance))
     built = {}  # package -> the files page its sources give (the model keeps only that: what a plan's note names)
@@ -505,9 +505,14 @@ def _tied_part(version: str, roots: dict[str, _Node], base: Mapping[str, Any], p
             "release_files": tuple(sorted(files, key=lambda r: (r.package, Version(r.version or "0"))))}
 
 
-def _tied_torch(record: _Node, package: str, subject: str) -> str | None:
-    """A tied record's torch requirement: `torch` (a PEP 440 specifier, as its wheel's Requires-Dist says), or, for
-    triton, `required_by` (the torch releases whose wheels require it), as one `==A||==B` text."""
+def _tied_requires(record: _Node, package: str, subject: str) -> str | None:
+    """A tied record's requirement on its framework: `torch` or `tensorflow` (a PEP 440 specifier, as its wheel's
+    Requires-Dist says), or, for triton, `required_by` (the torch releases whose wheels require it), as one
+    `==A||==B` text."""
+    framework = TIED.get(package, "torch")
+    other = "tensorflow" if framework == "torch" else "torch"
+    if record.has(other):
+        record.child(other).fail(f"{subject} is built for a {framework} release: its requirement is `{framework}`")
     if package == "triton":
         if record.has("torch"):
             record.child("torch").fail(f"{subject}: torch names triton, not the other way round: use `required_by`")
@@ -517,9 +522,9 @@ def _tied_torch(record: _Node, package: str, subject: str) -> str | None:
         return "||".join(f"=={v}" for v in required if v is not None) or None
     if record.has("required_by"):
         record.child("required_by").fail(f"{subject}: only triton records name the torch releases that require them")
-    text = record.child("torch").optional_string(what="a version specifier")
+    text = record.child(framework).optional_string(what="a version specifier")
     if text is not None and not _is_specifier(text):
-        record.child("torch").fail(f"{subject}: {text!r} is not a version specifier (as Requires-Dist writes it)")
+        record.child(framework).fail(f"{subject}: {text!r} is not a version specifier (as Requires-Dist writes it)")
     return text
 
 

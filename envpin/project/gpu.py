@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from envpin.base.errors import EnvpinInputError
 from envpin.compat.model import Database
 from envpin.readers.project import GPU_PACKAGE_ALIASES, Project
-from envpin.readers.tied import described, releases_of, torch_specifier
+from envpin.readers.tied import described, framework_specifier, releases_of
 
 # Extras that name the same JAX CUDA build under older spellings; `*-local` ones use a system CUDA that envpin
 # does not pin, so they are solved as the pip build of the same CUDA major.
@@ -18,9 +18,10 @@ KNOWN_EXTRAS = {"tensorflow": {"and-cuda"}, "jax": {"cuda12", "cuda13"}}
 def gpu_specs(project: Project, database: Database | None = None,
               tied: bool = True) -> tuple[list[str], list[str], dict[str, list[str]]]:
     """(specs for the solver, notes, package -> where the project asks for it). A line of a package built for
-    one torch release (`torchdata==0.6.1`, `xformers>=0.0.20`) adds the torch releases its allowed releases
-    require (the database's tied.yaml; its torch releases turn their union into one specifier); `tied=False`
-    leaves those out (the question a refusal's fix asks: which torch would run without them)."""
+    one framework release (`torchdata==0.6.1`, `xformers>=0.0.20`, `tensorflow-text>=2.20.1,<2.21`) adds the
+    releases of that framework its allowed releases require (the database's tied.yaml; the framework's releases
+    turn their union into one specifier), and asks for the framework where no other line does; `tied=False` leaves
+    those out (the question a refusal's fix asks: which release would run without them)."""
     specs: list[str] = []
     notes: list[str] = []
     origins: dict[str, list[str]] = {}
@@ -51,16 +52,17 @@ def gpu_specs(project: Project, database: Database | None = None,
             notes.append(f"{requirement.origin}: {requirement.name} is solved for this line, marker "
                          f"`{requirement.marker}`; the plan's pin is written without it")
     for requirement, specifier, records in tied_lines(project, database) if tied else ():
-        specs.append(f"torch{specifier}")
-        origins.setdefault("torch", []).append(f"{requirement.text} ({requirement.origin})")
+        framework = records[0].framework
+        specs.append(f"{framework}{specifier}")
+        origins.setdefault(framework, []).append(f"{requirement.text} ({requirement.origin})")
         if len(records) == 1:
             notes.append(f"{requirement.origin}: {requirement.text} is built for {described(records[0])} (the "
-                         f"Requires-Dist of {_wheel(records[0])}): torch is solved within that")
+                         f"Requires-Dist of {_wheel(records[0])}): {framework} is solved within that")
         else:
             notes.append(f"{requirement.origin}: each {requirement.name} release {requirement.text} allows requires one "
-                         f"torch ({records[0].version}: {described(records[0])} … {records[-1].version}: "
-                         f"{described(records[-1])}, their wheels' Requires-Dist): torch is solved within them "
-                         f"(torch{specifier})")
+                         f"{framework} ({records[0].version}: {described(records[0])} … {records[-1].version}: "
+                         f"{described(records[-1])}, their wheels' Requires-Dist): {framework} is solved within them "
+                         f"({framework}{specifier})")
     if not specs:
         raise EnvpinInputError(
             f"no GPU framework (torch, tensorflow, jax) among the requirements of {', '.join(project.files)}; "
@@ -70,20 +72,26 @@ def gpu_specs(project: Project, database: Database | None = None,
 
 
 def tied_lines(project: Project, database: Database | None) -> list[tuple]:
-    """(requirement, torch specifier, its recorded releases) for each line whose allowed releases limit torch (none
-    without a database)."""
+    """(requirement, framework specifier, its recorded releases) for each line whose allowed releases limit their
+    framework's (none without a database)."""
     if database is None:
         return []
-    torch_releases: Sequence[str] = [str(r.version) for r in database.torch_releases]
     found = []
     for requirement in project.other_requirements:
         if requirement.marker and "darwin" in requirement.marker:
             continue
         records = releases_of(database, requirement.name, requirement.specifier)
-        specifier = torch_specifier(records, torch_releases)
+        if not records:
+            continue
+        specifier = framework_specifier(records, _releases(database, records[0].framework))
         if specifier is not None:
             found.append((requirement, specifier, records))
     return found
+
+
+def _releases(database: Database, framework: str) -> Sequence[str]:
+    known = database.torch_releases if framework == "torch" else database.tensorflow_releases
+    return [str(r.version) for r in known]
 
 
 def _cuda_jaxlib(requirement) -> tuple[str, str] | None:

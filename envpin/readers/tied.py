@@ -1,18 +1,21 @@
 """Packages built for one framework release, as their own wheels' METADATA (or torch's) says.
 
 A project that pins `torchdata==0.6.1` beside `torch>=2.0.1` can only install with torch 2.0.1: torchdata
-0.6.1's wheel requires `torch (==2.0.1)`. Left out of the solve, the solver moves torch and pip cannot resolve
-the result. A range is the same question asked of every release it allows: for `xformers>=0.0.20` pip takes the
-newest xformers whose own `torch==X` holds beside the torch it installs, so torch can be any release one of them
-names, and the xformers that goes with the solved torch is the newest of those.
+0.6.1's wheel requires `torch (==2.0.1)`; one that pins `tensorflow-text>=2.20.1,<2.21` can only install with
+TensorFlow 2.20: tensorflow-text 2.20.1 requires `tensorflow<2.21,>=2.20.0`. Left out of the solve, the solver
+moves the framework and pip cannot resolve the result. A range is the same question asked of every release it
+allows: for `xformers>=0.0.20` pip takes the newest xformers whose own `torch==X` holds beside the torch it
+installs, so torch can be any release one of them names, and the xformers that goes with the solved torch is the
+newest of those.
 
 The facts are the database's tied.yaml (`Database.tied_releases`, `Database.built_from_source`: each record cites
 the wheel whose METADATA was read), written by scripts/record-tied-packages from PyPI through `tied_yaml`, which
-derives it from the recorded snapshot, so the tests check it offline. `triton` is the other way round: torch names
-triton (torch 2.0.0 and 2.0.1 require `triton==2.0.0` on Linux), so a triton release allows the torch releases that
-require it. Packages PyPI has no wheel of (flash-attn, torch-scatter) are built at install time against the torch
-already there. A lookup of any other name (compat.model TIED_TO_TORCH, BUILT_AGAINST_TORCH) never reads
-tied.yaml: a project without such a package does not pay for it.
+derives it from the recorded snapshot, so the tests check it offline; `compat.model.TIED` names each package's
+framework. `triton` is the other way round: torch names triton (torch 2.0.0 and 2.0.1 require `triton==2.0.0` on
+Linux), so a triton release allows the torch releases that require it. Packages PyPI has no wheel of (flash-attn,
+torch-scatter) are built at install time against the torch already there. A lookup of any other name
+(compat.model TIED, BUILT_AGAINST_TORCH) never reads tied.yaml: a project without such a package does not pay for
+it.
 
 The suffixed CUDA packages (`cuml-cu11`, `nvidia-cublas-cu12`, `cupy-cuda12x`) and `[cuNN]` extras are for one CUDA
 major: `cuda_major_of_requirement` says which, for the plan's check against the solved build.
@@ -27,14 +30,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from envpin.compat.model import (
     BUILT_AGAINST_TORCH,
     PLATFORM_LIMITED,
-    TIED_TO_TORCH,
+    TIED,
     Database,
     ReleaseFiles,
     TiedRelease,
 )
 
-# the projects read for their Requires-Dist on torch; torch itself is read for the triton it requires
-TORCH_TIED = tuple(name for name in TIED_TO_TORCH if name != "triton")
+# the projects read for their Requires-Dist on their framework; torch itself is read for the triton it requires
+READ_FOR_FRAMEWORK = tuple(name for name in TIED if name != "triton")
 
 
 def built_from_source(database: Database, name: str) -> str | None:
@@ -51,7 +54,7 @@ def release_files(database: Database, name: str, specifier: str) -> list[Release
     from packaging.specifiers import InvalidSpecifier, SpecifierSet  # noqa: PLC0415 - heavy; project paths only
     from packaging.version import Version  # noqa: PLC0415 - as above
 
-    if name not in PLATFORM_LIMITED and name not in TIED_TO_TORCH:
+    if name not in PLATFORM_LIMITED and name not in TIED:
         return []
     records = [r for r in database.release_files if r.package == name]
     if not records:
@@ -84,7 +87,7 @@ def releases_of(database: Database, name: str, specifier: str) -> list[TiedRelea
     from packaging.specifiers import InvalidSpecifier, SpecifierSet  # noqa: PLC0415 - heavy; project paths only
     from packaging.version import Version  # noqa: PLC0415 - as above
 
-    if name not in TIED_TO_TORCH:
+    if name not in TIED:
         return []
     records = [t for t in database.tied_releases if t.package == name]
     if not records:
@@ -96,23 +99,23 @@ def releases_of(database: Database, name: str, specifier: str) -> list[TiedRelea
     return sorted((t for t in records if allowed.contains(t.version, prereleases=True)), key=lambda t: Version(t.version))
 
 
-def torch_specifier(records: Sequence[TiedRelease], torch_releases: Sequence[str]) -> str | None:
-    """The torch releases a requirement's recorded releases allow, as one specifier for the solve: None where
-    they allow every torch (one of them names none, or each release of `torch_releases` is allowed). The
-    database's releases (`torch_releases`) turn a union (2.0.1 or 2.1.0 or …) into a range less the releases
+def framework_specifier(records: Sequence[TiedRelease], framework_releases: Sequence[str]) -> str | None:
+    """The framework releases a requirement's recorded releases allow, as one specifier for the solve: None where
+    they allow every release (one of them names none, or each of `framework_releases` is allowed). The
+    database's releases (`framework_releases`) turn a union (2.0.1 or 2.1.0 or …) into a range less the releases
     none allows; without them the narrowest range holding every exact pin."""
     from packaging.version import Version  # noqa: PLC0415 - heavy; project paths only
 
-    if not records or any(r.torch is None for r in records):
+    if not records or any(r.requires is None for r in records):
         return None
-    ordered = sorted(dict.fromkeys(torch_releases), key=Version)
+    ordered = sorted(dict.fromkeys(framework_releases), key=Version)
     allowed = [v for v in ordered if any(r.allows(v) for r in records)]
     if ordered and len(allowed) == len(ordered):
         return None
     if not allowed:
-        pins = sorted({o[2:] for r in records if r.exact for o in r.torch.split("||")}, key=Version)  # type: ignore[union-attr]
+        pins = sorted({o[2:] for r in records if r.exact for o in r.requires.split("||")}, key=Version)  # type: ignore[union-attr]
         if not pins:
-            return None if not ordered else records[-1].torch
+            return None if not ordered else records[-1].requires
         return f"=={pins[0]}" if len(pins) == 1 else f">={pins[0]},<={pins[-1]}"
     low, high = allowed[0], allowed[-1]
     inside = [v for v in ordered if Version(low) <= Version(v) <= Version(high)]
@@ -121,22 +124,24 @@ def torch_specifier(records: Sequence[TiedRelease], torch_releases: Sequence[str
     return ",".join(bounds + gaps)
 
 
-def release_for(records: Iterable[TiedRelease], torch_version: str, platform: str | None = None) -> TiedRelease | None:
-    """The release pip takes beside `torch_version`: the newest whose torch requirement holds (and that has a
-    wheel for `platform`, where one is named)."""
+def release_for(records: Iterable[TiedRelease], framework_version: str,
+                platform: str | None = None) -> TiedRelease | None:
+    """The release pip takes beside `framework_version`: the newest whose requirement on its framework holds (and
+    that has a wheel for `platform`, where one is named)."""
     from packaging.version import Version  # noqa: PLC0415 - heavy; project paths only
 
-    fitting = [r for r in records if r.allows(torch_version) and (platform is None or platform in r.platforms)]
+    fitting = [r for r in records if r.allows(framework_version) and (platform is None or platform in r.platforms)]
     return max(fitting, key=lambda r: Version(r.version), default=None)
 
 
 def described(record: TiedRelease) -> str:
-    """`torch==2.0.1` / `torch>=2` / `torch 2.0.0 or 2.0.1` (triton: the releases that require it)."""
-    if record.torch is None:
-        return "any torch"
+    """`torch==2.0.1` / `torch>=2` / `torch 2.0.0 or 2.0.1` (triton: the releases that require it) /
+    `tensorflow<2.21,>=2.20.0`."""
+    if record.requires is None:
+        return f"any {record.framework}"
     if record.package == "triton":
-        return "torch " + " or ".join(o.removeprefix("==") for o in record.torch.split("||"))
-    return f"torch{record.torch}"
+        return "torch " + " or ".join(o.removeprefix("==") for o in record.requires.split("||"))
+    return f"{record.framework}{record.requires}"
 
 
 # ---------------------------------------------------------------- the recorded snapshot -> the facts (pure)
@@ -144,7 +149,7 @@ def described(record: TiedRelease) -> str:
 
 def tied_yaml(snapshot: Mapping) -> str:
     """What scripts/record-tied-packages read on PyPI (tests/fixtures/pypi-metadata/tied-packages.json) as the
-    database's tied.yaml: one record per release with wheels of the torch-tied projects, one per triton release torch
+    database's tied.yaml: one record per release with wheels of the framework-tied projects, one per triton release torch
     requires, and the projects with no wheel at all; one source per wheel whose METADATA was read and one per
     project's files page (the wheel names: the platforms)."""
     from packaging.requirements import Requirement  # noqa: PLC0415 - heavy; only the recorder and its test
@@ -169,15 +174,20 @@ def tied_yaml(snapshot: Mapping) -> str:
         return sid
 
     tied: list[str] = []
-    for name in TORCH_TIED:
+    for name in READ_FOR_FRAMEWORK:
+        if name not in projects:
+            continue
+        framework = TIED[name]
         files = files_source(name, "the wheel names give the platforms of each release")
         for version, release in in_order(projects[name]["releases"]):
             if not release["wheels"] or "read" not in release:
                 continue
-            torch = [Requirement(r) for r in release["read"]["requires_dist"]]
-            specifier = str(torch[0].specifier) if torch and str(torch[0].specifier) else None
-            wheel = wheel_source(name, version, release["read"]["url"], "torch")
-            tied.append(_flow({"package": name, "version": version, "torch": specifier,
+            # the line pip follows for the framework itself, not one of an extra (`tensorflow-cpu; extra == ...`)
+            lines = [Requirement(r) for r in release["read"]["requires_dist"]]
+            lines = [r for r in lines if r.marker is None or "extra" not in str(r.marker)]
+            specifier = str(lines[0].specifier) if lines and str(lines[0].specifier) else None
+            wheel = wheel_source(name, version, release["read"]["url"], framework)
+            tied.append(_flow({"package": name, "version": version, framework: specifier,
                                "platforms": _platforms(release["wheels"]), "sources": [wheel, files]}))
     by_triton: dict[str, list[tuple[str, str]]] = {}
     for version, release in in_order(projects["torch"]["releases"]):
@@ -217,13 +227,15 @@ def tied_yaml(snapshot: Mapping) -> str:
 
 
 _HEADER = """\
-# Packages built for one torch release, as PyPI's wheels say (envpin/readers/tied.py; SCHEMA.md "tied.yaml").
+# Packages built for one framework release, as PyPI's wheels say (envpin/readers/tied.py; SCHEMA.md "tied.yaml").
 # Written by scripts/record-tied-packages from what it read on PyPI (tests/fixtures/pypi-metadata/tied-packages.json,
 # envpin.readers.tied.tied_yaml): edit by re-recording, not by hand.
-# tied: xformers, torchdata and torchtext with the Requires-Dist on torch of one Linux x86_64 wheel (`torch`), triton
-#   with the torch releases whose wheels require it (`required_by`); platforms: where the release has wheels.
+# tied: xformers, torchdata and torchtext with the Requires-Dist on torch of one Linux x86_64 wheel (`torch`);
+#   tensorflow-text, tf-keras and tensorflow-decision-forests with theirs on tensorflow (`tensorflow`); triton with the
+#   torch releases whose wheels require it (`required_by`); platforms: where the release has wheels.
 # built_from_source: packages PyPI has no wheel of (pip compiles them against the torch installed beside them).
-# release_files: what each release of triton and torch-xla publishes (wheel platforms, an sdist or not).
+# release_files: what each release of triton, torch-xla, tensorflow-text and tensorflow-decision-forests publishes
+#   (wheel platforms, an sdist or not).
 """
 
 

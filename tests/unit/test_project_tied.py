@@ -16,10 +16,10 @@ from envpin.compat.loader import load_database, validate_database
 from envpin.readers.tied import (
     built_from_source,
     cuda_major_of_requirement,
+    framework_specifier,
     release_for,
     releases_of,
     tied_yaml,
-    torch_specifier,
 )
 from tests.conftest import LIVE_DB_DIR
 
@@ -41,16 +41,16 @@ def test_the_database_file_is_what_the_recorded_metadata_says(database):
 def test_records_read_from_pypi(database):
     # each as its wheel's METADATA says (Requires-Dist), which the examples name
     by_release = {(t.package, t.version): t for t in database.tied_releases}
-    assert by_release["torchdata", "0.6.1"].torch == "==2.0.1"
-    assert by_release["torchdata", "0.7.1"].torch == ">=2"  # from 0.7.1 on torchdata names no one release
-    assert by_release["torchtext", "0.16.0"].torch == "==2.1.0"
-    assert by_release["xformers", "0.0.20"].torch == "==2.0.1"
+    assert by_release["torchdata", "0.6.1"].requires == "==2.0.1"
+    assert by_release["torchdata", "0.7.1"].requires == ">=2"  # from 0.7.1 on torchdata names no one release
+    assert by_release["torchtext", "0.16.0"].requires == "==2.1.0"
+    assert by_release["xformers", "0.0.20"].requires == "==2.0.1"
     assert by_release["xformers", "0.0.20"].read_in == (
         "https://files.pythonhosted.org/packages/65/d4/5dbc2ef18400c677dfd6ddf469755997a945fbcbe428bdd6ee5302238040/"
         "xformers-0.0.20-cp39-cp39-manylinux2014_x86_64.whl",)
-    assert by_release["xformers", "0.0.28.post3"].torch == "==2.5.1"
+    assert by_release["xformers", "0.0.28.post3"].requires == "==2.5.1"
     assert by_release["xformers", "0.0.28.post3"].platforms == ("linux-x86_64",)  # no Windows wheel of it
-    assert by_release["triton", "2.0.0"].torch == "==2.0.0||==2.0.1"  # what torch 2.0.0 and 2.0.1 require
+    assert by_release["triton", "2.0.0"].requires == "==2.0.0||==2.0.1"  # what torch 2.0.0 and 2.0.1 require
     assert len(by_release["triton", "2.0.0"].read_in) == 2  # the two torch wheels
     assert built_from_source(database, "flash-attn") == "https://pypi.org/project/flash-attn/#files"
     assert built_from_source(database, "xformers") is None
@@ -117,21 +117,21 @@ def test_a_project_without_tied_packages_never_reads_tied_yaml(db_copy, tmp_path
 
 
 def test_an_exact_pin_ties_torch_to_its_release(database):
-    assert torch_specifier(releases_of(database, "torchdata", "==0.6.1"), TORCH) == "==2.0.1"
-    assert torch_specifier(releases_of(database, "triton", "==2.0.0"), TORCH) == ">=2.0.0,<=2.0.1"
-    assert torch_specifier(releases_of(database, "torchdata", "==0.7.1"), TORCH) == ">=2.0.0,<=2.15.0"  # its torch>=2
-    assert torch_specifier(releases_of(database, "torchdata", "==0.7.1"), TORCH[1:]) is None  # every release allowed
+    assert framework_specifier(releases_of(database, "torchdata", "==0.6.1"), TORCH) == "==2.0.1"
+    assert framework_specifier(releases_of(database, "triton", "==2.0.0"), TORCH) == ">=2.0.0,<=2.0.1"
+    assert framework_specifier(releases_of(database, "torchdata", "==0.7.1"), TORCH) == ">=2.0.0,<=2.15.0"  # its torch>=2
+    assert framework_specifier(releases_of(database, "torchdata", "==0.7.1"), TORCH[1:]) is None  # every release allowed
     assert releases_of(database, "numpy", "==1.26.4") == []
 
 
 def test_a_range_allows_the_torch_releases_its_releases_require(database):
     # xformers 0.0.20 ... 0.0.35: torch 2.0.1 ... 2.10.0 one release each, then torch>=2.10
-    assert torch_specifier(releases_of(database, "xformers", ">=0.0.20"), TORCH) == ">=2.0.1,<=2.15.0"
+    assert framework_specifier(releases_of(database, "xformers", ">=0.0.20"), TORCH) == ">=2.0.1,<=2.15.0"
     # up to 0.0.30 (torch 2.7.0): the releases none of them requires are left out
-    assert torch_specifier(releases_of(database, "xformers", ">=0.0.20,<=0.0.30"), TORCH) == ">=2.0.1,<=2.7.0"
-    assert torch_specifier(releases_of(database, "xformers", "<=0.0.25.post1,>=0.0.22.post7"), TORCH) == ">=2.1.0,<=2.2.2"
-    assert torch_specifier(releases_of(database, "xformers", ">=0.0.18,<0.0.23"), TORCH) == ">=2.0.0,<=2.1.0"
-    assert torch_specifier(releases_of(database, "xformers", "==0.0.16"), []) == "==1.13.1"
+    assert framework_specifier(releases_of(database, "xformers", ">=0.0.20,<=0.0.30"), TORCH) == ">=2.0.1,<=2.7.0"
+    assert framework_specifier(releases_of(database, "xformers", "<=0.0.25.post1,>=0.0.22.post7"), TORCH) == ">=2.1.0,<=2.2.2"
+    assert framework_specifier(releases_of(database, "xformers", ">=0.0.18,<0.0.23"), TORCH) == ">=2.0.0,<=2.1.0"
+    assert framework_specifier(releases_of(database, "xformers", "==0.0.16"), []) == "==1.13.1"
 
 
 def version_for(database, package: str, specifier: str, torch: str, platform: str) -> str | None:
