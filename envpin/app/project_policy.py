@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 
 from envpin.base.errors import EnvpinInputError
 from envpin.base.record import replace
-from envpin.compat.model import Database
+from envpin.compat.model import PLATFORM_LIMITED, Database
 from envpin.readers.project import Project
 from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.request import NumpyBound
@@ -191,11 +191,13 @@ def _tied_follow_framework(answer: Plan | Unsatisfiable, project: Project, solve
             notes.append(f"{requirement.origin}: {requirement.text} is written {pin}, the release made for "
                          f"{framework} {solved} ({described(chosen)}, the Requires-Dist of its wheel)")
         if target.platform not in chosen.platforms:
-            files = release_files(database, requirement.name, f"=={chosen.version}")
-            how = ("and no sdist: pip cannot install it there" if files and not files[0].sdist else
-                   "pip builds it from source there")
+            # only a platform-limited project's file lists say whether it has an sdist (tied.yaml `release_files:`)
+            files = release_files(database, requirement.name, f"=={chosen.version}") if (
+                requirement.name in PLATFORM_LIMITED) else []
+            how = (" and no sdist: pip cannot install it there" if files and not files[0].sdist else
+                   ": pip builds it from source there")
             notes.append(f"{requirement.origin}: {requirement.name} {chosen.version} has no wheel for {target.platform} "
-                         f"on PyPI: {how}")
+                         f"on PyPI{how}")
     requirements = tuple(rewritten.get(r, r) for r in project.requirements)
     return replace(project, requirements=requirements, notes=project.notes + tuple(notes)), answer
 

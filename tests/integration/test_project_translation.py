@@ -126,6 +126,36 @@ def test_a_range_of_a_tied_package_moves_with_torch(tmp_path, capsys):
     assert code == 0 and "has no wheel for windows-x86_64 on PyPI: pip builds it from source" in captured.err
 
 
+RTX_3090 = ["--os", "linux", "--arch", "x86_64", "--driver", "560.35", "--gpu", "NVIDIA GeForce RTX 3090"]
+
+
+def test_a_tensorflow_companion_bounds_the_tensorflow_solved(tmp_path, capsys):
+    # tensorflow-text 2.20.1's wheel requires tensorflow<2.21,>=2.20.0 (tied.yaml): TensorFlow 2.21.0, the newest that
+    # runs here, cannot install beside it
+    (tmp_path / "requirements.txt").write_text("tensorflow>=2.16\ntensorflow-text>=2.20.1,<2.21\nkeras\n",
+                                               encoding="utf-8")
+    code = main(["solve", "--project", str(tmp_path), *RTX_3090, "--python", "3.11", "--format", "requirements.txt"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.out
+    lines = captured.out.splitlines()
+    assert "tensorflow[and-cuda]==2.20.0" in lines and "tensorflow-text==2.20.1" in lines, lines
+    assert "tensorflow is solved within that" in captured.err
+    # the companion alone asks for TensorFlow: tf-keras 2.15.1 requires tensorflow<2.16,>=2.15
+    (tmp_path / "requirements.txt").write_text("tf-keras==2.15.1\n", encoding="utf-8")
+    code = main(["solve", "--project", str(tmp_path), *RTX_3090, "--python", "3.11", "--format", "requirements.txt"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.out
+    assert any(line.startswith("tensorflow[and-cuda]==2.15.") for line in captured.out.splitlines()), captured.out
+
+
+def test_a_tensorflow_companion_without_a_windows_wheel_is_named_on_windows(tmp_path, capsys):
+    (tmp_path / "requirements.txt").write_text("tensorflow-text==2.20.1\n", encoding="utf-8")
+    code = main(["check", str(tmp_path / "requirements.txt"), *GTX_1080_TI_472, "--python", "3.10"])
+    out = capsys.readouterr().out
+    assert code == 1 and "CHK-TARGET-PLATFORM" in out
+    assert "tensorflow-text==2.20.1 has no wheel for windows-x86_64 on PyPI and no sdist" in out
+
+
 def test_an_index_option_on_a_requirement_line_is_ignored_as_pip_ignores_it():
     entries = read_requirements_txt("torch==2.4.0+cu118 --index-url https://download.pytorch.org/whl/cu118\n",
                                     "requirements.txt", no_include)
