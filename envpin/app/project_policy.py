@@ -23,6 +23,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
+from packaging.version import Version
+
 from envpin.base.errors import EnvpinInputError
 from envpin.base.record import replace
 from envpin.compat.model import PLATFORM_LIMITED, Database
@@ -39,10 +41,87 @@ def apply(answer: Plan | Unsatisfiable, project: Project, project_specs: tuple[s
           origins: Mapping[str, list[str]], cli_specs: tuple[str, ...], solved_with: SolvedWith, database: Database,
           target: Target) -> tuple[Project, Plan | Unsatisfiable]:
     """The project's policy over the solve's answer for the target: (the project as the plan writes it, the answer)."""
+    answer = _required_beside(answer, project, project_specs, solved_with, database, target)
     answer = _name_project_pins(answer, origins)
     answer = _other_vendors_variant(answer, cli_specs, project_specs, origins, solved_with, target)
     answer = _project_lines_beside(answer, project)
     return _tied_follow_framework(answer, project, solved_with, database, target)
+
+
+def _required_beside(answer: Plan | Unsatisfiable, project: Project, project_specs: tuple[str, ...],
+                     solved_with: SolvedWith, database: Database, target: Target) -> Plan | Unsatisfiable:
+    """A project line that the solved release's own Requires-Dist leaves no room for (`protobuf==4.25.1` beside
+    tensorflow 2.20.0, which requires protobuf>=5.28.0; `sympy==1.12` beside torch 2.5.1): pip cannot install the
+    two together, so the framework is solved again among the releases that leave room for every such line (the
+    database's requires.yaml, markers evaluated for the target), and the plan says which it passed over and why."""
+    if not isinstance(answer, Plan):
+        return answer
+    lines = [r for r in project.other_requirements if r.specifier and not r.marker]
+    solved = {f: b for f, b in answer.builds.items() if f in ("torch", "tensorflow")}
+    if not lines or not solved:
+        return answer
+    from envpin.readers.framework_requires import described, framework_bound, requires_names  # noqa: PLC0415 - a project line on a required package only
+    from envpin.readers.tied import releases_specifier  # noqa: PLC0415 - as above
+    from envpin.vocabulary.names import canonical_name  # noqa: PLC0415 - as above
+
+    bounds: list[str] = []
+    passed: list[tuple[str, str, list[tuple[str, str]], str]] = []
+    for framework, build in solved.items():
+        names = requires_names(database, framework)
+        known = database.torch_releases if framework == "torch" else database.tensorflow_releases
+        releases = sorted({str(r.version) for r in known}, key=Version)
+        for requirement in (r for r in lines if canonical_name(r.name) in names):
+            allowed, ruled_out = framework_bound(database, framework, requirement.name, requirement.specifier, releases,
+                                                 target.python, target.platform)
+            if build.version.public not in {version for version, _ in ruled_out}:
+                continue  # the solved release leaves room for the line
+            line = f"{requirement.text} ({requirement.origin})"
+            if not allowed:
+                why = f"{described(ruled_out, framework, requirement.name)} (their wheels' Requires-Dist)"
+                from envpin.lock.resolution import UNRESOLVABLE  # noqa: PLC0415 - the code of this refusal only
+
+                needs = dict(ruled_out)[build.version.public]
+                return Unsatisfiable(
+                    answer.target, answer.db_version, UNRESOLVABLE,
+                    f"no {framework} release the database knows leaves room for {line}: {why}",
+                    (f"{requirement.origin}: widen {requirement.text} to allow what {framework} {build.version.public} "
+                     f"requires ({requirement.name}{needs})",))
+            passed.append((framework, requirement.name, ruled_out, line))
+            bounds.append(f"{framework}{releases_specifier(allowed, releases)}")
+    if not bounds:
+        return answer
+    moved = solved_with(project_specs + tuple(bounds))
+    said = []
+    for framework, name, ruled_out, line in passed:
+        # a plan names the newer releases it passed over; a refusal every one the line rules out
+        now = moved.builds.get(framework) if isinstance(moved, Plan) else None
+        newer = [(v, needed) for v, needed in ruled_out if now is None or Version(v) > now.version]
+        said.append(f"{described(newer or ruled_out, framework, name)} (their wheels' Requires-Dist), which {line} "
+                    "excludes")
+    if isinstance(moved, Plan):
+        return replace(moved, reasons=moved.reasons + tuple(f"passed over {text}" for text in said))
+    return replace(moved, message=f"{moved.message} (passed over: {'; '.join(said)})",
+                   fixes=_required_fixes(moved, passed, lines, database, target))
+
+
+def _required_fixes(refusal: Unsatisfiable, passed: list, lines: list, database: Database,
+                    target: Target) -> tuple[str, ...]:
+    """A refusal's fixes, each that moves a framework followed by the change of each project line that the release
+    it moves to leaves no room for (`sympy==1.12` -> what torch 2.7.0 requires), so that following the fixes
+    installs."""
+    from envpin.readers.framework_requires import needed_by  # noqa: PLC0415 - as _required_beside
+    from envpin.resolver.numpy_fit import meet  # noqa: PLC0415 - as above
+
+    fixes: list[str] = []
+    for fix in refusal.fixes:
+        fixes.append(fix)
+        framework, version = refusal.moves.get(fix, ("", ""))
+        for requirement in (r for r in lines if framework and any(p[0] == framework and p[1] == r.name for p in passed)):
+            needs = needed_by(database, framework, version, requirement.name, target.python, target.platform)
+            if needs is not None and not meet(needs, requirement.specifier):
+                fixes.append(f"{requirement.origin}: with it, change {requirement.text} to allow {requirement.name}"
+                             f"{needs}, which {framework} {version} requires (its wheel's Requires-Dist)")
+    return tuple(fixes)
 
 
 def project_numpy(project: Project) -> NumpyBound | None:

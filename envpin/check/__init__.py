@@ -28,6 +28,7 @@ from envpin.readers.rules import (
     needs_database,
     numpy_abi,
     numpy_requires,
+    package_requires,
     plan_bounds,
     problem,
     python_support,
@@ -152,6 +153,8 @@ def check_contents(
         problems += jax_plugins(contents, database)
         problems += numpy_abi(contents, database)
         problems += numpy_requires(contents, database, sorted({t.target.python for t in targets if t.target.python}))
+        problems += package_requires(contents, database, sorted({(t.target.python, t.target.platform) for t in targets
+                                                                 if t.target.python}))
         problems += plan_bounds(contents, database)
         problems += cuda_library_pins(contents, database)
         problems += pytorch_channel_wiring(contents, database, sorted({t.target.platform for t in targets}))

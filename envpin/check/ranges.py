@@ -44,7 +44,9 @@ def picked_build(pin: Pin, contents: Contents, database: Database, target: Targe
     except InvalidSpecifier:
         return None
     framework = PIP_FRAMEWORKS[pin.name]
-    tied = _tied_beside(pin, framework, contents, database) if framework in ("torch", "tensorflow") else []
+    tied = (_tied_beside(pin, framework, contents, database) + _required_beside(pin, framework, contents, database,
+                                                                                target)
+            if framework in ("torch", "tensorflow") else [])
     for _, specifier in tied:
         allowed &= SpecifierSet(specifier)
     matching = [o for o in _offers(pin, contents, database, target, framework) if allowed.contains(o.version.public)]
@@ -101,6 +103,34 @@ def _tied_beside(pin: Pin, framework: str, contents: Contents, database: Databas
         specifier = framework_specifier(records, versions)
         if specifier is not None:
             found.append((other.shown, specifier))
+    return found
+
+
+def _required_beside(pin: Pin, framework: str, contents: Contents, database: Database,
+                     target: Target) -> list[tuple[str, str]]:
+    """(line, specifier of the pin's framework) of the lines beside it on a package some releases of the framework
+    require versions of that the line excludes (`protobuf==4.25.1` beside `tensorflow>=2.16`: tensorflow 2.20.0
+    requires protobuf>=5.28.0): the installer takes a release that leaves room for the line (the database's
+    requires.yaml, markers evaluated on the target)."""
+    if pin.name != framework:
+        return []  # tensorflow-gpu, jaxlib: their own wheels' requirements are not recorded
+    others = [o for o in contents.pins if o.manager == "pip" and o is not pin and (o.version or o.specifier)
+              and o.name not in ("torch", "tensorflow") and can_coexist(pin, o)]
+    if not others or not target.python:
+        return []
+    from envpin.readers.framework_requires import framework_bound, requires_names  # noqa: PLC0415 - such files only
+    from envpin.readers.tied import releases_specifier  # noqa: PLC0415 - as above
+
+    names = requires_names(database, framework)
+    known = database.torch_releases if framework == "torch" else database.tensorflow_releases
+    releases = sorted({str(r.version) for r in known}, key=Version)
+    found = []
+    for other in (o for o in others if o.name in names):
+        allowed, ruled_out = framework_bound(database, framework, other.name,
+                                             f"=={other.version}" if other.version else other.specifier, releases,
+                                             target.python, target.platform)
+        if ruled_out and allowed:
+            found.append((other.shown, releases_specifier(allowed, releases)))
     return found
 
 

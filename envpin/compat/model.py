@@ -488,6 +488,7 @@ class Database(Record):
     jetson: Mapping[str, JetsonSupport] = NEW_DICT  # framework -> what runs on Jetson (Tegra) GPUs (gpus.yaml)
     jetpack_releases: tuple[JetpackRelease, ...] = ()  # gpus.yaml `jetpack:`: L4T release -> JetPack
     tied_releases: tuple[TiedRelease, ...] = ()  # tied.yaml: releases built for one framework release
+    framework_requires: tuple[FrameworkRequires, ...] = ()  # requires.yaml: what each release requires beside it
     built_from_source: Mapping[str, str] = NEW_DICT  # tied.yaml: package PyPI has no wheel of -> its files page there
     release_files: tuple[ReleaseFiles, ...] = ()  # tied.yaml: what each release of triton and torch-xla publishes
     wheel_tags: tuple[WheelTags, ...] = ()  # wheel_tags.yaml: what each framework release's PyPI wheel tags say
@@ -754,6 +755,54 @@ class TiedRelease(Record):
     @property
     def source(self) -> str:
         return " and ".join(self.read_in)
+
+
+@record
+class FrameworkRequires(Record):
+    """What one torch or TensorFlow release requires of the packages installed beside it: the Requires-Dist lines of
+    its Linux x86_64 wheel on PyPI (requires.yaml), markers and all. pip installs one version of each package, so a
+    project line that leaves none of the versions a line allows makes the release uninstallable beside it."""
+
+    framework: str
+    version: str
+    requires: tuple[str, ...]  # "protobuf>=5.28.0", "sympy==1.13.1; python_version >= \"3.9\""
+    wheel: str  # the wheel whose METADATA was read (its URL)
+    provenance: Provenance
+
+    @property
+    def names(self) -> frozenset[str]:
+        """The packages it requires, canonical names (`typing-extensions`)."""
+        return frozenset(_requirement_name(line) for line in self.requires)
+
+    def on(self, name: str, python: str, platform: str) -> str | None:
+        """The specifier of its lines on `name` (canonical) whose marker holds on that Python and platform, joined;
+        None where no line names it there. A line without a version bound says "" (any version)."""
+        from envpin.vocabulary.markers import marker_holds  # noqa: PLC0415 - a project solve with such a line only
+        from envpin.vocabulary.platforms import split_key  # noqa: PLC0415 - as above
+
+        os_name, arch = split_key(platform)
+        found = None
+        for line in self.requires:
+            if _requirement_name(line) != name:
+                continue
+            body, _, marker = line.partition(";")
+            if marker.strip() and not marker_holds(marker.strip(), os_name=os_name, arch=arch, python=python):
+                continue
+            specifier = body.strip()[len(_REQUIREMENT_NAME.match(body).group(0)):].strip()  # type: ignore[union-attr]
+            specifier = re.sub(r"^\[[^\]]*\]", "", specifier).strip().strip("()").strip()
+            if found is None:
+                found = specifier
+            elif specifier:
+                found = f"{found},{specifier}" if found else specifier
+        return found
+
+
+_REQUIREMENT_NAME = re.compile(r"\s*[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def _requirement_name(line: str) -> str:
+    match = _REQUIREMENT_NAME.match(line)
+    return re.sub(r"[-_.]+", "-", match.group(0).strip()).lower() if match else ""
 
 
 @record

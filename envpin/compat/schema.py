@@ -35,6 +35,7 @@ from envpin.compat.model import (
     CudaToolkit,
     Database,
     DriverRelease,
+    FrameworkRequires,
     GfxList,
     GpuModel,
     IndexBuildTags,
@@ -607,8 +608,48 @@ def _index_builds(root: _Node, cited: _Citations) -> tuple[IndexBuildTags, ...]:
     return tuple(records)
 
 
+def _requires_part(version: str, roots: dict[str, _Node], base: Mapping[str, Any],
+                   problems: Problems) -> dict[str, Any]:
+    """requires.yaml: per framework release, the Requires-Dist lines of its wheel; its records cite its own
+    `sources:` (one per wheel read, OWN_SOURCES)."""
+    root = roots["requires.yaml"]
+    root.only(("sources", "releases"))
+    own = _sources({"requires.yaml": root}, problems)
+    for source_id in own:
+        if source_id in base["sources"]:
+            root.child("sources").child(source_id).fail(f"source id {source_id!r} is defined twice")
+    cited = _Citations({**base["sources"], **own})
+    records, seen = [], set()
+    for record in root.child("releases").sequence() if root.has("releases") else ():
+        record.only(("framework", "version", "requires", *_PROVENANCE_KEYS))
+        framework = record.child("framework").string(what="a framework")
+        if framework not in ("torch", "tensorflow"):
+            record.child("framework").fail(f"{framework!r} is not torch or tensorflow")
+        release = _release_version(record.child("version"))
+        subject = f"{framework} {release}"
+        if (framework, release) in seen:
+            record.child("version").fail(f"{subject} is listed twice")
+        seen.add((framework, release))
+        lines = record.child("requires").strings(what="Requires-Dist lines")
+        for position, line in enumerate(lines):
+            body = line.partition(";")[0].strip()
+            specifier = re.sub(r"^[A-Za-z0-9][A-Za-z0-9._-]*(\[[^\]]*\])?", "", body).strip().strip("()").strip()
+            if not body or (specifier and not _is_specifier(specifier)):
+                record.child("requires").fail(f"{subject}: line {position + 1} {line!r} is not a requirement as "
+                                              "Requires-Dist writes it")
+        provenance = cited.provenance(record)
+        wheels = [cited.sources[i].url or "" for i in provenance.sources if i in cited.sources
+                  and (cited.sources[i].url or "").endswith(".whl")]
+        if not wheels and provenance.sources and all(i in cited.sources for i in provenance.sources):
+            record.child("sources").fail(f"{subject}: no source is the wheel whose METADATA was read (a .whl url)")
+        records.append(FrameworkRequires(framework=framework, version=record.child("version").value if release else "",
+                                         requires=tuple(lines), wheel=wheels[0] if wheels else "",
+                                         provenance=provenance))
+    return {"framework_requires": tuple(records)}
+
+
 _PART_BUILDERS = {"torch": _torch_part, "tensorflow": _tensorflow_part, "jax": _jax_part, "conda": _conda_part,
-                  "tied": _tied_part, "wheels": _wheels_part}
+                  "tied": _tied_part, "requires": _requires_part, "wheels": _wheels_part}
 
 
 # ---------------------------------------------------------------- sources and provenance

@@ -67,6 +67,7 @@ PROBLEMS: dict[str, tuple[str, str]] = {
     "CHK-COMPANION-IMPORT": ("error", "a companion build whose import-time CUDA check fails beside torch's build (torchaudio 2.11.0, CUDA 13.0, beside torch +cu132)"),
     "CHK-NUMPY-ABI": ("error", "a framework build compiled against NumPy 1.x whose metadata lets pip take NumPy 2 (torch <= 2.2, TensorFlow 2.7-2.11 and 2.14.0, jaxlib <= 0.4.25), with numpy not held below 2: import fails with NumPy 2"),
     "CHK-NUMPY-REQUIRES": ("error", "a numpy pin or bound that the TensorFlow or JAX line's every matching release excludes by its own Requires-Dist on numpy (numpy<1.24 beside tensorflow==2.21.0): pip cannot install the file"),
+    "CHK-PACKAGE-REQUIRES": ("error", "a pin or bound on a package that the torch or tensorflow line's every matching release excludes by its own Requires-Dist (protobuf==4.25.1 beside tensorflow==2.20.0, which requires protobuf>=5.28.0): pip cannot install the file"),
     "CHK-PLAN-BOUND": ("error", "a pin whose extra lets pip take a library version its plugin cannot load (jax[cuda12] 0.4.23-0.4.25 and cuDNN 9), with that library not held below it"),
     "CHK-CUDA-MAJOR-MISMATCH": ("error", "one environment mixes CUDA majors across torch, JAX, TensorFlow, nvidia-* and conda CUDA packages"),
     "CHK-CUDA-LIBRARY-PIN": ("error", "an nvidia-* pin the framework build's own requirement excludes"),
@@ -954,6 +955,66 @@ def numpy_requires(contents: Contents, database: Database, pythons: Iterable[str
 
 
 _NUMPY_REQUIRERS = ("tensorflow", "tensorflow-cpu", "tensorflow-gpu", "jax", "jaxlib")
+
+
+def package_requires(contents: Contents, database: Database,
+                     environments: Iterable[tuple[str, str]] = ()) -> list[Problem]:
+    """A pin or bound on a package that every release a torch or tensorflow line allows excludes by its own
+    Requires-Dist (the database's requires.yaml, read in its Linux x86_64 wheel's METADATA): pip cannot install the
+    file (`protobuf==4.25.1` beside `tensorflow==2.20.0`, which requires protobuf>=5.28.0; `sympy==1.12` beside
+    `torch==2.5.1`). Markers are evaluated on the targets' (Python, platform) where given, else on Linux x86_64 with
+    each CPython 3.8-3.13: the file is reported only where no release fits on any of them."""
+    frameworks = [p for p in contents.pins if p.manager == "pip" and p.name in ("torch", "tensorflow")]
+    others = [p for p in contents.pins if p.manager == "pip" and (p.version or p.specifier)
+              and p.name not in ("torch", "tensorflow")]
+    if not frameworks or not others:
+        return []
+    from envpin.readers.framework_requires import framework_bound, requires_names  # noqa: PLC0415 - such files only
+
+    tried = tuple(environments) or tuple((f"3.{minor}", "linux-x86_64") for minor in range(8, 14))
+    problems = []
+    for pin in frameworks:
+        names = requires_names(database, pin.name)
+        releases = [str(r.version) for r in _framework_releases(database, pin)]
+        if not releases:
+            continue
+        for other in (o for o in others if o.name in names and can_coexist(pin, o)):
+            allowed = f"=={other.version}" if other.version else other.specifier
+            ruled: dict[str, str] = {}  # release -> what it requires of the package, where it rules the line out
+            fits = False
+            for python, platform in tried:
+                fitting, ruled_out = framework_bound(database, pin.name, other.name, allowed, releases, python,
+                                                     platform)
+                fits = fits or bool(fitting)
+                ruled.update(ruled_out)
+            if fits:
+                continue
+            newest = max(releases, key=Version)
+            needs = ruled.get(newest, "")
+            which = (f"{pin.shown} requires {other.name}{needs}" if len(releases) == 1 else
+                     f"every {pin.name} release {pin.shown} allows requires a {other.name} it excludes (the newest, "
+                     f"{newest}, {other.name}{needs})")
+            problems.append(problem(
+                "CHK-PACKAGE-REQUIRES", pin.where,
+                f"{other.shown} ({other.where}) and {pin.shown} cannot be installed together: {which}, by its wheel's "
+                "Requires-Dist",
+                f"change {other.shown} to allow {other.name}{needs}, or pin a {pin.name} release whose requirement it "
+                "meets"))
+    return problems
+
+
+def _framework_releases(database: Database, pin: Pin) -> list:
+    """The database's torch or tensorflow releases a line allows (all of them for an unpinned line)."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet  # noqa: PLC0415 - only files with such pins
+
+    releases = database.torch_releases if pin.name == "torch" else database.tensorflow_releases
+    if pin.version:
+        return [r for r in releases if str(r.version) == public(pin)]
+    try:
+        specifier = SpecifierSet(pin.specifier)
+    except InvalidSpecifier:
+        return []
+    return [r for r in releases if specifier.contains(r.version, prereleases=True)]
 
 
 def _pythons_of(release) -> set[str]:

@@ -117,6 +117,14 @@ def framework_specifier(records: Sequence[TiedRelease], framework_releases: Sequ
         if not pins:
             return None if not ordered else records[-1].requires
         return f"=={pins[0]}" if len(pins) == 1 else f">={pins[0]},<={pins[-1]}"
+    return releases_specifier(allowed, ordered)
+
+
+def releases_specifier(allowed: Sequence[str], ordered: Sequence[str]) -> str:
+    """Some of a framework's releases (`allowed`, a non-empty part of `ordered`, both oldest first) as one
+    specifier: the range from the first to the last, less the releases inside it that are not allowed."""
+    from packaging.version import Version  # noqa: PLC0415 - heavy; project paths only
+
     low, high = allowed[0], allowed[-1]
     inside = [v for v in ordered if Version(low) <= Version(v) <= Version(high)]
     gaps = [f"!={v}" for v in inside if v not in allowed]
