@@ -48,7 +48,7 @@ def test_the_releases_a_line_leaves_room_for(database):
     allowed, ruled_out = framework_bound(database, "tensorflow", "protobuf", "==4.25.1", releases, "3.11", "linux-x86_64")
     assert {"2.20.0", "2.21.0"} <= dict(ruled_out).keys() and "2.19.1" in allowed and "2.17.1" in allowed
     # a package no release requires: every release is allowed, nothing ruled out
-    assert framework_bound(database, "tensorflow", "requests", "==2.0", releases, "3.11", "linux-x86_64") == (releases, [])
+    assert framework_bound(database, "tensorflow", "pillow", "==9.0.0", releases, "3.11", "linux-x86_64") == (releases, [])
 
 
 def test_a_line_the_newest_release_leaves_no_room_for_moves_the_solve(tmp_path, capsys):
@@ -80,7 +80,7 @@ def test_check_reports_a_pin_no_matching_release_leaves_room_for(database):
     assert len(found) == 1 and found[0].where == "line 1"
     assert "tensorflow==2.20.0 requires protobuf>=5.28.0" in found[0].message
     # a range is fine while one release leaves room (pip takes it), and so is a line on a package none requires
-    for text in ("tensorflow>=2.16\nprotobuf==4.25.1\n", "tensorflow==2.20.0\nrequests==2.0.0\n"):
+    for text in ("tensorflow>=2.16\nprotobuf==4.25.1\n", "tensorflow==2.20.0\npillow==9.0.0\n"):
         assert not [p for p in check_text("requirements.txt", text, load_database=lambda: database).problems
                     if p.id == "CHK-PACKAGE-REQUIRES"], text
     # sympy==1.12.1 is what torch 2.5.1 requires on Python 3.8 only: judged on the target's Python
