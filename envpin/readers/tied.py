@@ -191,9 +191,9 @@ def tied_yaml(snapshot: Mapping) -> str:
             if not release["wheels"] or "read" not in release:
                 continue
             # the line pip follows for the framework itself, not one of an extra (`tensorflow-cpu; extra == ...`)
-            lines = [Requirement(r) for r in release["read"]["requires_dist"]]
-            lines = [r for r in lines if r.marker is None or "extra" not in str(r.marker)]
-            specifier = str(lines[0].specifier) if lines and str(lines[0].specifier) else None
+            written = [Requirement(r) for r in release["read"]["requires_dist"]]
+            named = [r for r in written if r.marker is None or "extra" not in str(r.marker)]
+            specifier = str(named[0].specifier) if named and str(named[0].specifier) else None
             wheel = wheel_source(name, version, release["read"]["url"], framework)
             tied.append(_flow({"package": name, "version": version, framework: specifier,
                                "platforms": _platforms(release["wheels"]), "sources": [wheel, files]}))
