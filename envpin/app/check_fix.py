@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
+from envpin.base.record import Record, record
 from envpin.check.staleness import MANIFESTS
 from envpin.check.targets import CheckTarget
 from envpin.compat.model import Database
@@ -49,8 +49,8 @@ _REQUIREMENT = re.compile(r"^(\s*)([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?\s*([
 FIXABLE_KINDS = ("requirements", "environment.yml", "pyproject.toml")
 
 
-@dataclass(frozen=True)
-class Answer:
+@record
+class Answer(Record):
     """The torch build every target runs: the index it comes from and the pins, by project name."""
 
     index_url: str | None
@@ -59,8 +59,8 @@ class Answer:
     conda_specs: tuple[str, ...] = ()  # a conda solve's match specs ("pytorch=2.5.1=cuda118*", "cuda-version…")
 
 
-@dataclass(frozen=True)
-class Fixed:
+@record
+class Fixed(Record):
     path: str
     text: str | None = None  # the rewritten file, only when it re-checks without a fixable error
     changed: tuple[str, ...] = ()  # "line 3: torch==2.5.1+cu124 -> torch==2.5.1+cu118"

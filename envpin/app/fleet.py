@@ -5,10 +5,8 @@ facts is refused."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
@@ -28,7 +26,7 @@ from envpin.app.planning import (
     request_for,
 )
 from envpin.base.escapes import printable
-from envpin.base.record import replace
+from envpin.base.record import Record, record, replace
 from envpin.compat.model import Database
 from envpin.facts.host import to_json
 from envpin.fleet.images import (
@@ -54,8 +52,8 @@ from envpin.resolver.request import Request
 from envpin.verify.run import PROBE
 
 
-@dataclass(frozen=True)
-class ClassAnswer:
+@record
+class ClassAnswer(Record):
     machine_class: MachineClass
     planned: Planned  # the class's answer, with the project as read for it
 
@@ -64,8 +62,8 @@ class ClassAnswer:
         return self.planned.answer
 
 
-@dataclass(frozen=True)
-class PlannedClasses:
+@record
+class PlannedClasses(Record):
     classes: tuple[ClassAnswer, ...]
     nodes: tuple[ClusterNode, ...]  # every node of the inventory, for selectors that must tell classes apart
     request: Request
@@ -113,8 +111,8 @@ def plan_classes(options: SolveOptions, path: str, spec: TargetSpec, database: D
 
 # The images of a fleet: the fewest builds that cover its classes
 
-@dataclass(frozen=True)
-class ImageAnswer:
+@record
+class ImageAnswer(Record):
     image: Image
     planned: Planned  # the answer of the class whose build the image is: what its lock is made from
     shared: tuple[str, ...]  # for each class the image serves with another class's build: its own answer, and why
@@ -152,7 +150,7 @@ def fleet_images(planned: PlannedClasses, options: SolveOptions, database: Datab
         if seen[made.image.name] > 1:
             suffix = f"-{seen[made.image.name]}"
             name = made.image.name[:63 - len(suffix)] + suffix
-            answers[position] = dataclasses.replace(made, image=dataclasses.replace(made.image, name=name))
+            answers[position] = replace(made, image=replace(made.image, name=name))
     return tuple(answers)
 
 

@@ -5,10 +5,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from envpin.app.planning import Planned, SolveOptions, plan
-from envpin.base.record import replace
+from envpin.base.record import Record, record, replace
 from envpin.compat.model import Database
 from envpin.emit.common import file_header, regenerate_command
 from envpin.lock.engines import choose_engine
@@ -20,8 +18,8 @@ from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.urls import checked_index_url
 
 
-@dataclass(frozen=True)
-class LockedPlan:
+@record
+class LockedPlan(Record):
     lock: Lock
     header: tuple[str, ...]
     left_out: tuple[str, ...]  # the project's lines a lock cannot hold (editable installs, local paths)

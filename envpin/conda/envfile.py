@@ -6,14 +6,13 @@ together, so one run shows all of them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from envpin.base.escapes import shown
+from envpin.base.record import Record, record
 from envpin.conda.errors import CondaInputError
 
 
-@dataclass(frozen=True)
-class EnvironmentFile:
+@record
+class EnvironmentFile(Record):
     name: str | None
     channels: tuple[str, ...]
     dependencies: tuple[str, ...]  # conda match specs as written

@@ -13,18 +13,18 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from envpin.base.record import replace
+from envpin.base.record import Record, replace
+from envpin.base.record import record as frozen_record
 
 if TYPE_CHECKING:
     from envpin.conda.rattler_solve import Solution
 
 
-@dataclass(frozen=True)
-class LockedRecord:
+@frozen_record
+class LockedRecord(Record):
     name: str
     version: str
     build: str

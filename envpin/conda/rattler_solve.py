@@ -17,11 +17,12 @@ import datetime
 import os
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from envpin.base.errors import Unreachable, looks_unreachable
+from envpin.base.record import Record, field
+from envpin.base.record import record as frozen_record
 from envpin.conda.envfile import EnvironmentFile, parse_environment_yml
 from envpin.conda.errors import CondaInputError, CondaSolveFailed, CondaToolFailed, RattlerMissing
 from envpin.conda.locks import LockedRecord
@@ -34,8 +35,8 @@ ChannelSource = str | os.PathLike | Mapping[str, str] | None
 SOLVE_TIMEOUT_S = 300.0
 
 
-@dataclass(frozen=True)
-class Solution:
+@frozen_record
+class Solution(Record):
     """A solved environment for one conda subdir."""
 
     subdir: str

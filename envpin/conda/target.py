@@ -6,10 +6,8 @@ with the same TargetSpec as every other command; this module turns it into what 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from envpin.base.errors import EnvpinInputError
-from envpin.base.record import replace
+from envpin.base.record import Record, record, replace
 from envpin.compat.model import Database
 from envpin.conda.backends import native_subdir
 from envpin.conda.channels import Channels
@@ -20,8 +18,8 @@ from envpin.machine.spec import TargetSpec
 from envpin.resolver.target import Target, make_target
 
 
-@dataclass(frozen=True)
-class CondaTargetFacts:
+@record
+class CondaTargetFacts(Record):
     target: Target
     subdir: str  # linux-64, win-64, osx-arm64 …
     virtual_packages: tuple[VirtualPackage, ...]

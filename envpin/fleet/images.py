@@ -27,12 +27,12 @@ NVIDIA/cloud-native-docs container-toolkit/docker-specialized.md).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from importlib import metadata, resources
 
 from envpin import __version__
 from envpin.base.errors import EnvpinInputError
 from envpin.base.escapes import printable
+from envpin.base.record import Record, record
 from envpin.compat.drivers import driver_at_least, driver_max_cuda, minimum_driver
 from envpin.compat.model import Database
 from envpin.fleet.nodes import MachineClass, slug
@@ -52,8 +52,8 @@ SYSTEM_CUDA = "system-cuda"  # NVIDIA's CUDA runtime image: the builds use its C
 CONDA = "conda"  # micromamba's image: a conda lock, its CUDA libraries conda packages
 
 
-@dataclass(frozen=True)
-class BaseImage:
+@record
+class BaseImage(Record):
     image: str  # "python:3.11.14-slim-bookworm", "nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04", "mambaorg/micromamba:2.6.1"
     route: str  # WHEELS, SYSTEM_CUDA or CONDA
     why: str
@@ -133,8 +133,8 @@ def cuda_requirement(plan: Plan, database: Database, policy: str) -> str | None:
     return f"cuda>={supported},driver>={driver}" if supported else f"driver>={driver}"
 
 
-@dataclass(frozen=True)
-class Image:
+@record
+class Image(Record):
     """One image and the machine classes it serves: one build (`plan`) that runs on every one of them."""
 
     name: str  # its folder and its tag: a DNS-1123 label

@@ -14,12 +14,12 @@ import json
 import shlex
 import shutil
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from envpin import __version__
 from envpin.base.errors import EnvpinInputError
 from envpin.base.escapes import has_control, printable, shown
+from envpin.base.record import Record, record
 from envpin.base.userfiles import read_json
 from envpin.fleet.names import checked_slurm_name
 from envpin.fleet.nodes import MachineClass
@@ -27,8 +27,8 @@ from envpin.host.runner import CommandTimeout, SubprocessRunner
 from envpin.resolver.plan import Plan
 
 
-@dataclass(frozen=True)
-class SlurmNode:
+@record
+class SlurmNode(Record):
     name: str
     partitions: tuple[str, ...]  # in sinfo's order; the first names the node's class
 
@@ -94,8 +94,8 @@ def detect_facts(nodes: list[SlurmNode], envpin: Sequence[str], workdir: Path, t
     return documents
 
 
-@dataclass(frozen=True)
-class ClassFiles:
+@record
+class ClassFiles(Record):
     """Where a class's files go under the output folder."""
 
     folder: Path  # OUTPUT/CLASS: facts.json, pylock.toml, provision.sbatch, provision-<job>.out

@@ -12,12 +12,12 @@ import os
 import re
 import shutil
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from envpin.base.errors import EnvpinError, EnvpinInputError, Unreachable, looks_unreachable
 from envpin.base.escapes import exit_status
+from envpin.base.record import Record, record
 from envpin.host.runner import CommandTimeout, run_command
 from envpin.lock.indexes import IndexPlan, index_name
 from envpin.vocabulary.platforms import (
@@ -56,8 +56,8 @@ class LockFailed(EnvpinError):
         self.conflict = conflict  # the engine's whole explanation, on one line (the message shortens it)
 
 
-@dataclass(frozen=True)
-class LockInput:
+@record
+class LockInput(Record):
     pins: tuple[str, ...]  # the plan's requirements: "torch==2.5.1+cu124"
     requirements: tuple[str, ...]  # the project's other requirements, PEP 508
     indexes: IndexPlan
@@ -75,7 +75,7 @@ class LockInput:
 
 class Engine(Protocol):
     @property
-    def name(self) -> str: ...  # read-only: the engines are frozen dataclasses
+    def name(self) -> str: ...  # read-only: the engines are records
 
     def version(self) -> str: ...
 
@@ -150,8 +150,8 @@ def uv_check_argv(uv: str, requirements: Path, indexes: tuple[str, ...], python:
                    uv_platform, "--no-header", "--quiet", "--output-file", str(output)] + (["--offline"] if offline else [])
 
 
-@dataclass(frozen=True)
-class UvEngine:
+@record
+class UvEngine(Record):
     binary: str
     name: str = "uv"
 
@@ -194,8 +194,8 @@ def pip_version(python: str) -> tuple[int, ...] | None:
     return (int(found[1]), int(found[2])) if found else None
 
 
-@dataclass(frozen=True)
-class PipEngine:
+@record
+class PipEngine(Record):
     python: str = sys.executable
     name: str = "pip"
 

@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 
 from envpin.base.errors import EnvpinInputError
+from envpin.base.record import Record, record
 from envpin.readers.project import Project
 from envpin.vocabulary.names import canonical_name
 
 PYPI_SIMPLE = "https://pypi.org/simple"
 
 
-@dataclass(frozen=True)
-class IndexPlan:
+@record
+class IndexPlan(Record):
     default_index: str
     bindings: tuple[tuple[str, str], ...]  # (package name, index URL), in the plan's order
 

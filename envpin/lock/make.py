@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from envpin import __version__
+from envpin.base.record import Record, record
 from envpin.emit.common import target_json
 from envpin.lock.engines import Engine, LockInput
 from envpin.lock.indexes import IndexPlan, index_plan
@@ -16,8 +16,8 @@ from envpin.lock.pylock import LockFacts, complete
 from envpin.vocabulary.platforms import MACOS_ARM64
 
 
-@dataclass(frozen=True)
-class Lock:
+@record
+class Lock(Record):
     document: Mapping[str, Any]
     engine: str  # "uv 0.13.9"
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from envpin.base.errors import EnvpinError, EnvpinInputError
 from envpin.base.escapes import shown
+from envpin.base.record import Record, record
 from envpin.base.userfiles import read_text
 from envpin.lock.indexes import IndexPlan
 from envpin.vocabulary.names import canonical_name
@@ -25,8 +25,8 @@ from envpin.vocabulary.platforms import MARKER_ENVIRONMENTS, marker
 PLATFORM_MARKERS = {platform: marker(platform) for platform in MARKER_ENVIRONMENTS}
 
 
-@dataclass(frozen=True)
-class LockFacts:
+@record
+class LockFacts(Record):
     """What envpin adds to an engine's lock."""
 
     python: str  # "3.11"

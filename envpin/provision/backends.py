@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from envpin.base.record import Record, record
 from envpin.conda.backends import create_command
 
 if TYPE_CHECKING:  # envpin's start-up registers `install`, which reads BACKENDS: keep this module light
@@ -29,8 +29,8 @@ CONDA_FAMILY = ("rattler",) + CONDA_TOOLS
 BACKENDS = ("uv", "venv") + CONDA_FAMILY
 
 
-@dataclass(frozen=True)
-class Step:
+@record
+class Step(Record):
     """A command to run, or (rattler) an in-process action called with the environment's final prefix."""
 
     title: str
@@ -39,8 +39,8 @@ class Step:
     conda_target: tuple[VirtualPackage, ...] | None = None  # run with these as CONDA_OVERRIDE_*
 
 
-@dataclass(frozen=True)
-class InstallInputs:
+@record
+class InstallInputs(Record):
     python: str  # the Python version of the lock: "3.11"
     lock_file: Path | None = None  # PEP 751 lock (uv)
     requirements_file: Path | None = None  # the lock exported with --hash lines (pip)
@@ -51,8 +51,8 @@ class InstallInputs:
     pip_section: Path | None = None  # rattler: the environment.yml's pip: lines, installed after the conda packages
 
 
-@dataclass(frozen=True)
-class CondaTarget:
+@record
+class CondaTarget(Record):
     """What a conda-family backend creates for: the target's subdir, its virtual packages, and the channels."""
 
     subdir: str
@@ -63,7 +63,7 @@ class CondaTarget:
 
 class Backend(Protocol):
     @property
-    def name(self) -> str: ...  # read-only: the backends are frozen dataclasses
+    def name(self) -> str: ...  # read-only: the backends are records
 
     def steps(self, location: Path, inputs: InstallInputs) -> list[Step]: ...
 
@@ -81,8 +81,8 @@ def pip_install(python: Path, requirements: Path) -> tuple[str, ...]:
             "--disable-pip-version-check", "-r", str(requirements))
 
 
-@dataclass(frozen=True)
-class UvBackend:
+@record
+class UvBackend(Record):
     uv: str
     name: str = "uv"
 
@@ -97,8 +97,8 @@ class UvBackend:
         return [Step("create the environment (uv venv)", create), Step("install the lock (uv pip sync)", sync)]
 
 
-@dataclass(frozen=True)
-class VenvBackend:
+@record
+class VenvBackend(Record):
     interpreter: str
     name: str = "venv"
 
@@ -110,8 +110,8 @@ class VenvBackend:
                 Step("install the lock (pip --require-hashes)", pip_install(python_in(location), inputs.requirements_file))]
 
 
-@dataclass(frozen=True)
-class CondaBackend:
+@record
+class CondaBackend(Record):
     tool: str  # conda, mamba or micromamba
     binary: str
     virtual_packages: tuple[VirtualPackage, ...] = ()  # the target's, from envpin's facts

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from envpin.base.errors import EnvpinError
 from envpin.base.escapes import exit_status, shown
+from envpin.base.record import Record, record
 from envpin.host.runner import CommandTimeout, run_command
 from envpin.vocabulary.frameworks import COMPANIONS, FRAMEWORKS, PINNED_FRAMEWORK_OF
 from envpin.vocabulary.names import canonical_name
@@ -47,8 +47,8 @@ print(json.dumps(report))
 """
 
 
-@dataclass(frozen=True)
-class Verification:
+@record
+class Verification(Record):
     report: Mapping[str, Any]
     problems: tuple[str, ...]
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from envpin.base.errors import EnvpinInputError
+from envpin.base.record import Record, record
 from envpin.base.userfiles import read_text
 from envpin.check.formats import kind_of
 from envpin.conda.backends import is_explicit_lock
@@ -35,8 +35,8 @@ CONDA_INPUTS = {  # each conda input (named as envpin.check.formats names kinds)
 }
 
 
-@dataclass(frozen=True)
-class InstallOptions:
+@record
+class InstallOptions(Record):
     prefix: Path
     backend: str | None = None  # None: uv when installed, else venv; rattler for a conda input
     interpreter: str | None = None  # the base Python to build from

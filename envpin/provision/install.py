@@ -6,11 +6,11 @@ import re
 import shutil
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from envpin.base.errors import EnvpinError, EnvpinInputError, Unreachable, looks_unreachable
+from envpin.base.record import Record, record
 from envpin.conda.backends import find_tool
 from envpin.conda.virtual import override_environment
 from envpin.host.runner import CommandTimeout, run_command
@@ -43,8 +43,8 @@ class VerifyFailed(EnvpinError):
     exit_code = 1
 
 
-@dataclass(frozen=True)
-class Installed:
+@record
+class Installed(Record):
     prefix: Path
     backend: str
     verification: Verification

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from envpin.base.record import Record, record
 from envpin.conda.envfile import EnvironmentFile
 from envpin.conda.errors import CondaInputError, CondaToolFailed
 from envpin.conda.rattler_solve import link_into, records_from_lock, solve_environment, solve_specs
@@ -33,8 +34,8 @@ if TYPE_CHECKING:
 DEFAULT_CHANNEL = "conda-forge"
 
 
-@dataclass(frozen=True)
-class RattlerBackend:
+@record
+class RattlerBackend(Record):
     target: CondaTarget  # its virtual packages are built from envpin's facts, never rattler's detection
     name: str = "rattler"
 

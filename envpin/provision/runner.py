@@ -19,13 +19,13 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
+from envpin.base.record import Record, record
 from envpin.host.runner import become_subreaper, children, finished, kill_tree, launched
 
 
-@dataclass(frozen=True)
-class StepResult:
+@record
+class StepResult(Record):
     returncode: int
     tail: tuple[str, ...]  # the last lines of output, for the error message
     timed_out: bool = False
