@@ -36,13 +36,13 @@ import subprocess
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from envpin.cli import main as envpin_main  # noqa: E402 - the checkout's envpin, whatever is installed
+from envpin.base.record import Record, record  # noqa: E402 - the checkout's envpin, whatever is installed
+from envpin.cli import main as envpin_main  # noqa: E402
 from envpin.compat.loader import _read_documents, default_database_path  # noqa: E402
 from envpin.lock.engines import INDEX_VARIABLES, UV_PLATFORMS, find_uv  # noqa: E402
 from scripts.torch_index_snapshot import SNAPSHOT, serve_snapshot  # noqa: E402
@@ -52,8 +52,8 @@ MACOS_ARM64_VERSION = "14.0"
 H100, RTX4090, RTX3090, GH200 = "NVIDIA H100 80GB HBM3", "NVIDIA GeForce RTX 4090", "NVIDIA GeForce RTX 3090", "NVIDIA GH200 480GB"
 
 
-@dataclass(frozen=True)
-class AuditTarget:
+@record
+class AuditTarget(Record):
     name: str
     os: str
     arch: str
@@ -158,8 +158,8 @@ SNAPSHOT_TARGETS: dict[str, dict] = {
 }
 
 
-@dataclass(frozen=True)
-class Outcome:
+@record
+class Outcome(Record):
     target: AuditTarget
     status: str  # resolved / failed / unsatisfiable (envpin printed no plan: not a plan to audit)
     where: str  # PyPI, or the snapshot of download.pytorch.org
@@ -339,8 +339,8 @@ CORPUS_MACHINES = {
 }
 
 
-@dataclass(frozen=True)
-class ProjectOutcome:
+@record
+class ProjectOutcome(Record):
     key: str  # the corpus file
     machine: str
     status: str  # ok: a plan uv resolved end to end; not-resolved: a plan uv could not be asked about; refused

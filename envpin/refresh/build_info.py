@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+
+from envpin.base.record import Record, record
 
 MEMBER = "tensorflow/python/platform/build_info.py"
 _ARCH = re.compile(r"^(sm|compute)_\d{2,3}$")
 _WINDOWS_CUDA = re.compile(r"^64_(\d+)(\d)$")  # Windows wheels spell CUDA 11.2 as its DLL suffix, 64_112
 
 
-@dataclass(frozen=True)
-class BuildInfo:
+@record
+class BuildInfo(Record):
     is_cuda_build: bool
     cuda: str | None  # x.y (`cuda_version` 12.5.1 -> 12.5; 64_112 -> 11.2); None: not a CUDA build
     cuda_version: str | None  # as written

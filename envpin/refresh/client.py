@@ -20,12 +20,12 @@ import re
 import time
 import zipfile
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import requests
 
 from envpin import __version__
+from envpin.base.record import Record, record
 
 DEFAULT_JSON_URL = "https://pypi.org/pypi"
 DEFAULT_SIMPLE_URL = "https://pypi.org/simple"
@@ -33,8 +33,8 @@ SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
 RETRIED_STATUSES = frozenset({429, 500, 502, 503, 504})
 
 
-@dataclass(frozen=True)
-class ClientSettings:
+@record
+class ClientSettings(Record):
     json_url: str = DEFAULT_JSON_URL
     simple_url: str = DEFAULT_SIMPLE_URL
     timeout: float = 20.0  # seconds to connect, and between bytes of an answer
@@ -46,6 +46,9 @@ class ClientSettings:
     range_chunk: int = 64 << 10  # the smallest range asked for: one request covers the tail's directory
 
 
+DEFAULT_SETTINGS = ClientSettings()
+
+
 class FetchError(Exception):
     """One request that failed for good: `<url>: <reason>`."""
 
@@ -55,8 +58,8 @@ class FetchError(Exception):
         self.reason = reason
 
 
-@dataclass(frozen=True)
-class Fetched:
+@record
+class Fetched(Record):
     """A document and the URL it really came from (relative file URLs are resolved against it)."""
 
     url: str
@@ -64,7 +67,7 @@ class Fetched:
 
 
 class PyPIClient:
-    def __init__(self, settings: ClientSettings = ClientSettings(), session: requests.Session | None = None):
+    def __init__(self, settings: ClientSettings = DEFAULT_SETTINGS, session: requests.Session | None = None):
         self.settings = settings
         self.session = session or requests.Session()
         self.session.headers["User-Agent"] = f"envpin-refresh/{__version__}"

@@ -16,13 +16,14 @@ Disagreement for a person to review.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
+from envpin.base.record import Record
+from envpin.base.record import record as frozen_record
 from envpin.compat.model import Database, JaxRelease, TensorflowRelease, TorchRelease
 from envpin.refresh.index import PackageIndex, Release, representative_wheels
 from envpin.refresh.metadata import (
@@ -76,8 +77,8 @@ WHERE_ROCM_GFX = ("the gfx targets of the code objects in the clang offload bund
                   "SOURCES-ROCM.md")
 
 
-@dataclass(frozen=True)
-class ProposedRecord:
+@frozen_record
+class ProposedRecord(Record):
     file: str  # torch.yaml
     family: str
     version: str
@@ -85,29 +86,29 @@ class ProposedRecord:
     read: tuple[str, ...]  # the PyPI reads it rests on
 
 
-@dataclass(frozen=True)
-class Disagreement:
+@frozen_record
+class Disagreement(Record):
     subject: str  # "torch 2.15.0"
     field: str  # "pypi.linux-x86_64"
     database: str
     pypi: str
 
 
-@dataclass(frozen=True)
-class CuratedNeed:
+@frozen_record
+class CuratedNeed(Record):
     subject: str
     what: str
     where: str
 
 
-@dataclass(frozen=True)
-class HeldBack:
+@frozen_record
+class HeldBack(Record):
     subject: str
     why: str
 
 
-@dataclass(frozen=True)
-class Proposal:
+@frozen_record
+class Proposal(Record):
     database_version: str
     new_version: str
     read_date: str

@@ -9,17 +9,17 @@ what PyPI documents (no file name, a version that does not parse) are skipped an
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin
 
 from packaging.version import InvalidVersion, Version
 
+from envpin.base.record import Record, record
 from envpin.refresh.wheels import WheelTags, wheel_tags
 
 
-@dataclass(frozen=True)
-class WheelFile:
+@record
+class WheelFile(Record):
     filename: str
     url: str
     version: Version
@@ -30,8 +30,8 @@ class WheelFile:
     core_metadata: Any = None  # PEP 658/714: True or {"sha256": ...} when a .metadata file is declared
 
 
-@dataclass(frozen=True)
-class Release:
+@record
+class Release(Record):
     version: Version
     uploaded: str | None  # YYYY-MM-DD of the first file
     yanked: bool  # every file is yanked
@@ -43,8 +43,8 @@ class Release:
         return not (self.version.is_prerelease or self.version.is_devrelease)
 
 
-@dataclass(frozen=True)
-class PackageIndex:
+@record
+class PackageIndex(Record):
     name: str
     releases: Mapping[Version, Release]  # oldest first
     read_from: tuple[str, ...]  # the document URLs
@@ -61,8 +61,8 @@ class PackageIndex:
             return None
 
 
-@dataclass(frozen=True)
-class _File:
+@record
+class _File(Record):
     version: Version
     filename: str
     url: str

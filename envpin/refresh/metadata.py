@@ -11,19 +11,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from email.parser import HeaderParser
 
 from packaging.markers import Marker
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
+from envpin.base.record import Record, record
 from envpin.vocabulary.platforms import LINUX_X86_64
 from envpin.vocabulary.platforms import MARKER_ENVIRONMENTS as _ENVIRONMENTS  # PEP 508 marker values (CPython)
 
 
-@dataclass(frozen=True)
-class Metadata:
+@record
+class Metadata(Record):
     name: str
     version: str
     requires_python: str | None

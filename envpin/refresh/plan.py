@@ -13,11 +13,12 @@ plugin versions whose METADATA holds the NVIDIA pins. `metadata_wanted` is calle
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import date, timedelta
 
 from packaging.version import Version
 
+from envpin.base.record import Record, field
+from envpin.base.record import record as frozen_record
 from envpin.compat.model import Database
 from envpin.refresh.index import PackageIndex, Release, WheelFile, representative_wheels
 from envpin.refresh.metadata import Metadata, cuda_extras, extra_requirement, rocm_extras
@@ -34,35 +35,35 @@ FAMILIES = {
 PACKAGES = tuple(package for packages in FAMILIES.values() for package in packages)
 
 
-@dataclass(frozen=True)
-class MetadataRead:
+@frozen_record
+class MetadataRead(Record):
     metadata: Metadata
     how: str  # "PEP 658" or "range"
     url: str
 
 
-@dataclass(frozen=True)
-class MemberRead:
+@frozen_record
+class MemberRead(Record):
     """A file inside a wheel other than METADATA (TensorFlow's build_info.py), read with HTTP range requests."""
 
     text: str
     url: str
 
 
-@dataclass(frozen=True)
-class MemberWanted:
+@frozen_record
+class MemberWanted(Record):
     wheel: WheelFile
     member: str  # its path inside the wheel
 
 
-@dataclass(frozen=True)
-class Problem:
+@frozen_record
+class Problem(Record):
     package: str
     message: str  # one line: the URL and what went wrong
 
 
-@dataclass(frozen=True)
-class Observations:
+@frozen_record
+class Observations(Record):
     """What the refresh read from PyPI; a package or file that failed is absent and has a Problem."""
 
     indexes: Mapping[str, PackageIndex] = field(default_factory=dict)

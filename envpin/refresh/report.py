@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from envpin.base.record import Record
+from envpin.base.record import record as frozen_record
 from envpin.refresh.diff import (
     WHERE_CUDA_TABLES,
     WHERE_JAX_MINIMUMS,
@@ -33,8 +33,8 @@ EXIT_CODES = {
 }
 
 
-@dataclass(frozen=True)
-class RunInfo:
+@frozen_record
+class RunInfo(Record):
     database_dir: str
     json_url: str
     simple_url: str

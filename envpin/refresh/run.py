@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 from envpin.base.errors import EnvpinInputError
+from envpin.base.record import Record, record
 from envpin.base.terminal import StatusLine
 from envpin.base.userfiles import write_atomically
 from envpin.compat.loader import default_database_path, load_database
@@ -26,8 +26,8 @@ from envpin.refresh.report import RunInfo, render_report
 from envpin.refresh.write import check_output, write_proposal
 
 
-@dataclass(frozen=True)
-class RefreshOptions:
+@record
+class RefreshOptions(Record):
     db: str | None = None  # the database to refresh (default: the one envpin ships)
     output: str | None = None  # the database itself (None) or a new or empty directory that receives a full copy
     dry_run: bool = False

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
+from envpin.base.record import Record, record
 from envpin.refresh.wheels import platform_of, sort_pythons
 from envpin.vocabulary.platforms import LINUX_AARCH64, LINUX_X86_64, PLATFORMS
 
@@ -55,8 +55,8 @@ def _version_key(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in re.findall(r"\d+", version))
 
 
-@dataclass(frozen=True)
-class ReleaseTags:
+@record
+class ReleaseTags(Record):
     """The facts one release's wheel files give (see the module's docstring)."""
 
     glibc: Mapping[str, str]  # Linux platform -> the glibc its wheels need (the highest over its files)
@@ -97,8 +97,8 @@ _WHEEL_NAME = re.compile(r"^torch-([^-+]+)(?:\+[^-]+)?-cp(\d)(\d{1,2})t?-[^-]+-(
 _SOURCE_ID = re.compile(r"[^a-z0-9]+", re.ASCII)
 
 
-@dataclass(frozen=True)
-class IndexBuild:
+@record
+class IndexBuild(Record):
     """What the recorded Linux files of one torch build on download.pytorch.org are tagged for."""
 
     version: str

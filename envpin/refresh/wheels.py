@@ -8,8 +8,8 @@ wheels are not an envpin platform), and a pure `py3-none-any` wheel as "every pl
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from envpin.base.record import Record, record
 from envpin.vocabulary.platforms import (
     LINUX_AARCH64,
     LINUX_X86_64,
@@ -22,8 +22,8 @@ from envpin.vocabulary.platforms import (
 _CPYTHON = re.compile(r"^cp(\d)(\d{1,2})$")
 
 
-@dataclass(frozen=True)
-class WheelTags:
+@record
+class WheelTags(Record):
     pythons: tuple[str, ...]  # CPython minors ("3.12") of GIL builds; empty for py3 / free-threaded-only
     free_threaded: tuple[str, ...]  # CPython minors of free-threaded builds (cp314t)
     platforms: tuple[str, ...]  # envpin platforms; every one for a pure wheel

@@ -16,13 +16,14 @@ import re
 import shutil
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from packaging.version import Version
 
 from envpin.base.errors import EnvpinInputError
+from envpin.base.record import Record
+from envpin.base.record import record as frozen_record
 from envpin.compat.loader import validate_database
 from envpin.refresh.diff import Proposal
 
@@ -31,8 +32,8 @@ _YAML_WORDS = {"true", "false", "null", "yes", "no", "on", "off", "y", "n", "~"}
 _ITEM = re.compile(r'^  - version: "?([^"\s]+)"?\s*$')
 
 
-@dataclass(frozen=True)
-class WriteResult:
+@frozen_record
+class WriteResult(Record):
     written: tuple[str, ...]  # file names changed (or that would change, in a dry run)
     problems: tuple[str, ...]  # validation problems of the staged copy: then nothing was written
     destination: str | None  # None in a dry run or when validation failed

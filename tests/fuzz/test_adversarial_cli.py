@@ -14,17 +14,17 @@ import json
 import os
 import stat
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 
+from envpin.base.record import Record, record
 from envpin.cli import main
 
 TARGET = {"--os": "linux", "--arch": "x86_64", "--driver": "550.54.15", "--gpu": "NVIDIA GeForce RTX 3090",
           "--python": "3.11"}
 
 
-@dataclass(frozen=True)
-class Case:
+@record
+class Case(Record):
     name: str
     args: tuple[str, ...]
     env: tuple[tuple[str, str], ...] = ()

@@ -13,13 +13,13 @@ import shutil
 import subprocess
 import sys
 import zipfile
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from uv import find_uv_bin  # uv is a dependency of envpin, so the dev environment has it too
 
 from envpin.base import _toml
+from envpin.base.record import Record, record
 from tests.integration.loopback_index import Index, build_wheel
 
 # slow: builds envpin's wheel and installs it as a uv tool; one xdist worker runs the module, so its shared fixtures are made once
@@ -50,8 +50,8 @@ def wheel(tmp_path_factory) -> Path:
     return built
 
 
-@dataclass(frozen=True)
-class Tool:
+@record
+class Tool(Record):
     envpin: Path  # the link in the tool bin directory, what a user's PATH finds
     venv: Path  # the tool's own environment
     env: dict[str, str]  # for running it: PATH without any uv, private caches

@@ -12,10 +12,9 @@ release asked for, which the answer says in its own words.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pytest
 
+from envpin.base.record import Record, record
 from envpin.facts.host import Driver, Gpu, HostFacts, Libc, PythonInfo
 from envpin.resolver.explain import CODES
 from envpin.resolver.fitness import CHECKS, assess
@@ -30,8 +29,8 @@ K80, GH200, RTX2080 = "Tesla K80", "NVIDIA GH200 480GB", "NVIDIA GeForce RTX 208
 CHANNELS = ("pip", "conda-forge", "pytorch-channel")
 
 
-@dataclass(frozen=True)
-class Row:
+@record
+class Row(Record):
     id: str
     os: str
     arch: str

@@ -10,13 +10,13 @@ change that build's verdict, so the named check is the one that stopped it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 import pytest
 from packaging.version import Version
 
 from envpin.app.matrix import grids
 from envpin.app.planning import SolveOptions, plan
+from envpin.base.record import Record, record
 from envpin.machine.spec import TargetSpec
 from envpin.matrix.grid import CAVEAT, NO, OK, Cell, Grid, grid_json
 from envpin.matrix.terminal import WIDTH, label_of, render
@@ -28,8 +28,8 @@ GTX1080TI, V100, RTX3090 = "NVIDIA GeForce GTX 1080 Ti", "Tesla V100-SXM2-16GB",
 H100, RTX5090, T4 = "NVIDIA H100 80GB HBM3", "NVIDIA GeForce RTX 5090", "Tesla T4"
 
 
-@dataclass(frozen=True)
-class Machine:
+@record
+class Machine(Record):
     id: str
     framework: str
     driver: str | None
