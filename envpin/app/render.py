@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from envpin.compat.model import Database
     from envpin.readers.project import Project
 
-FORMATS = ("text", "json", "environment.yml", "requirements.txt", "pylock.toml", "index-url", "pip", "uv")
+FORMATS = ("text", "json", "environment.yml", "requirements.txt", "pylock.toml", "uv.lock", "index-url", "pip", "uv")
 CONDA_SOURCES = CHANNELS  # --conda-source: a solve option (Request.channel); these formats can show a conda plan
 CONDA_FORMATS = ("environment.yml", "text", "json")
 
@@ -94,6 +94,8 @@ def _render(answer: Plan | Unsatisfiable, request: Request, options: RenderOptio
 
         environment = conda_environment(answer, database, request.channel, request.policy, project)
         return conda_env.render(environment, answer, request, options.output, name=options.name, source_args=source_args)
+    if options.format == "uv.lock":  # two files, written by `solve -o` (envpin.app.uv_project), never one text
+        raise EnvpinInputError("a uv.lock is written with its pyproject.toml: give -o DIR/uv.lock")
     if options.format == "pylock.toml":
         from envpin.app import resolved  # noqa: PLC0415 - the resolution's formats, for --resolve only
 

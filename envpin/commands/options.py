@@ -233,6 +233,10 @@ def render_options(args: argparse.Namespace) -> RenderOptions:
     if rendering.format == "pylock.toml" and not getattr(args, "resolve", False):
         raise EnvpinInputError("a pylock.toml is a resolution of the whole environment: add --resolve (with --project "
                                "DIR or -r FILE), or write it with `envpin lock`")
+    if rendering.format == "uv.lock":  # where it goes, and that it can be written, before anything is solved
+        from envpin.app.uv_project import uv_lock_output  # noqa: PLC0415 - see the note on imports above
+
+        uv_lock_output(args.output, getattr(args, "project", None), getattr(args, "resolve", False))
     return rendering
 
 

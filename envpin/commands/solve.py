@@ -57,14 +57,17 @@ def run(args: argparse.Namespace) -> int:
     if args.targets:
         return run_fleet(plan_fleet(options, args.targets, spec, database), rendering, database)
     planned = plan(options, spec, database)
-    text = render(planned.answer, planned.request, rendering, database, planned.project, planned.source_args)
     answer = planned.answer
+    uv_lock = rendering.format == "uv.lock" and isinstance(answer, Plan)  # two files, by `uv lock`: not one text
+    text = "" if uv_lock else render(answer, planned.request, rendering, database, planned.project, planned.source_args)
     if planned.project is not None and isinstance(answer, Plan):
         for note in planned.project.notes:  # what the project's files said that the output changes, and why
             print(f"envpin: note: {printable(note)}", file=sys.stderr)
     if rendering.format == "requirements.txt" and isinstance(answer, Plan):
         _say_what_pip_cannot_take(answer, planned.project)
-    if rendering.output and isinstance(answer, Plan):  # planned.ok
+    if uv_lock:
+        _write_uv_lock(planned, rendering, options)
+    elif rendering.output and isinstance(answer, Plan):  # planned.ok
         write_atomically(Path(rendering.output), text)
         print(f"wrote {rendering.output} ({answer.packages[0].requirement}, {answer.accelerator})", file=sys.stderr)
         if has_credentials(planned.request.torch_index):
@@ -82,6 +85,24 @@ def run(args: argparse.Namespace) -> int:
     return planned.exit_code  # 3 for a broken driver (docs/contracts.md)
 
 
+def _write_uv_lock(planned, rendering: RenderOptions, options) -> None:
+    """`-o DIR/uv.lock`: uv's lock and the pyproject.toml it holds with (render_options checked -o, --resolve and
+    --project before the solve)."""
+    from envpin.app.uv_project import write_uv_lock  # noqa: PLC0415 - uv.lock's writer, for this format only
+
+    answer = planned.answer
+    assert isinstance(answer, Plan) and options.resolve is not None and options.project is not None
+    written = write_uv_lock(planned, rendering.output, options.resolve, options.project.directory or ".")
+    pins = ", ".join(p.requirement for p in answer.packages)
+    if written.pyproject is None:
+        print(f"wrote {written.lock} ({pins}, {answer.accelerator}): uv's lock of the project's own "
+              "pyproject.toml, which already pins and binds them", file=sys.stderr)
+    else:
+        print(f"wrote {written.lock} ({pins}, {answer.accelerator}) and {written.pyproject}, the project's "
+              "pyproject.toml it is locked from (the GPU pins, their indexes and the target added): the lock holds "
+              "only beside it, so move both into the project", file=sys.stderr)
+
+
 def _say_the_resolution(answer: Plan, output_format: str, project) -> None:
     """What uv made of the project's lines is said beside the file: what was passed over, and whether the file holds
     the resolution (requirements.txt, pylock.toml, environment.yml, the pip and uv commands, the indexes) or the
@@ -97,7 +118,10 @@ def _say_the_resolution(answer: Plan, output_format: str, project) -> None:
     from envpin.app import resolved  # noqa: PLC0415 - the resolution's formats, for --resolve only
 
     document = resolved.resolved_document(answer) if output_format in resolved.RESOLVED_FORMATS else None
-    if resolution.conda and not resolution.lock:  # a plan of conda builds: rattler's records, no pip lock
+    if output_format == "uv.lock":
+        written = "; the uv.lock is `uv lock`'s own lock of the project's pyproject.toml with these GPU pins, for " \
+            "the target"
+    elif resolution.conda and not resolution.lock:  # a plan of conda builds: rattler's records, no pip lock
         written = "; the file's dependencies are the solved records" if output_format == "environment.yml" else ""
     elif document is None:
         written = "; `envpin lock` writes every one of them pinned, with hashes"

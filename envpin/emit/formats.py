@@ -18,6 +18,8 @@ def format_for_path(output: str | None) -> str:
         return "requirements.txt"
     if name.endswith(".toml") and name.startswith("pylock"):  # PEP 751: pylock.toml, pylock.<name>.toml
         return "pylock.toml"
+    if name == "uv.lock":  # uv reads its lock under this name only
+        return "uv.lock"
     if name.endswith(".json"):
         return "json"
     raise EnvpinInputError(f"-o {output}: cannot tell the format from the file name; add --format")

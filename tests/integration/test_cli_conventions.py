@@ -191,7 +191,7 @@ def test_zsh_and_fish_scripts_name_every_command():
         assert f"-a {command} " in fish.stdout
     assert "complete -c envpin -n '__fish_seen_subcommand_from db; and not __fish_seen_subcommand_from info " \
            "validate refresh' -f -a refresh" in fish.stdout
-    assert "-l format -x -a 'text json environment.yml requirements.txt pylock.toml index-url pip uv'" in fish.stdout
+    assert "-l format -x -a 'text json environment.yml requirements.txt pylock.toml uv.lock index-url pip uv'" in fish.stdout
     if shutil.which("zsh"):
         assert subprocess.run(["zsh", "-n"], input=zsh.stdout, text=True, timeout=30).returncode == 0
     if shutil.which("fish"):
