@@ -12,12 +12,13 @@ capability; C2's pattern is a `conda list` line, matched against pasted `conda l
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import cache
 
+from envpin.base.record import Record, record
 
-@dataclass(frozen=True)
-class Signature:
+
+@record
+class Signature(Record):
     row: str  # W1, L3, ...
     id: str
     pattern: str | None

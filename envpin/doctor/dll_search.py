@@ -26,9 +26,8 @@ from __future__ import annotations
 import ntpath
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 
-from envpin.base.record import replace
+from envpin.base.record import NEW_DICT, Record, field, record, replace
 from envpin.host.libraries import is_runtime_library
 
 ERROR_MOD_NOT_FOUND = 126  # "The specified module could not be found."
@@ -51,8 +50,8 @@ KNOWN_IMPORTS: dict[str, tuple[str, ...]] = {
 TORCH29_MSVCP_MINIMUM = (14, 40)
 
 
-@dataclass(frozen=True)
-class WindowsProcess:
+@record
+class WindowsProcess(Record):
     """The state that decides where a load lands. Names compare case-insensitively, as on NTFS."""
 
     app_dir: str
@@ -63,10 +62,10 @@ class WindowsProcess:
     dll_directories: tuple[str, ...] = ()  # os.add_dll_directory(), in the order added
     known_dlls: frozenset[str] = frozenset({"kernel32.dll", "user32.dll", "ntdll.dll", "advapi32.dll", "ole32.dll"})
     loaded: tuple[tuple[str, str], ...] = ()  # (module name, path) in load order
-    listing: Mapping[str, frozenset[str]] = field(default_factory=dict)  # normalised dir -> lowercase names
-    versions: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # normalised path -> file version
+    listing: Mapping[str, frozenset[str]] = NEW_DICT  # normalised dir -> lowercase names
+    versions: Mapping[str, tuple[int, ...]] = NEW_DICT  # normalised path -> file version
     imports: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: dict(KNOWN_IMPORTS))
-    minimums: Mapping[tuple[str, str], tuple[int, ...]] = field(default_factory=dict)  # (module, import) -> version
+    minimums: Mapping[tuple[str, str], tuple[int, ...]] = NEW_DICT  # (module, import) -> version
 
     complete: frozenset[str] = frozenset()  # normalised dirs listed in full; others list only runtime libraries
 
@@ -90,8 +89,8 @@ class WindowsProcess:
         return self.versions.get(normalise(path))
 
 
-@dataclass(frozen=True)
-class Resolution:
+@record
+class Resolution(Record):
     name: str
     path: str | None
     how: str  # where it was found: "already loaded", "PATH entry 3", ... or why not
@@ -102,8 +101,8 @@ class Resolution:
         return self.path is not None
 
 
-@dataclass(frozen=True)
-class LoadResult:
+@record
+class LoadResult(Record):
     target: str
     process: WindowsProcess  # after the load: what it brought in is on the loaded-module list
     resolutions: tuple[Resolution, ...]  # the target and each dependency, in the order the loader met them

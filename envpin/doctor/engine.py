@@ -11,9 +11,8 @@ precondition the facts contradict (model.PRECONDITIONS) is dropped before anythi
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
 
-from envpin.base.record import replace
+from envpin.base.record import Record, record, replace
 from envpin.doctor.catalogue import BY_ID
 from envpin.doctor.model import SEVERITIES, Case, Finding, holds
 
@@ -37,8 +36,8 @@ GROUPS = (
 )
 
 
-@dataclass(frozen=True)
-class Diagnosis:
+@record
+class Diagnosis(Record):
     findings: tuple[Finding, ...]
 
     @property

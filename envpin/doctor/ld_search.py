@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+
+from envpin.base.record import NEW_DICT, Record, record
 
 
-@dataclass(frozen=True)
-class SharedObject:
+@record
+class SharedObject(Record):
     soname: str
     directory: str | None
     file: str | None  # the most specific file name seen: libnvJitLink.so.12.1.105
@@ -38,10 +39,10 @@ class SharedObject:
         return tuple(int(part) for part in tail.split(".") if part.isdigit())
 
 
-@dataclass(frozen=True)
-class LinuxLoader:
+@record
+class LinuxLoader(Record):
     ld_library_path: tuple[str, ...] = ()
-    listing: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    listing: Mapping[str, frozenset[str]] = NEW_DICT
     ld_cache: tuple[str, ...] = ()  # directories /etc/ld.so.cache points into, when known
     default_dirs: tuple[str, ...] = ("/lib", "/usr/lib")
 

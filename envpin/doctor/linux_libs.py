@@ -10,10 +10,10 @@ when the probe saw it, the copy the process really mapped.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from packaging.version import Version
 
+from envpin.base.record import Record, record
 from envpin.doctor import ld_search
 from envpin.doctor.driver import torch_cuda as build_cuda
 from envpin.doctor.ld_search import LinuxLoader, SharedObject
@@ -30,8 +30,8 @@ _SITE = re.compile(r"^(?P<prefix>.*?)/(?P<lib>lib|lib64)/python(?P<python>3\.\d+
 _LIB64_TORCH_IN_TEXT = re.compile(r"lib64/python(?P<python>3\.\d+)/site-packages/torch/")
 
 
-@dataclass(frozen=True)
-class WheelLibrary:
+@record
+class WheelLibrary(Record):
     """A library a pip CUDA wheel ships, which an LD_LIBRARY_PATH copy can shadow."""
 
     signature: str

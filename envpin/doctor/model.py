@@ -13,11 +13,11 @@ import os
 import re
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cached_property
 
 from packaging.version import Version
 
+from envpin.base.record import Record, record
 from envpin.compat.model import Database
 from envpin.doctor.catalogue import BY_ID, compiled
 from envpin.doctor.pasted import TextGpu, gpu_name, text_gpus, unprefixed
@@ -53,8 +53,8 @@ class Fix(str):
         return line
 
 
-@dataclass(frozen=True)
-class Finding:
+@record
+class Finding(Record):
     id: str
     severity: str
     title: str
@@ -62,19 +62,22 @@ class Finding:
     fix: tuple[str, ...]
     likelihood: int = MATCHED
 
-    def __post_init__(self):
-        if self.id not in BY_ID:
-            raise ValueError(f"{self.id} is not a failure-catalogue id")
-        if self.severity not in SEVERITIES:
-            raise ValueError(f"severity {self.severity!r}")
+    def __new__(cls, id: str, severity: str, *_: object, **__: object) -> Finding:  # noqa: A002 - the field's name
+        # The check of a finding as it is made: a record has no __post_init__, and __new__ runs before the
+        # record's __init__ on every way a Finding is made (a rule's Finding(...), replace).
+        if id not in BY_ID:
+            raise ValueError(f"{id} is not a failure-catalogue id")
+        if severity not in SEVERITIES:
+            raise ValueError(f"severity {severity!r}")
+        return super().__new__(cls)
 
     def to_json(self) -> dict:
         return {"id": self.id, "severity": self.severity, "title": self.title, "evidence": list(self.evidence),
                 "fix": [str(line) for line in self.fix]}
 
 
-@dataclass(frozen=True)
-class Hit:
+@record
+class Hit(Record):
     """A signature found in some text: the match and where the text came from."""
 
     match: re.Match
@@ -97,8 +100,8 @@ class Hit:
         return self.match.group(index)
 
 
-@dataclass(frozen=True)
-class Case:
+@record
+class Case(Record):
     host: HostFacts
     env: EnvFacts | None
     database: Database

@@ -12,8 +12,8 @@ is the GPU "NVIDIA GeForce RTX 5090").
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from envpin.base.record import Record, record
 from envpin.compat.model import ComputeCapability
 from envpin.host.nvidia_smi import parse_header, parse_table_gpus
 
@@ -48,8 +48,8 @@ def unprefixed(text: str) -> str:
     return "\n".join(lines) + ("\n" if text.endswith("\n") else "")
 
 
-@dataclass(frozen=True)
-class TextGpu:
+@record
+class TextGpu(Record):
     """An NVIDIA GPU the text names, with the compute capability the text gives (None: the text gives none)."""
 
     name: str

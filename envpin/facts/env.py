@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from envpin.base.errors import EnvpinInputError
+from envpin.base.record import NEW_DICT, Record, field, record
 from envpin.facts.checks import is_compute_capability, is_python_version
 from envpin.vocabulary.frameworks import FRAMEWORKS
 from envpin.vocabulary.names import canonical_name as canonical_name  # importable from here, as before
@@ -26,8 +26,8 @@ ENV_FACT_KEYS = ("packages", *FRAMEWORKS)
 FRAMEWORK_KEYS = FRAMEWORKS
 
 
-@dataclass(frozen=True)
-class EnvPython:
+@record
+class EnvPython(Record):
     version: str
     executable: str | None = None
     prefix: str | None = None
@@ -40,36 +40,36 @@ class EnvPython:
     user_site: str | None = None
 
 
-@dataclass(frozen=True)
-class CondaPackage:
+@record
+class CondaPackage(Record):
     version: str
     build: str | None = None
     channel: str | None = None
 
 
-@dataclass(frozen=True)
-class Packages:
-    pip: Mapping[str, str] = field(default_factory=dict)  # canonical name -> version, first on sys.path wins
-    conda: Mapping[str, CondaPackage] = field(default_factory=dict)  # from <prefix>/conda-meta/*.json
+@record
+class Packages(Record):
+    pip: Mapping[str, str] = NEW_DICT  # canonical name -> version, first on sys.path wins
+    conda: Mapping[str, CondaPackage] = NEW_DICT  # from <prefix>/conda-meta/*.json
 
     def version(self, name: str) -> str | None:
         """The installed version of a distribution, from pip metadata or, failing that, conda's records."""
         key = canonical_name(name)
         if key in self.pip:
             return self.pip[key]
-        record = self.conda.get(key)
-        return record.version if record else None
+        package = self.conda.get(key)
+        return package.version if package else None
 
 
-@dataclass(frozen=True)
-class Device:
+@record
+class Device(Record):
     name: str
     compute_capability: str | None = None
     gfx: str | None = None  # a ROCm build's device: its gcnArchName target (gfx1100)
 
 
-@dataclass(frozen=True)
-class FrameworkFacts:
+@record
+class FrameworkFacts(Record):
     """One framework as its own process saw it after `import`. Fields the probe could not learn are None."""
 
     version: str | None = None
@@ -82,7 +82,7 @@ class FrameworkFacts:
     import_error: str | None = None  # the full text of the failed import (the doctor matches it)
     devices: tuple[Device, ...] = ()
     driver_cuda: str | None = None  # the CUDA version the driver reported to the framework ("12.4")
-    smoke: Mapping[str, str] = field(default_factory=dict)  # test -> "ok" or the error text
+    smoke: Mapping[str, str] = NEW_DICT  # test -> "ok" or the error text
     warnings: tuple[str, ...] = ()  # warnings and log lines printed during import and CUDA init
     file: str | None = None  # the imported package's __init__.py
     loaded: tuple[str, ...] = ()  # CUDA / cuDNN / NVIDIA libraries mapped into the process after import
@@ -91,14 +91,14 @@ class FrameworkFacts:
     mps_available: bool | None = None  # torch.backends.mps.is_available(); None: no MPS backend
 
 
-@dataclass(frozen=True)
-class EnvFacts:
+@record
+class EnvFacts(Record):
     python: EnvPython
     packages: Packages = field(default_factory=Packages)
     torch: FrameworkFacts | None = None
     tensorflow: FrameworkFacts | None = None
     jax: FrameworkFacts | None = None
-    library_dirs: Mapping[str, list[str]] = field(default_factory=dict)  # env dir -> runtime libraries in it
+    library_dirs: Mapping[str, list[str]] = NEW_DICT  # env dir -> runtime libraries in it
     notes: tuple[str, ...] = ()
 
     def framework(self, name: str) -> FrameworkFacts | None:
@@ -140,8 +140,8 @@ def env_facts_to_json(env: EnvFacts) -> dict[str, Any]:
         "packages": {
             "pip": dict(env.packages.pip),
             "conda": {
-                name: {"version": record.version, "build": record.build, "channel": record.channel}
-                for name, record in env.packages.conda.items()
+                name: {"version": package.version, "build": package.build, "channel": package.channel}
+                for name, package in env.packages.conda.items()
             },
         },
         **{name: _framework_to_json(env.framework(name)) for name in FRAMEWORK_KEYS},
@@ -253,16 +253,16 @@ def _packages_from_json(reader: _CollectingReader, doc: Any) -> Packages:
     if not isinstance(conda_doc, dict):
         reader.fail("packages.conda", "expected an object of name: {version, build, channel}")
         conda_doc = {}
-    for name, record in conda_doc.items():
+    for name, entry in conda_doc.items():
         path = f"packages.conda.{name}"
-        if isinstance(record, str):  # "2.5.1" or "2.5.1 cpu_py311h..." as `conda list` prints it
-            version, _, build = record.strip().partition(" ")
+        if isinstance(entry, str):  # "2.5.1" or "2.5.1 cpu_py311h..." as `conda list` prints it
+            version, _, build = entry.strip().partition(" ")
             conda[canonical_name(name)] = CondaPackage(version=version, build=build.strip() or None)
-        elif isinstance(record, dict) and isinstance(record.get("version"), str):
+        elif isinstance(entry, dict) and isinstance(entry.get("version"), str):
             conda[canonical_name(name)] = CondaPackage(
-                version=record["version"],
-                build=reader.text(record, "build", f"{path}.build"),
-                channel=reader.text(record, "channel", f"{path}.channel"),
+                version=entry["version"],
+                build=reader.text(entry, "build", f"{path}.build"),
+                channel=reader.text(entry, "channel", f"{path}.channel"),
             )
         else:
             reader.fail(path, "expected a version string or an object with 'version'")

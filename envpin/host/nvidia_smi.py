@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from envpin.base.escapes import exit_status, shown
+from envpin.base.record import Record, record
 from envpin.facts.host import Gpu, is_compute_capability, is_driver_version
 
 if TYPE_CHECKING:
@@ -142,8 +143,8 @@ _HEADER_CUDA = re.compile(r"\bCUDA (?:UMD )?Version:\s*(\S+)")
 _HEADER_SMI = re.compile(r"NVIDIA-SMI\s+(\d[\d.]*)")
 
 
-@dataclass(frozen=True)
-class SmiHeader:
+@record
+class SmiHeader(Record):
     smi_version: str | None
     driver: str | None
     cuda: str | None  # None when absent (drivers < 410) or unreadable ("ERR!" on broken WSL setups)
@@ -224,11 +225,11 @@ def parse_version_output(text: str) -> SmiHeader | None:
 
 # ---------------------------------------------------------------- `nvidia-smi -q -x`
 
-@dataclass(frozen=True)
-class SmiXml:
+@record
+class SmiXml(Record):
     driver: str | None
     cuda: str | None
-    gpus: tuple[Gpu, ...] = field(default_factory=tuple)
+    gpus: tuple[Gpu, ...] = ()
 
 
 def parse_xml(text: str) -> SmiXml:

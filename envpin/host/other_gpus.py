@@ -18,9 +18,10 @@ import json
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
+from envpin.base.record import Record, record, replace
 from envpin.facts.checks import amdgpu_module_of, is_generic_amd_gpu_name
 from envpin.facts.host import Gpu, is_amd_release, is_gfx_target, is_macos_version
 from envpin.host.procfs import read_text
@@ -45,8 +46,8 @@ class GpuReport:
 # ---------------------------------------------------------------- pure parsers: AMD
 
 
-@dataclass(frozen=True)
-class FoundGpu:
+@record
+class FoundGpu(Record):
     name: str
     gfx: str | None = None
     integrated: bool | None = None
@@ -284,8 +285,8 @@ WINDOWS_ADAPTERS = ["powershell", "-NoProfile", "-NonInteractive", "-Command",
                     "Get-CimInstance Win32_VideoController | Format-List Name,AdapterCompatibility,DriverVersion,PNPDeviceID"]
 
 
-@dataclass(frozen=True)
-class Adapter:
+@record
+class Adapter(Record):
     name: str
     vendor: str  # amd | intel | nvidia | other
     driver_version: str | None = None

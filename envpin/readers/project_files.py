@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from envpin.base.errors import EnvpinInputError
 from envpin.base.escapes import hidden, shown
 from envpin.base.limits import MAX_CONTINUATIONS, LimitExceeded, check_specifiers, continuation_limit_message
-from envpin.base.record import replace
+from envpin.base.record import Record, record, replace
 from envpin.readers.project import CONDA_CUDA_SUPPLIERS, GPU_PACKAGE_ALIASES, ProjectRequirement
 
 # pip options that take a value and only steer where packages come from.
@@ -597,8 +597,8 @@ def conda_version_to_pip(version: str) -> str:
 # ---------------------------------------------------------------- manifests: pyproject.toml and pixi.toml, whole
 
 
-@dataclass(frozen=True)
-class ManifestEntry:
+@record
+class ManifestEntry(Record):
     """One requirement a manifest declares, wherever it is: a PEP 508 line (pip) or a conda match spec."""
 
     text: str  # `torch>=2.7`, `pytorch 2.4.*` (conda: name, then the version spec, then the build)
@@ -611,16 +611,16 @@ class ManifestEntry:
     platforms: tuple[str, ...] = ()  # conda subdirs of a pixi `target.<subdir>` table
 
 
-@dataclass(frozen=True)
-class ManifestIndex:
+@record
+class ManifestIndex(Record):
     name: str
     url: str
     explicit: bool = False  # uv: used only by the packages whose source names it
     default: bool = False  # uv: replaces PyPI
 
 
-@dataclass(frozen=True)
-class Manifest:
+@record
+class Manifest(Record):
     """What a pyproject.toml (`[project]`, PEP 735 groups, uv's indexes and sources, `[tool.pixi]`) or a
     pixi.toml declares, every extra, group and feature included, each entry labelled with where it is."""
 

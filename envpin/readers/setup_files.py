@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import ast
 import configparser
-from dataclasses import dataclass
 
+from envpin.base.record import Record, record
 from envpin.readers.model import Contents, MalformedFile, Pin, Problem
 from envpin.readers.requirements import read_line
 from envpin.readers.rules import problem
@@ -21,15 +21,15 @@ from envpin.readers.rules import problem
 _KEYWORDS = ("install_requires", "extras_require")
 
 
-@dataclass(frozen=True)
-class SetupRequirement:
+@record
+class SetupRequirement(Record):
     where: str  # "install_requires[3]", "extras_require.gpu[0]", "options.install_requires[1]"
     text: str  # the requirement as written
     extra: str | None = None  # the extras_require key it is listed under
 
 
-@dataclass(frozen=True)
-class SetupRequirements:
+@record
+class SetupRequirements(Record):
     requirements: tuple[SetupRequirement, ...] = ()
     unread: tuple[str, ...] = ()  # setup.py keywords whose value only running setup.py gives
 

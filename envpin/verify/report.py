@@ -9,10 +9,9 @@ the machine has (exit 1); a warning is worth knowing; ok says what was confirmed
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from packaging.version import Version
 
+from envpin.base.record import Record, record
 from envpin.compat.archs import coverage, parse_arch_names
 from envpin.compat.drivers import driver_at_least, minimum_driver
 from envpin.compat.gpus import lookup_gpu
@@ -22,15 +21,15 @@ from envpin.facts.host import FRAMEWORK_KEYS, Driver, EnvFacts, FrameworkFacts, 
 STATUSES = ("problem", "warning", "ok", "info")
 
 
-@dataclass(frozen=True)
-class Check:
+@record
+class Check(Record):
     framework: str | None
     status: str  # one of STATUSES
     message: str
 
 
-@dataclass(frozen=True)
-class VerifyReport:
+@record
+class VerifyReport(Record):
     checks: tuple[Check, ...]
 
     @property
@@ -45,8 +44,8 @@ class VerifyReport:
         return f"NOT OK: {problems[0].message}" + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else "")
 
 
-@dataclass(frozen=True)
-class MachineGpu:
+@record
+class MachineGpu(Record):
     name: str
     capability: ComputeCapability | None
     source: str  # "probe", "database" or the framework that reported it

@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from envpin.base.record import replace
 from envpin.doctor.catalogue import BY_ID, GROUPS
 from envpin.doctor.engine import diagnose
-from envpin.doctor.model import Case
+from envpin.doctor.model import PROVEN, Case, Finding
 from envpin.doctor.pairing import _xformers_cuda
 from envpin.facts.host import env_facts_from_json, from_json, has_env_facts
 
@@ -120,6 +121,17 @@ def test_every_finding_id_is_a_catalogue_id_and_every_rule_group_runs(database):
         seen |= {f.id for f in diagnose(case_of(scenario, database)).findings}
     assert seen <= set(BY_ID)
     assert len(seen) >= 55, sorted(set(BY_ID) - seen)
+
+
+def test_a_finding_is_checked_as_it_is_made_by_a_rule_or_by_replace():
+    made = Finding("DRV-NOT-FOUND", "error", "no driver", ("evidence",), ("fix",), PROVEN)
+    assert replace(made, severity="warning").severity == "warning"
+    with pytest.raises(ValueError, match="not a failure-catalogue id"):
+        Finding("NO-SUCH-ID", "error", "t", (), ())
+    with pytest.raises(ValueError, match="not a failure-catalogue id"):
+        replace(made, id="NO-SUCH-ID")
+    with pytest.raises(ValueError, match="severity 'fatal'"):
+        Finding(id="DRV-NOT-FOUND", severity="fatal", title="t", evidence=(), fix=())
 
 
 @pytest.mark.parametrize(("number", "torch", "expected"), [
