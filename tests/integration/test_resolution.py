@@ -383,6 +383,22 @@ def test_an_environment_yml_written_from_the_resolution_pins_both_parts(tmp_path
     assert dependencies[-1]["pip"][1:] == ["numpy==1.26.4", "protobuf==5.29.5", "tensorflow==2.20.0"]
 
 
+def test_the_text_answer_of_an_environment_yml_installs_the_pip_part_into_the_conda_part(tmp_path, index, capsys):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "environment.yml").write_text(ENVIRONMENT_YML)
+    assert main(["solve", "--project", str(project), *RTX3090, "--glibc", "2.28", "--resolve", "--index-url",
+                 f"{index.url}/simple", "--allow-insecure-index", "--channels", str(CONDA_CHANNELS),
+                 "--cache-dir", str(tmp_path / "rattler")]) == 0
+    text = capsys.readouterr().out
+    install = text.split("\ninstall:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert install[-2] == "  # every package of the resolution below, pinned, into the conda part (-o environment.yml " \
+                          "writes both)"
+    assert shlex.split(install[-1]) == ["pip", "install", "numpy==1.26.4", "protobuf==5.29.5", "tensorflow==2.20.0",
+                                        "--index-url", f"{index.url}/simple"]
+    assert "\nconda part:\n  " in text
+
+
 def test_a_pip_line_the_conda_parts_python_cannot_install_is_refused_naming_that_python(tmp_path, index, capsys):
     # scipy 1.10.1 says Requires-Python <3.12 and has no cp312 wheel; the conda part installs Python 3.12.0
     code, answer = solve_environment_yml(tmp_path, ENVIRONMENT_YML + "    - scipy==1.10.1\n", index, capsys)
@@ -568,6 +584,21 @@ def test_not_resolved_end_to_end_the_commands_print_the_plan_as_before(tmp_path,
     printed, err = command(tmp_path, "tensorflow\n", index, capsys, "pip", "--offline")
     assert shlex.split(printed) == ["pip", "install", "tensorflow[and-cuda]==2.21.0"]
     assert "envpin: warning: not resolved end to end: offline" in err
+
+
+def test_the_text_answers_install_command_installs_the_resolution(tmp_path, index, capsys):
+    printed, _ = command(tmp_path, "tensorflow\nprotobuf==4.25.1\n", index, capsys, "pip")
+    text, _ = command(tmp_path, "tensorflow\nprotobuf==4.25.1\n", index, capsys, "text")
+    install = text.split("\ninstall:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    # what --format pip prints: every package uv resolved, pinned, and the index; not the plan's framework pin
+    assert install == ["  # every package of the resolution below, pinned", f"  {printed.strip()}"]
+    assert "tensorflow[and-cuda]" not in install[1]
+
+
+def test_not_resolved_end_to_end_the_text_answer_installs_the_plans_pins(tmp_path, index, capsys):
+    text, _ = command(tmp_path, "tensorflow\n", index, capsys, "text", "--offline")
+    install = text.split("\ninstall:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert install == ["  pip install 'tensorflow[and-cuda]==2.21.0'"]
 
 
 @pytest.mark.skipif(not HOST_RUNS_THE_WHEELS, reason="installs (dry run) the recorded linux x86_64 wheels here")
