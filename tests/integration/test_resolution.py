@@ -5,13 +5,18 @@ protobuf>=6.31.1."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import platform
 import re
 import shlex
+import shutil
+import socket
 import subprocess
 import sys
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -433,6 +438,75 @@ def test_offline_without_rattlers_cache_of_a_remote_channel_is_not_resolved(tmp_
     resolution = json.loads(capsys.readouterr().out)["resolution"]
     assert resolution["status"] == "not-resolved"
     assert "offline, and rattler's cache does not hold the channels' repodata" in resolution["detail"]
+
+
+def test_conda_defaults_is_read_as_condas_default_channels_for_the_subdir():
+    from envpin.conda.rattler_solve import resolve_channels  # noqa: PLC0415 - the conda side's own
+
+    main_r = ["https://repo.anaconda.com/pkgs/main", "https://repo.anaconda.com/pkgs/r"]
+    assert resolve_channels(("defaults", "conda-forge"), None, "f", "linux-64") == [*main_r, "conda-forge"]
+    assert resolve_channels(("defaults",), None, "f", "win-64") == [*main_r, "https://repo.anaconda.com/pkgs/msys2"]
+    assert resolve_channels(("https://repo.anaconda.com/pkgs/main", "defaults", "nodefaults"), None, "f",
+                            "osx-arm64") == main_r  # each once, in the file's order
+
+
+DEFAULTS_YML = ENVIRONMENT_YML.replace("channels: [conda-forge]", "channels: [defaults]")
+
+
+def test_an_environment_yml_on_defaults_is_solved_from_a_defaults_folder(tmp_path, index, capsys):
+    shutil.copytree(CONDA_CHANNELS / "conda-forge", tmp_path / "channels" / "defaults")  # a mirror of the alias
+    code, answer = solve_environment_yml(tmp_path, DEFAULTS_YML, index, capsys, "--channels", str(tmp_path / "channels"))
+    assert code == 0, answer.get("error")
+    resolution = answer["resolution"]
+    assert resolution["status"] == "resolved", resolution["detail"]
+    assert "python=3.12.0=hab00c5b_0_cpython" in resolution["conda"]
+    assert f"rattler from {tmp_path / 'channels' / 'defaults'} for linux-64" in resolution["detail"]
+
+
+def test_an_environment_yml_on_defaults_is_solved_from_a_location_given_for_it(tmp_path, index, capsys):
+    # a loopback mirror laid out as repo.anaconda.com is, its main channel at /pkgs/main
+    shutil.copytree(CONDA_CHANNELS / "conda-forge", tmp_path / "repo" / "pkgs" / "main")
+    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(tmp_path / "repo"))
+    handler.log_message = lambda *args: None  # type: ignore[attr-defined]
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "environment.yml").write_text(DEFAULTS_YML)
+    main_channel = f"http://127.0.0.1:{server.server_address[1]}/pkgs/main"
+    try:
+        code = main(["solve", "--project", str(project), *RTX3090, "--glibc", "2.28", "--format", "json", "--resolve",
+                     "--index-url", f"{index.url}/simple", "--allow-insecure-index", "--channel",
+                     f"defaults={main_channel}", "--cache-dir", str(tmp_path / "rattler")])
+    finally:
+        server.shutdown()
+    resolution = json.loads(capsys.readouterr().out)["resolution"]
+    assert code == 0 and resolution["status"] == "resolved", resolution["detail"]
+    assert f"rattler from {main_channel} for linux-64" in resolution["detail"]
+    assert "idna=3.4=pyhd8ed1ab_0" in resolution["conda"]
+
+
+def _resolves(host: str) -> bool:
+    try:
+        socket.getaddrinfo(host, 443)
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(_resolves("repo.anaconda.com"), reason="a machine with a network would fetch anaconda's repodata")
+def test_an_environment_yml_on_defaults_without_a_network_is_not_resolved_end_to_end(tmp_path, index, capsys):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "environment.yml").write_text(DEFAULTS_YML)
+    assert main(["solve", "--project", str(project), *RTX3090, "--glibc", "2.28", "--format", "json", "--resolve",
+                 "--index-url", f"{index.url}/simple", "--allow-insecure-index",
+                 "--cache-dir", str(tmp_path / "rattler")]) == 0
+    resolution = json.loads(capsys.readouterr().out)["resolution"]
+    assert resolution["status"] == "not-resolved"  # conda's own channels were asked, and did not answer
+    assert resolution["detail"].startswith("the conda packages (idna) were not solved: a channel is unreachable: ")
+    assert "https://repo.anaconda.com/pkgs/" in resolution["detail"]
+    assert "tensorflow==2.20.0" in resolution["packages"]  # the pip part, resolved for the target's Python
 
 
 def test_the_channel_is_what_derive_conda_lock_channel_writes_from_the_lock():
