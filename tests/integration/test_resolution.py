@@ -787,6 +787,98 @@ def test_check_resolve_asks_a_non_explicit_uv_index_first_for_every_package(tmp_
     assert {"/whl/cu118/torch/", "/whl/cu118/tensorflow/"} <= set(index.requests)
 
 
+# ---------------------------------------------------------------- `check --resolve` of a pixi manifest
+
+PIXI_TOML = """[workspace]
+name = "app"
+channels = ["conda-forge"]
+platforms = ["linux-64", "win-64"]
+
+[dependencies]
+python = "3.11.*"
+
+[pypi-dependencies]
+tensorflow = "==2.19.1"
+
+[target.linux-64.pypi-dependencies]
+numpy = "==1.26.4"
+
+[target.win-64.pypi-dependencies]
+numpy = "==1.25.0"
+
+[feature.text.pypi-dependencies]
+tensorflow-text = "==2.20.1"
+
+[feature.old-protobuf.pypi-dependencies]
+protobuf = { version = "==4.25.0" }
+"""
+
+
+def check_pixi(tmp_path: Path, text: str, index: MetadataIndex, capsys, *options: str,
+               python: str = "3.11") -> tuple[int, list]:
+    (tmp_path / "pixi.toml").write_text(text.replace("INDEX", index.url))
+    code = main(["check", str(tmp_path / "pixi.toml"), "--format", "json", "--no-config", "--resolve",
+                 "--allow-insecure-index", *options, *RTX3090, "--python", python])
+    problems = json.loads(capsys.readouterr().out)["files"][0]["problems"]
+    return code, [p for p in problems if p["id"] in ("CHK-RESOLVE-CONFLICT", "CHK-PIN-NOT-SERVED", "CHK-NOT-RESOLVED")]
+
+
+def test_check_resolve_of_a_pixi_manifest_resolves_its_pypi_dependencies_with_each_feature(tmp_path, index, capsys):
+    code, problems = check_pixi(tmp_path, PIXI_TOML, index, capsys, "--index-url", f"{index.url}/simple")
+    assert code == 1
+    # tensorflow-text 2.20.1 needs tensorflow>=2.20.0; the mirror serves no protobuf 4.25.0; the win-64 table's
+    # numpy==1.25.0 (which it does not serve either) is not the linux target's
+    assert {(p["id"], p["where"]) for p in problems} == {
+        ("CHK-RESOLVE-CONFLICT", "pypi-dependencies.tensorflow"),
+        ("CHK-PIN-NOT-SERVED", "feature.old-protobuf.pypi-dependencies.protobuf")}
+    conflict = next(p for p in problems if p["id"] == "CHK-RESOLVE-CONFLICT")
+    assert conflict["message"].startswith("uv resolves no environment of the pixi manifest's pypi-dependencies with "
+                                          "feature text (its conda dependencies left out: they are not uv's) for "
+                                          "Python 3.11 on linux-x86_64: ")
+
+
+def test_check_resolve_of_a_pixi_manifest_takes_the_target_tables_of_the_targets_subdir(tmp_path, index, capsys):
+    text = PIXI_TOML.split("[feature.")[0].replace('numpy = "==1.26.4"', 'protobuf = "==4.25.0"')
+    code, problems = check_pixi(tmp_path, text, index, capsys, "--index-url", f"{index.url}/simple")
+    assert code == 1  # the linux-64 table's protobuf==4.25.0 is asked, the win-64 table's numpy==1.25.0 is not
+    assert [(p["id"], p["where"]) for p in problems] == [
+        ("CHK-PIN-NOT-SERVED", "target.linux-64.pypi-dependencies.protobuf")]
+
+
+def test_check_resolve_of_a_pixi_manifest_resolves_for_the_python_it_installs(tmp_path, index, capsys):
+    # scipy 1.10.1 has no cp312 wheel: pixi installs Python 3.12, whatever the target's Python
+    text = '[workspace]\nchannels = ["conda-forge"]\nplatforms = ["linux-64"]\n[dependencies]\npython = "3.12.*"\n' \
+           '[pypi-dependencies]\nscipy = "==1.10.1"\n'
+    code, problems = check_pixi(tmp_path, text, index, capsys, "--index-url", f"{index.url}/simple")
+    assert code == 1
+    assert [(p["id"], p["where"]) for p in problems] == [("CHK-PIN-NOT-SERVED", "pypi-dependencies.scipy")]
+    assert "for Python 3.12 (the manifest's python) on linux-x86_64" in problems[0]["message"]
+    code, problems = check_pixi(tmp_path, text.replace("3.12.*", "3.11.*"), index, capsys, "--index-url",
+                                f"{index.url}/simple", python="3.12")
+    assert problems == []  # for 3.11, which the manifest installs, scipy 1.10.1 has its wheel (and CHK-TARGET-PYTHON
+    assert code == 1  # says that the target's 3.12 is not the Python pixi installs)
+
+
+def test_check_resolve_of_a_pixi_manifest_asks_its_pypi_options_index(tmp_path, index, capsys):
+    text = PIXI_TOML.split("[target.")[0] + '\n[pypi-options]\nindex-url = "INDEX/simple"\n'
+    code, problems = check_pixi(tmp_path, text, index, capsys)
+    assert (code, problems) == (0, [])
+    assert any(path.startswith("/simple/tensorflow") for path in index.requests)
+
+
+def test_check_resolve_of_a_pixi_manifest_of_git_and_path_packages_says_it_was_not_resolved(tmp_path, index,
+                                                                                             capsys):
+    text = '[workspace]\nchannels = ["conda-forge"]\nplatforms = ["linux-64"]\n[dependencies]\npython = "3.11.*"\n' \
+           '[pypi-dependencies]\napp = { path = ".", editable = true }\n' \
+           'lib = { git = "https://github.com/example/lib.git" }\n'
+    code, problems = check_pixi(tmp_path, text, index, capsys, "--index-url", f"{index.url}/simple")
+    assert code == 0
+    assert [(p["id"], p["severity"], p["where"]) for p in problems] == [
+        ("CHK-NOT-RESOLVED", "warning", "pypi-dependencies.app")]
+    assert "(pypi-dependencies.app, pypi-dependencies.lib) are path, git or URL packages" in problems[0]["message"]
+    assert not index.requests
+
+
 # ---------------------------------------------------------------- a plan of conda builds, solved by rattler
 
 # three offline channels derived from prefix-dev/pixi's examples/pytorch/pixi.lock (tests/fixtures/conda/SOURCES.md):
