@@ -147,8 +147,8 @@ def _with_resolution(report: FileReport, text: str, kind: str | None, targets: t
     from envpin.lock.resolution import resolve_lines  # noqa: PLC0415 - --resolve only
 
     kind = kind or kind_of(report.path, text)
-    if kind == "pyproject.toml":
-        return _with_manifest_resolution(report, text, targets, options, ignore)
+    if kind in ("pyproject.toml", "pixi.toml"):
+        return _with_manifest_resolution(report, text, kind == "pixi.toml", targets, options, ignore)
     if kind not in ("requirements", "environment.yml"):
         return report
     requirements, index_options, origins, left_out = _file_lines(report.path, text, kind, allow_outside)
@@ -185,11 +185,14 @@ def _resolution_problems(answer, on: str, what: str, origins: dict[str, str]) ->
     return []
 
 
-def _with_manifest_resolution(report: FileReport, text: str, targets: tuple[CheckTarget, ...],
+def _with_manifest_resolution(report: FileReport, text: str, pixi: bool, targets: tuple[CheckTarget, ...],
                               options: ResolveOptions, ignore: frozenset[str]) -> FileReport:
     """`--resolve` of a pyproject.toml: its `[project]` dependencies, then those with each extra and each dependency
     group, as uv installs them (envpin.lock.resolution.resolve_manifest), for each target. An extra or group is
-    asked only where the dependencies themselves resolve: its answer would repeat theirs."""
+    asked only where the dependencies themselves resolve: its answer would repeat theirs. A pixi manifest's
+    pypi-dependencies likewise (the default feature's, then with each feature), as pixi has uv resolve them: for the
+    Python of its conda `python` dependency, from its `[pypi-options]` indexes; its conda dependencies are not
+    uv's, and stay out."""
     from envpin.lock.resolution import RESOLVED, resolve_manifest  # noqa: PLC0415 - --resolve only
     from envpin.readers.project_files import read_manifest  # noqa: PLC0415 - as above
 
@@ -197,44 +200,79 @@ def _with_manifest_resolution(report: FileReport, text: str, targets: tuple[Chec
         manifest = read_manifest(text, report.path)
     except EnvpinInputError:
         return report  # the file's own check reports it malformed
-    default = next((i.url for i in manifest.indexes if i.default), None)
-    searched = tuple(i.url for i in manifest.indexes if not i.explicit and not i.default)
+    default = manifest.pypi_index_url or next((i.url for i in manifest.indexes if i.default), None)
+    searched = (*manifest.pypi_extra_index_urls, *(i.url for i in manifest.indexes if not i.explicit and not i.default))
     scopes = list(dict.fromkeys(s for e in manifest.entries if e.manager == "pip" for s in e.scope
-                                if s.startswith(("extra:", "group:"))))
+                                if s.startswith(("extra:", "group:", "feature:"))))
+    indexed = any(e.manager == "pip" for e in manifest.entries)
     found: list[Problem] = []
     machines: dict[tuple[str, str], Target] = {}  # one run per Python and platform: a source's markers read no more
     for each in targets:
         machines.setdefault((each.target.python, each.target.platform), each.target)
     for check_target in machines.values():
-        on = f"for Python {check_target.python} on {check_target.platform}"
         for scope in (None, *scopes):
             lines, bindings, origins = _manifest_environment(manifest, scope, check_target)
-            answer = resolve_manifest(lines, bindings, default, searched, check_target.python, check_target.platform,
-                                      options)
-            what = "the project's dependencies" + (f" with {scope.replace(':', ' ', 1)}" if scope else "")
+            python = _pixi_python(manifest, scope, check_target.python)
+            on = f"for Python {python}" + (" (the manifest's python)" if python != check_target.python else "") + \
+                f" on {check_target.platform}"
+            if not lines:
+                if not indexed and manifest.unindexed:
+                    found.append(problem("CHK-NOT-RESOLVED", manifest.unindexed[0], f"not resolved end to end {on}: "
+                                         f"its PyPI dependencies ({', '.join(manifest.unindexed)}) are path, git or "
+                                         "URL packages, which no index serves and uv would have to build",
+                                         "nothing to fix here: pixi builds them when it installs"))
+                continue
+            answer = resolve_manifest(lines, bindings, default, searched, python, check_target.platform, options)
+            what = ("the pixi manifest's pypi-dependencies" if pixi else "the project's dependencies") + \
+                (f" with {scope.replace(':', ' ', 1)}" if scope else "") + \
+                (" (its conda dependencies left out: they are not uv's)" if pixi else "")
             found += _resolution_problems(answer, on, what, origins)
             if scope is None and answer.status != RESOLVED:
                 break
+    if manifest.unindexed and indexed:
+        found = [replace(f, message=f"{f.message} ({', '.join(manifest.unindexed)} left out: a resolver cannot take "
+                                    "it)") for f in found]
     kept = tuple(dict.fromkeys(f for f in found if f.id not in ignore))
     return replace(report, problems=report.problems + kept) if kept else report
 
 
+def _pixi_python(manifest, scope: str | None, python: str) -> str:
+    """The Python pixi installs for an environment (the default feature, or with one feature): the target's where
+    the manifest's conda `python` (the feature's own, else the default one) allows it or says none, else the minor
+    it allows nearest the target's (`3.11.*` → 3.11)."""
+    from envpin.check.targets import admits_python, pythons_admitted  # noqa: PLC0415 - --resolve only
+    from envpin.readers.project_files import pixi_python_spec  # noqa: PLC0415 - as above
+
+    specs = {next((s for s in e.scope if s.startswith("feature:")), None): pixi_python_spec(e.text)
+             for e in manifest.entries if e.manager == "conda" and not e.platforms and pixi_python_spec(e.text)}
+    spec = specs.get(scope) or specs.get(None)
+    if spec is None or admits_python(spec, python):
+        return python
+    allowed = pythons_admitted(spec)
+    minor = int(python.split(".")[1]) if python.count(".") else 0
+    return min(allowed, key=lambda v: abs(int(v.split(".")[1]) - minor)) if allowed else python
+
+
 def _manifest_environment(manifest, scope: str | None, target) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...],
                                                                         dict[str, str]]:
-    """(requirement lines, (package, index) bindings, canonical name -> where) of the dependencies with one extra or
-    group (`extra:cu128`), on the target: a line whose uv source holds under a marker only where it holds there."""
-    from envpin.vocabulary.markers import marker_holds  # noqa: PLC0415 - --resolve only
+    """(requirement lines, (package, index) bindings, canonical name -> where) of the dependencies with one extra,
+    group or pixi feature (`extra:cu128`), on the target: a line whose uv source holds under a marker only where it
+    holds there, a pixi `target.<subdir>` line only on that subdir."""
+    from envpin.readers.variants import CONDA_SUBDIRS  # noqa: PLC0415 - --resolve only
+    from envpin.vocabulary.markers import marker_holds  # noqa: PLC0415 - as above
 
     lines: list[str] = []
     bindings: list[tuple[str, str]] = []
     origins: dict[str, str] = {}
     for entry in manifest.entries:
-        if entry.manager != "pip" or entry.platforms:
-            continue  # pixi's conda and per-platform tables: not uv's to resolve
+        if entry.manager != "pip":
+            continue  # pixi's conda tables: rattler's, not uv's to resolve
+        if entry.platforms and target.platform not in {CONDA_SUBDIRS.get(s) for s in entry.platforms}:
+            continue
         labels = [s for s in entry.scope if s.startswith(("extra:", "group:", "feature:"))]
         if labels and labels != [scope]:
             continue
-        markers = [s for s in entry.scope if s not in labels]
+        markers = [s for s in entry.scope if s not in labels and not s.startswith("target:")]
         if not all(marker_holds(m, os_name=target.os, arch=target.arch, python=target.python) for m in markers):
             continue
         name = _name(entry.text)

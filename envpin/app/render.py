@@ -9,7 +9,7 @@ from envpin.base.errors import EnvpinInputError
 from envpin.base.escapes import hidden
 from envpin.base.record import Record, record
 from envpin.emit.formats import format_for_path
-from envpin.resolver.plan import Plan, Unsatisfiable
+from envpin.resolver.plan import RESOLVED, Plan, Unsatisfiable
 from envpin.resolver.request import CHANNELS, PIP, Request
 from envpin.resolver.urls import redact_credentials
 
@@ -53,15 +53,23 @@ def _conda_json(plan: Plan, request: Request, database: Database, project: Proje
             "warnings": [w for w in environment.warnings if w not in plan.warnings]}  # the plan's are said above
 
 
-def render_text(answer: Plan | Unsatisfiable, request: Request) -> str:
-    """`--format text`: a pip plan's table, or a conda plan's match specs and conda command (conda renders its own)."""
+def render_text(answer: Plan | Unsatisfiable, request: Request, project: Project | None = None) -> str:
+    """`--format text`: a pip plan's table, or a conda plan's match specs and conda command (conda renders its own).
+    A resolved plan's `install:` command is the resolution's (`--format pip`), so that copying it installs the
+    environment uv proved, not the plan's pins for pip to resolve again."""
     if isinstance(answer, Plan) and answer.channel != PIP:
         from envpin.conda.render import render_text as conda_text  # noqa: PLC0415 - the conda model, conda plans only
 
         return conda_text(answer, request)
     from envpin.emit import text  # noqa: PLC0415
 
-    return text.render(answer, request)
+    install = None
+    if isinstance(answer, Plan) and answer.resolution is not None and answer.resolution.status == RESOLVED:
+        from envpin.app import resolved  # noqa: PLC0415 - the resolution's formats, for --resolve only
+
+        document = resolved.resolved_document(answer)
+        install = resolved.install_command("pip", document, project) if document is not None else None
+    return text.render(answer, request, install=install)
 
 
 COMMAND_FORMATS = ("index-url", "pip", "uv")  # what the user runs now: the index's credentials must stay in
@@ -87,7 +95,7 @@ def _render(answer: Plan | Unsatisfiable, request: Request, options: RenderOptio
             document["conda"] = _conda_json(answer, request, database, project)
         return json.dumps(document, indent=2) + "\n"
     if options.format == "text" or isinstance(answer, Unsatisfiable):
-        return render_text(answer, request)
+        return render_text(answer, request, project)
     if request.channel != PIP:
         from envpin.conda import render as conda_env  # noqa: PLC0415
         from envpin.conda.specs import conda_environment  # noqa: PLC0415

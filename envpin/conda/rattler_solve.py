@@ -5,8 +5,9 @@ loads it). The virtual packages always come from the caller (`envpin.conda.virtu
 never from rattler's detection of this machine or CONDA_OVERRIDE_*: an environment is solved for its target.
 
 Channels: `channels=None` uses the environment file's channel names as conda does (conda-forge →
-https://conda.anaconda.org/conda-forge); a folder maps each name to the subfolder of that name (offline mirrors,
-tests); a mapping gives each name its own path or URL. Channel priority is strict, as conda-forge recommends.
+https://conda.anaconda.org/conda-forge, `defaults` → conda's default channels on repo.anaconda.com); a folder maps
+each name to the subfolder of that name (offline mirrors, tests); a mapping gives each name its own path or URL.
+Channel priority is strict, as conda-forge recommends.
 """
 
 from __future__ import annotations
@@ -110,7 +111,7 @@ def solve_specs(
 ) -> Solution:
     """`offline`: the channels' repodata from rattler's cache only, never fetched (a local channel is read as ever)."""
     module = rattler()
-    sources = resolve_channels(environment.channels, channels, origin)
+    sources = resolve_channels(environment.channels, channels, origin, platform)
     specs = [_match_spec(module, spec, origin, position) for position, spec in enumerate(environment.dependencies)]
     virtual = [_generic(module, package) for package in virtual_packages]
     config = {"default_config": module.SourceConfig(cache_action="force-cache-only")} if offline else {}
@@ -144,16 +145,30 @@ def solve_specs(
     )
 
 
-def resolve_channels(names: tuple[str, ...], channels: ChannelSource, origin: str) -> list[str]:
-    """The channel locations to solve against, in the file's order (`nodefaults` dropped)."""
+# conda's `defaults` is an alias rattler does not know: conda reads it as its `default_channels` setting, which
+# without a .condarc is DEFAULT_CHANNELS_UNIX, or DEFAULT_CHANNELS_WIN on Windows (conda/conda
+# conda/base/constants.py @26.7.1, lines 122-131:
+# https://github.com/conda/conda/blob/26.7.1/conda/base/constants.py#L122-L131). conda picks by the OS it runs on;
+# a solve for a target picks by the target's subdir.
+DEFAULTS = "defaults"
+DEFAULT_CHANNELS_UNIX = ("https://repo.anaconda.com/pkgs/main", "https://repo.anaconda.com/pkgs/r")
+DEFAULT_CHANNELS_WIN = (*DEFAULT_CHANNELS_UNIX, "https://repo.anaconda.com/pkgs/msys2")
+
+
+def default_channels(platform: str) -> tuple[str, ...]:
+    """What conda reads `defaults` as for a conda subdir (`win-64`: msys2 too)."""
+    return DEFAULT_CHANNELS_WIN if platform.startswith("win-") else DEFAULT_CHANNELS_UNIX
+
+
+def resolve_channels(names: tuple[str, ...], channels: ChannelSource, origin: str, platform: str) -> list[str]:
+    """The channel locations to solve against, in the file's order (`nodefaults` dropped). `defaults` is conda's
+    channels for the subdir where the channels are the file's names, and a channel like any other where a folder
+    or a location is given for it (`--channels DIR` with `DIR/defaults`, `--channel defaults=LOCATION`)."""
     names = tuple(n for n in names if n != "nodefaults")
     if not names:
         raise CondaInputError(f"{origin}: no channels; add `channels: [conda-forge]`")
     if channels is None:
-        if "defaults" in names:
-            raise CondaInputError(f"{origin}: `defaults` is conda's own alias, which rattler does not resolve; "
-                                  "name the channels (e.g. conda-forge) or pass a channel folder")
-        return list(names)
+        return list(dict.fromkeys(url for n in names for url in (default_channels(platform) if n == DEFAULTS else (n,))))
     if isinstance(channels, Mapping):
         missing = [n for n in names if n not in channels]
         if missing:

@@ -9,7 +9,9 @@ from envpin.resolver.plan import RESOLVED, Plan, Unsatisfiable
 from envpin.resolver.request import Request
 
 
-def render(answer: Plan | Unsatisfiable, request: Request) -> str:
+def render(answer: Plan | Unsatisfiable, request: Request, install: str | None = None) -> str:
+    """`install`: the command that installs the plan's resolution (envpin.app.resolved.install_command), where uv
+    resolved it; else the command is the plan's pins."""
     lines = head(answer)
     if isinstance(answer, Unsatisfiable):
         lines.append(f"no solution ({answer.code}): {printable(answer.message)}")
@@ -28,7 +30,11 @@ def render(answer: Plan | Unsatisfiable, request: Request) -> str:
     accelerator = ", ".join(f"{f} {a}" for f, a in accelerators.items()) if len(accelerators) > 1 else answer.accelerator
     lines += ["", f"accelerator: {accelerator}", "", "install:"]
     lines += [f"  {printable(note)}" for note in answer.notes]
-    lines += [f"  {pip_command(answer)}", "", "why:"]
+    if install is not None:  # a shell comment, so that copying both lines runs the command alone
+        lines.append("  # every package of the resolution below, pinned"
+                     + (", into the conda part (-o environment.yml writes both)" if answer.resolution is not None
+                        and answer.resolution.conda else ""))
+    lines += [f"  {install or pip_command(answer)}", "", "why:"]
     lines += [f"  - {printable(reason)}" for reason in answer.reasons]  # each one line: they quote names from elsewhere
     lines += warning_lines(answer.warnings)
     lines += resolution_lines(answer)

@@ -630,6 +630,9 @@ class Manifest(Record):
     requires_python: str | None = None
     notes: tuple[str, ...] = ()
     platforms: tuple[str, ...] = ()  # pixi's workspace platforms, as conda subdirs
+    pypi_index_url: str | None = None  # pixi's `[pypi-options]` index-url: the default index, in place of PyPI
+    pypi_extra_index_urls: tuple[str, ...] = ()  # pixi's `[pypi-options]` extra-index-urls
+    unindexed: tuple[str, ...] = ()  # pixi pypi-dependencies from a path, git or URL (where): no index serves them
 
 
 def read_manifest(text: str, name: str) -> Manifest:
@@ -671,7 +674,8 @@ def read_manifest(text: str, name: str) -> Manifest:
         except _NotAList as error:
             raise EnvpinInputError(f"{name}: {error}") from None
         manifest = Manifest(manifest.entries + inner.entries, indexes, inner.channels, manifest.requires_python,
-                            manifest.notes + inner.notes, inner.platforms)
+                            manifest.notes + inner.notes, inner.platforms, inner.pypi_index_url,
+                            inner.pypi_extra_index_urls, inner.unindexed)
     return manifest
 
 
@@ -781,10 +785,16 @@ def _pixi(document: dict, prefix: str) -> Manifest:
                                              "conda", (f"target:{name}",), platforms=(platform["platform"],)))
         elif isinstance(platform, str):
             named[platform] = platform
-    entries += _pixi_tables(document, prefix, (), named)
+    unindexed: list[str] = []
+    entries += _pixi_tables(document, prefix, (), named, unindexed)
     for feature, table in _table(document.get("feature")).items():
-        entries += _pixi_tables(_table(table), f"{prefix}feature.{feature}.", (f"feature:{feature}",), named)
-    return Manifest(tuple(entries), (), channels, platforms=tuple(dict.fromkeys(named.values())))
+        entries += _pixi_tables(_table(table), f"{prefix}feature.{feature}.", (f"feature:{feature}",), named, unindexed)
+    options = _table(document.get("pypi-options"))
+    index_url = options.get("index-url")
+    extra = tuple(_strings(options.get("extra-index-urls")))
+    return Manifest(tuple(entries), (), channels, platforms=tuple(dict.fromkeys(named.values())),
+                    pypi_index_url=index_url if isinstance(index_url, str) else None, pypi_extra_index_urls=extra,
+                    unindexed=tuple(unindexed))
 
 
 _PIXI_OS: dict[str, tuple[str, ...]] = {"linux": ("linux-",), "win": ("win-",), "osx": ("osx-",), "unix": ("linux-", "osx-")}
@@ -802,8 +812,10 @@ def _pixi_subdirs(selector: str, named: dict[str, str]) -> tuple[str, ...]:
     return tuple(matched) or (selector,)
 
 
-def _pixi_tables(table: dict, prefix: str, scope: tuple[str, ...], named: dict[str, str],
+def _pixi_tables(table: dict, prefix: str, scope: tuple[str, ...], named: dict[str, str], unindexed: list[str],
                  platforms: tuple[str, ...] = ()) -> list[ManifestEntry]:
+    """The entries of one table (the manifest, a feature, a target); `unindexed` gathers where a pypi-dependency
+    is a path, git or URL package."""
     entries = []
     for name, value in _table(table.get("dependencies")).items():
         entries.append(_pixi_conda(name, value, f"{prefix}dependencies.{name}", scope, platforms))
@@ -811,6 +823,8 @@ def _pixi_tables(table: dict, prefix: str, scope: tuple[str, ...], named: dict[s
         entry = _pixi_pypi(name, value, f"{prefix}pypi-dependencies.{name}", scope, platforms)
         if entry is not None:
             entries.append(entry)
+        else:
+            unindexed.append(f"{prefix}pypi-dependencies.{name}")
     cuda = _table(table.get("system-requirements")).get("cuda")
     if isinstance(cuda, (str, int, float)):
         entries.append(ManifestEntry(f"__cuda {cuda}", f"{prefix}system-requirements.cuda", "conda", scope,
@@ -818,7 +832,7 @@ def _pixi_tables(table: dict, prefix: str, scope: tuple[str, ...], named: dict[s
     if not platforms:
         for selector, inner in _table(table.get("target")).items():
             entries += _pixi_tables(_table(inner), f"{prefix}target.{selector}.", scope + (f"target:{selector}",),
-                                    named, _pixi_subdirs(str(selector), named))
+                                    named, unindexed, _pixi_subdirs(str(selector), named))
     return entries
 
 

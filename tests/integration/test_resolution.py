@@ -5,13 +5,18 @@ protobuf>=6.31.1."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import platform
 import re
 import shlex
+import shutil
+import socket
 import subprocess
 import sys
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -383,6 +388,22 @@ def test_an_environment_yml_written_from_the_resolution_pins_both_parts(tmp_path
     assert dependencies[-1]["pip"][1:] == ["numpy==1.26.4", "protobuf==5.29.5", "tensorflow==2.20.0"]
 
 
+def test_the_text_answer_of_an_environment_yml_installs_the_pip_part_into_the_conda_part(tmp_path, index, capsys):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "environment.yml").write_text(ENVIRONMENT_YML)
+    assert main(["solve", "--project", str(project), *RTX3090, "--glibc", "2.28", "--resolve", "--index-url",
+                 f"{index.url}/simple", "--allow-insecure-index", "--channels", str(CONDA_CHANNELS),
+                 "--cache-dir", str(tmp_path / "rattler")]) == 0
+    text = capsys.readouterr().out
+    install = text.split("\ninstall:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert install[-2] == "  # every package of the resolution below, pinned, into the conda part (-o environment.yml " \
+                          "writes both)"
+    assert shlex.split(install[-1]) == ["pip", "install", "numpy==1.26.4", "protobuf==5.29.5", "tensorflow==2.20.0",
+                                        "--index-url", f"{index.url}/simple"]
+    assert "\nconda part:\n  " in text
+
+
 def test_a_pip_line_the_conda_parts_python_cannot_install_is_refused_naming_that_python(tmp_path, index, capsys):
     # scipy 1.10.1 says Requires-Python <3.12 and has no cp312 wheel; the conda part installs Python 3.12.0
     code, answer = solve_environment_yml(tmp_path, ENVIRONMENT_YML + "    - scipy==1.10.1\n", index, capsys)
@@ -417,6 +438,75 @@ def test_offline_without_rattlers_cache_of_a_remote_channel_is_not_resolved(tmp_
     resolution = json.loads(capsys.readouterr().out)["resolution"]
     assert resolution["status"] == "not-resolved"
     assert "offline, and rattler's cache does not hold the channels' repodata" in resolution["detail"]
+
+
+def test_conda_defaults_is_read_as_condas_default_channels_for_the_subdir():
+    from envpin.conda.rattler_solve import resolve_channels  # noqa: PLC0415 - the conda side's own
+
+    main_r = ["https://repo.anaconda.com/pkgs/main", "https://repo.anaconda.com/pkgs/r"]
+    assert resolve_channels(("defaults", "conda-forge"), None, "f", "linux-64") == [*main_r, "conda-forge"]
+    assert resolve_channels(("defaults",), None, "f", "win-64") == [*main_r, "https://repo.anaconda.com/pkgs/msys2"]
+    assert resolve_channels(("https://repo.anaconda.com/pkgs/main", "defaults", "nodefaults"), None, "f",
+                            "osx-arm64") == main_r  # each once, in the file's order
+
+
+DEFAULTS_YML = ENVIRONMENT_YML.replace("channels: [conda-forge]", "channels: [defaults]")
+
+
+def test_an_environment_yml_on_defaults_is_solved_from_a_defaults_folder(tmp_path, index, capsys):
+    shutil.copytree(CONDA_CHANNELS / "conda-forge", tmp_path / "channels" / "defaults")  # a mirror of the alias
+    code, answer = solve_environment_yml(tmp_path, DEFAULTS_YML, index, capsys, "--channels", str(tmp_path / "channels"))
+    assert code == 0, answer.get("error")
+    resolution = answer["resolution"]
+    assert resolution["status"] == "resolved", resolution["detail"]
+    assert "python=3.12.0=hab00c5b_0_cpython" in resolution["conda"]
+    assert f"rattler from {tmp_path / 'channels' / 'defaults'} for linux-64" in resolution["detail"]
+
+
+def test_an_environment_yml_on_defaults_is_solved_from_a_location_given_for_it(tmp_path, index, capsys):
+    # a loopback mirror laid out as repo.anaconda.com is, its main channel at /pkgs/main
+    shutil.copytree(CONDA_CHANNELS / "conda-forge", tmp_path / "repo" / "pkgs" / "main")
+    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(tmp_path / "repo"))
+    handler.log_message = lambda *args: None  # type: ignore[attr-defined]
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "environment.yml").write_text(DEFAULTS_YML)
+    main_channel = f"http://127.0.0.1:{server.server_address[1]}/pkgs/main"
+    try:
+        code = main(["solve", "--project", str(project), *RTX3090, "--glibc", "2.28", "--format", "json", "--resolve",
+                     "--index-url", f"{index.url}/simple", "--allow-insecure-index", "--channel",
+                     f"defaults={main_channel}", "--cache-dir", str(tmp_path / "rattler")])
+    finally:
+        server.shutdown()
+    resolution = json.loads(capsys.readouterr().out)["resolution"]
+    assert code == 0 and resolution["status"] == "resolved", resolution["detail"]
+    assert f"rattler from {main_channel} for linux-64" in resolution["detail"]
+    assert "idna=3.4=pyhd8ed1ab_0" in resolution["conda"]
+
+
+def _resolves(host: str) -> bool:
+    try:
+        socket.getaddrinfo(host, 443)
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(_resolves("repo.anaconda.com"), reason="a machine with a network would fetch anaconda's repodata")
+def test_an_environment_yml_on_defaults_without_a_network_is_not_resolved_end_to_end(tmp_path, index, capsys):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "environment.yml").write_text(DEFAULTS_YML)
+    assert main(["solve", "--project", str(project), *RTX3090, "--glibc", "2.28", "--format", "json", "--resolve",
+                 "--index-url", f"{index.url}/simple", "--allow-insecure-index",
+                 "--cache-dir", str(tmp_path / "rattler")]) == 0
+    resolution = json.loads(capsys.readouterr().out)["resolution"]
+    assert resolution["status"] == "not-resolved"  # conda's own channels were asked, and did not answer
+    assert resolution["detail"].startswith("the conda packages (idna) were not solved: a channel is unreachable: ")
+    assert "https://repo.anaconda.com/pkgs/" in resolution["detail"]
+    assert "tensorflow==2.20.0" in resolution["packages"]  # the pip part, resolved for the target's Python
 
 
 def test_the_channel_is_what_derive_conda_lock_channel_writes_from_the_lock():
@@ -570,6 +660,21 @@ def test_not_resolved_end_to_end_the_commands_print_the_plan_as_before(tmp_path,
     assert "envpin: warning: not resolved end to end: offline" in err
 
 
+def test_the_text_answers_install_command_installs_the_resolution(tmp_path, index, capsys):
+    printed, _ = command(tmp_path, "tensorflow\nprotobuf==4.25.1\n", index, capsys, "pip")
+    text, _ = command(tmp_path, "tensorflow\nprotobuf==4.25.1\n", index, capsys, "text")
+    install = text.split("\ninstall:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    # what --format pip prints: every package uv resolved, pinned, and the index; not the plan's framework pin
+    assert install == ["  # every package of the resolution below, pinned", f"  {printed.strip()}"]
+    assert "tensorflow[and-cuda]" not in install[1]
+
+
+def test_not_resolved_end_to_end_the_text_answer_installs_the_plans_pins(tmp_path, index, capsys):
+    text, _ = command(tmp_path, "tensorflow\n", index, capsys, "text", "--offline")
+    install = text.split("\ninstall:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert install == ["  pip install 'tensorflow[and-cuda]==2.21.0'"]
+
+
 @pytest.mark.skipif(not HOST_RUNS_THE_WHEELS, reason="installs (dry run) the recorded linux x86_64 wheels here")
 def test_the_printed_uv_command_installs_the_resolution(tmp_path, index, capsys):
     printed, _ = command(tmp_path, "tensorflow\nprotobuf==4.25.1\n", index, capsys, "uv", python=HOST_PYTHON)
@@ -680,6 +785,98 @@ def test_check_resolve_asks_a_non_explicit_uv_index_first_for_every_package(tmp_
                                      capsys, python="3.10")
     assert (code, problems) == (0, [])
     assert {"/whl/cu118/torch/", "/whl/cu118/tensorflow/"} <= set(index.requests)
+
+
+# ---------------------------------------------------------------- `check --resolve` of a pixi manifest
+
+PIXI_TOML = """[workspace]
+name = "app"
+channels = ["conda-forge"]
+platforms = ["linux-64", "win-64"]
+
+[dependencies]
+python = "3.11.*"
+
+[pypi-dependencies]
+tensorflow = "==2.19.1"
+
+[target.linux-64.pypi-dependencies]
+numpy = "==1.26.4"
+
+[target.win-64.pypi-dependencies]
+numpy = "==1.25.0"
+
+[feature.text.pypi-dependencies]
+tensorflow-text = "==2.20.1"
+
+[feature.old-protobuf.pypi-dependencies]
+protobuf = { version = "==4.25.0" }
+"""
+
+
+def check_pixi(tmp_path: Path, text: str, index: MetadataIndex, capsys, *options: str,
+               python: str = "3.11") -> tuple[int, list]:
+    (tmp_path / "pixi.toml").write_text(text.replace("INDEX", index.url))
+    code = main(["check", str(tmp_path / "pixi.toml"), "--format", "json", "--no-config", "--resolve",
+                 "--allow-insecure-index", *options, *RTX3090, "--python", python])
+    problems = json.loads(capsys.readouterr().out)["files"][0]["problems"]
+    return code, [p for p in problems if p["id"] in ("CHK-RESOLVE-CONFLICT", "CHK-PIN-NOT-SERVED", "CHK-NOT-RESOLVED")]
+
+
+def test_check_resolve_of_a_pixi_manifest_resolves_its_pypi_dependencies_with_each_feature(tmp_path, index, capsys):
+    code, problems = check_pixi(tmp_path, PIXI_TOML, index, capsys, "--index-url", f"{index.url}/simple")
+    assert code == 1
+    # tensorflow-text 2.20.1 needs tensorflow>=2.20.0; the mirror serves no protobuf 4.25.0; the win-64 table's
+    # numpy==1.25.0 (which it does not serve either) is not the linux target's
+    assert {(p["id"], p["where"]) for p in problems} == {
+        ("CHK-RESOLVE-CONFLICT", "pypi-dependencies.tensorflow"),
+        ("CHK-PIN-NOT-SERVED", "feature.old-protobuf.pypi-dependencies.protobuf")}
+    conflict = next(p for p in problems if p["id"] == "CHK-RESOLVE-CONFLICT")
+    assert conflict["message"].startswith("uv resolves no environment of the pixi manifest's pypi-dependencies with "
+                                          "feature text (its conda dependencies left out: they are not uv's) for "
+                                          "Python 3.11 on linux-x86_64: ")
+
+
+def test_check_resolve_of_a_pixi_manifest_takes_the_target_tables_of_the_targets_subdir(tmp_path, index, capsys):
+    text = PIXI_TOML.split("[feature.")[0].replace('numpy = "==1.26.4"', 'protobuf = "==4.25.0"')
+    code, problems = check_pixi(tmp_path, text, index, capsys, "--index-url", f"{index.url}/simple")
+    assert code == 1  # the linux-64 table's protobuf==4.25.0 is asked, the win-64 table's numpy==1.25.0 is not
+    assert [(p["id"], p["where"]) for p in problems] == [
+        ("CHK-PIN-NOT-SERVED", "target.linux-64.pypi-dependencies.protobuf")]
+
+
+def test_check_resolve_of_a_pixi_manifest_resolves_for_the_python_it_installs(tmp_path, index, capsys):
+    # scipy 1.10.1 has no cp312 wheel: pixi installs Python 3.12, whatever the target's Python
+    text = '[workspace]\nchannels = ["conda-forge"]\nplatforms = ["linux-64"]\n[dependencies]\npython = "3.12.*"\n' \
+           '[pypi-dependencies]\nscipy = "==1.10.1"\n'
+    code, problems = check_pixi(tmp_path, text, index, capsys, "--index-url", f"{index.url}/simple")
+    assert code == 1
+    assert [(p["id"], p["where"]) for p in problems] == [("CHK-PIN-NOT-SERVED", "pypi-dependencies.scipy")]
+    assert "for Python 3.12 (the manifest's python) on linux-x86_64" in problems[0]["message"]
+    code, problems = check_pixi(tmp_path, text.replace("3.12.*", "3.11.*"), index, capsys, "--index-url",
+                                f"{index.url}/simple", python="3.12")
+    assert problems == []  # for 3.11, which the manifest installs, scipy 1.10.1 has its wheel (and CHK-TARGET-PYTHON
+    assert code == 1  # says that the target's 3.12 is not the Python pixi installs)
+
+
+def test_check_resolve_of_a_pixi_manifest_asks_its_pypi_options_index(tmp_path, index, capsys):
+    text = PIXI_TOML.split("[target.")[0] + '\n[pypi-options]\nindex-url = "INDEX/simple"\n'
+    code, problems = check_pixi(tmp_path, text, index, capsys)
+    assert (code, problems) == (0, [])
+    assert any(path.startswith("/simple/tensorflow") for path in index.requests)
+
+
+def test_check_resolve_of_a_pixi_manifest_of_git_and_path_packages_says_it_was_not_resolved(tmp_path, index,
+                                                                                             capsys):
+    text = '[workspace]\nchannels = ["conda-forge"]\nplatforms = ["linux-64"]\n[dependencies]\npython = "3.11.*"\n' \
+           '[pypi-dependencies]\napp = { path = ".", editable = true }\n' \
+           'lib = { git = "https://github.com/example/lib.git" }\n'
+    code, problems = check_pixi(tmp_path, text, index, capsys, "--index-url", f"{index.url}/simple")
+    assert code == 0
+    assert [(p["id"], p["severity"], p["where"]) for p in problems] == [
+        ("CHK-NOT-RESOLVED", "warning", "pypi-dependencies.app")]
+    assert "(pypi-dependencies.app, pypi-dependencies.lib) are path, git or URL packages" in problems[0]["message"]
+    assert not index.requests
 
 
 # ---------------------------------------------------------------- a plan of conda builds, solved by rattler
