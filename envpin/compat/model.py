@@ -785,10 +785,10 @@ class FrameworkRequires(Record):
         for line in self.requires:
             if _requirement_name(line) != name:
                 continue
-            body, _, marker = line.partition(";")
+            body, _, marker = line.strip().partition(";")
             if marker.strip() and not marker_holds(marker.strip(), os_name=os_name, arch=arch, python=python):
                 continue
-            specifier = body.strip()[len(_REQUIREMENT_NAME.match(body).group(0)):].strip()  # type: ignore[union-attr]
+            specifier = body.strip()[len(_REQUIREMENT_NAME.match(body.strip()).group(0)):].strip()  # type: ignore[union-attr]
             specifier = re.sub(r"^\[[^\]]*\]", "", specifier).strip().strip("()").strip()
             if found is None:
                 found = specifier
@@ -797,12 +797,12 @@ class FrameworkRequires(Record):
         return found
 
 
-_REQUIREMENT_NAME = re.compile(r"\s*[A-Za-z0-9][A-Za-z0-9._-]*")
+_REQUIREMENT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
 def _requirement_name(line: str) -> str:
-    match = _REQUIREMENT_NAME.match(line)
-    return re.sub(r"[-_.]+", "-", match.group(0).strip()).lower() if match else ""
+    match = _REQUIREMENT_NAME.match(line.strip())
+    return re.sub(r"[-_.]+", "-", match.group(0)).lower() if match else ""
 
 
 @record
