@@ -51,3 +51,21 @@ def test_a_class_compiles_its_init_after_enough_calls():
     for _ in range(record_module.COMPILE_AFTER):
         sample("a")
     assert vars(sample)["__init__"] is not first and sample("a") == sample(name="a")
+
+
+def test_every_frozen_value_of_envpin_is_a_record():
+    """docs/design.md's rule: one mechanism for frozen values. A `@dataclass(frozen=True)` anywhere in envpin/ is a
+    second one (a mutable `@dataclass`, a parser's running state, stays allowed)."""
+    import ast  # noqa: PLC0415 - this test only
+    from pathlib import Path  # noqa: PLC0415 - as above
+
+    found = []
+    for path in sorted((Path(__file__).resolve().parents[2] / "envpin").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            for decorator in node.decorator_list:
+                if isinstance(decorator, ast.Call) and ast.unparse(decorator.func).endswith("dataclass") and any(
+                        k.arg == "frozen" and ast.unparse(k.value) == "True" for k in decorator.keywords):
+                    found.append(f"{path.name}:{node.name}")
+    assert not found, found
