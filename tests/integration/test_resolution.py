@@ -32,6 +32,28 @@ RTX3090 = ["--os", "linux", "--arch", "x86_64", "--driver", "560.35.03", "--gpu"
 pytestmark = pytest.mark.skipif(find_uv() is None, reason="uv is a dependency of envpin; these need its binary")
 
 
+@pytest.fixture(scope="module")
+def uv_only_database(tmp_path_factory) -> Path:
+    """The frozen database without what it knows offline of these conflicts (requires.yaml: tensorflow 2.20.0
+    requires protobuf>=5.28.0; tied.yaml's tensorflow-text, tf-keras and tensorflow-decision-forests), so that each
+    move these tests watch is read from uv's answer, as for a package the database does not record."""
+    from tests.conftest import DB_DIR  # noqa: PLC0415 - this fixture only
+
+    copy = tmp_path_factory.mktemp("db") / "db"
+    shutil.copytree(DB_DIR, copy)
+    (copy / "requires.yaml").unlink()
+    tied = copy / "tied.yaml"
+    kept = [line for line in tied.read_text(encoding="utf-8").splitlines(keepends=True)
+            if not re.search(r"\{package: (tensorflow-text|tf-keras|tensorflow-decision-forests),", line)]
+    tied.write_text("".join(kept), encoding="utf-8")
+    return copy
+
+
+@pytest.fixture(autouse=True)
+def uv_decides(uv_only_database, monkeypatch):
+    monkeypatch.setenv("ENVPIN_DB", str(uv_only_database))
+
+
 @pytest.fixture
 def index(tmp_path, monkeypatch):
     """The loopback PyPI (`simple`) and PyTorch index (`whl/cu118`), and a uv cache of the test's own."""
@@ -985,3 +1007,16 @@ def test_a_conda_forge_plan_without_resolve_says_it_was_not_asked(tmp_path, caps
                  "--format", "json"]) == 0
     resolution = json.loads(capsys.readouterr().out)["resolution"]
     assert resolution["status"] == "not-resolved" and resolution["detail"].startswith("not asked")
+
+
+def test_what_the_database_knows_offline_is_what_uv_resolves(tmp_path, index, capsys, monkeypatch):
+    """With the whole database the solve moves before uv is asked (tensorflow-text's and protobuf's bounds are in
+    tied.yaml and requires.yaml): uv then resolves the first plan as it stands, with nothing left to pass over."""
+    from tests.conftest import DB_DIR  # noqa: PLC0415 - this test only
+
+    monkeypatch.setenv("ENVPIN_DB", str(DB_DIR))
+    for lines, expected in (("tensorflow\ntensorflow-text>=2.20.1,<2.21\n", "tensorflow[and-cuda]==2.20.0"),
+                            ("tensorflow\nprotobuf==4.25.1\n", "tensorflow[and-cuda]==2.19.1")):
+        code, answer = solve(tmp_path, lines, index, capsys, "--resolve")
+        assert code == 0 and pins(answer) == [expected], answer
+        assert answer["resolution"]["status"] == "resolved" and not answer["resolution"]["passed_over"], answer
