@@ -16,7 +16,7 @@ from envpin.base.errors import EnvpinInputError
 from envpin.base.escapes import hidden, shown
 from envpin.base.limits import MAX_CONTINUATIONS, LimitExceeded, check_specifiers, continuation_limit_message
 from envpin.base.record import Record, record, replace
-from envpin.readers.project import CONDA_CUDA_SUPPLIERS, GPU_PACKAGE_ALIASES, ProjectRequirement
+from envpin.readers.project import CONDA_CUDA_SUPPLIERS, GPU_PACKAGE_ALIASES, PYTHON_ABI, ProjectRequirement
 
 # pip options that take a value and only steer where packages come from.
 INDEX_OPTIONS = {"-i", "--index-url", "--extra-index-url", "-f", "--find-links", "--trusted-host"}
@@ -404,7 +404,11 @@ def _environment_document(document: dict, name: str, include: Callable[[str, boo
             spec = _exported_spec(item.strip(), moved) if export else item.strip()
             if spec is not None:
                 conda_dependency(spec, origin, entries)
-                if export and _names_python(item.strip().rsplit("=", 1)[-1]) and spec in entries.conda_packages:
+                # a build for one Python (`numpy=1.26.4=py39h…`), and python_abi, hold only beside that Python:
+                # an export's, or a hand-kept one's (a file whose `prefix:` line was removed before committing)
+                parts = item.strip().split("=")
+                tied = (len(parts) == 3 and _names_python(parts[2])) or parts[0].strip().lower() == PYTHON_ABI
+                if tied and spec in entries.conda_packages:
                     entries.python_tied.append(spec)
         else:
             raise EnvpinInputError(f"{origin}: expected a conda package or a `pip:` list")
@@ -525,7 +529,7 @@ def conda_dependency(spec: str, origin: str, entries: Entries) -> None:
         raise EnvpinInputError(f"{origin}: {spec!r} is not a conda package spec")
     package, version = match.group(1).lower(), match.group(2).strip()
     if package == "python":
-        exact = re.match(r"^=?=?(3\.\d+)(\.\*|\.\d+)?$", version)
+        exact = re.match(r"^=?=?(3\.\d+)(\.\*|\.\d+)?(=[^=\s]+)?$", version)  # a build string after it: `=3.9.18=h…`
         entries.python = exact.group(1) if exact else None
     elif package == "pip":
         return

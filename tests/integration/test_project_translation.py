@@ -244,3 +244,21 @@ def test_an_export_solved_for_another_python_drops_the_old_pythons_abi_and_unpin
     assert "pyzmq" in conda and "tornado" in conda  # py38 builds: kept, without their version
     assert not [spec for spec in conda if spec.startswith("python=3.8")]
     assert "dropped python_abi=3.8: it is Python 3.8's ABI" in captured.err
+
+
+def test_a_file_with_python_bound_builds_moved_to_another_python_drops_them(tmp_path, capsys):
+    # an export whose `prefix:` line was removed before committing: not every line a build, fewer than ten, yet its
+    # py39 builds and python_abi=3.9 hold only beside Python 3.9, which conda cannot solve beside python=3.10
+    (tmp_path / "environment.yml").write_text(
+        "name: x\nchannels:\n  - conda-forge\ndependencies:\n  - python=3.9.18=h0755675_0_cpython\n"
+        "  - python_abi=3.9=4_cp39\n  - numpy=1.26.4=py39h474f0d3_0\n  - libgcc-ng=13.2.0=h807b86a_5\n  - pip\n"
+        "  - pip:\n    - torch==2.1.2\n", encoding="utf-8")
+    code = main(["solve", "--project", str(tmp_path), "--os", "linux", "--arch", "x86_64", "--driver", "560.35",
+                 "--gpu", "NVIDIA GeForce RTX 3090", "--python", "3.10", "--format", "environment.yml"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.out
+    dependencies = [line.strip() for line in captured.out.splitlines() if line.startswith("  - ")]
+    assert "- python=3.10" in dependencies and "- numpy" in dependencies, dependencies
+    assert not any("python_abi" in line or "py39" in line for line in dependencies), dependencies
+    assert "- libgcc-ng=13.2.0=h807b86a_5" in dependencies  # a platform build, not the Python's: kept
+    assert "dropped python_abi=3.9=4_cp39: it is Python 3.9's ABI" in captured.err
