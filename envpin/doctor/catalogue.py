@@ -110,7 +110,7 @@ SIGNATURES = (
     Signature("X4", "EXT-HOST-COMPILER-UNSUPPORTED", r'#error -- unsupported GNU version! gcc versions later than (\d+) are not supported!'),
     Signature("X5", "EXT-PREBUILT-TORCH-ABI", r'\.cpython-\d+-[\w-]+\.so: undefined symbol: _ZN(3c10|2at)\w+'),
     Signature("X6", "CODE-TENSOR-NOT-ON-CUDA", r'Expected \w+\.is_cuda\(\) to be true, but got false|Expected all tensors to be on the same device'),
-    Signature("X7", "PIP-NO-TORCH-FOR-PLATFORM", r'Could not find a version that satisfies the requirement torch(==\S+)? \(from versions: (none)?\)'),
+    Signature("X7", "PIP-NO-TORCH-FOR-PLATFORM", r'Could not find a version that satisfies the requirement torch(==\S+)? \(from versions: ([^)]*)\)'),
     Signature("X8", "PIP-NO-WHEEL-FOR-PYTHON", r'Could not find a version that satisfies the requirement (tensorflow|tensorflow-gpu|tensorflow-cpu|jaxlib|jax)(\[[\w,]+\])?(?:[=<>!~][^ ]*)?(?: \(from [^)]*\))? \(from versions: ([^)]*)\)'),
     Signature("G1", "ROCM-HIP-INVALID-DEVICE-FUNCTION", r'HIP error: invalid device function|hipErrorInvalidDeviceFunction'),
     Signature("G2", "ROCM-NO-BINARY-FOR-GPU", r"hipErrorNoBinaryForGpu: (Unable to find code object|Cou?dn't find binary) for (all )?current devices"),

@@ -76,6 +76,10 @@ def _no_torch(case: Case) -> list[Finding]:
         return []
     spec = (hit.group(1) or "").lstrip("=")
     evidence = [hit.evidence()]
+    offered = [v.strip() for v in (hit.group(2) or "").split(",") if v.strip() and v.strip() != "none"]
+    if spec and offered:
+        # pip lists what the index has for this interpreter: the pinned release is not among them
+        evidence.append(f"the index offers torch {offered[0]} … {offered[-1]} for this interpreter, not {spec}")
     fix = []
     python = case.env.python if case.env else None
     version = python.version if python else case.host.python.version
