@@ -42,7 +42,7 @@ SIGNATURES = (
     Signature("W5", "WIN-CUDNN8-ZLIBWAPI-MISSING", r'Could not (locate|load library) zlibwapi\.dll'),
     Signature("W6", "WIN-TORCH240-FBGEMM-LIBOMP", r'\[WinError 126\][^\n]*Error loading "[^"]*\\torch\\lib\\fbgemm\.dll" or one of its dependencies'),
     Signature("W7", "WIN-VCREDIST-MISSING", r'''\[WinError 126\][^\n]*Error loading "[^"]*\\torch\\lib\\(c10|asmjit|torch_cpu|shm)\.dll"|Could not find module '[^']*c10\.dll' \(or one of its dependencies\)|Microsoft Visual C\+\+ Redistributable is not installed'''),
-    Signature("W8", "WIN-TORCH29-STALE-MSVCP", r'\[WinError 1114\][^\n]*Error loading "[^"]*\\torch\\lib\\(c10|torch_python|c10_cuda)\.dll"'),
+    Signature("W8", "WIN-TORCH29-STALE-MSVCP", r'\[WinError 1114\][^\n]*Error loading "(?:[^"]*\\torch\\lib|\.\.\.|…)\\(c10|torch_python|c10_cuda)\.dll"'),
     Signature("W9", "WIN-TORCH230-USERSITE", r'\[WinError 126\][^\n]*Error loading "[^"]*\\AppData\\Roaming\\Python\\Python3\d+\\site-packages\\torch\\lib\\[^"]+\.dll"'),
     Signature("W10", "WIN-CUDA-TORCH-NO-NVCUDA", r'\[WinError 126\][^\n]*Error loading "[^"]*\\torch\\lib\\caffe2_nvrtc\.dll"'),
     Signature("W11", "WIN-LEGACY-TORCH-C-DLL", r'ImportError: DLL load failed(?: while importing _C)?: (The specified module could not be found|%1 is not a valid Win32 application|The operating system cannot run %1)'),
