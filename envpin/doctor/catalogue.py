@@ -84,7 +84,7 @@ SIGNATURES = (
     Signature("A4", "ARCH-NO-KERNEL-IMAGE", r'CUDA error: no kernel image is available for execution on the device|cudaErrorNoKernelImageForDevice'),
     Signature("A5", "TRITON-GPU-TOO-OLD", r'Found (.+) which is too old to be supported by the triton GPU compiler, which is used as the backend\. Triton only supports devices of CUDA Capability >= (\d+\.\d+), but your device is of CUDA capability (\d+)\.(\d+)'),
     Signature("A6", "EXT-NVCC-UNSUPPORTED-ARCH", r"nvcc fatal\s*: Unsupported gpu architecture 'compute_(\d+)a?'"),
-    Signature("C1", "TORCH-CPU-WHEEL", r'(AssertionError|RuntimeError): Torch not compiled with CUDA enabled'),
+    Signature("C1", "TORCH-CPU-WHEEL", r'(AssertionError|RuntimeError): Torch not compiled with (CUDA|XPU) enabled'),
     Signature("C2", "CONDA-TORCH-CPU-VARIANT", r"pytorch\s+\S+\s+(cpu_\S+|py3\.\d+_cpu_0)|cpuonly|pytorch-mutex\s+1\.0\s+cpu",
               ("TORCH-CPU-WHEEL",)),
     Signature("C3", "ENV-INTERPRETER-MISMATCH", r"ModuleNotFoundError: No module named 'torch'"),
