@@ -93,7 +93,7 @@ SIGNATURES = (
     Signature("C6", "XFORMERS-TORCH-MISMATCH", r"xFormers can't load C\+\+/CUDA extensions\. xFormers was built for:\s+PyTorch (\S+) with CUDA (\d+) \(you have (\S+)\)"),
     Signature("N1", "NUMPY2-ABI-BREAK", r'A module that was compiled using NumPy 1\.x cannot be run in\s+NumPy (2\.\d+\.\d+) as it may crash'),
     Signature("N2", "NUMPY-TOO-OLD-FOR-MODULE", r'module compiled against API version 0x([0-9a-f]+) but this version of numpy is 0x([0-9a-f]+)'),
-    Signature("T1", "TF-CUDA-SONAME-MISSING", r"Could not load dynamic library '(lib\w+\.so\.\d+(?:\.\d+)?)'; dlerror: \S+: cannot open shared object file"),
+    Signature("T1", "TF-CUDA-SONAME-MISSING", r"Could not load dynamic library '(lib\w+\.so\.\d+(?:\.\d+)?)'; dlerror: \S+: cannot open shared object file|ImportError: (lib(?:cudart|cublas|cudnn|cufft|curand|cusolver|cusparse)\.so\.\d+(?:\.\d+)?): cannot open shared object file"),
     Signature("T2", "TF-CANNOT-DLOPEN-GPU-LIBS", r'Cannot dlopen some GPU libraries\. Please make sure the missing libraries mentioned above are installed properly'),
     Signature("T3", "TF-CUDA-RUNTIME-NOT-INSTALLED", r'Could not find cuda drivers on your machine, GPU will not be used'),
     Signature("T4", "TF-216-WHEELS-NOT-FOUND", None, ("TF-CANNOT-DLOPEN-GPU-LIBS", "TF-CUDA-RUNTIME-NOT-INSTALLED")),
