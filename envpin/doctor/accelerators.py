@@ -10,6 +10,8 @@ MPS out-of-memory is the allocator's limit, and MPS unavailable on an old macOS 
 
 from __future__ import annotations
 
+import re
+
 from packaging.version import Version
 
 from envpin.compat.gpus import intel_family
@@ -61,8 +63,14 @@ def _no_kernels(case: Case, signature: str) -> Finding | None:
     for name, gfx in missing:
         evidence.append(f"{name} is {gfx}, which the build has no kernels for")
     fix = []
+    if missing and case.linux:
+        # the solve knows which ROCm builds carry which targets (rocm.yaml): its answer, not a command to run
+        solved = install_fix(case, keep_release=False)
+        if solved and re.search(r"-m pip install .*torch==\S+\+rocm", solved[0]):  # a plan, not the refusal
+            fix += solved[:2]
     for _, gfx in missing or _amd_targets(case):
-        fix.append(f"`envpin solve --framework torch --gfx {gfx}` names the newest torch ROCm build compiled for {gfx}")
+        if not fix:
+            fix.append(f"`envpin solve --framework torch --gfx {gfx}` names the newest torch ROCm build compiled for {gfx}")
         override = case.database.accelerators.gfx_overrides.get(gfx)
         if override is not None and case.linux:
             failures = f" (known failures: {override.known_failures})" if override.known_failures else ""

@@ -67,18 +67,26 @@ def _coverage_findings(case: Case) -> list[Finding]:
     for gpu in case.gpus:
         if gpu.capability is None or archs is None:
             continue
-        if coverage(gpu.capability, archs) is not None:
+        if _runs(gpu.capability, archs, hit_newer):
             continue
         results.append(_uncovered(case, gpu.name, gpu.capability, archs, source, hit_newer, hit_old))
     if not results and hit_newer and archs is not None:  # no GPU facts: the warning itself names the GPU
         sm = hit_newer.text(2)
         capability = ComputeCapability(int(sm[:-1]), int(sm[-1]))
-        if coverage(capability, archs) is None:
+        if not _runs(capability, archs, hit_newer):
             results.append(_uncovered(case, gpu_name(hit_newer.text(1)), capability, archs, source, hit_newer, hit_old))
     if not results and hit_old:
         capability = ComputeCapability(int(hit_old.text(3)), int(hit_old.text(4)))
         results.append(_uncovered(case, gpu_name(hit_old.text(2)), capability, archs, source, hit_newer, hit_old))
     return results
+
+
+def _runs(capability: ComputeCapability, archs: ArchList, warning) -> bool:
+    """Does the build have code for the GPU? A cubin of its major does; PTX alone does only where torch did not say
+    otherwise: its "not compatible" warning is its own check of the cubins, and a build whose only route is the JIT of
+    an older PTX (torch 1.x's compute_37 / compute_50) fails in the CUDA libraries it bundles, which predate the GPU."""
+    found = coverage(capability, archs)
+    return found is not None and not (warning and found.how == "ptx")
 
 
 def _uncovered(case: Case, name: str, capability: ComputeCapability, archs: ArchList | None, source: str,

@@ -2,7 +2,7 @@
 
 C1 is decided by facts alone: `torch.version.cuda` is None (the probe), or the version's local tag / the
 PyPI default for the platform says CPU (the database). The error text ("Torch not compiled with CUDA
-enabled") only raises the confidence. On a machine without an NVIDIA driver a CPU build is the right one:
+enabled", or XPU on an Intel GPU) only raises the confidence. On a machine without an NVIDIA driver a CPU build is the right one:
 then it is a note that says what a GPU machine would install instead.
 """
 
@@ -93,8 +93,11 @@ def _cpu_wheel(case: Case) -> Finding | None:
                        (f"run the program with {case.python_command} (or select it in the IDE / Jupyter kernel)",),
                        LIKELY)
     if hit:
-        return Finding(C1, "error", "torch is a CPU-only build (Torch not compiled with CUDA enabled)", tuple(evidence),
-                       tuple(install_fix(case) if case.nvidia else gpu_machine_builds(case)), MATCHED)
+        # an Intel or AMD GPU in the facts: the solve picks its build (+xpu, +rocm) for this very machine
+        other_vendor = any(g.vendor in ("intel", "amd") for g in case.host.gpus)
+        asked = "XPU" if "XPU" in hit.line else "CUDA"
+        return Finding(C1, "error", f"torch is a CPU-only build (Torch not compiled with {asked} enabled)", tuple(evidence),
+                       tuple(install_fix(case) if case.nvidia or other_vendor else gpu_machine_builds(case)), MATCHED)
     return None
 
 

@@ -133,9 +133,28 @@ def _jaxlib_old(case: Case) -> Finding | None:
         return None
     evidence = ([hit.evidence()] if hit else []) + ([f"jax {jax}, jaxlib {jaxlib}"] if jax else [])
     target = jax or (hit.group(2) if hit else "X")
-    return Finding(J3, "error", "jaxlib is older than jax requires", tuple(evidence),
-                   (case.pip("install", f"jax=={target}", f"jaxlib=={target}") + " (and the CUDA plugins at the same version)",
-                    "install jax, jaxlib and the plugins together, never one alone"),
+    fix = [case.pip("install", f"jax=={target}", f"jaxlib=={target}") + " (and the CUDA plugins at the same version)",
+           "install jax, jaxlib and the plugins together, never one alone"]
+    if jax and version_tuple(jax) < (0, 4) and jaxlib:
+        # Before 0.4 jax and jaxlib were numbered apart (jax 0.2.26 needs jaxlib 0.1.74): no jaxlib carries jax's number.
+        required = hit.group(2) if hit else None
+        local = jaxlib.split("+")[1] if "+" in jaxlib else None
+        builds = [r for r in case.database.jaxlib_find_links if required and version_tuple(str(r.version)) >= version_tuple(required)]
+        same_cuda = [r for r in builds if local in r.builds] if local else []
+        if local and not same_cuda:
+            # the CUDA build installed has no release at the required jaxlib (database): jax goes back, jaxlib stays
+            evidence.append(f"no jaxlib ≥ {required} is built as +{local} (JAX's find-links releases, database "
+                            f"{case.database.version}): a newer jaxlib would need another CUDA")
+            fix = [f"keep jaxlib {jaxlib} and install an older jax, one that accepts it: "
+                   + case.pip("install", f'"jax<{jax}"')
+                   + " (if the message names a newer minimum again, go one jax release further back)",
+                   f"or move to a CUDA build of jaxlib ≥ {required} for the CUDA this machine has, with jax to match "
+                   "(`envpin solve --framework jax` pins both)"]
+        else:
+            pinned = f"jaxlib=={required}" + (f"+{local}" if local and same_cuda else "")
+            fix = [case.pip("install", pinned) + (f" -f {same_cuda[-1].url}" if local and same_cuda else "")
+                   + f" (jax {jax} needs jaxlib ≥ {required})", "install jax and jaxlib together, never one alone"]
+    return Finding(J3, "error", "jaxlib is older than jax requires", tuple(evidence), tuple(fix),
                    CONFIRMED if hit and jax else MATCHED if hit else LIKELY)
 
 

@@ -1,4 +1,4 @@
-"""Linux shared libraries (catalogue §2.2: L1–L6, L11, L12), reasoned with the loader model in `ld_search`.
+"""Linux shared libraries (catalogue §2.2: L1–L6, L11–L14), reasoned with the loader model in `ld_search`.
 
 The central fact: LD_LIBRARY_PATH is searched before the DT_RUNPATH through which torch and the pip
 `nvidia-*` wheels find each other, so a toolkit directory on LD_LIBRARY_PATH that holds the same soname
@@ -16,14 +16,15 @@ from packaging.version import Version
 from envpin.base.record import Record, record
 from envpin.doctor import ld_search
 from envpin.doctor.driver import torch_cuda as build_cuda
+from envpin.doctor.fixes import install_fix
 from envpin.doctor.ld_search import LinuxLoader, SharedObject
 from envpin.doctor.model import CONFIRMED, LIKELY, MATCHED, PROVEN, Case, Finding, Fix, version_tuple
 from envpin.vocabulary.frameworks import FRAMEWORKS
 
-L1, L2, L3, L4, L5, L6, L11, L12, L13 = (
+L1, L2, L3, L4, L5, L6, L11, L12, L13, L14 = (
     "LNX-NVJITLINK-SHADOWED", "LNX-CUBLASLT-SHADOWED", "LNX-CUDNN-SHADOWED", "LNX-TORCH201-NO-NVIDIA-WHEELS",
     "LNX-CUDNN-NOT-ON-LOADER-PATH", "ORT-CUDA-MAJOR-MISMATCH", "NCCL-DUPLICATE-OR-OLD", "CONDA-LIBSTDCXX-TOO-OLD",
-    "LNX-VENV-LIB-LIB64-SPLIT",
+    "LNX-VENV-LIB-LIB64-SPLIT", "GLIBC-TOO-OLD-FOR-WHEEL",
 )
 # a site-packages directory of a venv or prefix: <prefix>/lib/python3.11/site-packages or <prefix>/lib64/...
 _SITE = re.compile(r"^(?P<prefix>.*?)/(?P<lib>lib|lib64)/python(?P<python>3\.\d+)/site-packages/(?P<rest>.*)$")
@@ -50,13 +51,13 @@ SHADOWABLE = (
 
 
 def findings(case: Case) -> list[Finding]:
-    if not case.linux and not any(case.search(s) for s in (L1, L2, L3, L4, L5, L6, L11, L12, L13)):
+    if not case.linux and not any(case.search(s) for s in (L1, L2, L3, L4, L5, L6, L11, L12, L13, L14)):
         return []
     found = [_shadowed(case, library) for library in SHADOWABLE]
     split = _lib_lib64_split(case)
     # with the split shown, "not on the loader path" is its symptom, and its LD_LIBRARY_PATH fix the one to avoid
     found += [_torch201(case), None if split else _cudnn_not_on_path(case), _ort_major(case), _nccl_duplicates(case),
-              _libstdcxx(case), split]
+              _libstdcxx(case), split, _glibc_too_old(case)]
     return [f for f in found if f]
 
 
@@ -317,6 +318,37 @@ def _libstdcxx(case: Case) -> Finding | None:
            "do not mix extensions compiled with the system gcc with an older conda C++ runtime"]
     return Finding(L12, "error", "the C++ runtime (libstdc++) is older than a compiled module needs", tuple(evidence), tuple(fix),
                    CONFIRMED if conda else MATCHED)
+
+
+def _glibc_too_old(case: Case) -> Finding | None:
+    """`version 'GLIBC_2.28' not found (required by …/site-packages/torch/lib/libtorch_python.so)`: the module was
+    linked against a newer glibc than the machine's. glibc is the OS's own C library, so the fix is a machine with
+    that glibc (a newer OS release or container image) or a build made for this one, never a second glibc."""
+    hit = case.search(L14)
+    if not hit:
+        return None
+    needed, module = hit.text(1), hit.text(2).strip()
+    evidence = [hit.evidence()]
+    libc = case.host.libc
+    have = libc.version if libc is not None and libc.name == "glibc" else None
+    if have:
+        evidence.append(f"this machine's glibc is {have}; the module needs {needed} or newer")
+    package = re.search(r"site-packages/([\w.-]+)/", module)
+    owner = package.group(1) if package else None
+    if owner:
+        installed = case.package(owner) or case.package(owner.replace("_", "-"))
+        evidence.append(f"{module} belongs to {owner}" + (f" {installed}" if installed else "")
+                        + ": that wheel was built for a newer glibc than this machine has")
+    fix = [f"run it where glibc ≥ {needed} is the system C library: a newer OS release"
+           + (f" than this one (glibc {have})" if have else "") + f", or a container image whose glibc is ≥ {needed}"]
+    framework = next((name for name in FRAMEWORKS if owner and owner.replace("-", "_") == name.replace("-", "_")), None)
+    if framework:
+        # the solve knows each release's manylinux tag (wheel_tags.yaml), so it picks a build pip installs on this glibc
+        fix.append(f"or a {framework} build made for this glibc: " + install_fix(case, framework, keep_release=False)[0])
+    fix.append("do not install a second glibc into the system's library directories or LD_LIBRARY_PATH: every "
+               "program on the machine loads it")
+    return Finding(L14, "error", f"a compiled module needs glibc {needed}, newer than this machine's",
+                   tuple(evidence), tuple(fix), CONFIRMED if have else MATCHED)
 
 
 def _v(text: str):

@@ -7,6 +7,8 @@ What a TensorFlow build expects comes from the database (TensorFlow's tested bui
 
 from __future__ import annotations
 
+import re
+
 from envpin.doctor.model import CONFIRMED, LIKELY, MATCHED, PROVEN, Case, Finding, version_tuple
 
 T1, T2, T3, T4, T5, W13, W14 = ("TF-CUDA-SONAME-MISSING", "TF-CANNOT-DLOPEN-GPU-LIBS", "TF-CUDA-RUNTIME-NOT-INSTALLED",
@@ -62,8 +64,35 @@ def _soname_missing(case: Case) -> Finding | None:
     hit = case.search(T1)
     if not hit:
         return None
-    return Finding(T1, "error", f"TensorFlow cannot load {hit.group(1)}", tuple(_tf_evidence(case, [hit.evidence()])),
-                   tuple(_tf_fixes(case)), CONFIRMED if tf_version(case) else MATCHED)
+    soname = hit.group(1) or hit.group(2) or ""
+    if hit.group(2) and not (tf_version(case) or re.search(r"tensorflow", case.error_text, re.I)):
+        return None  # the ImportError form is TensorFlow's only where TensorFlow is the one importing
+    evidence = _tf_evidence(case, [hit.evidence()])
+    fixes = _tf_fixes(case)
+    wanted = _cuda_of_soname(soname)
+    if wanted and not _tested(case, case.platform):
+        # the database has no record of this release: the soname itself says which CUDA the build was linked with
+        others = [t for t in case.host.toolkits if _cuda_of_soname(f"libcudart.so.{t.version}") != wanted]
+        for toolkit in others:
+            held = [n for d, names in case.host.files.items() if toolkit.root and d.startswith(toolkit.root) for n in names
+                    if n.startswith(soname.split(".so")[0] + ".so.")]
+            evidence.append(f"the CUDA {toolkit.version} installed at {toolkit.root} is another release"
+                            + (f": it holds {', '.join(held)}, not {soname}" if held else f", without {soname}"))
+        fixes.insert(0, f"install CUDA {wanted}, whose runtime {soname} this TensorFlow build loads, beside the "
+                        + (f"CUDA {', '.join(t.version for t in others)} installed, " if others else "")
+                        + "and put its lib64 on LD_LIBRARY_PATH; or a TensorFlow release built for the CUDA this machine has")
+    return Finding(T1, "error", f"TensorFlow cannot load {soname}", tuple(evidence), tuple(fixes),
+                   CONFIRMED if tf_version(case) else MATCHED)
+
+
+def _cuda_of_soname(soname: str) -> str | None:
+    """The CUDA release a runtime soname belongs to: libcudart.so.7.5 is CUDA 7.5's (its sonames carried major.minor
+    up to CUDA 10.x), libcudart.so.11.0 is every CUDA 11.x's, libcudart.so.12 every 12.x's."""
+    match = re.fullmatch(r"libcudart\.so\.(\d+)(?:\.(\d+))?", soname)
+    if not match:
+        return None
+    major, minor = int(match.group(1)), match.group(2)
+    return f"{major}.{minor}" if major <= 10 and minor is not None else f"{major}.x"
 
 
 def _tf_evidence(case: Case, evidence: list[str]) -> list[str]:

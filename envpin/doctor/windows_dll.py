@@ -542,6 +542,11 @@ def _ort_provider(case: Case) -> Finding | None:
     ort = case.package("onnxruntime-gpu")
     evidence = [hit.evidence()] + ([f"onnxruntime-gpu {ort}" + (" (PyPI ≥ 1.19: CUDA 12 + cuDNN 9)" if version_tuple(ort) >= (1, 19) else "")] if ort else [])
     needed = ("cublasLt64_12.dll", "cudnn64_9.dll") if not ort or version_tuple(ort) >= (1, 19) else ("cublasLt64_11.dll", "cudnn64_8.dll")
+    named = hit.group(1)  # onnxruntime ≥ 1.20 names the missing dependency: its major is the one the build wants
+    major = re.search(r"64_(\d+)\.dll$", named or "")
+    if named and major:
+        needed = (named, "cudnn64_9.dll") if int(major.group(1)) >= 12 else (named, "cudnn64_8.dll")
+    cuda_major = needed[0].split("64_")[1].split(".")[0]  # cublasLt64_12.dll -> 12
     unreachable = []
     for name in needed:
         resolution = resolve(process, name, "standard")
@@ -553,7 +558,13 @@ def _ort_provider(case: Case) -> Finding | None:
     if torch_copies:
         evidence.append(f"torch\\lib holds them ({torch_copies[0]}), so they are found once torch has loaded them")
         fix.append("`import torch` before creating the onnxruntime session (first loaded wins)")
-    fix += [f"put the CUDA/cuDNN majors onnxruntime-gpu {ort or ''} was built for on PATH: ".replace("  ", " ")
+    # A toolkit of another major does not help: CUDA keeps the major in the DLL names (cublasLt64_13.dll is not 12's).
+    others = sorted({t.version for t in case.host.toolkits if t.version.split(".")[0] != cuda_major})
+    if others:
+        evidence.append(f"CUDA toolkits installed: {', '.join(others)}, none of CUDA {cuda_major}, whose DLL names "
+                        f"carry the major ({needed[0]} is CUDA {cuda_major}'s)")
+    fix += [f"make the CUDA {cuda_major} libraries onnxruntime-gpu {ort or ''} was built for loadable: install the CUDA "
+            f"{cuda_major}.x toolkit beside the other (it puts its bin directory on PATH), or ".replace("  ", " ")
             + case.pip("install", *("nvidia-cublas-cu12", '"nvidia-cudnn-cu12==9.*"') if needed[1] == "cudnn64_9.dll" else ("nvidia-cublas-cu11", '"nvidia-cudnn-cu11==8.*"'))
             + " and prepend their bin directories to PATH",
             "or install the onnxruntime-gpu build for the CUDA major this machine has (ORT's CUDA EP requirements table)"]
