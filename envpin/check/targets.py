@@ -22,6 +22,7 @@ from envpin.readers.rules import (
     file_variants,
     holds_numpy_below_2,
     jax_release_of,
+    numpy_2_out_of_reach,
     problem,
     public,
     tensorflow_release_of,
@@ -137,6 +138,8 @@ def _picked_numpy_1(judged: Judged, contents: Contents, check_target: CheckTarge
     build = judged.builds[0]
     if build.channel != "pip" or target.platform not in build.numpy_below_2:
         return []
+    if numpy_2_out_of_reach(contents, [target.python] if check_target.python_known and target.python else ()):
+        return []  # Python 3.8 or older: pip finds no NumPy 2 there
     numpy = [p for p in contents.pins if p.name == "numpy" and p.manager == "pip" and can_coexist(p, pin)]
     if any(holds_numpy_below_2(p) for p in numpy):
         return []

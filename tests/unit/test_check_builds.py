@@ -151,6 +151,21 @@ def test_a_plain_tensorflow_pin_is_checked_against_the_python(database):
     assert numpy.id == "CHK-NUMPY-ABI"  # 2.7.0 was compiled against NumPy 1.x and asks for numpy>=1.14.5 only
 
 
+def test_no_numpy_abi_warning_where_the_python_cannot_have_numpy_2(database):
+    """NumPy 2.0.0 and later require Python >= 3.9 (their Requires-Python on PyPI): on a Python 3.8 target, or in an
+    environment whose own Python is 3.8, pip only finds NumPy 1.x, so torch 2.2.2 (compiled against NumPy 1.x,
+    metadata uncapped) imports; on 3.9 the same line warns."""
+    machine38 = GTX_1080_TI_WINDOWS | {"python": "3.8"}
+    assert "CHK-NUMPY-ABI" not in [p.id for p in problems(database, "torch==2.2.2\n", "requirements.txt", **machine38)]
+    assert "CHK-NUMPY-ABI" in [p.id for p in problems(database, "torch==2.2.2\n", "requirements.txt",
+                                                      **GTX_1080_TI_WINDOWS)]
+    own38 = "dependencies:\n  - python=3.8.5\n  - pip\n  - pip:\n    - torch==2.2.2\n"
+    assert "CHK-NUMPY-ABI" not in [p.id for p in check_text("environment.yml", own38, load_database=lambda: database).problems]
+    ranged = "torch>=2.0.1\ntorchdata==0.6.1\n"  # held at torch 2.0.1 (the target check's own NumPy-ABI reading)
+    assert "CHK-NUMPY-ABI" not in [p.id for p in problems(database, ranged, "requirements.txt",
+                                                          **GTX_1080_TI_WINDOWS | {"os": "linux", "python": "3.8"})]
+
+
 def test_tensorflow_cpu_on_windows_is_no_missing_gpu_build(database):
     assert found(database, "tensorflow-cpu==2.16.1\n", **GTX_1080_TI_WINDOWS | {"python": "3.11"}) == []
 
