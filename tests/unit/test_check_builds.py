@@ -166,6 +166,15 @@ def test_no_numpy_abi_warning_where_the_python_cannot_have_numpy_2(database):
                                                           **GTX_1080_TI_WINDOWS | {"os": "linux", "python": "3.8"})]
 
 
+def test_a_tensorflow_patch_release_without_a_record_of_its_own_is_judged(database):
+    """tensorflow==2.6.2 is one of 2.6.0's `patches` (the same wheels' Pythons, cp36-cp39): an error on Python 3.12,
+    where it once was silent (no release matched); on the 1080 Ti's Windows and Python 3.9 it is 2.6.0's CUDA 11.2."""
+    assert [p.id for p in problems(database, "tensorflow==2.6.2\nnumpy<1.24\n", "requirements.txt", **RTX_5090)] == [
+        "CHK-TARGET-PYTHON"]
+    assert [p.id for p in problems(database, "tensorflow==2.6.2\nnumpy<1.24\n", "requirements.txt",
+                                   **GTX_1080_TI_WINDOWS)] == ["CHK-TARGET-SYSTEM-CUDA"]
+
+
 def test_tensorflow_cpu_on_windows_is_no_missing_gpu_build(database):
     assert found(database, "tensorflow-cpu==2.16.1\n", **GTX_1080_TI_WINDOWS | {"python": "3.11"}) == []
 
