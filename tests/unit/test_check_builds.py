@@ -284,6 +284,16 @@ def test_pytorch_1_11_with_cudatoolkit_11_1_has_a_cuda_build_on_linux_only(datab
     assert [(p.id, p.severity) for p in report.problems] == [("CHK-CONDA-WIRING", "warning")]  # some platforms only
 
 
+def test_no_wiring_finding_on_a_target_the_manifest_does_not_install_on(database):
+    """intMinsu/pixi-sample's linux-64 workspace: pytorch 1.11.0 with cudatoolkit 11.5 has no CUDA build on Windows,
+    but pixi installs nothing there (CHK-TARGET-PLATFORM, once): no second finding about Windows builds."""
+    text = ('[workspace]\nchannels = ["pytorch", "conda-forge"]\nplatforms = ["linux-64"]\n\n[dependencies]\n'
+            'pytorch = {channel = "pytorch", version = "1.11.0"}\ncudatoolkit = {channel = "conda-forge", version = "11.5.*"}\n')
+    assert [p.id for p in problems(database, text, "pixi.toml", **V100_WINDOWS)] == ["CHK-TARGET-PLATFORM"]
+    windows = text.replace('"linux-64"]', '"linux-64", "win-64"]')
+    assert "CHK-CONDA-WIRING" in [p.id for p in problems(database, windows, "pixi.toml", **V100_WINDOWS)]
+
+
 def test_cudatoolkit_beside_pytorch_1_13_chooses_no_build(database):
     # feilab-hust/LFMNR's README dependency list (cudatoolkit=11.7, pytorch=1.13.1), on the pytorch channel alone
     text = ("channels: [pytorch, conda-forge]\ndependencies:\n  - python=3.8.8\n  - cudatoolkit=11.7\n"
