@@ -430,7 +430,7 @@ def _python_mismatch(contents: Contents, check_target: CheckTarget) -> list[Prob
     if check_target.python_known and contents.kind == "pyproject.toml" and contents.requires_python and \
             not admits_python(contents.requires_python, target.python):
         # pip and uv refuse to install the project on that Python ("requires a different Python"), whatever it lists
-        return [problem("CHK-TARGET-PYTHON", "project.requires-python",
+        return [problem("CHK-TARGET-PYTHON", contents.requires_python_where,
                         f"{check_target.name}: the project is for Python {contents.requires_python} (requires-python), "
                         f"not {target.python}: pip and uv refuse to install it there",
                         f"use a Python that {contents.requires_python} admits there, or widen requires-python")]
