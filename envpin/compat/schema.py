@@ -982,6 +982,7 @@ def _companions(record: _Node, version: Version, variants: dict[str, Variant], c
             per_variant=True if per_variant is None else bool(per_variant),
             provenance=provenance,
             builds=builds,
+            any_torch=node.child("any_torch").value is True,
         )
     return companions
 

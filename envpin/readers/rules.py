@@ -333,6 +333,8 @@ def _companion_problems(companion: Pin, partners: list[Pin], contents: Contents,
         )]
     versions = {str(r.version) for r in paired}
     matching = [t for t in partners if public(t) in versions]
+    if not matching and any(r.companions[companion.name].any_torch for r in paired):
+        return []  # a pure-Python companion (torchvision 0.2.x): no operators compiled against one torch
     if not matching:
         torch = partners[0]
         release = torch_release_of(database, public(torch))
