@@ -175,6 +175,17 @@ def test_a_tensorflow_patch_release_without_a_record_of_its_own_is_judged(databa
                                    **GTX_1080_TI_WINDOWS)] == ["CHK-TARGET-SYSTEM-CUDA"]
 
 
+def test_a_pure_python_torchvision_pairs_with_any_torch(database):
+    """AliaksandrSiarohin/first-order-model pins torch==1.7.1 beside torchvision==0.2.1: a py2.py3-none-any wheel
+    whose Requires-Dist names torch without a version (PyPI), no operators compiled against torch 1.0.0, the release
+    the database pairs it with; torchvision 0.4.2 (compiled, ==1.3.1) beside torch 1.7.1 still is a mismatch."""
+    def ids(text):
+        return [p.id for p in check_text("requirements.txt", text, load_database=lambda: database).problems]
+
+    assert "CHK-TORCH-COMPANION-MISMATCH" not in ids("torch==1.7.1\ntorchvision==0.2.1\n")
+    assert "CHK-TORCH-COMPANION-MISMATCH" in ids("torch==1.7.1\ntorchvision==0.4.2\n")
+
+
 def test_tensorflow_cpu_on_windows_is_no_missing_gpu_build(database):
     assert found(database, "tensorflow-cpu==2.16.1\n", **GTX_1080_TI_WINDOWS | {"python": "3.11"}) == []
 
