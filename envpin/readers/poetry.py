@@ -68,7 +68,7 @@ def poetry_specifier(constraint: str) -> str | None:
         return ""
     if "|" in text:
         return None
-    clauses = [c for c in re.split(r"\s*,\s*|\s+(?=[\^~<>=!])", text) if c]
+    clauses = [clause for part in text.split(",") for clause in _spaced(part)]
     out = []
     for clause in clauses:
         match = _CLAUSE.fullmatch(clause)
@@ -91,6 +91,18 @@ def poetry_specifier(constraint: str) -> str | None:
     except InvalidSpecifier:
         return None
     return specifier
+
+
+def _spaced(part: str) -> list[str]:
+    """A comma-free part's clauses: poetry also separates them with spaces (`>=1.2 <2.0`), and an operator may stand
+    apart from its version (`>= 1.2`)."""
+    clauses: list[str] = []
+    for word in part.split():
+        if clauses and clauses[-1].strip("^~<>=!") == "":
+            clauses[-1] += word
+        else:
+            clauses.append(word)
+    return clauses
 
 
 def _line(package: str, item) -> str | None:
