@@ -151,7 +151,7 @@ def check_contents(
         problems += releases(contents, database, {t.target.platform for t in targets})
         problems += python_support(contents, database)
         problems += jax_plugins(contents, database)
-        problems += numpy_abi(contents, database)
+        problems += numpy_abi(contents, database, [t.target.python for t in targets if t.python_known and t.target.python])
         problems += numpy_requires(contents, database, sorted({t.target.python for t in targets if t.target.python}))
         problems += package_requires(contents, database, sorted({(t.target.python, t.target.platform) for t in targets
                                                                  if t.target.python}))

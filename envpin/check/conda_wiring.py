@@ -30,7 +30,7 @@ _CUDA_XY = re.compile(r"^(\d+\.\d+)(\.\d+)*$")
 def pytorch_channel_wiring(contents: Contents, database: Database, platforms: Iterable[str] = ()) -> list[Problem]:
     """CHK-CONDA-WIRING for each pytorch-channel `pytorch` pin whose CUDA package beside it gets no CUDA build.
     `platforms`: the targets' platforms; none given, the platforms the release has CUDA builds for."""
-    problems = []
+    problems, platforms = [], tuple(platforms)
     for pin in contents.pins:
         if pin.manager != "conda" or CONDA_FRAMEWORKS.get(pin.name) != "torch" or not pin.version or pin.build:
             continue  # a build string chooses the build itself
@@ -43,7 +43,12 @@ def pytorch_channel_wiring(contents: Contents, database: Database, platforms: It
                   and can_coexist(pin, p) and _CUDA_XY.match(p.version or "")]
         if not beside or any(p.name == "cpuonly" for p in contents.pins if p.manager == "conda"):
             continue
-        targets = tuple(platforms)
+        # a target on a platform the file does not install on (a linux-64 pixi workspace, a Windows target) is
+        # CHK-TARGET-PLATFORM's: no conda build is chosen there at all
+        scope = set(pin.platforms or contents.platforms)
+        targets = tuple(p for p in platforms if not scope or p in scope)
+        if platforms and not targets:
+            continue
         found = _mistake(pin, beside, contents, release, targets or tuple(release.cuda))
         if found is not None:
             message, fix, severity, everywhere = found

@@ -63,12 +63,13 @@ def _contents(name: str, text: str) -> Contents:
                         platforms=tuple(CONDA_SUBDIRS[s] for s in entry.platforms if s in CONDA_SUBDIRS)))
     python = single_python_minor(manifest.requires_python)
     if python:
-        pins.append(Pin("python", "project.requires-python", f"requires-python {manifest.requires_python}", python))
+        pins.append(Pin("python", manifest.requires_python_where, f"requires-python {manifest.requires_python}", python))
     indexes = tuple(IndexOption("extra-index-url" if not i.default else "index-url", i.url, f"tool.uv.index[{n}]")
                     for n, i in enumerate(manifest.indexes) if not i.explicit)
     platforms = tuple(CONDA_SUBDIRS[s] for s in manifest.platforms if s in CONDA_SUBDIRS)
     return Contents(name, tuple(pins), indexes, platforms=platforms, problems=tuple(problems),
-                    channels=manifest.channels, requires_python=manifest.requires_python)
+                    channels=manifest.channels, requires_python=manifest.requires_python,
+                    requires_python_where=manifest.requires_python_where)
 
 
 def _pixi_version(spec: str) -> str | None:

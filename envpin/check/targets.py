@@ -22,6 +22,7 @@ from envpin.readers.rules import (
     file_variants,
     holds_numpy_below_2,
     jax_release_of,
+    numpy_2_out_of_reach,
     problem,
     public,
     tensorflow_release_of,
@@ -137,6 +138,8 @@ def _picked_numpy_1(judged: Judged, contents: Contents, check_target: CheckTarge
     build = judged.builds[0]
     if build.channel != "pip" or target.platform not in build.numpy_below_2:
         return []
+    if numpy_2_out_of_reach(contents, [target.python] if check_target.python_known and target.python else ()):
+        return []  # Python 3.8 or older: pip finds no NumPy 2 there
     numpy = [p for p in contents.pins if p.name == "numpy" and p.manager == "pip" and can_coexist(p, pin)]
     if any(holds_numpy_below_2(p) for p in numpy):
         return []
@@ -427,7 +430,7 @@ def _python_mismatch(contents: Contents, check_target: CheckTarget) -> list[Prob
     if check_target.python_known and contents.kind == "pyproject.toml" and contents.requires_python and \
             not admits_python(contents.requires_python, target.python):
         # pip and uv refuse to install the project on that Python ("requires a different Python"), whatever it lists
-        return [problem("CHK-TARGET-PYTHON", "project.requires-python",
+        return [problem("CHK-TARGET-PYTHON", contents.requires_python_where,
                         f"{check_target.name}: the project is for Python {contents.requires_python} (requires-python), "
                         f"not {target.python}: pip and uv refuse to install it there",
                         f"use a Python that {contents.requires_python} admits there, or widen requires-python")]

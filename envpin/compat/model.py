@@ -276,6 +276,9 @@ class Companion(Record):
     per_variant: bool  # the shorthand form: one +variant build on every index torch is on (False: PyPI's only)
     provenance: Provenance
     builds: tuple[CompanionBuild, ...] = ()  # as read, in preference order; empty: the short form (see pairs_beside)
+    # a pure-Python wheel (py2.py3-none-any) whose Requires-Dist names torch without a version (torchvision 0.2.x):
+    # no compiled operators, so it imports beside any torch release, not only this one
+    any_torch: bool = False
 
     def pairs_beside(self, variant: Variant, platform: str, from_pypi: bool) -> tuple[CompanionBuild, ...]:
         """The builds that install and import beside torch's `variant` on `platform`: served where the plan's

@@ -15,6 +15,7 @@ from typing import Any
 from packaging.version import Version
 
 from envpin.base.escapes import printable
+from envpin.base.record import replace
 from envpin.compat.files import BASE, FILES, OPTIONAL_FILES, OWN_SOURCES, PARTS
 from envpin.compat.gpus import gpu_name_key
 from envpin.compat.model import (
@@ -1027,6 +1028,7 @@ def _companions(record: _Node, version: Version, variants: dict[str, Variant], c
             per_variant=True if per_variant is None else bool(per_variant),
             provenance=provenance,
             builds=builds,
+            any_torch=node.child("any_torch").value is True,
         )
     return companions
 
@@ -1190,7 +1192,39 @@ def _tensorflow_releases(node: _Node, cited: _Citations, sets: dict[str, GfxList
                 numpy=_numpy_requirement(record, _all_pythons(record), cited),
             )
         )
+        releases += _tensorflow_patches(record, releases[-1], cited)
+    recorded = [r.version for r in releases]
+    for repeated in {v for v in recorded if recorded.count(v) > 1}:
+        node.fail(f"tensorflow {repeated} is both a release and another release's patch")
     return releases
+
+
+def _tensorflow_patches(record: _Node, release: TensorflowRelease, cited: _Citations) -> list[TensorflowRelease]:
+    """Optional `patches: [{version, numpy, wheel, sources}]`: the later patch releases of the series that PyPI
+    serves with this record's wheels (the same CPython tags per platform), each with its own numpy Requires-Dist,
+    read in the one wheel named. They are this release in all else (SCHEMA.md), but for tensorflow-rocm, which is
+    built per release, and the release date, not recorded."""
+    if not record.has("patches"):
+        return []
+    patches = []
+    for node in record.child("patches").sequence():
+        node.only(("version", "numpy", "wheel", *_PROVENANCE_KEYS))
+        version = _release_version(node.child("version"))
+        if version is None:
+            continue
+        if version.release[:2] != release.version.release[:2] or version <= release.version:
+            node.child("version").fail(f"{version} is no later patch release of tensorflow {release.version}")
+        requires = node.child("numpy").string(what="a version specifier such as >=1.26.0")
+        if not _is_specifier(requires):
+            node.child("numpy").fail(f"{requires!r} is not a version specifier")
+        wheel = node.child("wheel").string(what="a wheel file name")
+        if not wheel.startswith(f"tensorflow-{version}-") or not wheel.endswith(".whl"):
+            node.child("wheel").fail(f"expected the tensorflow {version} wheel whose METADATA was read")
+        provenance = cited.provenance(node)
+        patches.append(replace(
+            release, version=version, released=None, rocm=(), provenance=provenance,
+            numpy=NumpyRequirement(requires=requires, by_python={}, wheels=(wheel,), provenance=provenance)))
+    return patches
 
 
 def _all_pythons(record: _Node) -> tuple[str, ...]:

@@ -98,6 +98,7 @@ class Contents(Record):
     problems: tuple[Problem, ...] = ()  # what the format's own checks found (structure, hashes)
     binds_indexes: bool = False  # True for locks: every entry names its own source, file-wide indexes do not apply
     requires_python: str | None = None  # `requires-python` of a lock (uv.lock, pylock.toml) or a pyproject.toml, as written
+    requires_python_where: str = "project.requires-python"  # a pyproject.toml's: or poetry's tool.poetry.dependencies.python
     exported_on: str | None = None  # a `conda env export`: the OS its platform-only packages are for (linux, …)
     exported_only: tuple[str, ...] = ()  # those packages, as written
     environments: tuple[LockedPlatform, ...] = ()  # a pixi.lock: each environment's platforms, in the lock's order

@@ -625,7 +625,7 @@ class ManifestIndex(Record):
 
 @record
 class Manifest(Record):
-    """What a pyproject.toml (`[project]`, PEP 735 groups, uv's indexes and sources, `[tool.pixi]`) or a
+    """What a pyproject.toml (`[project]`, PEP 735 groups, uv's indexes and sources, `[tool.poetry]`, `[tool.pixi]`) or a
     pixi.toml declares, every extra, group and feature included, each entry labelled with where it is."""
 
     entries: tuple[ManifestEntry, ...]
@@ -637,6 +637,7 @@ class Manifest(Record):
     pypi_index_url: str | None = None  # pixi's `[pypi-options]` index-url: the default index, in place of PyPI
     pypi_extra_index_urls: tuple[str, ...] = ()  # pixi's `[pypi-options]` extra-index-urls
     unindexed: tuple[str, ...] = ()  # pixi pypi-dependencies from a path, git or URL (where): no index serves them
+    requires_python_where: str = "project.requires-python"  # or poetry's `tool.poetry.dependencies.python`
 
 
 def read_manifest(text: str, name: str) -> Manifest:
@@ -669,9 +670,18 @@ def read_manifest(text: str, name: str) -> Manifest:
         for where, line in _group_requirements(groups, group, "", ()):
             entries += _uv_sourced(line, where.lstrip(": "), (f"group:{group}",), sources, indexes, notes)
     requires_python = project.get("requires-python")
+    python_where = "project.requires-python"
+    poetry = _table(_table(document.get("tool")).get("poetry"))
+    if poetry:
+        from envpin.readers.poetry import poetry_lines  # noqa: PLC0415 - only a poetry project needs it
+
+        lines, poetry_python = poetry_lines(poetry, notes, has_project_dependencies="dependencies" in project)
+        entries += [ManifestEntry(line, where, scope=scope) for line, where, scope in lines]
+        if not isinstance(requires_python, str) and poetry_python:
+            requires_python, python_where = poetry_python, "tool.poetry.dependencies.python"
     pixi = _table(_table(document.get("tool")).get("pixi"))
     manifest = Manifest(tuple(entries), indexes, (), requires_python if isinstance(requires_python, str) else None,
-                        tuple(notes))
+                        tuple(notes), requires_python_where=python_where)
     if pixi:
         try:
             inner = _pixi(pixi, "tool.pixi.")
@@ -679,7 +689,7 @@ def read_manifest(text: str, name: str) -> Manifest:
             raise EnvpinInputError(f"{name}: {error}") from None
         manifest = Manifest(manifest.entries + inner.entries, indexes, inner.channels, manifest.requires_python,
                             manifest.notes + inner.notes, inner.platforms, inner.pypi_index_url,
-                            inner.pypi_extra_index_urls, inner.unindexed)
+                            inner.pypi_extra_index_urls, inner.unindexed, python_where)
     return manifest
 
 

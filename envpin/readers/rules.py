@@ -334,6 +334,8 @@ def _companion_problems(companion: Pin, partners: list[Pin], contents: Contents,
         )]
     versions = {str(r.version) for r in paired}
     matching = [t for t in partners if public(t) in versions]
+    if not matching and any(r.companions[companion.name].any_torch for r in paired):
+        return []  # a pure-Python companion (torchvision 0.2.x): no operators compiled against one torch
     if not matching:
         torch = partners[0]
         release = torch_release_of(database, public(torch))
@@ -842,12 +844,13 @@ def _span(versions: Iterable[str]) -> str:
 # ---------------------------------------------------------------- JAX plugin, pinned CUDA libraries
 
 
-def numpy_abi(contents: Contents, database: Database) -> list[Problem]:
+def numpy_abi(contents: Contents, database: Database, pythons: Iterable[str] = ()) -> list[Problem]:
     """A pip framework pin whose wheels need numpy<2 without saying so (the release's `numpy_below_2` platforms:
     compiled against NumPy 1.x, metadata uncapped) on the platforms this file installs on, and no numpy pin or
-    bound below 2: pip takes NumPy 2, and `import` then fails."""
+    bound below 2: pip takes NumPy 2, and `import` then fails. Not where every Python the file installs into (its
+    own Python pin, else `pythons`, the targets', else its requires-python) is older than NumPy 2's 3.9."""
     numpy = [p for p in contents.pins if p.name == "numpy" and p.manager == "pip"]
-    if any(holds_numpy_below_2(p) for p in numpy):
+    if any(holds_numpy_below_2(p) for p in numpy) or numpy_2_out_of_reach(contents, pythons):
         return []
     if not numpy and contents.kind in _LOCK_KINDS:
         return []  # a lock installs exactly what it lists: no numpy, nothing to fail at import
@@ -877,6 +880,31 @@ def numpy_abi(contents: Contents, database: Database) -> list[Problem]:
 
 _LOCK_KINDS = ("pylock", "uv.lock", "conda-lock", "explicit")
 _NUMPY_FRAMEWORKS = ("torch", "tensorflow", "tensorflow-cpu", "tensorflow-gpu", "jax", "jaxlib")
+
+
+# numpy 2.0.0's Requires-Python is >=3.9 (every file of the release on PyPI, https://pypi.org/simple/numpy/, read
+# 2026-12-02), and so is every later release's: on Python 3.8 or older pip only ever finds NumPy 1.x
+NUMPY_2_OLDEST_PYTHON = (3, 9)
+
+
+def numpy_2_out_of_reach(contents: Contents, pythons: Iterable[str] = ()) -> bool:
+    """True when no Python the file installs into can have NumPy 2: its own Python pin (an environment.yml's
+    python=3.8.5, which conda installs whatever the machine has), else the given Pythons (a check's targets),
+    else a requires-python that admits no 3.9 or later. Unknown Pythons: False, NumPy 2 may come."""
+    minors = [m for p in contents.pins if p.name == "python" and (m := python_minor(p.version))]
+    if not minors:
+        minors = [m for p in pythons if (m := python_minor(p))]
+    if minors:
+        return all(tuple(map(int, m.split("."))) < NUMPY_2_OLDEST_PYTHON for m in minors)
+    if contents.requires_python:
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet  # noqa: PLC0415 - only a file that says it
+
+        try:
+            allowed = SpecifierSet(contents.requires_python)
+        except InvalidSpecifier:
+            return False
+        return not any(allowed.contains(f"3.{minor}", prereleases=True) for minor in range(9, 40))
+    return False
 
 
 def holds_numpy_below_2(pin: Pin) -> bool:

@@ -16,7 +16,7 @@ from envpin.check.targets import configured_target
 from envpin.cli import main
 from envpin.machine.spec import NamedTarget, TargetSpec
 from envpin.project.collect import collect_project
-from tests.integration.test_repos_corpus import CASES, MACHINES, REPOS, flags, kind_of
+from tests.integration.test_repos_corpus import CASES, EXPECTED, MACHINES, REPOS, flags, kind_of
 
 
 def _project_lines(key: str, kind: str, folder: Path) -> tuple[list[str], list]:
@@ -71,7 +71,10 @@ def test_check_errors_are_solve_refusals_or_changed_pins(database, tmp_path, cap
             if code == 0 and pins.get(line.name) == line.text:
                 disagreements.append(f"{key} on {machine}: check {found.id}@{found.where} ({line.text}) but solve "
                                      f"answers ok with that very pin")
-        if code == 1 and not report.problems and not _own_python_refused(kind, captured.out + captured.err):
+        # a case expected.toml marks envpin_wrong is a known wrong answer (a strict xfail there): its refusal may
+        # be the wrong one (jantic/DeOldify on Windows: no-gpu-build where the Python decides)
+        known_wrong = "envpin_wrong" in EXPECTED[key][machine]
+        if code == 1 and not report.problems and not known_wrong and not _own_python_refused(kind, captured.out + captured.err):
             disagreements.append(f"{key} on {machine}: solve refuses it, check finds nothing")
     assert not disagreements, "\n".join(disagreements)
     print(f"{len(CASES)} cases: {judged} line errors of check, {refused} refusals of solve")

@@ -151,6 +151,41 @@ def test_a_plain_tensorflow_pin_is_checked_against_the_python(database):
     assert numpy.id == "CHK-NUMPY-ABI"  # 2.7.0 was compiled against NumPy 1.x and asks for numpy>=1.14.5 only
 
 
+def test_no_numpy_abi_warning_where_the_python_cannot_have_numpy_2(database):
+    """NumPy 2.0.0 and later require Python >= 3.9 (their Requires-Python on PyPI): on a Python 3.8 target, or in an
+    environment whose own Python is 3.8, pip only finds NumPy 1.x, so torch 2.2.2 (compiled against NumPy 1.x,
+    metadata uncapped) imports; on 3.9 the same line warns."""
+    machine38 = GTX_1080_TI_WINDOWS | {"python": "3.8"}
+    assert "CHK-NUMPY-ABI" not in [p.id for p in problems(database, "torch==2.2.2\n", "requirements.txt", **machine38)]
+    assert "CHK-NUMPY-ABI" in [p.id for p in problems(database, "torch==2.2.2\n", "requirements.txt",
+                                                      **GTX_1080_TI_WINDOWS)]
+    own38 = "dependencies:\n  - python=3.8.5\n  - pip\n  - pip:\n    - torch==2.2.2\n"
+    assert "CHK-NUMPY-ABI" not in [p.id for p in check_text("environment.yml", own38, load_database=lambda: database).problems]
+    ranged = "torch>=2.0.1\ntorchdata==0.6.1\n"  # held at torch 2.0.1 (the target check's own NumPy-ABI reading)
+    assert "CHK-NUMPY-ABI" not in [p.id for p in problems(database, ranged, "requirements.txt",
+                                                          **GTX_1080_TI_WINDOWS | {"os": "linux", "python": "3.8"})]
+
+
+def test_a_tensorflow_patch_release_without_a_record_of_its_own_is_judged(database):
+    """tensorflow==2.6.2 is one of 2.6.0's `patches` (the same wheels' Pythons, cp36-cp39): an error on Python 3.12,
+    where it once was silent (no release matched); on the 1080 Ti's Windows and Python 3.9 it is 2.6.0's CUDA 11.2."""
+    assert [p.id for p in problems(database, "tensorflow==2.6.2\nnumpy<1.24\n", "requirements.txt", **RTX_5090)] == [
+        "CHK-TARGET-PYTHON"]
+    assert [p.id for p in problems(database, "tensorflow==2.6.2\nnumpy<1.24\n", "requirements.txt",
+                                   **GTX_1080_TI_WINDOWS)] == ["CHK-TARGET-SYSTEM-CUDA"]
+
+
+def test_a_pure_python_torchvision_pairs_with_any_torch(database):
+    """AliaksandrSiarohin/first-order-model pins torch==1.7.1 beside torchvision==0.2.1: a py2.py3-none-any wheel
+    whose Requires-Dist names torch without a version (PyPI), no operators compiled against torch 1.0.0, the release
+    the database pairs it with; torchvision 0.4.2 (compiled, ==1.3.1) beside torch 1.7.1 still is a mismatch."""
+    def ids(text):
+        return [p.id for p in check_text("requirements.txt", text, load_database=lambda: database).problems]
+
+    assert "CHK-TORCH-COMPANION-MISMATCH" not in ids("torch==1.7.1\ntorchvision==0.2.1\n")
+    assert "CHK-TORCH-COMPANION-MISMATCH" in ids("torch==1.7.1\ntorchvision==0.4.2\n")
+
+
 def test_tensorflow_cpu_on_windows_is_no_missing_gpu_build(database):
     assert found(database, "tensorflow-cpu==2.16.1\n", **GTX_1080_TI_WINDOWS | {"python": "3.11"}) == []
 
@@ -258,6 +293,16 @@ def test_pytorch_1_11_with_cudatoolkit_11_1_has_a_cuda_build_on_linux_only(datab
     assert wiring.severity == "warning" and "not read" in wiring.message  # the channel's win-64 files were not read
     report = check_text("environment.yml", text, load_database=lambda: database)
     assert [(p.id, p.severity) for p in report.problems] == [("CHK-CONDA-WIRING", "warning")]  # some platforms only
+
+
+def test_no_wiring_finding_on_a_target_the_manifest_does_not_install_on(database):
+    """intMinsu/pixi-sample's linux-64 workspace: pytorch 1.11.0 with cudatoolkit 11.5 has no CUDA build on Windows,
+    but pixi installs nothing there (CHK-TARGET-PLATFORM, once): no second finding about Windows builds."""
+    text = ('[workspace]\nchannels = ["pytorch", "conda-forge"]\nplatforms = ["linux-64"]\n\n[dependencies]\n'
+            'pytorch = {channel = "pytorch", version = "1.11.0"}\ncudatoolkit = {channel = "conda-forge", version = "11.5.*"}\n')
+    assert [p.id for p in problems(database, text, "pixi.toml", **V100_WINDOWS)] == ["CHK-TARGET-PLATFORM"]
+    windows = text.replace('"linux-64"]', '"linux-64", "win-64"]')
+    assert "CHK-CONDA-WIRING" in [p.id for p in problems(database, windows, "pixi.toml", **V100_WINDOWS)]
 
 
 def test_cudatoolkit_beside_pytorch_1_13_chooses_no_build(database):

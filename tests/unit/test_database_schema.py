@@ -119,6 +119,29 @@ def test_a_corrupt_rocm_record_of_jax_or_tensorflow_is_named(db_copy, name, old,
 
 
 @pytest.mark.parametrize("old, new, message", [
+    ('{version: "2.6.1", numpy: "~=1.19.2"', '{version: "2.7.9", numpy: "~=1.19.2"',
+     "2.7.9 is no later patch release of tensorflow 2.6.0"),
+    ('{version: "2.6.4", numpy: "~=1.19.2", wheel: tensorflow-2.6.4-',
+     '{version: "2.6.5", numpy: "~=1.19.2", wheel: tensorflow-2.6.5-', "tensorflow 2.6.5 is both a release and another"),
+    ('numpy: "~=1.19.2", wheel: tensorflow-2.6.1-', 'numpy: "1.19", wheel: tensorflow-2.6.1-', "'1.19' is not a version specifier"),
+    ("wheel: tensorflow-2.6.1-cp37", "wheel: tensorflow-2.6.0-cp37", "expected the tensorflow 2.6.1 wheel"),
+], ids=["other-series", "also-a-release", "bad-numpy", "another-wheel"])
+def test_a_corrupt_tensorflow_patch_record_is_named(db_copy, old, new, message):
+    """A release's `patches:` are later patch releases of its own series, none a release of its own too."""
+    _corrupt(db_copy, "tensorflow.yaml", old, new)
+    problems = validate_database(db_copy)
+    assert any(message in problem for problem in problems), problems
+
+
+def test_a_patch_release_is_its_records_release_with_its_own_numpy(database):
+    """tensorflow 2.6.2 (no record of its own) has 2.6.0's Pythons and GPU builds; 2.2.1 its own numpy bound."""
+    releases = {str(r.version): r for r in database.tensorflow_releases}
+    assert releases["2.6.2"].python == releases["2.6.0"].python and releases["2.6.2"].gpu == releases["2.6.0"].gpu
+    assert releases["2.6.2"].rocm == () and releases["2.6.2"].released is None
+    assert releases["2.2.1"].numpy.requires == "<1.19.0,>=1.16.0" != releases["2.2.0"].numpy.requires
+
+
+@pytest.mark.parametrize("old, new, message", [
     ('builds: {cuda11.cudnn805: "11.1", cuda11.cudnn82: "11.1"}', 'builds: {cuda11.cudnn805: "11.1", cu11_82: "11.1"}',
      "'cu11_82' is not a local version such as cuda11.cudnn82"),
     ('builds: {cuda11.cudnn805: "11.1", cuda11.cudnn82: "11.1"}', 'builds: {cuda11.cudnn805: "11.1", cuda11.cudnn82: "9.9"}',

@@ -37,6 +37,7 @@ CALLS = {"compile", "search", "match", "fullmatch", "sub", "subn", "findall", "f
 ANCHORED_ONLY = {
     "compat/yaml_subset.py": "the database's YAML subset, on envpin's own data files (and anchored with .match)",
     "facts/checks.py:_AMDGPU_DKMS": "only .fullmatch",
+    "readers/poetry.py:_CLAUSE": "only .fullmatch",
 }
 
 
