@@ -1003,7 +1003,7 @@ def package_requires(contents: Contents, database: Database,
     problems = []
     for pin in frameworks:
         names = requires_names(database, pin.name)
-        releases = [str(r.version) for r in _framework_releases(database, pin)]
+        releases = [str(r.version) for r in _releases_matching(database, pin)]
         if not releases:
             continue
         for other in (o for o in others if o.name in names and can_coexist(pin, o)):
@@ -1031,20 +1031,6 @@ def package_requires(contents: Contents, database: Database,
     return problems
 
 
-def _framework_releases(database: Database, pin: Pin) -> list:
-    """The database's torch or tensorflow releases a line allows (all of them for an unpinned line)."""
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet  # noqa: PLC0415 - only files with such pins
-
-    releases = database.torch_releases if pin.name == "torch" else database.tensorflow_releases
-    if pin.version:
-        return [r for r in releases if str(r.version) == public(pin)]
-    try:
-        specifier = SpecifierSet(pin.specifier)
-    except InvalidSpecifier:
-        return []
-    return [r for r in releases if specifier.contains(r.version, prereleases=True)]
-
-
 def _pythons_of(release) -> set[str]:
     """The CPython minors a TensorFlow (per platform) or JAX release has wheels for."""
     python = release.python
@@ -1052,10 +1038,11 @@ def _pythons_of(release) -> set[str]:
 
 
 def _releases_matching(database: Database, pin: Pin) -> list:
-    """The database's releases a TensorFlow or JAX line allows (all of them for an unpinned line)."""
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet  # noqa: PLC0415 - only files that pin numpy
+    """The database's releases a torch, TensorFlow or JAX line allows (all of them for an unpinned line)."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet  # noqa: PLC0415 - only files with such pins
 
-    releases = database.jax_releases if pin.name in ("jax", "jaxlib") else database.tensorflow_releases
+    releases = (database.jax_releases if pin.name in ("jax", "jaxlib") else database.torch_releases
+                if pin.name == "torch" else database.tensorflow_releases)
     if pin.version:
         return [r for r in releases if str(r.version) == public(pin)]
     try:
