@@ -462,13 +462,43 @@ class _Reader:
         without a space is left for _read_flows (a placeholder now); any other is read here."""
         if len(text) > _LONGEST_KEY:
             raise Unsupported("a flow collection long enough to hold a key longer than PyYAML reads")
-        if (text.count("[") + text.count("{") == text.count("]") + text.count("}") and not text.count('"') % 2
-                and "#" not in text and "'" not in text and "\\" not in text and text.count(":") == text.count(": ")):
-            pending = _Pending()
-            pending.index = len(self.flows)
-            self.flows.append(text)
-            return pending
+        if _plain_flow_line(text):
+            opened = text.count("[") + text.count("{") - text.count("]") - text.count("}")
+            if opened == 0:
+                return self._pending(text)
+            if opened > 0:
+                gathered = self._flow_lines(text, opened, indent)
+                if gathered is not None:
+                    return self._pending(gathered)
         return _Flow(self, text, indent).value()
+
+    def _pending(self, text: str) -> _Pending:
+        pending = _Pending()
+        pending.index = len(self.flows)
+        self.flows.append(text)
+        return pending
+
+    def _flow_lines(self, text: str, opened: int, indent: int) -> str | None:
+        """A flow collection over several lines (gpus.yaml's lists of names) whose every line _read_flows reads as
+        it reads one line: the lines up to the one that closes it, joined as _Flow._more joins them, and `self.at`
+        after them. None, with `self.at` where it was, where one of them is not such a line: _Flow then reads
+        them, or says what it does not support (a line at the parent's indentation, a missing bracket)."""
+        lines, indents, at = self.lines, self.indents, self.at
+        taken = [text]
+        while opened > 0:
+            if at >= len(lines):
+                return None
+            line = lines[at]
+            if (line.strip(" ") and indents[at] <= indent) or not _plain_flow_line(line):
+                return None
+            opened += line.count("[") + line.count("{") - line.count("]") - line.count("}")
+            taken.append(line)
+            at += 1
+        gathered = "\n".join(taken)
+        if opened < 0 or _flow_keys_unsure(gathered):
+            return None
+        self.at = at
+        return gathered
 
     def _read_flows(self) -> None:
         """Every flow collection left for later, as one JSON document: quoted strings are JSON as they
@@ -657,7 +687,23 @@ _FLOW_PLAIN_RUN = re.compile(r"""((?:"[^"\n]*"|[ \n,\[\]{}]|:(?=[ \n]))*)([^,\[\
 
 
 _FLOW_DQ_SPLIT = re.compile(r'("[^"\n]*")')
-_FLOW_PLAIN = re.compile(r"([^\x00\x01 ,\[\]{}:]+(?: +[^\x00\x01 ,\[\]{}:]+)*)")  # a group: split keeps the scalars
+# A group: split keeps the scalars. A line break is between them (a collection over several lines): JSON reads it as
+# a space, and a plain scalar that goes on over it is two scalars without a comma, which JSON refuses.
+_FLOW_PLAIN = re.compile(r"([^\x00\x01 \n,\[\]{}:]+(?: +[^\x00\x01 \n,\[\]{}:]+)*)")
+
+
+def _plain_flow_line(text: str) -> bool:
+    """Whether a line of a flow collection is one _read_flows reads: no escape, its double quotes in pairs (each
+    quoted string closes on its line) and, outside them, no comment or single quote and a `:` only before a space.
+    (Inside a double-quoted string without escapes, `'`, `#` and `:` are text to JSON as to YAML.)"""
+    if "\\" in text or text.count('"') % 2:
+        return False
+    if "#" in text or "'" in text or text.count(":") != text.count(": "):
+        bare = _FLOW_DQ.sub("", text)
+        return '"' not in bare and "#" not in bare and "'" not in bare and bare.count(":") == bare.count(": ")
+    return True
+
+
 # A plain scalar starting with one of these is a string whatever follows: no bool or null word starts so
 # (_WORDS), nor a number (_NUMERIC_FIRST), nor an indicator; _plain_as_json_text would quote it as it stands.
 _STRING_FIRST = frozenset("abcdeghijklmpqrsuvwxzABCDEGHIJKLMPQRSUVWXZ")
