@@ -209,6 +209,42 @@ def _resolvers_for(first: str) -> list[tuple[str, re.Pattern[str]]]:
     return _RESOLVERS[first]
 
 
+_SCALAR, _FLOW_ON_ITS_LINE, _FLOW = 1, 2, 3  # what a line's value is, if it ends with its line (_key_line)
+
+
+def _key_line(line: str) -> tuple[Any, str, int, Any]:
+    """What a mapping's `key: value` line holds, the line without its indentation: (key, the text after `key: `, what
+    that text is if the value ends with the line, and then its value if a scalar). The kinds: a plain scalar
+    (what _plain_on_its_line takes) or `"..."` with nothing after it (_SCALAR, with its value), a flow collection
+    _flow leaves for _read_flows as it stands (_FLOW_ON_ITS_LINE) or another (_FLOW); 0: _value reads it."""
+    match = _KEY.match(line)
+    if match is None:
+        raise Unsupported("not a `key: value` line")
+    end = match.end()
+    if end > _LONGEST_KEY:
+        raise Unsupported("a key longer than PyYAML reads")
+    key = match.group(1)
+    if key[0] not in _STRING_FIRST:  # a string by its first letter is not resolved
+        key = _resolve(key)
+    text = line[end:]
+    first = text[:1]
+    if not first:
+        return key, text, 0, None
+    if first not in _INDICATORS and ": " not in text and " #" not in text and not text.rstrip(" ").endswith(":"):
+        try:
+            return key, text, _SCALAR, _resolve(text.rstrip(" "))
+        except Unsupported:  # a float, say: declined by _value too, unless lines after it fold into it
+            return key, text, 0, None
+    if first == '"' and text.find('"', 1) == len(text) - 1 and "\\" not in text:
+        return key, text, _SCALAR, text[1:-1]  # what _value makes of `"..."` and nothing after it
+    if first in "[{":
+        if len(text) <= _LONGEST_KEY and _plain_flow_line(text) and \
+                text.count("[") + text.count("{") == text.count("]") + text.count("}"):
+            return key, text, _FLOW_ON_ITS_LINE, None
+        return key, text, _FLOW, None
+    return key, text, 0, None
+
+
 class _Pending:
     """Where a flow collection's value goes once _read_flows has read it."""
 
@@ -230,6 +266,8 @@ class _Reader:
         # (container, key, placeholder) where each value goes.
         self.flows: list[str] = []
         self.slots: list[tuple[Any, Any, _Pending]] = []
+        # What each distinct `key: value` line holds (_key_line): torch.yaml's 2,400 lines are ~1,000 different.
+        self.known: dict[str, tuple[Any, str, int, Any]] = {}
 
     # ---------------------------------------------------------------- lines
 
@@ -270,9 +308,9 @@ class _Reader:
 
     def _mapping(self, indent: int) -> dict:
         # The loop a database file spends most of its lines in: _next_content and _plain_on_its_line are
-        # spelled out in it, and a key that is a string by its first letter is not resolved (a call each).
+        # spelled out in it, and what a line holds is read once per distinct line (_key_line).
         mapping: dict = {}
-        lines, indents, content = self.lines, self.indents, self.content
+        lines, indents, content, known = self.lines, self.indents, self.content, self.known
         count = len(lines)
         while True:
             index = self.at
@@ -286,33 +324,24 @@ class _Reader:
                 return mapping
             if found > indent:
                 raise Unsupported("a line indented more than its mapping")
-            line = lines[index][indent:]
-            match = _KEY.match(line)
-            if match is None:
-                raise Unsupported("not a `key: value` line")
-            end = match.end()
-            if end > _LONGEST_KEY:
-                raise Unsupported("a key longer than PyYAML reads")
-            key = match.group(1)
-            if key[0] not in _STRING_FIRST:
-                key = _resolve(key)
+            line = lines[index]
+            read = known.get(line)
+            if read is None:
+                read = known[line] = _key_line(line[indent:])
+            key, text, kind, value = read
             after = self.at = index + 1
-            text = line[end:]
-            first = text[:1]
             # A value that ends with its line: the next is content not indented more (or there is none).
-            if first and (after == count or (content[after] and indents[after] <= indent)):
-                if first not in _INDICATORS and ": " not in text and " #" not in text \
-                        and not text.rstrip(" ").endswith(":"):
-                    mapping[key] = _resolve(text.rstrip(" "))  # what _plain_on_its_line takes
+            if kind and (after == count or (content[after] and indents[after] <= indent)):
+                if kind == _SCALAR:
+                    mapping[key] = value
                     continue
-                if first == '"' and text.find('"', 1) == len(text) - 1 and "\\" not in text:
-                    mapping[key] = text[1:-1]  # what _value makes of `"..."` and nothing after it
-                    continue
-                if first in "[{":
+                if kind == _FLOW_ON_ITS_LINE:  # what _flow leaves for _read_flows, as it would
+                    value = mapping[key] = self._pending(text)
+                else:
                     value = mapping[key] = self._flow(text, indent)  # _value's call, without its _no_continuation
-                    if type(value) is _Pending:
-                        self.slots.append((mapping, key, value))
-                    continue
+                if type(value) is _Pending:
+                    self.slots.append((mapping, key, value))
+                continue
             value = mapping[key] = self._value(text, indent, in_mapping=True)
             if type(value) is _Pending:
                 self.slots.append((mapping, key, value))
