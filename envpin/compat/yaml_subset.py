@@ -15,6 +15,12 @@ a mapping's loop read a value ending with its line without a call per line: impo
 database file whole 376 M -> 297 M, torch.yaml 112 M -> ~79 M, the solve without the cache 601 M -> 540 M (that with
 the schema's changes; docs/performance.md).
 
+On the database of 681 KB (13 files, 2026-12-02), before and after a flow collection over several lines (gpus.yaml's
+lists of names) was read with the others and what a `key: value` line holds was read once per distinct line, each
+figure a fresh process that reads the 13 texts and loads each with `load`, less the same process that only reads
+them (85 M): import 34 M (unchanged; PyYAML's 98 M), every database file whole 399 M -> 275 M (CSafeLoader, its
+import included as here: 1,099 M), torch.yaml in-process 79 M -> 61 M, gpus.yaml 20 M -> 12 M.
+
 (in-process wall time for every file: ~75 ms against ~265 ms.) The solve gains more than the parse: a torch solve
 reads torch.yaml and the base files whole but only the `sources:` of the others (`Sections`), which a
 whole-document loader cannot do. So this reader stays. It reads only a subset of YAML, the one the database
