@@ -90,7 +90,11 @@ def lay_over(releases: list[TorchRelease], facts: AcceleratorFacts) -> list[Torc
                                                 replace(gfx, provenance=_joined(gfx.provenance, provenance)))
         if version in facts.xpu:
             variants["xpu"] = facts.xpu[version]
-        updated.append(replace(release, variants=variants, macos=facts.macos.get(version)))
+        macos = facts.macos.get(version)
+        if macos is None and release.macos is None and variants == release.variants:
+            updated.append(release)  # nothing laid over it (the older releases): the record as it is, not a copy
+        else:
+            updated.append(replace(release, variants=variants, macos=macos))
     return updated
 
 

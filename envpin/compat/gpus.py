@@ -40,7 +40,9 @@ _SEPARATORS = re.compile(r"[\s\-_/(),]+")
 
 def gpu_name_key(name: str) -> str:
     words = [word for word in _SEPARATORS.split(name.lower()) if word]
-    kept = [word for word in words if word not in _IGNORED_WORDS and not _MEMORY_SIZE.match(word)]
+    # a memory size starts with a digit: the test of the first character spares most words the regular expression
+    kept = [word for word in words
+            if word not in _IGNORED_WORDS and not (word[0].isdigit() and _MEMORY_SIZE.match(word))]
     return " ".join(kept)
 
 
@@ -106,7 +108,8 @@ def amd_name_key(name: str) -> str:
         text = text.split(" w/ ", 1)[1]
     words = [word for word in _SEPARATORS.split(text) if word]
     # `W7800 48GB` is a memory size, not `4600G`, an APU's model number (compiled when first used: AMD names only)
-    kept = [word for word in words if word not in _AMD_IGNORED_WORDS and not re.match(r"^\d+gb$", word)]
+    kept = [word for word in words
+            if word not in _AMD_IGNORED_WORDS and not (word[0].isdigit() and re.match(r"^\d+gb$", word))]
     return " ".join(kept)
 
 

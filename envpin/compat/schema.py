@@ -6,6 +6,7 @@ Every problem is collected with its file and path (`torch.yaml: releases[3].vari
 
 from __future__ import annotations
 
+import marshal
 import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
@@ -789,9 +790,22 @@ def _toolkits(node: _Node, cited: _Citations) -> dict[str, CudaToolkit]:
 
 
 def _capabilities(node: _Node) -> tuple[ComputeCapability, ...]:
-    return tuple(
-        ComputeCapability.parse(text) for text in node.strings(_CC, "a compute capability such as 8.6") if _CC.match(text)
-    )
+    problems = len(node.problems.items)
+    texts = node.strings(_CC, "a compute capability such as 8.6")
+    if len(node.problems.items) == problems:  # every text matched _CC
+        return tuple(map(_capability, texts))
+    return tuple(_capability(text) for text in texts if _CC.match(text))
+
+
+_CAPABILITIES: dict[str, ComputeCapability] = {}
+
+
+def _capability(text: str) -> ComputeCapability:
+    """`ComputeCapability.parse`, once per text: cuda.yaml's toolkits list ~450 targets, a few dozen different."""
+    found = _CAPABILITIES.get(text)
+    if found is None:
+        found = _CAPABILITIES[text] = ComputeCapability.parse(text)
+    return found
 
 
 def _gpus(node: _Node, cited: _Citations) -> tuple[GpuModel, ...]:
@@ -810,7 +824,7 @@ def _gpus(node: _Node, cited: _Citations) -> tuple[GpuModel, ...]:
             continue
         models.append(
             GpuModel(
-                compute_capability=ComputeCapability.parse(capability),
+                compute_capability=_capability(capability),
                 architecture=record.child("architecture").string(what="an architecture name"),
                 names=names,
                 provenance=cited.provenance(record),
@@ -908,14 +922,17 @@ def _releases(node: _Node, framework: str) -> list[tuple[_Node, Version]]:
 
 def _torch_releases(node: _Node, arch_sets: dict[str, ArchList], cited: _Citations) -> list[TorchRelease]:
     releases = []
+    seen: dict[tuple[str, bytes], Variant] = {}  # (name, the record marshalled) -> the variant it validated to
+    tables: dict[bytes, dict[str, tuple[str, ...]]] = {}
     for record, version in _releases(node, "torch"):
-        variants = {name: _variant(name, child, arch_sets, cited) for name, child in record.child("variants").items()}
+        variants = {name: _variant_once(name, child, arch_sets, cited, seen)
+                    for name, child in record.child("variants").items()}
         pypi = _pypi_table(record.child("pypi"), variants)
         releases.append(
             TorchRelease(
                 version=version,
                 released=_text(record.value_of("released")),
-                python=_python_table(record.child("python")),
+                python=_python_table_once(record.child("python"), tables),
                 pypi=pypi,
                 variants=variants,
                 companions=_companions(record, version, variants, cited),
@@ -947,6 +964,28 @@ def _release_version(node: _Node) -> Version | None:
 def _variant_name(name: str) -> tuple[bool, str | None]:
     """Whether a variant's name is one the database may use, and the kind of build it names."""
     return is_database_tag(name), kind_of(name)
+
+
+def _variant_once(name: str, node: _Node, arch_sets: dict[str, ArchList], cited: _Citations,
+                  seen: dict[tuple[str, bytes], Variant]) -> Variant:
+    """`_variant`, once per distinct record: torch.yaml writes ~250 variants, ~140 of them different (the cpu build
+    and the CUDA builds of a series repeat from release to release). A variant is its name and its record's value
+    alone (the arch sets and sources are the part's), so a record equal to one that validated without a problem
+    validates to the same variant and adds none. The key is the record marshalled: equal bytes load as equal values of
+    the same types (str from int, True from 1; another order of keys is only a miss), at a seventh of what repr costs;
+    a value marshal cannot write (a date, from PyYAML) is validated as it stands."""
+    try:
+        key = (name, marshal.dumps(node.value))
+    except ValueError:
+        return _variant(name, node, arch_sets, cited)
+    found = seen.get(key)
+    if found is not None:
+        return found
+    problems = len(node.problems.items)
+    variant = _variant(name, node, arch_sets, cited)
+    if len(node.problems.items) == problems:
+        seen[key] = variant
+    return variant
 
 
 def _variant(name: str, node: _Node, arch_sets: dict[str, ArchList], cited: _Citations) -> Variant:
@@ -986,6 +1025,22 @@ def _variant(name: str, node: _Node, arch_sets: dict[str, ArchList], cited: _Cit
         pins=_pins(node.child("pins")),
         added=_added(node),
     )
+
+
+def _python_table_once(node: _Node, seen: dict[bytes, dict[str, tuple[str, ...]]]) -> dict[str, tuple[str, ...]]:
+    """`_python_table`, once per distinct table (as `_variant_once`: torch.yaml's 52 releases have 19 different)."""
+    try:
+        key = marshal.dumps(node.value)
+    except ValueError:
+        return _python_table(node)
+    found = seen.get(key)
+    if found is not None:
+        return dict(found)
+    problems = len(node.problems.items)
+    table = _python_table(node)
+    if len(node.problems.items) == problems:
+        seen[key] = table
+    return dict(table)
 
 
 def _python_table(node: _Node) -> dict[str, tuple[str, ...]]:
@@ -1327,23 +1382,31 @@ def _plan_bounds(node: _Node) -> dict[str, str]:
 
 def _check_cross_references(toolkits: dict[str, CudaToolkit], releases: list[TorchRelease], problems: Problems) -> None:
     """Every variant's CUDA exists in cuda.yaml, and no arch list holds a capability its toolkit cannot target."""
+    targets: dict[str, set[tuple[int, int]]] = {}  # CUDA -> its targets as pairs (compared so: no __eq__ per element)
+    # the variants share a few dozen (CUDA, arch list) pairs; an arch list by identity (all of them live as long as
+    # this loop), as hashing one hashes every capability in it
+    outside_of: dict[tuple[str, int], list[str]] = {}
     for release in releases:
         for variant in release.variants.values():
-            if not variant.cuda:
+            cuda = variant.cuda
+            if not cuda:
                 continue
-            where = f"torch.yaml: torch {release.version} {variant.name}"
-            toolkit = toolkits.get(variant.cuda)
+            toolkit = toolkits.get(cuda)
             if toolkit is None:
-                problems.add(where, f"CUDA {variant.cuda} is not in cuda.yaml toolkits")
+                problems.add(f"torch.yaml: torch {release.version} {variant.name}", f"CUDA {cuda} is not in cuda.yaml toolkits")
                 continue
-            targets = {(c.major, c.minor) for c in toolkit.targets}  # compared as pairs: no __eq__ per element
+            if cuda not in targets:
+                targets[cuda] = {(c.major, c.minor) for c in toolkit.targets}
             for platform, archs in variant.archs.items():
-                outside = [str(c) for c in archs.sass if (c.major, c.minor) not in targets]
+                pair = (cuda, id(archs))
+                if pair not in outside_of:
+                    outside_of[pair] = [str(c) for c in archs.sass if (c.major, c.minor) not in targets[cuda]]
+                outside = outside_of[pair]
                 if outside:
                     problems.add(
-                        where,
+                        f"torch.yaml: torch {release.version} {variant.name}",
                         f"arch set {archs.name!r} ({platform}) has {', '.join(outside)}, "
-                        f"which CUDA {variant.cuda} cannot target",
+                        f"which CUDA {cuda} cannot target",
                     )
 
 
@@ -1353,12 +1416,17 @@ def _check_added(version: str, file: str, releases: Sequence[TorchRelease | Tens
     if not _DB_VERSION.match(version):
         return
     for release in releases:
-        records = [(f"{release.version}", release.added)]
-        records += [(f"{release.version} {issue.text[:40]!r}", issue.added) for issue in getattr(release, "known_issues", ())]
-        records += [(f"{release.version}+{v.name}", v.added) for v in getattr(release, "variants", {}).values()]
-        for label, added in records:
-            if added and added > version:
-                problems.add(f"{file}: {label}", f"added {added} is after the database version {version}")
+        # each label is written only for a message: str(Version) for every record was most of this check's cost
+        if release.added and release.added > version:
+            problems.add(f"{file}: {release.version}", f"added {release.added} is after the database version {version}")
+        for issue in getattr(release, "known_issues", ()):
+            if issue.added and issue.added > version:
+                problems.add(f"{file}: {release.version} {issue.text[:40]!r}",
+                             f"added {issue.added} is after the database version {version}")
+        for variant in getattr(release, "variants", {}).values():
+            if variant.added and variant.added > version:
+                problems.add(f"{file}: {release.version}+{variant.name}",
+                             f"added {variant.added} is after the database version {version}")
 
 
 # ---------------------------------------------------------------- conda.yaml

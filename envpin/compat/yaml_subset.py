@@ -15,6 +15,12 @@ a mapping's loop read a value ending with its line without a call per line: impo
 database file whole 376 M -> 297 M, torch.yaml 112 M -> ~79 M, the solve without the cache 601 M -> 540 M (that with
 the schema's changes; docs/performance.md).
 
+On the database of 681 KB (13 files, 2026-12-02), before and after a flow collection over several lines (gpus.yaml's
+lists of names) was read with the others and what a `key: value` line holds was read once per distinct line, each
+figure a fresh process that reads the 13 texts and loads each with `load`, less the same process that only reads
+them (85 M): import 34 M (unchanged; PyYAML's 98 M), every database file whole 399 M -> 275 M (CSafeLoader, its
+import included as here: 1,099 M), torch.yaml in-process 79 M -> 61 M, gpus.yaml 20 M -> 12 M.
+
 (in-process wall time for every file: ~75 ms against ~265 ms.) The solve gains more than the parse: a torch solve
 reads torch.yaml and the base files whole but only the `sources:` of the others (`Sections`), which a
 whole-document loader cannot do. So this reader stays. It reads only a subset of YAML, the one the database
@@ -209,6 +215,42 @@ def _resolvers_for(first: str) -> list[tuple[str, re.Pattern[str]]]:
     return _RESOLVERS[first]
 
 
+_SCALAR, _FLOW_ON_ITS_LINE, _FLOW = 1, 2, 3  # what a line's value is, if it ends with its line (_key_line)
+
+
+def _key_line(line: str) -> tuple[Any, str, int, Any]:
+    """What a mapping's `key: value` line holds, the line without its indentation: (key, the text after `key: `, what
+    that text is if the value ends with the line, and then its value if a scalar). The kinds: a plain scalar
+    (what _plain_on_its_line takes) or `"..."` with nothing after it (_SCALAR, with its value), a flow collection
+    _flow leaves for _read_flows as it stands (_FLOW_ON_ITS_LINE) or another (_FLOW); 0: _value reads it."""
+    match = _KEY.match(line)
+    if match is None:
+        raise Unsupported("not a `key: value` line")
+    end = match.end()
+    if end > _LONGEST_KEY:
+        raise Unsupported("a key longer than PyYAML reads")
+    key = match.group(1)
+    if key[0] not in _STRING_FIRST:  # a string by its first letter is not resolved
+        key = _resolve(key)
+    text = line[end:]
+    first = text[:1]
+    if not first:
+        return key, text, 0, None
+    if first not in _INDICATORS and ": " not in text and " #" not in text and not text.rstrip(" ").endswith(":"):
+        try:
+            return key, text, _SCALAR, _resolve(text.rstrip(" "))
+        except Unsupported:  # a float, say: declined by _value too, unless lines after it fold into it
+            return key, text, 0, None
+    if first == '"' and text.find('"', 1) == len(text) - 1 and "\\" not in text:
+        return key, text, _SCALAR, text[1:-1]  # what _value makes of `"..."` and nothing after it
+    if first in "[{":
+        if len(text) <= _LONGEST_KEY and _plain_flow_line(text) and \
+                text.count("[") + text.count("{") == text.count("]") + text.count("}"):
+            return key, text, _FLOW_ON_ITS_LINE, None
+        return key, text, _FLOW, None
+    return key, text, 0, None
+
+
 class _Pending:
     """Where a flow collection's value goes once _read_flows has read it."""
 
@@ -230,6 +272,8 @@ class _Reader:
         # (container, key, placeholder) where each value goes.
         self.flows: list[str] = []
         self.slots: list[tuple[Any, Any, _Pending]] = []
+        # What each distinct `key: value` line holds (_key_line): torch.yaml's 2,400 lines are ~1,000 different.
+        self.known: dict[str, tuple[Any, str, int, Any]] = {}
 
     # ---------------------------------------------------------------- lines
 
@@ -270,9 +314,9 @@ class _Reader:
 
     def _mapping(self, indent: int) -> dict:
         # The loop a database file spends most of its lines in: _next_content and _plain_on_its_line are
-        # spelled out in it, and a key that is a string by its first letter is not resolved (a call each).
+        # spelled out in it, and what a line holds is read once per distinct line (_key_line).
         mapping: dict = {}
-        lines, indents, content = self.lines, self.indents, self.content
+        lines, indents, content, known = self.lines, self.indents, self.content, self.known
         count = len(lines)
         while True:
             index = self.at
@@ -286,33 +330,24 @@ class _Reader:
                 return mapping
             if found > indent:
                 raise Unsupported("a line indented more than its mapping")
-            line = lines[index][indent:]
-            match = _KEY.match(line)
-            if match is None:
-                raise Unsupported("not a `key: value` line")
-            end = match.end()
-            if end > _LONGEST_KEY:
-                raise Unsupported("a key longer than PyYAML reads")
-            key = match.group(1)
-            if key[0] not in _STRING_FIRST:
-                key = _resolve(key)
+            line = lines[index]
+            read = known.get(line)
+            if read is None:
+                read = known[line] = _key_line(line[indent:])
+            key, text, kind, value = read
             after = self.at = index + 1
-            text = line[end:]
-            first = text[:1]
             # A value that ends with its line: the next is content not indented more (or there is none).
-            if first and (after == count or (content[after] and indents[after] <= indent)):
-                if first not in _INDICATORS and ": " not in text and " #" not in text \
-                        and not text.rstrip(" ").endswith(":"):
-                    mapping[key] = _resolve(text.rstrip(" "))  # what _plain_on_its_line takes
+            if kind and (after == count or (content[after] and indents[after] <= indent)):
+                if kind == _SCALAR:
+                    mapping[key] = value
                     continue
-                if first == '"' and text.find('"', 1) == len(text) - 1 and "\\" not in text:
-                    mapping[key] = text[1:-1]  # what _value makes of `"..."` and nothing after it
-                    continue
-                if first in "[{":
+                if kind == _FLOW_ON_ITS_LINE:  # what _flow leaves for _read_flows, as it would
+                    value = mapping[key] = self._pending(text)
+                else:
                     value = mapping[key] = self._flow(text, indent)  # _value's call, without its _no_continuation
-                    if type(value) is _Pending:
-                        self.slots.append((mapping, key, value))
-                    continue
+                if type(value) is _Pending:
+                    self.slots.append((mapping, key, value))
+                continue
             value = mapping[key] = self._value(text, indent, in_mapping=True)
             if type(value) is _Pending:
                 self.slots.append((mapping, key, value))
@@ -462,13 +497,43 @@ class _Reader:
         without a space is left for _read_flows (a placeholder now); any other is read here."""
         if len(text) > _LONGEST_KEY:
             raise Unsupported("a flow collection long enough to hold a key longer than PyYAML reads")
-        if (text.count("[") + text.count("{") == text.count("]") + text.count("}") and not text.count('"') % 2
-                and "#" not in text and "'" not in text and "\\" not in text and text.count(":") == text.count(": ")):
-            pending = _Pending()
-            pending.index = len(self.flows)
-            self.flows.append(text)
-            return pending
+        if _plain_flow_line(text):
+            opened = text.count("[") + text.count("{") - text.count("]") - text.count("}")
+            if opened == 0:
+                return self._pending(text)
+            if opened > 0:
+                gathered = self._flow_lines(text, opened, indent)
+                if gathered is not None:
+                    return self._pending(gathered)
         return _Flow(self, text, indent).value()
+
+    def _pending(self, text: str) -> _Pending:
+        pending = _Pending()
+        pending.index = len(self.flows)
+        self.flows.append(text)
+        return pending
+
+    def _flow_lines(self, text: str, opened: int, indent: int) -> str | None:
+        """A flow collection over several lines (gpus.yaml's lists of names) whose every line _read_flows reads as
+        it reads one line: the lines up to the one that closes it, joined as _Flow._more joins them, and `self.at`
+        after them. None, with `self.at` where it was, where one of them is not such a line: _Flow then reads
+        them, or says what it does not support (a line at the parent's indentation, a missing bracket)."""
+        lines, indents, at = self.lines, self.indents, self.at
+        taken = [text]
+        while opened > 0:
+            if at >= len(lines):
+                return None
+            line = lines[at]
+            if (line.strip(" ") and indents[at] <= indent) or not _plain_flow_line(line):
+                return None
+            opened += line.count("[") + line.count("{") - line.count("]") - line.count("}")
+            taken.append(line)
+            at += 1
+        gathered = "\n".join(taken)
+        if opened < 0 or _flow_keys_unsure(gathered):
+            return None
+        self.at = at
+        return gathered
 
     def _read_flows(self) -> None:
         """Every flow collection left for later, as one JSON document: quoted strings are JSON as they
@@ -657,7 +722,23 @@ _FLOW_PLAIN_RUN = re.compile(r"""((?:"[^"\n]*"|[ \n,\[\]{}]|:(?=[ \n]))*)([^,\[\
 
 
 _FLOW_DQ_SPLIT = re.compile(r'("[^"\n]*")')
-_FLOW_PLAIN = re.compile(r"([^\x00\x01 ,\[\]{}:]+(?: +[^\x00\x01 ,\[\]{}:]+)*)")  # a group: split keeps the scalars
+# A group: split keeps the scalars. A line break is between them (a collection over several lines): JSON reads it as
+# a space, and a plain scalar that goes on over it is two scalars without a comma, which JSON refuses.
+_FLOW_PLAIN = re.compile(r"([^\x00\x01 \n,\[\]{}:]+(?: +[^\x00\x01 \n,\[\]{}:]+)*)")
+
+
+def _plain_flow_line(text: str) -> bool:
+    """Whether a line of a flow collection is one _read_flows reads: no escape, its double quotes in pairs (each
+    quoted string closes on its line) and, outside them, no comment or single quote and a `:` only before a space.
+    (Inside a double-quoted string without escapes, `'`, `#` and `:` are text to JSON as to YAML.)"""
+    if "\\" in text or text.count('"') % 2:
+        return False
+    if "#" in text or "'" in text or text.count(":") != text.count(": "):
+        bare = _FLOW_DQ.sub("", text)
+        return '"' not in bare and "#" not in bare and "'" not in bare and bare.count(":") == bare.count(": ")
+    return True
+
+
 # A plain scalar starting with one of these is a string whatever follows: no bool or null word starts so
 # (_WORDS), nor a number (_NUMERIC_FIRST), nor an indicator; _plain_as_json_text would quote it as it stands.
 _STRING_FIRST = frozenset("abcdeghijklmpqrsuvwxzABCDEGHIJKLMPQRSUVWXZ")

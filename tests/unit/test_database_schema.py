@@ -278,3 +278,20 @@ def test_a_corrupt_index_build_record_is_named(db_copy, old, new, message):
     _corrupt(db_copy, "wheel_tags.yaml", old, new)
     problems = validate_database(db_copy)
     assert any(re.search(message, problem) for problem in problems), problems
+
+
+def test_a_bad_variant_written_in_many_releases_is_reported_in_each(db_copy):
+    # Variants are validated once per distinct record; a record with a problem is never reused, so each release
+    # that writes it reports it under its own path.
+    path = db_copy / "torch.yaml"
+    lines = path.read_text().split("\n")
+    repeated = [line for line in lines if line.startswith("      cpu: {") and "sources: [" in line]
+    line = max(set(repeated), key=repeated.count)
+    count = repeated.count(line)
+    assert count > 2
+    path.write_text("\n".join(lines).replace(line, line.replace("sources: [", "sources: [no-such-source, ")))
+    problems = [p for p in validate_database(db_copy) if "no-such-source" in p]
+    assert len(problems) == count
+    assert len({p.split(": ", 2)[1] for p in problems}) == count  # each at its own release
+    with pytest.raises(DatabaseError, match="unknown source id 'no-such-source'"):
+        load_database(db_copy).torch_releases  # noqa: B018 - the torch part is read when first asked for

@@ -51,3 +51,13 @@ def test_every_example_parses():
                 words = words[: words.index(">")]
             assert words[0] == "envpin", line
             build_parser(command_named(words[1:])).parse_args(words[1:])
+
+
+def test_an_in_process_run_leaves_the_garbage_collector_as_it_was(capsys):
+    # Only envpin's own process (main() with the command line) freezes objects and raises the collector's threshold:
+    # a caller in-process (these tests) keeps its collector as it set it.
+    import gc  # noqa: PLC0415 - only this test needs it
+
+    before = gc.get_threshold(), gc.get_freeze_count()
+    assert main(["--version"]) == 0
+    assert (gc.get_threshold(), gc.get_freeze_count()) == before
