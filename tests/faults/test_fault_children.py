@@ -92,7 +92,8 @@ def test_an_installer_still_running_holds_the_prefix_lock(tmp_path):
                 [sys.executable, "-c", WRITER, str(written)], lambda line: None, 600, keep_fds=(fd,))))
             thread.start()
             deadline = time.monotonic() + 30
-            while not written.exists():
+            # the child can write before the thread that started it has run on to remember it (a loaded machine)
+            while not written.exists() or not started:
                 assert time.monotonic() < deadline, "the writer did not start"
                 time.sleep(0.05)
         finally:
