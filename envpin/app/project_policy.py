@@ -138,7 +138,32 @@ def outside_python(project: Project | None, target: Target, database: Database) 
     """The refusal for a target Python the project itself leaves out (its pixi python line, its requires-python)."""
     if project is None:
         return None
-    return _outside_manifest_python(project, target, database) or _outside_requires_python(project, target, database)
+    return (_outside_manifest_python(project, target, database) or _outside_requires_python(project, target, database)
+            or _line_without_wheel_for_python(project, target, database))
+
+
+def _line_without_wheel_for_python(project: Project, target: Target, database: Database) -> Unsatisfiable | None:
+    """A project line none of whose releases has a wheel for the target's Python on its platform, nor an sdist (the
+    database's file lists of the platform-limited projects: tensorflow-addons 0.22.0 and 0.23.0 are CPython
+    3.9-3.11 only): no plan for that Python would install, whatever the GPU builds."""
+    lines = [r for r in project.other_requirements if r.name in PLATFORM_LIMITED and not r.marker]
+    if not lines or not target.python:
+        return None
+    from envpin.readers.tied import release_files  # noqa: PLC0415 - a project with such a line only
+
+    for requirement in lines:
+        records = [r for r in release_files(database, requirement.name, requirement.specifier)
+                   if target.platform in r.platforms]
+        if not records or any(r.sdist or not r.pythons or target.python in r.pythons for r in records):
+            continue
+        pythons = sorted({p for r in records for p in r.pythons}, key=lambda p: tuple(map(int, p.split("."))))
+        return Unsatisfiable(
+            target, database.version, "python-unsupported",
+            f"{requirement.text} ({requirement.origin}): no {requirement.name} release it allows has a wheel for "
+            f"Python {target.python} on {target.platform} or an sdist (its wheels there are for CPython "
+            f"{', '.join(pythons)}; {records[-1].source}): pip cannot install it on Python {target.python}",
+            (f"solve for a Python it has wheels for: --python {pythons[-1]}", f"or leave {requirement.name} out"))
+    return None
 
 
 def _project_lines_beside(answer: Plan | Unsatisfiable, project: Project) -> Plan | Unsatisfiable:

@@ -110,6 +110,7 @@ def target_fit(contents: Contents, database: Database, check_target: CheckTarget
         problems += _picked_numpy_1(judged, contents, check_target)
     problems += _cuda_package_pins(contents, database, check_target, policy)
     problems += _no_wheel_for_platform(contents, database, check_target)
+    problems += _no_wheel_for_python(contents, database, check_target)
     problems += _local_cuda_jaxlib(contents, check_target)
     return _python_once_a_line(problems)
 
@@ -224,6 +225,37 @@ def _no_wheel_for_platform(contents: Contents, database: Database, check_target:
             f"leave it out on {target.platform} (a marker such as `; sys_platform == 'linux'`), or install it on "
             f"{' or '.join(platforms) or 'another platform'}"
             + (f", or take a release of {pin.name} that has a {target.platform} wheel" if elsewhere else "")))
+    return problems
+
+
+def _no_wheel_for_python(contents: Contents, database: Database, check_target: CheckTarget) -> list[Problem]:
+    """A requirement on a package whose every release the line allows has wheels for the target's platform, none of
+    them for its Python, and no sdist (the database's tied.yaml file lists: tensorflow-addons 0.22.0 and 0.23.0 are
+    CPython 3.9-3.11 only): pip finds nothing to install on that Python."""
+    from envpin.readers.tied import release_files  # noqa: PLC0415 - only a file with such a requirement needs it
+
+    target = check_target.target
+    if not check_target.python_known or not target.python:
+        return []
+    problems = []
+    for pin in contents.pins:
+        if pin.manager != "pip" or _scope_excludes(pin, target) or pin.label.startswith(("git+", "http", "file:")):
+            continue
+        records = [r for r in release_files(database, pin.name, f"=={pin.version}" if pin.version else pin.specifier)
+                   if target.platform in r.platforms]
+        if not records or any(r.sdist or not r.pythons or target.python in r.pythons for r in records):
+            continue
+        pythons = sorted({p for r in records for p in r.pythons}, key=lambda p: tuple(map(int, p.split("."))))
+        first, last = records[0], records[-1]
+        what = (f"{pin.shown}: {first.package} {first.version} has no wheel for Python {target.python} on "
+                f"{target.platform} and no sdist" if len(records) == 1 else
+                f"{pin.shown}: none of the {len(records)} releases of {first.package} it allows ({first.version} to "
+                f"{last.version}) has a wheel for Python {target.python} on {target.platform} or an sdist")
+        problems.append(problem(
+            "CHK-TARGET-PYTHON", pin.where,
+            f"{check_target.name}: {what} (its wheels there are for CPython {', '.join(pythons)}; {last.source}): pip "
+            "finds nothing to install there",
+            f"use Python {pythons[-1]}, or leave {pin.name} out"))
     return problems
 
 

@@ -719,8 +719,8 @@ TIED_TO_TORCH = tuple(name for name, framework in TIED.items() if framework == "
 BUILT_AGAINST_TORCH = ("causal-conv1d", "flash-attn", "mamba-ssm", "torch-scatter")
 # Projects whose wheels are for some platforms only, recorded with their sdists (tied.yaml `release_files:`): with
 # none, pip has nothing to install elsewhere (triton and torch-xla publish Linux wheels only, tensorflow-text and
-# tensorflow-decision-forests no Windows wheel).
-PLATFORM_LIMITED = ("triton", "torch-xla", "tensorflow-text", "tensorflow-decision-forests")
+# tensorflow-decision-forests no Windows wheel), nor for another Python (tensorflow-addons 0.23.0: CPython 3.9-3.11).
+PLATFORM_LIMITED = ("triton", "torch-xla", "tensorflow-text", "tensorflow-decision-forests", "tensorflow-addons")
 
 
 @record
@@ -819,6 +819,7 @@ class ReleaseFiles(Record):
     sdist: bool  # whether it has an sdist pip could build from
     source: str  # the release's file list on PyPI
     provenance: Provenance
+    pythons: tuple[str, ...] = ()  # the CPython minors its wheels are for; empty: a pure wheel, or not read
 
 
 @record

@@ -487,7 +487,7 @@ def _tied_part(version: str, roots: dict[str, _Node], base: Mapping[str, Any], p
         built[package] = urls[0] if urls else ""
     files, seen = [], set()
     for record in root.child("release_files").sequence() if root.has("release_files") else ():
-        record.only(("package", "version", "platforms", "sdist", *_PROVENANCE_KEYS))
+        record.only(("package", "version", "platforms", "sdist", "pythons", *_PROVENANCE_KEYS))
         package = record.child("package").string(what="a package name")
         if package and package not in PLATFORM_LIMITED:
             record.child("package").fail(f"{package!r} is not one of {', '.join(PLATFORM_LIMITED)}")
@@ -502,7 +502,9 @@ def _tied_part(version: str, roots: dict[str, _Node], base: Mapping[str, Any], p
         urls = [cited.sources[i].url for i in provenance.sources if i in cited.sources and cited.sources[i].url]
         files.append(ReleaseFiles(package=package, version=record.child("version").value if release else "",
                                   platforms=record.child("platforms").platforms(), sdist=sdist is True,
-                                  source=(urls[0] or "") if urls else "", provenance=provenance))
+                                  source=(urls[0] or "") if urls else "", provenance=provenance,
+                                  pythons=record.child("pythons").strings(_PYTHON, "a Python minor such as \"3.12\"")
+                                  if record.has("pythons") else ()))
     return {"tied_releases": tuple(sorted(releases, key=lambda r: (r.package, Version(r.version or "0")))),
             "built_from_source": built,
             "release_files": tuple(sorted(files, key=lambda r: (r.package, Version(r.version or "0"))))}

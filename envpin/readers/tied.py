@@ -224,7 +224,7 @@ def tied_yaml(snapshot: Mapping) -> str:
                             "url": f"https://pypi.org/project/{name}/{version}/#files", "grade": "pypi", "read": read}
             release_files.append(_flow({"package": name, "version": version,
                                         "platforms": _platforms(release["wheels"]), "sdist": bool(release["sdists"]),
-                                        "sources": [sid]}))
+                                        "pythons": _pythons(release["wheels"]) or None, "sources": [sid]}))
     lines = [_HEADER.rstrip("\n"), "sources:"]
     for sid, source in sorted(sources.items()):
         lines.append(f"  {sid}:")
@@ -242,8 +242,8 @@ _HEADER = """\
 #   tensorflow-text, tf-keras and tensorflow-decision-forests with theirs on tensorflow (`tensorflow`); triton with the
 #   torch releases whose wheels require it (`required_by`); platforms: where the release has wheels.
 # built_from_source: packages PyPI has no wheel of (pip compiles them against the torch installed beside them).
-# release_files: what each release of triton, torch-xla, tensorflow-text and tensorflow-decision-forests publishes
-#   (wheel platforms, an sdist or not).
+# release_files: what each release of triton, torch-xla, tensorflow-text, tensorflow-decision-forests and tensorflow-addons
+#   publishes (wheel platforms, their CPython minors, an sdist or not).
 """
 
 
@@ -259,6 +259,21 @@ def _scalar(value) -> str:
     if isinstance(value, str) and re.fullmatch(r"[a-z][a-z0-9_.-]*", value) and value not in ("true", "false", "null"):
         return value  # ids, package and platform names: plain, as the database writes them
     return json.dumps(value)  # a double-quoted YAML string
+
+
+def _pythons(wheels: Iterable[str]) -> list[str]:
+    """The CPython minors of the wheels, where each is for one (none where one is pure: it installs on any)."""
+    from envpin.refresh.wheels import sort_pythons, wheel_tags  # noqa: PLC0415 - only the recorder and its test
+
+    found: set[str] = set()
+    for wheel in wheels:
+        tags = wheel_tags(wheel)
+        if tags is None:
+            continue
+        if tags.pure or tags.per_platform_pure:
+            return []
+        found.update(p for p in tags.pythons if p.startswith("3."))  # Python 2 wheels install on no target
+    return list(sort_pythons(found))
 
 
 def _platforms(wheels: Iterable[str]) -> list[str]:
