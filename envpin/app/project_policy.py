@@ -27,7 +27,7 @@ from packaging.version import Version
 
 from envpin.base.errors import EnvpinInputError
 from envpin.base.record import replace
-from envpin.compat.model import PLATFORM_LIMITED, Database
+from envpin.compat.model import PLATFORM_LIMITED, TIED, Database
 from envpin.readers.project import Project
 from envpin.resolver.plan import Plan, Unsatisfiable
 from envpin.resolver.request import NumpyBound
@@ -146,7 +146,9 @@ def _line_without_wheel_for_python(project: Project, target: Target, database: D
     """A project line none of whose releases has a wheel for the target's Python on its platform, nor an sdist (the
     database's file lists of the platform-limited projects: tensorflow-addons 0.22.0 and 0.23.0 are CPython
     3.9-3.11 only): no plan for that Python would install, whatever the GPU builds."""
-    lines = [r for r in project.other_requirements if r.name in PLATFORM_LIMITED and not r.marker]
+    # a package built for one framework release (triton) is the tied lines' to move, with the framework
+    lines = [r for r in project.other_requirements if r.name in PLATFORM_LIMITED and r.name not in TIED
+             and not r.marker]
     if not lines or not target.python:
         return None
     from envpin.readers.tied import release_files  # noqa: PLC0415 - a project with such a line only

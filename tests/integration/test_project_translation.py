@@ -262,3 +262,15 @@ def test_a_file_with_python_bound_builds_moved_to_another_python_drops_them(tmp_
     assert not any("python_abi" in line or "py39" in line for line in dependencies), dependencies
     assert "- libgcc-ng=13.2.0=h807b86a_5" in dependencies  # a platform build, not the Python's: kept
     assert "dropped python_abi=3.9=4_cp39: it is Python 3.9's ABI" in captured.err
+
+
+def test_a_line_with_no_wheel_for_the_pythons_target_and_no_sdist_is_refused(tmp_path, capsys):
+    # tensorflow-addons 0.18.0-0.23.0 have CPython 3.8/3.9-3.11 wheels only and no sdist (tied.yaml release_files)
+    (tmp_path / "requirements.txt").write_text("tensorflow>=2.10\ntensorflow-addons>=0.18.0\n", encoding="utf-8")
+    code = main(["solve", "--project", str(tmp_path), *RTX_3090, "--python", "3.12"])
+    out = capsys.readouterr().out
+    assert code == 1 and "no solution (python-unsupported)" in out and "--python 3.11" in out, out
+    code = main(["check", str(tmp_path / "requirements.txt"), *RTX_3090, "--python", "3.12"])
+    out = capsys.readouterr().out
+    assert "line 2: error CHK-TARGET-PYTHON" in out and "has a wheel for Python 3.12 on linux-x86_64 or an sdist" in out
+    assert main(["solve", "--project", str(tmp_path), *RTX_3090, "--python", "3.11"]) == 0
