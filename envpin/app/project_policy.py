@@ -151,14 +151,14 @@ def _line_without_wheel_for_python(project: Project, target: Target, database: D
              and not r.marker]
     if not lines or not target.python:
         return None
-    from envpin.readers.tied import release_files  # noqa: PLC0415 - a project with such a line only
+    from envpin.readers.tied import without_wheel_for_python  # noqa: PLC0415 - a project with such a line only
 
     for requirement in lines:
-        records = [r for r in release_files(database, requirement.name, requirement.specifier)
-                   if target.platform in r.platforms]
-        if not records or any(r.sdist or not r.pythons or target.python in r.pythons for r in records):
+        found = without_wheel_for_python(database, requirement.name, requirement.specifier, target.platform,
+                                         target.python)
+        if found is None:
             continue
-        pythons = sorted({p for r in records for p in r.pythons}, key=lambda p: tuple(map(int, p.split("."))))
+        records, pythons = found
         return Unsatisfiable(
             target, database.version, "python-unsupported",
             f"{requirement.text} ({requirement.origin}): no {requirement.name} release it allows has a wheel for "

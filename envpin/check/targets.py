@@ -232,7 +232,7 @@ def _no_wheel_for_python(contents: Contents, database: Database, check_target: C
     """A requirement on a package whose every release the line allows has wheels for the target's platform, none of
     them for its Python, and no sdist (the database's tied.yaml file lists: tensorflow-addons 0.22.0 and 0.23.0 are
     CPython 3.9-3.11 only): pip finds nothing to install on that Python."""
-    from envpin.readers.tied import release_files  # noqa: PLC0415 - only a file with such a requirement needs it
+    from envpin.readers.tied import without_wheel_for_python  # noqa: PLC0415 - only a file with such a requirement needs it
 
     target = check_target.target
     if not check_target.python_known or not target.python:
@@ -241,11 +241,11 @@ def _no_wheel_for_python(contents: Contents, database: Database, check_target: C
     for pin in contents.pins:
         if pin.manager != "pip" or _scope_excludes(pin, target) or pin.label.startswith(("git+", "http", "file:")):
             continue
-        records = [r for r in release_files(database, pin.name, f"=={pin.version}" if pin.version else pin.specifier)
-                   if target.platform in r.platforms]
-        if not records or any(r.sdist or not r.pythons or target.python in r.pythons for r in records):
+        found = without_wheel_for_python(database, pin.name, f"=={pin.version}" if pin.version else pin.specifier,
+                                         target.platform, target.python)
+        if found is None:
             continue
-        pythons = sorted({p for r in records for p in r.pythons}, key=lambda p: tuple(map(int, p.split("."))))
+        records, pythons = found
         first, last = records[0], records[-1]
         what = (f"{pin.shown}: {first.package} {first.version} has no wheel for Python {target.python} on "
                 f"{target.platform} and no sdist" if len(records) == 1 else

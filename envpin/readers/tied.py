@@ -68,6 +68,17 @@ def release_files(database: Database, name: str, specifier: str) -> list[Release
                   key=lambda r: Version(r.version))
 
 
+def without_wheel_for_python(database: Database, name: str, specifier: str, platform: str,
+                             python: str) -> tuple[list[ReleaseFiles], list[str]] | None:
+    """(the releases `specifier` allows with wheels for `platform`, the CPython minors of those wheels) where none
+    of them has a wheel for `python` there or an sdist (tensorflow-addons>=0.18 on Python 3.12); None where one
+    installs, or nothing of it was recorded."""
+    records = [r for r in release_files(database, name, specifier) if platform in r.platforms]
+    if not records or any(r.sdist or not r.pythons or python in r.pythons for r in records):
+        return None
+    return records, sorted({p for r in records for p in r.pythons}, key=lambda p: tuple(map(int, p.split("."))))
+
+
 def linux_only_packages(database: Database, names: Iterable[str] = PLATFORM_LIMITED) -> frozenset[str]:
     """Those of `names` among the platform-limited projects whose every recorded release has Linux wheels only and
     no sdist (tied.yaml is read only when one of `names` is such a project)."""
