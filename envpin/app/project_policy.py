@@ -61,15 +61,14 @@ def _required_beside(answer: Plan | Unsatisfiable, project: Project, project_spe
     if not lines or not solved:
         return answer
     from envpin.readers.framework_requires import described, framework_bound, requires_names  # noqa: PLC0415 - a project line on a required package only
-    from envpin.readers.tied import releases_specifier  # noqa: PLC0415 - as above
+    from envpin.readers.tied import framework_versions, releases_specifier  # noqa: PLC0415 - as above
     from envpin.vocabulary.names import canonical_name  # noqa: PLC0415 - as above
 
     bounds: list[str] = []
     passed: list[tuple[str, str, list[tuple[str, str]], str]] = []
     for framework, build in solved.items():
         names = requires_names(database, framework)
-        known = database.torch_releases if framework == "torch" else database.tensorflow_releases
-        releases = sorted({str(r.version) for r in known}, key=Version)
+        releases = framework_versions(database, framework)
         for requirement in (r for r in lines if canonical_name(r.name) in names):
             allowed, ruled_out = framework_bound(database, framework, requirement.name, requirement.specifier, releases,
                                                  target.python, target.platform)

@@ -83,10 +83,9 @@ def _tied_beside(pin: Pin, framework: str, contents: Contents, database: Databas
     """(line, specifier of the pin's framework) of the lines beside it whose package is built for one release of it
     (`torchdata==0.6.1` requires torch==2.0.1; each xformers release `xformers>=0.0.20` allows requires one torch;
     `tensorflow-text==2.20.1` requires tensorflow<2.21,>=2.20.0): the installer resolves the framework within them."""
-    from envpin.readers.tied import framework_specifier, releases_of  # noqa: PLC0415 - only a file with a range needs it
+    from envpin.readers.tied import framework_specifier, framework_versions, releases_of  # noqa: PLC0415 - only a file with a range needs it
 
-    versions = [str(r.version) for r in (database.tensorflow_releases if framework == "tensorflow"
-                                          else database.torch_releases)]
+    versions = framework_versions(database, framework)
     found = []
     for other in contents.pins:
         if other.manager != "pip" or other is pin or not can_coexist(pin, other):
@@ -119,11 +118,10 @@ def _required_beside(pin: Pin, framework: str, contents: Contents, database: Dat
     if not others or not target.python:
         return []
     from envpin.readers.framework_requires import framework_bound, requires_names  # noqa: PLC0415 - such files only
-    from envpin.readers.tied import releases_specifier  # noqa: PLC0415 - as above
+    from envpin.readers.tied import framework_versions, releases_specifier  # noqa: PLC0415 - as above
 
     names = requires_names(database, framework)
-    known = database.torch_releases if framework == "torch" else database.tensorflow_releases
-    releases = sorted({str(r.version) for r in known}, key=Version)
+    releases = framework_versions(database, framework)
     found = []
     for other in (o for o in others if o.name in names):
         allowed, ruled_out = framework_bound(database, framework, other.name,

@@ -17,6 +17,7 @@ from packaging.version import Version
 
 from envpin.base.record import NEW_DICT, Record, record
 from envpin.compat.files import BASE, PARTS
+from envpin.vocabulary.names import canonical_name
 from envpin.vocabulary.platforms import PLATFORMS  # noqa: F401 - importable from here
 
 
@@ -775,7 +776,7 @@ class FrameworkRequires(Record):
     @property
     def names(self) -> frozenset[str]:
         """The packages it requires, canonical names (`typing-extensions`)."""
-        return frozenset(_requirement_name(line) for line in self.requires)
+        return frozenset(split_requirement(line)[0] for line in self.requires)
 
     def on(self, name: str, python: str, platform: str) -> str | None:
         """The specifier of its lines on `name` (canonical) whose marker holds on that Python and platform, joined;
@@ -786,13 +787,9 @@ class FrameworkRequires(Record):
         os_name, arch = split_key(platform)
         found = None
         for line in self.requires:
-            if _requirement_name(line) != name:
+            named, specifier, marker = split_requirement(line)
+            if named != name or (marker and not marker_holds(marker, os_name=os_name, arch=arch, python=python)):
                 continue
-            body, _, marker = line.strip().partition(";")
-            if marker.strip() and not marker_holds(marker.strip(), os_name=os_name, arch=arch, python=python):
-                continue
-            specifier = body.strip()[len(_REQUIREMENT_NAME.match(body.strip()).group(0)):].strip()  # type: ignore[union-attr]
-            specifier = re.sub(r"^\[[^\]]*\]", "", specifier).strip().strip("()").strip()
             if found is None:
                 found = specifier
             elif specifier:
@@ -800,12 +797,18 @@ class FrameworkRequires(Record):
         return found
 
 
-_REQUIREMENT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_REQUIREMENT = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?([^;]*)(?:;(.*))?")
 
 
-def _requirement_name(line: str) -> str:
-    match = _REQUIREMENT_NAME.match(line.strip())
-    return re.sub(r"[-_.]+", "-", match.group(0)).lower() if match else ""
+def split_requirement(line: str) -> tuple[str, str, str]:
+    """(canonical name, specifier, marker) of a Requires-Dist line as a wheel writes it: `sympy (==1.13.1) ;
+    python_version >= "3.9"` -> (`sympy`, `==1.13.1`, `python_version >= "3.9"`); ("", "", "") for one that is not a
+    requirement. Here, not packaging.requirements, which a solve never needs otherwise."""
+    match = _REQUIREMENT.fullmatch(line.strip())
+    if match is None:
+        return "", "", ""
+    return (canonical_name(match.group(1)), match.group(3).strip().strip("()").strip(),
+            (match.group(4) or "").strip())
 
 
 @record

@@ -60,6 +60,7 @@ from envpin.compat.model import (
     TorchRelease,
     Variant,
     WheelTags,
+    split_requirement,
 )
 from envpin.vocabulary.platforms import PLATFORMS
 from envpin.vocabulary.variants import CUDA, cuda_tag, is_database_tag, kind_of
@@ -636,9 +637,8 @@ def _requires_part(version: str, roots: dict[str, _Node], base: Mapping[str, Any
         seen.add((framework, release))
         lines = record.child("requires").strings(what="Requires-Dist lines")
         for position, line in enumerate(lines):
-            body = line.partition(";")[0].strip()
-            specifier = re.sub(r"^[A-Za-z0-9][A-Za-z0-9._-]*(\[[^\]]*\])?", "", body).strip().strip("()").strip()
-            if not body or (specifier and not _is_specifier(specifier)):
+            name, specifier, _ = split_requirement(line)
+            if not name or (specifier and not _is_specifier(specifier)):
                 record.child("requires").fail(f"{subject}: line {position + 1} {line!r} is not a requirement as "
                                               "Requires-Dist writes it")
         provenance = cited.provenance(record)

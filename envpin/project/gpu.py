@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from envpin.base.errors import EnvpinInputError
 from envpin.compat.model import Database
 from envpin.readers.project import GPU_PACKAGE_ALIASES, Project
-from envpin.readers.tied import described, framework_specifier, releases_of
+from envpin.readers.tied import described, framework_specifier, framework_versions, releases_of
 
 # Extras that name the same JAX CUDA build under older spellings; `*-local` ones use a system CUDA that envpin
 # does not pin, so they are solved as the pip build of the same CUDA major.
@@ -83,15 +81,10 @@ def tied_lines(project: Project, database: Database | None) -> list[tuple]:
         records = releases_of(database, requirement.name, requirement.specifier)
         if not records:
             continue
-        specifier = framework_specifier(records, _releases(database, records[0].framework))
+        specifier = framework_specifier(records, framework_versions(database, records[0].framework))
         if specifier is not None:
             found.append((requirement, specifier, records))
     return found
-
-
-def _releases(database: Database, framework: str) -> Sequence[str]:
-    known = database.torch_releases if framework == "torch" else database.tensorflow_releases
-    return [str(r.version) for r in known]
 
 
 def _cuda_jaxlib(requirement) -> tuple[str, str] | None:

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from envpin.compat.model import Database, FrameworkRequires
+from envpin.vocabulary.names import canonical_name
 
 SNAPSHOT = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "pypi-metadata" / "framework-requires.json"
 FRAMEWORKS = ("torch", "tensorflow")
@@ -37,7 +38,7 @@ def kept_line(line: str) -> bool:
     requirement = Requirement(line)
     if requirement.marker is not None and "extra" in str(requirement.marker):
         return False
-    return not _ELSEWHERE.match(_canonical(requirement.name))
+    return not _ELSEWHERE.match(canonical_name(requirement.name))
 
 
 def framework_bound(database: Database, framework: str, name: str, specifier: str, releases: Sequence[str],
@@ -47,10 +48,10 @@ def framework_bound(database: Database, framework: str, name: str, specifier: st
     recorded, or that requires nothing of `name`, is allowed."""
     from envpin.resolver.numpy_fit import meet  # noqa: PLC0415 - project solves with such a line only
 
-    name = _canonical(name)
-    if not any(name in record.names for record in _records(database, framework)):
+    name = canonical_name(name)
+    if name not in requires_names(database, framework):
         return list(releases), []
-    by_version = {record.version: record for record in _records(database, framework)}
+    by_version = _records(database, framework)
     allowed, ruled_out = [], []
     for version in releases:
         record = by_version.get(version)
@@ -64,24 +65,24 @@ def framework_bound(database: Database, framework: str, name: str, specifier: st
 
 def needed_by(database: Database, framework: str, version: str, name: str, python: str, platform: str) -> str | None:
     """What that release requires of `name` on the target (None: not recorded, or nothing)."""
-    record = next((r for r in _records(database, framework) if r.version == version), None)
-    return record.on(_canonical(name), python, platform) if record is not None else None
+    record = _records(database, framework).get(version)
+    return record.on(canonical_name(name), python, platform) if record is not None else None
 
 
 def requires_names(database: Database, framework: str) -> frozenset[str]:
-    """The packages some recorded release of `framework` requires (canonical names)."""
-    return frozenset(name for record in _records(database, framework) for name in record.names)
-
-
-def _records(database: Database, framework: str) -> tuple[FrameworkRequires, ...]:
-    memo = database.memo("framework_requires")
+    """The packages some recorded release of `framework` requires (canonical names), worked out once a database."""
+    memo = database.memo("framework_requires_names")
     if framework not in memo:
-        memo[framework] = tuple(r for r in database.framework_requires if r.framework == framework)
+        memo[framework] = frozenset(name for record in _records(database, framework).values() for name in record.names)
     return memo[framework]
 
 
-def _canonical(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
+def _records(database: Database, framework: str) -> Mapping[str, FrameworkRequires]:
+    """version -> the framework's record, once a database (a fleet's machines ask the same)."""
+    memo = database.memo("framework_requires")
+    if framework not in memo:
+        memo[framework] = {r.version: r for r in database.framework_requires if r.framework == framework}
+    return memo[framework]
 
 
 # ---------------------------------------------------------------- the recorded snapshot -> the facts (pure)

@@ -143,6 +143,14 @@ def releases_specifier(allowed: Sequence[str], ordered: Sequence[str]) -> str:
     return ",".join(bounds + gaps)
 
 
+def framework_versions(database: Database, framework: str) -> list[str]:
+    """The database's torch or TensorFlow releases, oldest first (what a bound on them is written against)."""
+    from packaging.version import Version  # noqa: PLC0415 - heavy; project paths only
+
+    known = database.torch_releases if framework == "torch" else database.tensorflow_releases
+    return sorted({str(r.version) for r in known}, key=Version)
+
+
 def release_for(records: Iterable[TiedRelease], framework_version: str,
                 platform: str | None = None) -> TiedRelease | None:
     """The release pip takes beside `framework_version`: the newest whose requirement on its framework holds (and
